@@ -1,0 +1,52 @@
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// What a permission rule decides.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PermissionAction {
+    Allow,
+    Ask,
+    Deny,
+}
+
+impl PermissionAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Ask => "ask",
+            Self::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for PermissionAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One permission rule as written in config (spec 074):
+/// `{"permission": "write", "pattern": "*.lock", "action": "deny"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionRule {
+    /// Tool or action id (`read`, `write`, `edit`, `bash`, ...) or `*` for all.
+    pub permission: String,
+    /// Glob on paths, or a word pattern for `bash` (`git status *`). Absent: everything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    pub action: PermissionAction,
+}
+
+impl fmt::Display for PermissionRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.pattern {
+            Some(p) => write!(f, "{} {} {}", self.action, self.permission, p),
+            None => write!(f, "{} {}", self.action, self.permission),
+        }
+    }
+}

@@ -1,0 +1,65 @@
+use serde::{Deserialize, Serialize};
+
+use crate::{MessageId, SessionId};
+
+/// What a session is doing right now.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    #[default]
+    Idle,
+    Busy,
+    Compacting,
+}
+
+impl SessionStatus {
+    pub const ALL: [SessionStatus; 3] = [Self::Idle, Self::Busy, Self::Compacting];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Idle => "idle",
+            Self::Busy => "busy",
+            Self::Compacting => "compacting",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.as_str() == s)
+    }
+}
+
+/// Where a forked session came from (spec 020).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkInfo {
+    pub source_session_id: SessionId,
+    pub source_message_id: MessageId,
+    pub forked_at: i64,
+    pub fork_depth: u32,
+}
+
+/// One conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Session {
+    pub id: SessionId,
+    /// Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+    pub slug: String,
+    /// Stable hash of the canonical project directory.
+    pub project_id: String,
+    /// Absolute path of the project root.
+    pub directory: String,
+    pub parent_id: Option<SessionId>,
+    pub fork: Option<ForkInfo>,
+    pub title: String,
+    /// mia-code version that created the session.
+    pub version: String,
+    pub status: SessionStatus,
+    /// Active primary agent (plan/build/...), if one was chosen.
+    pub agent: Option<String>,
+    /// Model reference `provider/model`, if one was chosen.
+    pub model: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub archived_at: Option<i64>,
+}
