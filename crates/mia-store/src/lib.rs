@@ -1,1 +1,21 @@
-//! mia-store
+//! The mia-code session store (spec 018).
+//!
+//! One SQLite file (`$MIA_CODE_HOME/data.db`) in WAL mode holds sessions,
+//! messages and parts. Schema changes are forward-only SQL files in
+//! `/migrations`, embedded at build time and applied by `PRAGMA user_version`.
+//! A [`SessionDb`] owns one connection; the runtime gives it to one task and
+//! talks to it over a channel.
+
+mod db;
+mod error;
+mod legacy;
+mod messages;
+mod sessions;
+mod tree;
+
+pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
+pub use error::{ConcurrencyError, CorruptionError, MigrationError, Result, StoreError};
+pub use legacy::{LegacyImport, LegacySkip};
+pub use messages::MessageQuery;
+pub use sessions::{NewSession, SessionFilter, SessionListItem, SessionPatch, project_id_for};
+pub use tree::{TreeNode, build_tree};

@@ -1,0 +1,343 @@
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::error::{
+    ConcurrencyError, CorruptionError, MigrationError, Result, StoreError, is_busy, is_corruption,
+};
+use crate::legacy::{self, LegacyImport};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+}
+
+/// The schema version this build writes: the number of embedded migrations.
+pub const SCHEMA_VERSION: i64 = embedded::MIGRATIONS.len() as i64;
+
+/// How to open the store.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    pub path: PathBuf,
+    /// The pre-SQLite store (`~/.mia-code-sessions.json`), imported when it
+    /// exists and the database has no sessions yet.
+    pub legacy_json: Option<PathBuf>,
+    /// How long a write waits for another process's transaction.
+    pub busy_timeout: Duration,
+}
+
+impl OpenOptions {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            legacy_json: None,
+            busy_timeout: Duration::from_secs(10),
+        }
+    }
+
+    pub fn legacy_json(mut self, path: impl Into<PathBuf>) -> Self {
+        self.legacy_json = Some(path.into());
+        self
+    }
+}
+
+/// A damaged database that was moved aside when the store was opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    pub backup: PathBuf,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the session database was damaged ({}); it was moved to {} and a fresh one was created",
+            self.reason,
+            self.backup.display()
+        )
+    }
+}
+
+/// The session database. Owns one connection; see the crate docs.
+pub struct SessionDb {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+    pub(crate) busy_timeout: Duration,
+    recovery: Option<Recovery>,
+    legacy: Option<LegacyImport>,
+}
+
+impl std::fmt::Debug for SessionDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionDb").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl SessionDb {
+    /// Open (or create) the database at `path`, migrating it to the current schema.
+    pub fn open(path: impl Into<PathBuf>) -> Result<Self> {
+        Self::open_with(OpenOptions::new(path))
+    }
+
+    /// Open with options. A damaged file is moved aside (see [`SessionDb::recovery`]);
+    /// a legacy JSON store is imported (see [`SessionDb::legacy_import`]).
+    pub fn open_with(opts: OpenOptions) -> Result<Self> {
+        if let Some(parent) = opts.path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+                action: "create directory",
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        let (conn, recovery) = match open_and_migrate(&opts) {
+            Ok(conn) => (conn, None),
+            Err(StoreError::Corruption(err)) => {
+                let backup = move_aside(&opts.path)?;
+                tracing::error!(path = %opts.path.display(), backup = %backup.display(), detail = %err.detail, "damaged session database moved aside");
+                let conn = open_and_migrate(&opts)?;
+                (
+                    conn,
+                    Some(Recovery {
+                        backup,
+                        reason: err.detail,
+                    }),
+                )
+            }
+            Err(e) => return Err(e),
+        };
+        let mut db = Self {
+            conn,
+            path: opts.path.clone(),
+            busy_timeout: opts.busy_timeout,
+            recovery,
+            legacy: None,
+        };
+        if let Some(json) = &opts.legacy_json {
+            db.legacy = legacy::import_if_needed(&mut db, json)?;
+        }
+        Ok(db)
+    }
+
+    /// Set when the database was found damaged on open and moved aside.
+    pub fn recovery(&self) -> Option<&Recovery> {
+        self.recovery.as_ref()
+    }
+
+    /// Set when a legacy JSON store was imported while opening.
+    pub fn legacy_import(&self) -> Option<&LegacyImport> {
+        self.legacy.as_ref()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version stored in the file.
+    pub fn schema_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// `PRAGMA integrity_check`: empty when the file is sound, else SQLite's findings.
+    pub fn integrity_check(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check")
+            .map_err(|e| self.err(e))?;
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows.into_iter().filter(|r| r != "ok").collect())
+    }
+
+    /// `PRAGMA foreign_key_check`: one line per dangling reference.
+    pub fn foreign_key_check(&self) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA foreign_key_check")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let table: String = r.get(0)?;
+                let rowid: Option<i64> = r.get(1)?;
+                let parent: String = r.get(2)?;
+                Ok(format!("{table} row {rowid:?} references a missing {parent} row"))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+
+    /// Run `f` in an IMMEDIATE transaction (takes the write lock up front, so
+    /// two writers queue on `busy_timeout` instead of failing on upgrade).
+    pub(crate) fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        let waited_ms = u64::try_from(self.busy_timeout.as_millis()).unwrap_or(u64::MAX);
+        let path = self.path.as_path();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| map_sqlite(path, waited_ms, e))?;
+        let tx = Tx {
+            tx,
+            path,
+            waited_ms,
+        };
+        let value = f(&tx)?;
+        tx.tx.commit().map_err(|e| map_sqlite(path, waited_ms, e))?;
+        Ok(value)
+    }
+
+    /// Map a SQLite error from this connection to a typed store error.
+    pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
+        let waited_ms = u64::try_from(self.busy_timeout.as_millis()).unwrap_or(u64::MAX);
+        map_sqlite(&self.path, waited_ms, e)
+    }
+}
+
+/// An open write transaction plus what is needed to type its errors.
+pub(crate) struct Tx<'a> {
+    pub(crate) tx: rusqlite::Transaction<'a>,
+    path: &'a Path,
+    waited_ms: u64,
+}
+
+impl Tx<'_> {
+    pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
+        map_sqlite(self.path, self.waited_ms, e)
+    }
+}
+
+impl<'a> std::ops::Deref for Tx<'a> {
+    type Target = rusqlite::Transaction<'a>;
+    fn deref(&self) -> &Self::Target {
+        &self.tx
+    }
+}
+
+pub(crate) fn map_sqlite(path: &Path, waited_ms: u64, e: rusqlite::Error) -> StoreError {
+    if is_busy(&e) {
+        StoreError::Concurrency(ConcurrencyError {
+            path: path.to_path_buf(),
+            waited_ms,
+        })
+    } else if is_corruption(&e) {
+        StoreError::Corruption(CorruptionError {
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })
+    } else {
+        StoreError::Sqlite {
+            path: path.to_path_buf(),
+            source: e,
+        }
+    }
+}
+
+fn open_and_migrate(opts: &OpenOptions) -> Result<Connection> {
+    let path = &opts.path;
+    let waited_ms = u64::try_from(opts.busy_timeout.as_millis()).unwrap_or(u64::MAX);
+    let map = |e: rusqlite::Error| map_sqlite(path, waited_ms, e);
+    let mut conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )
+    .map_err(map)?;
+    conn.busy_timeout(opts.busy_timeout).map_err(map)?;
+    // Reading the header is what reveals a file that is not a database.
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0))
+        .map_err(map)?;
+    let mode: String = conn
+        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+        .map_err(map)?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        tracing::warn!(%mode, "SQLite did not switch to WAL mode");
+    }
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")
+        .map_err(map)?;
+    migrate(&mut conn, path, waited_ms)?;
+    Ok(conn)
+}
+
+fn migrate(conn: &mut Connection, path: &Path, waited_ms: u64) -> Result<()> {
+    let map = |e: rusqlite::Error| map_sqlite(path, waited_ms, e);
+    let current: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(map)?;
+    if current > SCHEMA_VERSION {
+        return Err(MigrationError::TooNew {
+            path: path.to_path_buf(),
+            found: current,
+            supported: SCHEMA_VERSION,
+        }
+        .into());
+    }
+    for (i, (name, sql)) in embedded::MIGRATIONS.iter().enumerate() {
+        let version = i as i64 + 1;
+        if version <= current {
+            continue;
+        }
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(map)?;
+        // Another process may have migrated while we waited for the lock.
+        let now: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(map)?;
+        if now >= version {
+            continue;
+        }
+        let failed = |source| MigrationError::Failed {
+            path: path.to_path_buf(),
+            name: (*name).to_string(),
+            version: version - 1,
+            source,
+        };
+        tx.execute_batch(sql).map_err(failed)?;
+        tx.execute_batch(&format!("PRAGMA user_version = {version}"))
+            .map_err(failed)?;
+        tx.commit().map_err(failed)?;
+        tracing::info!(migration = name, version, "applied migration");
+    }
+    Ok(())
+}
+
+/// Move a damaged database (and its WAL/SHM side files) to
+/// `data.db.corrupt-<UTC timestamp>`.
+fn move_aside(path: &Path) -> Result<PathBuf> {
+    let stamp = time::OffsetDateTime::now_utc()
+        .format(time::macros::format_description!(
+            "[year][month][day]T[hour][minute][second]Z"
+        ))
+        .unwrap_or_else(|_| mia_protocol::now_ms().to_string());
+    let mut backup = PathBuf::from(format!("{}.corrupt-{stamp}", path.display()));
+    let mut n = 1;
+    while backup.exists() {
+        backup = PathBuf::from(format!("{}.corrupt-{stamp}-{n}", path.display()));
+        n += 1;
+    }
+    std::fs::rename(path, &backup).map_err(|source| StoreError::Io {
+        action: "move aside damaged database",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    for suffix in ["-wal", "-shm"] {
+        let side = PathBuf::from(format!("{}{suffix}", path.display()));
+        if side.exists() {
+            let target = PathBuf::from(format!("{}{suffix}", backup.display()));
+            std::fs::rename(&side, &target).map_err(|source| StoreError::Io {
+                action: "move aside",
+                path: side.clone(),
+                source,
+            })?;
+        }
+    }
+    Ok(backup)
+}

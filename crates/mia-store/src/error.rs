@@ -1,0 +1,87 @@
+use std::path::PathBuf;
+
+/// A migration could not be applied. The database is left at the last
+/// version that applied cleanly (each migration is one transaction).
+#[derive(Debug, thiserror::Error)]
+pub enum MigrationError {
+    #[error(
+        "the session database {path} is at schema version {found}, newer than this mia-code understands ({supported}); upgrade mia-code, or point MIA_CODE_HOME at another directory"
+    )]
+    TooNew {
+        path: PathBuf,
+        found: i64,
+        supported: i64,
+    },
+    #[error("migration {name} failed on {path}: {source}; the database was left at version {version}")]
+    Failed {
+        path: PathBuf,
+        name: String,
+        version: i64,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+/// The database file is damaged.
+#[derive(Debug, thiserror::Error)]
+#[error("the session database {path} is damaged ({detail}); `mia-code doctor` checks it, and reopening it moves the damaged file aside and starts a fresh one")]
+pub struct CorruptionError {
+    pub path: PathBuf,
+    pub detail: String,
+}
+
+/// Another process held the write lock longer than the busy timeout.
+#[derive(Debug, thiserror::Error)]
+#[error("the session database {path} is busy: another mia-code process held it for more than {waited_ms} ms; nothing was written, try again")]
+pub struct ConcurrencyError {
+    pub path: PathBuf,
+    pub waited_ms: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Migration(#[from] MigrationError),
+    #[error(transparent)]
+    Corruption(#[from] CorruptionError),
+    #[error(transparent)]
+    Concurrency(#[from] ConcurrencyError),
+    #[error("no session with id {0}; `mia-code sessions list` shows the ids")]
+    SessionNotFound(String),
+    #[error("no message with id {id} in session {session}")]
+    MessageNotFound { session: String, id: String },
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("stored {what} could not be decoded: {detail}")]
+    Decode { what: &'static str, detail: String },
+    #[error("database error on {path}: {source}")]
+    Sqlite {
+        path: PathBuf,
+        #[source]
+        source: rusqlite::Error,
+    },
+}
+
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// True for the SQLite result codes that mean the file itself is damaged.
+pub(crate) fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+    )
+}
+
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}

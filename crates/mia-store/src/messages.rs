@@ -1,0 +1,324 @@
+use std::collections::HashMap;
+
+use mia_protocol::{
+    Message, MessageId, MessageMetadata, MessageType, NewMessage, Part, PartContent, PartId, Role,
+    SessionId, now_ms,
+};
+use rusqlite::{OptionalExtension, params, types::Value as SqlValue};
+
+use crate::db::SessionDb;
+use crate::error::{Result, StoreError};
+
+/// Which messages of a session to load. Messages come back oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct MessageQuery {
+    /// Only messages after this one (cursor for the next page).
+    pub after: Option<MessageId>,
+    /// Only messages before this one (cursor for the previous page).
+    pub before: Option<MessageId>,
+    /// At most this many.
+    pub limit: Option<u32>,
+    /// With `limit`: take the newest `limit` messages instead of the oldest.
+    pub tail: bool,
+    /// Include messages a compaction summary replaced (the archive).
+    pub include_compacted: bool,
+}
+
+impl SessionDb {
+    /// Append a message and all its parts in one transaction, and bump the
+    /// session's `updated_at`. Returns the stored message.
+    pub fn add_message(&mut self, session_id: &SessionId, new: NewMessage) -> Result<Message> {
+        let role = new.role.ok_or_else(|| {
+            StoreError::InvalidInput("a message needs a role (user, assistant or system)".into())
+        })?;
+        let metadata_json = serde_json::to_string(&new.metadata)
+            .map_err(|e| StoreError::InvalidInput(format!("message metadata: {e}")))?;
+        let now = now_ms();
+        let id = MessageId::new();
+        let mut parts = Vec::with_capacity(new.parts.len());
+        let mut encoded = Vec::with_capacity(new.parts.len());
+        for (index, content) in new.parts.into_iter().enumerate() {
+            let json = content
+                .to_stored_json()
+                .map_err(|e| StoreError::InvalidInput(format!("part {index}: {e}")))?;
+            encoded.push(json);
+            parts.push(Part {
+                id: PartId::new(),
+                message_id: id,
+                index: u32::try_from(index)
+                    .map_err(|_| StoreError::InvalidInput("too many parts".into()))?,
+                created_at: now,
+                content,
+            });
+        }
+        let session_key = session_id.to_string();
+        let id_key = id.to_string();
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached("UPDATE sessions SET updated_at = ?1 WHERE id = ?2")
+                .and_then(|mut s| s.execute(params![now, session_key]))
+                .map_err(|e| tx.err(e))?;
+            if n == 0 {
+                return Err(StoreError::SessionNotFound(session_key.clone()));
+            }
+            tx.prepare_cached(
+                "INSERT INTO messages (id, session_id, role, type, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )
+            .and_then(|mut s| {
+                s.execute(params![
+                    id_key,
+                    session_key,
+                    role.as_str(),
+                    new.message_type.as_str(),
+                    metadata_json,
+                    now
+                ])
+            })
+            .map_err(|e| tx.err(e))?;
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO parts (id, message_id, type, content, \"index\", created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(|e| tx.err(e))?;
+            for (part, json) in parts.iter().zip(&encoded) {
+                stmt.execute(params![
+                    part.id.to_string(),
+                    id_key,
+                    part.content.kind(),
+                    json,
+                    part.index,
+                    now
+                ])
+                .map_err(|e| tx.err(e))?;
+            }
+            Ok(())
+        })?;
+        Ok(Message {
+            id,
+            session_id: *session_id,
+            role,
+            message_type: new.message_type,
+            metadata: new.metadata,
+            created_at: now,
+            compacted_by: None,
+            parts,
+        })
+    }
+
+    /// Messages of a session with their parts, oldest first.
+    pub fn get_messages(&self, session_id: &SessionId, q: &MessageQuery) -> Result<Vec<Message>> {
+        let mut sql = String::from(
+            "SELECT id, role, type, metadata, created_at, compacted_by FROM messages WHERE session_id = ?1",
+        );
+        let mut args: Vec<SqlValue> = vec![session_id.to_string().into()];
+        if let Some(after) = &q.after {
+            let (t, id) = self.cursor(session_id, after)?;
+            args.push(t.into());
+            args.push(id.into());
+            sql.push_str(&format!(
+                " AND (created_at, id) > (?{}, ?{})",
+                args.len() - 1,
+                args.len()
+            ));
+        }
+        if let Some(before) = &q.before {
+            let (t, id) = self.cursor(session_id, before)?;
+            args.push(t.into());
+            args.push(id.into());
+            sql.push_str(&format!(
+                " AND (created_at, id) < (?{}, ?{})",
+                args.len() - 1,
+                args.len()
+            ));
+        }
+        if !q.include_compacted {
+            sql.push_str(" AND compacted_by IS NULL");
+        }
+        let desc = q.tail && q.limit.is_some();
+        sql.push_str(if desc {
+            " ORDER BY created_at DESC, id DESC"
+        } else {
+            " ORDER BY created_at, id"
+        });
+        if let Some(limit) = q.limit {
+            sql.push_str(&format!(" LIMIT {limit}"));
+        }
+
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        let mut messages = stmt
+            .query_map(rusqlite::params_from_iter(args), |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, String>(2)?,
+                    row.get::<_, String>(3)?,
+                    row.get::<_, i64>(4)?,
+                    row.get::<_, Option<String>>(5)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .map(|row| {
+                let (id, role, kind, metadata, created_at, compacted_by) =
+                    row.map_err(|e| self.err(e))?;
+                decode_message(session_id, id, &role, &kind, &metadata, created_at, compacted_by)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if desc {
+            messages.reverse();
+        }
+        self.attach_parts(&mut messages)?;
+        Ok(messages)
+    }
+
+    /// One message with its parts.
+    pub fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message> {
+        let row = self
+            .conn
+            .query_row(
+                "SELECT role, type, metadata, created_at, compacted_by FROM messages WHERE id = ?1 AND session_id = ?2",
+                params![id.to_string(), session_id.to_string()],
+                |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, i64>(3)?,
+                        row.get::<_, Option<String>>(4)?,
+                    ))
+                },
+            )
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or_else(|| StoreError::MessageNotFound {
+                session: session_id.to_string(),
+                id: id.to_string(),
+            })?;
+        let (role, kind, metadata, created_at, compacted_by) = row;
+        let mut messages = vec![decode_message(
+            session_id,
+            id.to_string(),
+            &role,
+            &kind,
+            &metadata,
+            created_at,
+            compacted_by,
+        )?];
+        self.attach_parts(&mut messages)?;
+        messages.pop().ok_or_else(|| StoreError::MessageNotFound {
+            session: session_id.to_string(),
+            id: id.to_string(),
+        })
+    }
+
+    /// Number of messages in a session (compacted ones included).
+    pub fn message_count(&self, session_id: &SessionId) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM messages WHERE session_id = ?1",
+                [session_id.to_string()],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| self.err(e))
+    }
+
+    fn cursor(&self, session_id: &SessionId, id: &MessageId) -> Result<(i64, String)> {
+        let key = id.to_string();
+        let t: i64 = self
+            .conn
+            .query_row(
+                "SELECT created_at FROM messages WHERE id = ?1 AND session_id = ?2",
+                params![key, session_id.to_string()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or_else(|| StoreError::MessageNotFound {
+                session: session_id.to_string(),
+                id: key.clone(),
+            })?;
+        Ok((t, key))
+    }
+
+    fn attach_parts(&self, messages: &mut [Message]) -> Result<()> {
+        if messages.is_empty() {
+            return Ok(());
+        }
+        let index: HashMap<String, usize> = messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.id.to_string(), i))
+            .collect();
+        // One query for the whole page, chunked under SQLite's variable limit.
+        let ids: Vec<String> = index.keys().cloned().collect();
+        for chunk in ids.chunks(500) {
+            let placeholders = vec!["?"; chunk.len()].join(",");
+            let sql = format!(
+                "SELECT id, message_id, type, content, \"index\", created_at FROM parts WHERE message_id IN ({placeholders}) ORDER BY message_id, \"index\""
+            );
+            let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(chunk), |row| {
+                    Ok((
+                        row.get::<_, String>(0)?,
+                        row.get::<_, String>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                        row.get::<_, i64>(4)?,
+                        row.get::<_, i64>(5)?,
+                    ))
+                })
+                .map_err(|e| self.err(e))?;
+            for row in rows {
+                let (id, message_id, kind, content, idx, created_at) =
+                    row.map_err(|e| self.err(e))?;
+                let Some(&slot) = index.get(&message_id) else {
+                    continue;
+                };
+                let message = &mut messages[slot];
+                message.parts.push(Part {
+                    id: id.parse().map_err(|e| decode_err("part id", e))?,
+                    message_id: message.id,
+                    index: u32::try_from(idx).map_err(|e| decode_err("part index", e))?,
+                    created_at,
+                    content: PartContent::from_stored_json(&kind, &content)
+                        .map_err(|e| decode_err("part content", e))?,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn decode_err(what: &'static str, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Decode {
+        what,
+        detail: e.to_string(),
+    }
+}
+
+fn decode_message(
+    session_id: &SessionId,
+    id: String,
+    role: &str,
+    kind: &str,
+    metadata: &str,
+    created_at: i64,
+    compacted_by: Option<String>,
+) -> Result<Message> {
+    Ok(Message {
+        id: id.parse().map_err(|e| decode_err("message id", e))?,
+        session_id: *session_id,
+        role: Role::parse(role).ok_or_else(|| decode_err("message role", role))?,
+        // A type from a newer build reads as a normal message rather than failing.
+        message_type: MessageType::parse(kind).unwrap_or_default(),
+        metadata: serde_json::from_str::<MessageMetadata>(metadata)
+            .map_err(|e| decode_err("message metadata", e))?,
+        created_at,
+        compacted_by: compacted_by
+            .map(|c| c.parse())
+            .transpose()
+            .map_err(|e| decode_err("compacted_by", e))?,
+        parts: Vec::new(),
+    })
+}
