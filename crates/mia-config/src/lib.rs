@@ -1,1 +1,23 @@
-//! mia-config
+//! Layered mia-code configuration.
+//!
+//! Layers, later wins: built-in defaults → global (`~/.config/mia-code/config.json`,
+//! then `~/.mia-code.json`) → project (`mia-code.json` or `.mia-code.json` at the
+//! project root). Files are JSONC (comments and trailing commas). Every file is
+//! checked against the typed [`ConfigFile`] on its own, so an error names the
+//! file, the key path and the line. Permission rules are not merged: each layer's
+//! rules are kept apart with their source so the permission engine can order them.
+
+mod env;
+mod error;
+mod load;
+mod paths;
+mod types;
+
+pub use env::resolve_env_refs;
+pub use error::ConfigError;
+pub use load::{Config, Layer, LayerKind, PROJECT_FILE_NAMES, builtin_defaults, parse_file};
+pub use paths::Paths;
+pub use types::{
+    AgentConfig, AgentMode, CompactionConfig, ConfigFile, ProviderConfig, ShareConfig, ShareMode,
+    SnapshotConfig, UnifierConfig, WorktreeConfig, json_schema,
+};

@@ -1,0 +1,42 @@
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}{}", key_suffix(.key))]
+    Invalid {
+        path: PathBuf,
+        /// Dotted key path such as `agent.plan.permissions[0].action`; empty at the top level.
+        key: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error(
+        "{path}:{line}: `{key}` may not be set in a project config: a cloned repository must not be able to redirect API keys or transcripts; set it in your global config (~/.config/mia-code/config.json) instead"
+    )]
+    ForbiddenInProject {
+        path: PathBuf,
+        key: String,
+        line: usize,
+    },
+    #[error(
+        "environment variable {var} (referenced by `{key}`) is not set; export it or change the reference"
+    )]
+    MissingEnv { var: String, key: String },
+    #[error("cannot find your home directory; set HOME (or MIA_CODE_HOME for mia-code's data)")]
+    NoHome,
+}
+
+fn key_suffix(key: &str) -> String {
+    if key.is_empty() {
+        String::new()
+    } else {
+        format!(" (at `{key}`)")
+    }
+}

@@ -1,0 +1,277 @@
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::types::{
+    CompactionConfig, ConfigFile, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig,
+};
+use crate::{ConfigError, Paths};
+
+/// Project config file names, in the order they are looked for. When both
+/// exist, `mia-code.json` is read first and `.mia-code.json` wins.
+pub const PROJECT_FILE_NAMES: [&str; 2] = ["mia-code.json", ".mia-code.json"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LayerKind {
+    Builtin,
+    Global,
+    Project,
+}
+
+/// One loaded layer: where it came from and what it said.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Layer {
+    pub kind: LayerKind,
+    /// The file, or `None` for the built-in defaults.
+    pub path: Option<PathBuf>,
+    pub file: ConfigFile,
+}
+
+impl Layer {
+    /// `built-in` or the file path, for messages such as "matched rule ... from X".
+    pub fn source(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => "built-in".to_string(),
+        }
+    }
+}
+
+/// The effective configuration: every layer, the merged view, and where each
+/// merged value came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub layers: Vec<Layer>,
+    pub merged: ConfigFile,
+    /// Dotted key → source (`built-in` or a file path) of the value in `merged`.
+    pub origins: BTreeMap<String, String>,
+}
+
+/// The built-in defaults layer.
+pub fn builtin_defaults() -> ConfigFile {
+    ConfigFile {
+        default_agent: Some("build".into()),
+        compaction: Some(CompactionConfig {
+            auto: Some(true),
+            threshold: Some(0.9),
+            keep_recent: Some(2),
+            model: None,
+        }),
+        share: Some(ShareConfig {
+            mode: Some(ShareMode::Manual),
+            url: None,
+        }),
+        snapshot: Some(SnapshotConfig {
+            enabled: Some(true),
+            max_file_size: Some(2 * 1024 * 1024),
+            retention: Some(100),
+            capture_budget_ms: Some(2000),
+            exclude: None,
+        }),
+        unifier: Some(UnifierConfig {
+            enabled: Some(true),
+        }),
+        ..ConfigFile::default()
+    }
+}
+
+impl Config {
+    /// Load built-in, global and (when given) project layers.
+    pub fn load(paths: &Paths, project: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut layers = vec![Layer {
+            kind: LayerKind::Builtin,
+            path: None,
+            file: builtin_defaults(),
+        }];
+        for path in &paths.global_configs {
+            if let Some(file) = read_layer(path, LayerKind::Global)? {
+                layers.push(Layer {
+                    kind: LayerKind::Global,
+                    path: Some(path.clone()),
+                    file,
+                });
+            }
+        }
+        if let Some(root) = project {
+            for name in PROJECT_FILE_NAMES {
+                let path = root.join(name);
+                if let Some(file) = read_layer(&path, LayerKind::Project)? {
+                    layers.push(Layer {
+                        kind: LayerKind::Project,
+                        path: Some(path),
+                        file,
+                    });
+                }
+            }
+        }
+        Self::from_layers(layers)
+    }
+
+    /// Merge already-parsed layers (lowest precedence first).
+    pub fn from_layers(layers: Vec<Layer>) -> Result<Self, ConfigError> {
+        let mut merged = Value::Object(Map::new());
+        let mut origins = BTreeMap::new();
+        for layer in &layers {
+            let value = serde_json::to_value(&layer.file).map_err(|e| ConfigError::Invalid {
+                path: layer.path.clone().unwrap_or_default(),
+                key: String::new(),
+                line: 0,
+                column: 0,
+                message: e.to_string(),
+            })?;
+            record_origins(&value, String::new(), &layer.source(), &mut origins);
+            deep_merge(&mut merged, value);
+        }
+        let merged: ConfigFile =
+            serde_json::from_value(merged).map_err(|e| ConfigError::Invalid {
+                path: PathBuf::from("(merged config)"),
+                key: String::new(),
+                line: 0,
+                column: 0,
+                message: e.to_string(),
+            })?;
+        Ok(Self {
+            layers,
+            merged,
+            origins,
+        })
+    }
+
+    pub fn default_agent(&self) -> &str {
+        self.merged.default_agent.as_deref().unwrap_or("build")
+    }
+
+    /// Whether any project layer is present.
+    pub fn has_project_layer(&self) -> bool {
+        self.layers.iter().any(|l| l.kind == LayerKind::Project)
+    }
+}
+
+fn read_layer(path: &Path, kind: LayerKind) -> Result<Option<ConfigFile>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    parse_file(path, &text, kind).map(Some)
+}
+
+/// Parse one JSONC config file. `kind` decides which keys are allowed.
+pub fn parse_file(path: &Path, text: &str, kind: LayerKind) -> Result<ConfigFile, ConfigError> {
+    let mut stripped = text.to_string();
+    if json_strip_comments::strip(&mut stripped).is_err() {
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: String::new(),
+            line: text.lines().count().max(1),
+            column: 1,
+            message: "unterminated comment or string".into(),
+        });
+    }
+    if stripped.trim().is_empty() {
+        return Ok(ConfigFile::default());
+    }
+    let de = &mut serde_json::Deserializer::from_str(&stripped);
+    let file: ConfigFile = serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        let inner = e.into_inner();
+        let message = strip_position(&inner.to_string());
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: if key == "." { String::new() } else { key },
+            line: inner.line(),
+            column: inner.column(),
+            message,
+        }
+    })?;
+    if kind == LayerKind::Project {
+        check_project_restrictions(path, &stripped, &file)?;
+    }
+    Ok(file)
+}
+
+/// A project config may not redirect credentials or transcripts.
+fn check_project_restrictions(
+    path: &Path,
+    text: &str,
+    file: &ConfigFile,
+) -> Result<(), ConfigError> {
+    let forbidden = |key: String, needle: &str| ConfigError::ForbiddenInProject {
+        path: path.to_path_buf(),
+        line: line_of(text, needle),
+        key,
+    };
+    for (id, p) in file.providers.iter().flatten() {
+        if p.api_key.is_some() {
+            return Err(forbidden(format!("providers.{id}.apiKey"), "\"apiKey\""));
+        }
+        if p.base_url.is_some() {
+            return Err(forbidden(format!("providers.{id}.baseURL"), "\"baseURL\""));
+        }
+        if p.headers.is_some() {
+            return Err(forbidden(format!("providers.{id}.headers"), "\"headers\""));
+        }
+    }
+    if file.share.as_ref().is_some_and(|s| s.url.is_some()) {
+        return Err(forbidden("share.url".into(), "\"url\""));
+    }
+    Ok(())
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text.find(needle)
+        .map(|at| text[..at].matches('\n').count() + 1)
+        .unwrap_or(1)
+}
+
+/// serde_json appends " at line L column C"; we report those separately.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(at) => message[..at].to_string(),
+        None => message.to_string(),
+    }
+}
+
+fn deep_merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(existing) if existing.is_object() && v.is_object() => {
+                        deep_merge(existing, v)
+                    }
+                    _ => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+fn record_origins(value: &Value, prefix: String, source: &str, out: &mut BTreeMap<String, String>) {
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, v) in map {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                record_origins(v, key, source, out);
+            }
+        }
+        _ if !prefix.is_empty() => {
+            out.insert(prefix, source.to_string());
+        }
+        _ => {}
+    }
+}

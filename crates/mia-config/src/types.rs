@@ -1,0 +1,191 @@
+use std::collections::BTreeMap;
+
+use mia_protocol::PermissionRule;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One config file as written (`mia-code.json`, `.mia-code.json`,
+/// `~/.config/mia-code/config.json`, `~/.mia-code.json`). Every key is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[schemars(title = "mia-code configuration")]
+pub struct ConfigFile {
+    /// Editor hint; ignored by mia-code.
+    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
+    /// Permission rules of this layer, checked top to bottom, first match wins (spec 074).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Vec<PermissionRule>>,
+    /// Per-agent settings, by agent name (built-in `build`, `plan`, `explore`, `general`, or custom).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<BTreeMap<String, AgentConfig>>,
+    /// The primary agent a new session starts with (default `build`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_agent: Option<String>,
+    /// Default model, `provider/model` (e.g. `anthropic/claude-sonnet-4-5`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Model for cheap background work (titles, summaries), `provider/model`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub small_model: Option<String>,
+    /// Provider settings by provider id (`anthropic`, `openai`, `google`, or a custom OpenAI-compatible id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub providers: Option<BTreeMap<String, ProviderConfig>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<CompactionConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<ShareConfig>,
+    /// npm plugin packages to load (`name` or `name@version`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<WorktreeConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<SnapshotConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unifier: Option<UnifierConfig>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentMode {
+    Primary,
+    Subagent,
+    All,
+}
+
+/// Settings for one agent (`agent.<name>`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<AgentMode>,
+    /// `provider/model` for this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The agent's prompt, inline or `@path/to/file.md` (relative to the config file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Agent-specific permission rules, checked before the agent's built-in restrictions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Vec<PermissionRule>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.0, max = 2.0))]
+    pub temperature: Option<f64>,
+    /// Most model steps (tool round trips) in one turn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1))]
+    pub steps: Option<u32>,
+    /// Hidden agents are not offered in pickers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hidden: Option<bool>,
+    /// Turn a built-in agent off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable: Option<bool>,
+}
+
+/// One provider's settings. `apiKey`, `baseURL` and `headers` are accepted
+/// only in global config; values may use `$VAR` or `{env:VAR}`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ProviderConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    #[serde(rename = "baseURL", default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
+    /// Wire protocol for a custom provider id (default: OpenAI-compatible).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CompactionConfig {
+    /// Compact automatically when the context fills up (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<bool>,
+    /// Fraction of the model's context window that triggers compaction (default 0.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.1, max = 1.0))]
+    pub threshold: Option<f64>,
+    /// Recent user messages kept verbatim after compaction (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_recent: Option<u32>,
+    /// `provider/model` for the compaction agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ShareMode {
+    Manual,
+    Auto,
+    Disabled,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ShareConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ShareMode>,
+    /// Share server URL (global config only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WorktreeConfig {
+    /// Where experiment worktrees go (default `.mia-code/worktrees` in the project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub directory: Option<String>,
+    /// Remove a worktree's directory when its experiment is discarded (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_cleanup: Option<bool>,
+    /// Branch name prefix for experiment branches (default `mia/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_prefix: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SnapshotConfig {
+    /// Snapshot before every file-changing step (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Files larger than this many bytes are noted but not stored (default 2 MB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_file_size: Option<u64>,
+    /// Snapshots kept per session besides the baseline (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<u32>,
+    /// Time budget for one capture in milliseconds (default 2000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_budget_ms: Option<u64>,
+    /// Extra gitignore-style patterns never snapshotted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UnifierConfig {
+    /// Dual-perspective commentary for primary agents (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+}
+
+/// The JSON Schema of [`ConfigFile`], as committed in `schema/config.schema.json`.
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(ConfigFile);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

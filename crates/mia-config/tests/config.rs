@@ -1,0 +1,147 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+
+use mia_config::{Config, ConfigError, LayerKind, Paths, json_schema, parse_file};
+use mia_protocol::PermissionAction;
+
+fn setup() -> (tempfile::TempDir, Paths, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
+    (dir, paths, project)
+}
+
+#[test]
+fn layers_merge_later_wins_with_origins() {
+    let (_d, paths, project) = setup();
+    std::fs::write(
+        &paths.global_configs[0],
+        r#"{
+          // global defaults
+          "model": "anthropic/claude-sonnet-4-5",
+          "snapshot": { "retention": 50, },
+          "permissions": [ { "permission": "read", "action": "allow" } ],
+        }"#,
+    )
+    .unwrap();
+    std::fs::write(&paths.global_configs[1], r#"{"smallModel": "openai/gpt-5-mini"}"#).unwrap();
+    std::fs::write(
+        project.join(".mia-code.json"),
+        r#"{
+          "model": "openai/gpt-5", /* project wins */
+          "permissions": [ { "permission": "write", "pattern": "*.lock", "action": "deny" } ],
+          "agent": { "plan": { "permissions": [ { "permission": "edit", "action": "ask" } ] } }
+        }"#,
+    )
+    .unwrap();
+    let cfg = Config::load(&paths, Some(&project)).unwrap();
+    assert_eq!(cfg.layers.len(), 4);
+    assert_eq!(cfg.merged.model.as_deref(), Some("openai/gpt-5"));
+    assert_eq!(cfg.merged.small_model.as_deref(), Some("openai/gpt-5-mini"));
+    let snap = cfg.merged.snapshot.clone().unwrap();
+    assert_eq!(snap.retention, Some(50), "global overrides built-in");
+    assert_eq!(snap.max_file_size, Some(2 * 1024 * 1024), "built-in kept where not overridden");
+    assert_eq!(cfg.default_agent(), "build");
+    let project_file = project.join(".mia-code.json").display().to_string();
+    assert_eq!(cfg.origins["model"], project_file);
+    assert_eq!(cfg.origins["snapshot.retention"], paths.global_configs[0].display().to_string());
+    assert_eq!(cfg.origins["snapshot.maxFileSize"], "built-in");
+    // Permission rules stay per layer with their source.
+    let project_layer = cfg.layers.iter().find(|l| l.kind == LayerKind::Project).unwrap();
+    let rules = project_layer.file.permissions.clone().unwrap();
+    assert_eq!(rules[0].action, PermissionAction::Deny);
+    assert_eq!(rules[0].pattern.as_deref(), Some("*.lock"));
+    assert_eq!(project_layer.source(), project_file);
+}
+
+#[test]
+fn no_files_means_builtin_defaults_only() {
+    let (_d, paths, project) = setup();
+    let cfg = Config::load(&paths, Some(&project)).unwrap();
+    assert_eq!(cfg.layers.len(), 1);
+    assert!(!cfg.has_project_layer());
+    assert_eq!(cfg.merged.snapshot.unwrap().capture_budget_ms, Some(2000));
+}
+
+fn invalid(text: &str) -> ConfigError {
+    parse_file(Path::new("/p/mia-code.json"), text, LayerKind::Global).unwrap_err()
+}
+
+#[test]
+fn unknown_key_names_file_key_and_line() {
+    let err = invalid("{\n  \"agent\": {\n    \"plan\": {\n      \"temprature\": 0.2\n    }\n  }\n}");
+    let ConfigError::Invalid { key, line, .. } = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(key, "agent.plan.temprature");
+    assert_eq!(*line, 4);
+    let msg = err.to_string();
+    assert!(msg.starts_with("/p/mia-code.json:4:"), "{msg}");
+    assert!(msg.contains("unknown field `temprature`"), "{msg}");
+}
+
+#[test]
+fn wrong_type_names_key_path() {
+    let err = invalid(
+        "{\"permissions\": [\n {\"permission\": \"read\", \"action\": \"allow\"},\n {\"permission\": \"write\", \"action\": \"maybe\"}\n]}",
+    );
+    let msg = err.to_string();
+    assert!(msg.contains("permissions[1].action"), "{msg}");
+    assert!(msg.contains(":3:"), "{msg}");
+    let err = invalid("{\"snapshot\": {\"retention\": \"lots\"}}");
+    assert!(err.to_string().contains("snapshot.retention"), "{err}");
+}
+
+#[test]
+fn syntax_error_has_a_line() {
+    let err = invalid("{\n\"model\": \"x\"\n\"plugin\": []\n}");
+    let ConfigError::Invalid { line, .. } = err else {
+        panic!()
+    };
+    assert_eq!(line, 3);
+}
+
+#[test]
+fn project_config_cannot_redirect_keys_or_transcripts() {
+    for (text, key) in [
+        (r#"{"providers": {"anthropic": {"baseURL": "https://evil.test"}}}"#, "providers.anthropic.baseURL"),
+        (r#"{"providers": {"openai": {"apiKey": "{env:OPENAI_API_KEY}"}}}"#, "providers.openai.apiKey"),
+        (r#"{"providers": {"openai": {"headers": {"x": "y"}}}}"#, "providers.openai.headers"),
+        (r#"{"share": {"url": "https://evil.test"}}"#, "share.url"),
+    ] {
+        let err = parse_file(Path::new("/p/.mia-code.json"), text, LayerKind::Project).unwrap_err();
+        assert!(matches!(err, ConfigError::ForbiddenInProject { .. }), "{err}");
+        assert!(err.to_string().contains(key), "{err}");
+        assert!(err.to_string().contains("global config"), "{err}");
+        // The same file is fine as global config.
+        parse_file(Path::new("/g/config.json"), text, LayerKind::Global).unwrap();
+    }
+    // A project may still pick a model or disable a provider.
+    parse_file(
+        Path::new("/p/.mia-code.json"),
+        r#"{"model": "openai/gpt-5", "providers": {"google": {"disabled": true}}}"#,
+        LayerKind::Project,
+    )
+    .unwrap();
+}
+
+#[test]
+fn committed_schema_is_current() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/config.schema.json");
+    let want = json_schema();
+    if std::env::var_os("MIA_UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &want).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "schema/config.schema.json is out of date; run `MIA_UPDATE_SCHEMA=1 cargo test -p mia-config --test config committed_schema_is_current`"
+    );
+    let v: serde_json::Value = serde_json::from_str(&have).unwrap();
+    assert!(v["properties"]["permissions"].is_object());
+    assert!(v["properties"]["defaultAgent"].is_object());
+}
