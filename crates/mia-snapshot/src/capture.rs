@@ -1,0 +1,780 @@
+//! Capturing the working tree into the hidden repo.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use git2::{ObjectType, Oid, Repository};
+
+use crate::cache::{CacheEntry, Content, MODE_LINK, StatCache, StatInfo};
+use crate::config::BINARY_EXTENSIONS;
+use crate::error::{Result, SnapshotError};
+use crate::model::{CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, now_ms};
+use crate::repo::{MIA_DIR, REF_SCAN, SnapshotRepo};
+use crate::tree::{self, Change};
+
+/// Bytes inspected for a NUL to decide a file is binary (git uses 8000).
+const BINARY_SNIFF: usize = 8000;
+
+/// One file or symlink found by a walk.
+#[derive(Debug)]
+pub(crate) struct ScanItem {
+    pub rel: Vec<u8>,
+    pub abs: PathBuf,
+    pub stat: StatInfo,
+}
+
+/// The result of a capture before it is recorded.
+#[derive(Debug)]
+pub(crate) struct Captured {
+    pub tree: Oid,
+    pub files: u64,
+    pub excluded: Vec<ExcludedFile>,
+    pub mode: CaptureMode,
+}
+
+/// What the project's own git index says about a file (first snapshot only).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SeedEntry {
+    size: u32,
+    mtime: (i32, u32),
+    ctime: (i32, u32),
+    ino: u32,
+    mode: u32,
+    oid: Oid,
+}
+
+impl SeedEntry {
+    fn matches(&self, s: &StatInfo) -> bool {
+        let ns_ok = |seed_ns: u32, ns: u32| seed_ns == 0 || seed_ns == ns;
+        self.size == s.size as u32
+            && i64::from(self.mtime.0) == s.mtime_s
+            && ns_ok(self.mtime.1, s.mtime_ns)
+            && i64::from(self.ctime.0) == s.ctime_s
+            && ns_ok(self.ctime.1, s.ctime_ns)
+            && (self.ino == 0 || self.ino == s.ino as u32)
+            && self.mode == s.mode
+    }
+}
+
+pub(crate) fn rel_bytes(rel: &Path) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        rel.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        rel.to_string_lossy().replace('\\', "/").into_bytes()
+    }
+}
+
+fn is_binary_name(rel: &[u8]) -> bool {
+    let name = tree::split_parent(rel).1;
+    match name.iter().rposition(|c| *c == b'.') {
+        Some(i) if i > 0 => {
+            let ext = String::from_utf8_lossy(&name[i + 1..]).to_ascii_lowercase();
+            BINARY_EXTENSIONS.contains(&ext.as_str())
+        }
+        _ => false,
+    }
+}
+
+fn system_time_parts(t: SystemTime) -> (i64, u32) {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| {
+            (
+                i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+                d.subsec_nanos(),
+            )
+        })
+        .unwrap_or((0, 0))
+}
+
+fn budget_err(start: Instant, budget: Duration, stage: &'static str) -> SnapshotError {
+    SnapshotError::TimeBudgetExceeded {
+        budget_ms: u64::try_from(budget.as_millis()).unwrap_or(u64::MAX),
+        elapsed_ms: u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX),
+        stage,
+    }
+}
+
+/// Tracks a capture's time budget.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    pub start: Instant,
+    pub limit: Option<Duration>,
+}
+
+impl Budget {
+    pub fn unlimited() -> Self {
+        Self {
+            start: Instant::now(),
+            limit: None,
+        }
+    }
+    fn deadline(&self) -> Option<Instant> {
+        self.limit.map(|l| self.start + l)
+    }
+    fn check(&self, stage: &'static str) -> Result<()> {
+        match self.limit {
+            Some(l) if self.start.elapsed() > l => Err(budget_err(self.start, l, stage)),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl SnapshotRepo {
+    /// Capture the project: with `paths`, refresh only those on top of the
+    /// latest snapshot (what write/edit/delete tools do); without, scan the
+    /// whole tree (bash). Runs under the repo lock and the configured time
+    /// budget; past the budget it fails with
+    /// [`SnapshotError::TimeBudgetExceeded`] (see
+    /// [`SnapshotError::is_unavailable`]) and the step proceeds without undo.
+    pub fn capture(&mut self, ctx: &CaptureContext, paths: Option<&[PathBuf]>) -> Result<Snapshot> {
+        let budget = Budget {
+            start: Instant::now(),
+            limit: Some(self.config.time_budget),
+        };
+        let _lock = self.lock_until(budget.deadline())?;
+        let snap = self.capture_locked(ctx, paths, budget)?;
+        Ok(snap)
+    }
+
+    /// Like [`capture`](Self::capture) with no time budget (reverts, the
+    /// CLI's explicit `snapshot capture`).
+    pub fn capture_unbounded(
+        &mut self,
+        ctx: &CaptureContext,
+        paths: Option<&[PathBuf]>,
+    ) -> Result<Snapshot> {
+        let _lock = self.lock_until(None)?;
+        self.capture_locked(ctx, paths, Budget::unlimited())
+    }
+
+    pub(crate) fn capture_locked(
+        &mut self,
+        ctx: &CaptureContext,
+        paths: Option<&[PathBuf]>,
+        budget: Budget,
+    ) -> Result<Snapshot> {
+        let captured = self.capture_tree(paths, budget)?;
+        self.keep(captured.tree)?;
+        self.set_latest(captured.tree, captured.files)?;
+        let total = captured.excluded.len() as u64;
+        let mut excluded = captured.excluded;
+        excluded.truncate(self.config.max_listed_exclusions);
+        Ok(Snapshot {
+            hash: captured.tree.to_string(),
+            files: captured.files,
+            created_at: now_ms(),
+            session_id: ctx.session_id.clone(),
+            message_id: ctx.message_id.clone(),
+            tool_call_id: ctx.tool_call_id.clone(),
+            excluded,
+            excluded_total: total,
+            mode: captured.mode,
+            ms: u64::try_from(budget.start.elapsed().as_millis()).unwrap_or(u64::MAX),
+        })
+    }
+
+    /// Build the tree for the current state without recording it as a
+    /// snapshot (no ref, latest unchanged): used for diffs against the
+    /// working tree.
+    pub(crate) fn capture_tree(
+        &mut self,
+        paths: Option<&[PathBuf]>,
+        budget: Budget,
+    ) -> Result<Captured> {
+        match (paths, self.latest()) {
+            (Some(paths), Some((base, count))) => self.capture_paths(base, count, paths, budget),
+            _ => self.full_scan(budget),
+        }
+    }
+
+    fn capture_paths(
+        &mut self,
+        base: Oid,
+        base_count: u64,
+        paths: &[PathBuf],
+        budget: Budget,
+    ) -> Result<Captured> {
+        let mut rels = Vec::with_capacity(paths.len());
+        for p in paths {
+            let rel = self.relative_path(p)?;
+            if rel.is_empty() {
+                // The whole project was named: that is a full scan.
+                return self.full_scan(budget);
+            }
+            rels.push(rel);
+        }
+        let base_tree = self.repo.find_tree(base).map_err(self.git_err())?;
+        let mut changes: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
+        let mut excluded = Vec::new();
+        for rel in rels {
+            budget.check("hashing named paths")?;
+            if is_internal(&rel) {
+                continue;
+            }
+            if let Some(reason) = self.blocked_ancestor(&rel) {
+                excluded.push(ExcludedFile {
+                    path: rel.clone(),
+                    reason,
+                });
+                continue;
+            }
+            let abs = self.project.join(&rel);
+            let meta = match std::fs::symlink_metadata(&abs) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    changes.insert(rel.into_bytes(), Change::Remove);
+                    continue;
+                }
+                Err(e) => return Err(SnapshotError::io("reading", &abs)(e)),
+            };
+            if meta.is_dir() {
+                // A directory: refresh everything under it.
+                let (items, mut ex) = self.walk(Some(&abs), budget)?;
+                excluded.append(&mut ex);
+                let prefix = format!("{rel}/");
+                let mut seen = std::collections::HashSet::new();
+                for item in items {
+                    match self.content_for(&item, None)? {
+                        Some(Content::Stored(oid)) => {
+                            seen.insert(item.rel.clone());
+                            changes.insert(
+                                item.rel,
+                                Change::Put {
+                                    mode: item.stat.mode,
+                                    oid,
+                                },
+                            );
+                        }
+                        Some(other) => {
+                            excluded.push(excluded_for(&item.rel, other));
+                            changes.insert(item.rel, Change::Remove);
+                        }
+                        None => {}
+                    }
+                }
+                if let Ok(entry) = base_tree.get_path(Path::new(&rel)) {
+                    if entry.kind() == Some(ObjectType::Tree) {
+                        let sub = self.repo.find_tree(entry.id()).map_err(self.git_err())?;
+                        for path in tree::flatten(&self.repo, &sub, &prefix)
+                            .map_err(self.git_err())?
+                            .into_keys()
+                        {
+                            if !seen.contains(path.as_bytes()) {
+                                changes.entry(path.into_bytes()).or_insert(Change::Remove);
+                            }
+                        }
+                    } else {
+                        changes.insert(rel.clone().into_bytes(), Change::Remove);
+                    }
+                }
+                continue;
+            }
+            if !meta.is_file() && !meta.file_type().is_symlink() {
+                excluded.push(ExcludedFile {
+                    path: rel.clone(),
+                    reason: ExcludeReason::SpecialFile,
+                });
+                changes.insert(rel.into_bytes(), Change::Remove);
+                continue;
+            }
+            let item = ScanItem {
+                rel: rel.clone().into_bytes(),
+                abs,
+                stat: StatInfo::from_metadata(&meta),
+            };
+            match self.content_for(&item, None)? {
+                Some(Content::Stored(oid)) => {
+                    changes.insert(
+                        item.rel,
+                        Change::Put {
+                            mode: item.stat.mode,
+                            oid,
+                        },
+                    );
+                }
+                Some(other) => {
+                    excluded.push(excluded_for(&item.rel, other));
+                    changes.insert(item.rel, Change::Remove);
+                }
+                None => {
+                    changes.insert(item.rel, Change::Remove);
+                }
+            }
+        }
+        let (tree, delta) =
+            tree::apply_changes(&self.repo, Some(&base_tree), &changes).map_err(self.git_err())?;
+        let files =
+            u64::try_from(i64::try_from(base_count).unwrap_or(i64::MAX) + delta).unwrap_or(0);
+        Ok(Captured {
+            tree,
+            files,
+            excluded,
+            mode: CaptureMode::Paths,
+        })
+    }
+
+    /// Is some ancestor of `rel` a symlink or an excluded special place?
+    fn blocked_ancestor(&self, rel: &str) -> Option<ExcludeReason> {
+        let mut cur = self.project.clone();
+        let parts: Vec<&str> = rel.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            cur.push(part);
+            match std::fs::symlink_metadata(&cur) {
+                Ok(m) if m.file_type().is_symlink() => return Some(ExcludeReason::BeyondSymlink),
+                Ok(m) if m.is_dir() && cur.join(".git").exists() => {
+                    return Some(ExcludeReason::NestedRepo);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Decide what to store for one file: its blob (written now), or why it
+    /// is left out. `None` when the file vanished while we looked.
+    pub(crate) fn content_for(
+        &self,
+        item: &ScanItem,
+        seed: Option<&SeedEntry>,
+    ) -> Result<Option<Content>> {
+        if item.stat.mode == MODE_LINK {
+            let target = match std::fs::read_link(&item.abs) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(SnapshotError::io("reading the symlink", &item.abs)(e)),
+            };
+            let bytes = rel_bytes(&target);
+            let oid = self.repo.blob(&bytes).map_err(self.git_err())?;
+            return Ok(Some(Content::Stored(oid)));
+        }
+        if is_binary_name(&item.rel) {
+            return Ok(Some(Content::Binary));
+        }
+        if item.stat.size > self.config.max_file_size {
+            return Ok(Some(Content::TooLarge));
+        }
+        if let Some(seed) = seed {
+            if seed.matches(&item.stat) {
+                return Ok(Some(Content::Stored(seed.oid)));
+            }
+        }
+        let mut file = match std::fs::File::open(&item.abs) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(SnapshotError::io("reading", &item.abs)(e)),
+        };
+        let mut bytes = Vec::with_capacity(usize::try_from(item.stat.size).unwrap_or(0));
+        file.read_to_end(&mut bytes)
+            .map_err(SnapshotError::io("reading", &item.abs))?;
+        if bytes.len() as u64 > self.config.max_file_size {
+            return Ok(Some(Content::TooLarge));
+        }
+        if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
+            return Ok(Some(Content::Binary));
+        }
+        let oid = self.repo.blob(&bytes).map_err(self.git_err())?;
+        Ok(Some(Content::Stored(oid)))
+    }
+
+    /// Walk the project (or one directory of it) honouring `.gitignore`,
+    /// the built-in excluded directories, nested repos and `.git`.
+    pub(crate) fn walk(
+        &self,
+        sub: Option<&Path>,
+        budget: Budget,
+    ) -> Result<(Vec<ScanItem>, Vec<ExcludedFile>)> {
+        let root = self.project.clone();
+        let start_dir = sub.map(Path::to_path_buf).unwrap_or_else(|| root.clone());
+        let excluded: Arc<Mutex<Vec<ExcludedFile>>> = Arc::default();
+        let excluded_dirs: Arc<Vec<String>> = Arc::new(self.config.excluded_dirs.clone());
+        let mut wb = ignore::WalkBuilder::new(&start_dir);
+        wb.hidden(false)
+            .ignore(false)
+            .git_ignore(true)
+            .git_global(true)
+            .git_exclude(true)
+            .require_git(false)
+            .parents(true)
+            .follow_links(false)
+            .threads(2);
+        {
+            let excluded = Arc::clone(&excluded);
+            let root = root.clone();
+            let start_dir = start_dir.clone();
+            wb.filter_entry(move |e| {
+                let name = e.file_name();
+                if name == ".git" {
+                    return false;
+                }
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                if !is_dir || e.path() == start_dir {
+                    return true;
+                }
+                if name == MIA_DIR && e.path().parent() == Some(root.as_path()) {
+                    return false;
+                }
+                let rel = e
+                    .path()
+                    .strip_prefix(&root)
+                    .map(rel_bytes)
+                    .unwrap_or_default();
+                let rel = String::from_utf8_lossy(&rel).into_owned();
+                let reason = if excluded_dirs.iter().any(|d| name == d.as_str()) {
+                    Some(ExcludeReason::ExcludedDir)
+                } else if e.path().join(".git").exists() {
+                    Some(ExcludeReason::NestedRepo)
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
+                    if let Ok(mut v) = excluded.lock() {
+                        v.push(ExcludedFile {
+                            path: format!("{rel}/"),
+                            reason,
+                        });
+                    }
+                    return false;
+                }
+                true
+            });
+        }
+        let timed_out = Arc::new(AtomicBool::new(false));
+        let items: Arc<Mutex<Vec<ScanItem>>> = Arc::default();
+        let deadline = budget.deadline();
+        wb.build_parallel().run(|| {
+            let timed_out = Arc::clone(&timed_out);
+            let root = root.clone();
+            let mut w = WalkWorker {
+                items: Arc::clone(&items),
+                excluded: Arc::clone(&excluded),
+                local: Vec::new(),
+                local_ex: Vec::new(),
+            };
+            Box::new(move |res| {
+                if deadline.is_some_and(|d| Instant::now() > d) {
+                    timed_out.store(true, Ordering::Relaxed);
+                    return ignore::WalkState::Quit;
+                }
+                let Ok(entry) = res else {
+                    return ignore::WalkState::Continue;
+                };
+                let Some(ft) = entry.file_type() else {
+                    return ignore::WalkState::Continue;
+                };
+                if ft.is_dir() {
+                    return ignore::WalkState::Continue;
+                }
+                let rel = entry
+                    .path()
+                    .strip_prefix(&root)
+                    .map(rel_bytes)
+                    .unwrap_or_default();
+                if ft.is_file() || ft.is_symlink() {
+                    if let Ok(m) = std::fs::symlink_metadata(entry.path()) {
+                        w.local.push(ScanItem {
+                            rel,
+                            abs: entry.path().to_path_buf(),
+                            stat: StatInfo::from_metadata(&m),
+                        });
+                    }
+                } else {
+                    w.local_ex.push(ExcludedFile {
+                        path: String::from_utf8_lossy(&rel).into_owned(),
+                        reason: ExcludeReason::SpecialFile,
+                    });
+                }
+                if w.local.len() >= 1024 {
+                    w.flush();
+                }
+                ignore::WalkState::Continue
+            })
+        });
+        if timed_out.load(Ordering::Relaxed) {
+            return Err(budget_err(
+                budget.start,
+                budget.limit.unwrap_or_default(),
+                "scanning the project",
+            ));
+        }
+        let items = std::mem::take(&mut *items.lock().map_err(|_| poisoned())?);
+        let excluded = std::mem::take(&mut *excluded.lock().map_err(|_| poisoned())?);
+        Ok((items, excluded))
+    }
+
+    fn load_cache(&mut self) -> StatCache {
+        match self.cache.take() {
+            Some(c) => c,
+            None => StatCache::load(&self.cache_path()),
+        }
+    }
+
+    /// Scan everything; hash only what the stat cache cannot vouch for;
+    /// rewrite only changed trees.
+    pub(crate) fn full_scan(&mut self, budget: Budget) -> Result<Captured> {
+        let scan_started = system_time_parts(SystemTime::now());
+        let mut cache = self.load_cache();
+        // The cached directory ids are only trusted while the tree they
+        // belong to is still alive in the repo.
+        if let Some(t) = cache.tree {
+            if self.repo.find_tree(t).is_err() {
+                cache.tree = None;
+                cache.dirs.clear();
+            }
+        } else {
+            cache.dirs.clear();
+        }
+        let mut mode = CaptureMode::FullScan;
+        let seed = if cache.files.is_empty() && self.latest().is_none() {
+            let s = self.seed_from_project_git();
+            if s.is_some() {
+                mode = CaptureMode::Seeded;
+            }
+            s
+        } else {
+            None
+        };
+        let (items, mut excluded) = match self.walk(None, budget) {
+            Ok(x) => x,
+            Err(e) => {
+                self.cache = Some(cache);
+                return Err(e);
+            }
+        };
+        let mut files: HashMap<Vec<u8>, CacheEntry> = HashMap::with_capacity(items.len());
+        let mut blobs: Vec<(Vec<u8>, u32, Oid)> = Vec::with_capacity(items.len());
+        let mut dirty = false;
+        for (i, item) in items.into_iter().enumerate() {
+            if i % 64 == 0 {
+                if let Err(e) = budget.check("hashing changed files") {
+                    // Keep what was hashed so the next capture resumes.
+                    cache.tree = None;
+                    cache.dirs.clear();
+                    cache.files.extend(files);
+                    cache.scan_started = scan_started;
+                    let _ = cache.save(&self.cache_path());
+                    self.cache = Some(cache);
+                    return Err(e);
+                }
+            }
+            let content = match cache.lookup(&item.rel, &item.stat) {
+                Some(c) => c,
+                None => {
+                    dirty = true;
+                    let s = seed.as_ref().and_then(|s| s.get(&item.rel));
+                    match self.content_for(&item, s)? {
+                        Some(c) => c,
+                        None => continue,
+                    }
+                }
+            };
+            match content {
+                Content::Stored(oid) => blobs.push((item.rel.clone(), item.stat.mode, oid)),
+                other => excluded.push(excluded_for(&item.rel, other)),
+            }
+            files.insert(
+                item.rel,
+                CacheEntry {
+                    stat: item.stat,
+                    content,
+                },
+            );
+        }
+        if files.len() != cache.files.len() {
+            dirty = true;
+        }
+        let count = blobs.len() as u64;
+        let (root, dirs) =
+            tree::build_full(&self.repo, &blobs, &cache.dirs).map_err(self.git_err())?;
+        if cache.tree != Some(root) {
+            dirty = true;
+        }
+        let new_cache = StatCache {
+            tree: Some(root),
+            scan_started,
+            files,
+            dirs,
+        };
+        self.set_ref(REF_SCAN, root)?;
+        if dirty {
+            new_cache.save(&self.cache_path())?;
+        }
+        self.cache = Some(new_cache);
+        excluded.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(Captured {
+            tree: root,
+            files: count,
+            excluded,
+            mode,
+        })
+    }
+
+    /// First snapshot of a git project: trust the project's index for files
+    /// whose stat still matches it, and borrow its objects (alternates)
+    /// instead of hashing every file. Skipped when git would transform file
+    /// content (autocrlf, filters/eol attributes) for any file.
+    fn seed_from_project_git(&self) -> Option<HashMap<Vec<u8>, SeedEntry>> {
+        let project_repo = Repository::open(&self.project).ok()?;
+        let workdir = project_repo.workdir()?.canonicalize().ok()?;
+        if workdir != self.project {
+            return None;
+        }
+        let cfg = project_repo.config().ok()?;
+        if let Ok(v) = cfg.get_string("core.autocrlf") {
+            if !matches!(
+                v.to_ascii_lowercase().as_str(),
+                "false" | "no" | "off" | "0"
+            ) {
+                return None;
+            }
+        }
+        let index_path = project_repo.path().join("index");
+        let index_mtime = std::fs::metadata(&index_path).ok()?.modified().ok()?;
+        let (index_s, index_ns) = system_time_parts(index_mtime);
+        let index = project_repo.index().ok()?;
+        let has_attributes = project_repo.commondir().join("info/attributes").exists()
+            || cfg.get_string("core.attributesFile").is_ok()
+            || index.iter().any(|e| e.path.ends_with(b".gitattributes"));
+        let objects = project_repo
+            .commondir()
+            .join("objects")
+            .canonicalize()
+            .ok()?;
+        let objects_str = objects.to_str()?.to_string();
+        let mut out = HashMap::with_capacity(index.len());
+        for e in index.iter() {
+            let stage = (e.flags >> 12) & 0x3;
+            // Intent-to-add and skip-worktree entries do not describe the file.
+            if stage != 0 || e.flags_extended & (0x2000 | 0x4000) != 0 {
+                continue;
+            }
+            if !tree::is_file_mode(e.mode) {
+                continue;
+            }
+            // Racily clean: modified in the same instant the index was written.
+            if (i64::from(e.mtime.seconds()), e.mtime.nanoseconds()) >= (index_s, index_ns) {
+                continue;
+            }
+            if has_attributes {
+                let path = String::from_utf8_lossy(&e.path).into_owned();
+                let transformed = [
+                    "filter",
+                    "text",
+                    "eol",
+                    "crlf",
+                    "ident",
+                    "working-tree-encoding",
+                ]
+                .iter()
+                .any(|attr| {
+                    project_repo
+                        .get_attr(
+                            Path::new(&path),
+                            attr,
+                            git2::AttrCheckFlags::FILE_THEN_INDEX,
+                        )
+                        .ok()
+                        .flatten()
+                        .is_some_and(|v| {
+                            !matches!(
+                                git2::AttrValue::from_string(Some(v)),
+                                git2::AttrValue::False
+                            )
+                        })
+                });
+                if transformed {
+                    continue;
+                }
+            }
+            out.insert(
+                e.path.clone(),
+                SeedEntry {
+                    size: e.file_size,
+                    mtime: (e.mtime.seconds(), e.mtime.nanoseconds()),
+                    ctime: (e.ctime.seconds(), e.ctime.nanoseconds()),
+                    ino: e.ino,
+                    mode: e.mode,
+                    oid: e.id,
+                },
+            );
+        }
+        if out.is_empty() {
+            return None;
+        }
+        // Borrow the project's objects now; gc copies them in later.
+        let odb = self.repo.odb().ok()?;
+        odb.add_disk_alternate(&objects_str).ok()?;
+        let alt = self.dir.join("objects/info/alternates");
+        let existing = std::fs::read_to_string(&alt).unwrap_or_default();
+        if !existing.lines().any(|l| l == objects_str) {
+            let _ = std::fs::create_dir_all(self.dir.join("objects/info"));
+            let _ = std::fs::write(&alt, format!("{existing}{objects_str}\n"));
+        }
+        Some(out)
+    }
+}
+
+/// Per-thread buffer of a parallel walk; flushed when full and when the
+/// walker drops it at the end.
+struct WalkWorker {
+    items: Arc<Mutex<Vec<ScanItem>>>,
+    excluded: Arc<Mutex<Vec<ExcludedFile>>>,
+    local: Vec<ScanItem>,
+    local_ex: Vec<ExcludedFile>,
+}
+
+impl WalkWorker {
+    fn flush(&mut self) {
+        if let Ok(mut v) = self.items.lock() {
+            v.append(&mut self.local);
+        }
+        if let Ok(mut v) = self.excluded.lock() {
+            v.append(&mut self.local_ex);
+        }
+    }
+}
+
+impl Drop for WalkWorker {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+fn poisoned() -> SnapshotError {
+    SnapshotError::Io {
+        action: "collecting scan results for",
+        path: PathBuf::new(),
+        source: std::io::Error::other("a scan worker panicked"),
+    }
+}
+
+fn excluded_for(rel: &[u8], content: Content) -> ExcludedFile {
+    ExcludedFile {
+        path: String::from_utf8_lossy(rel).into_owned(),
+        reason: match content {
+            Content::TooLarge => ExcludeReason::TooLarge,
+            _ => ExcludeReason::Binary,
+        },
+    }
+}
+
+/// Paths inside `.git/` or our own directory are never captured.
+pub(crate) fn is_internal(rel: &str) -> bool {
+    rel == ".git"
+        || rel.starts_with(".git/")
+        || rel == MIA_DIR
+        || rel.starts_with(".mia-code/")
+        || rel.split('/').any(|c| c == ".git")
+}
+
+/// Which snapshot tree stands for which project path (for restore).
+pub(crate) fn blob_bytes(repo: &Repository, oid: Oid) -> Result<Vec<u8>, git2::Error> {
+    Ok(repo.find_blob(oid)?.content().to_vec())
+}

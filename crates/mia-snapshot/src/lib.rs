@@ -1,0 +1,19 @@
+//! mia-snapshot: the undo engine. A hidden git repository per project
+//! (`<project>/.mia-code/snapshots/`) captures the working tree before every
+//! file-modifying step so any step can be diffed, exported as a patch and
+//! undone. See the crate README for the design.
+
+mod cache;
+mod capture;
+mod config;
+mod error;
+mod model;
+mod repo;
+mod tree;
+
+pub use config::{BINARY_EXTENSIONS, DEFAULT_EXCLUDED_DIRS, SnapshotConfig};
+pub use error::{Result, SnapshotError};
+pub use model::{
+    CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, StepKind, StepRecord,
+};
+pub use repo::{RepoLock, SNAPSHOT_DIR, SnapshotRepo, validate_project_root};

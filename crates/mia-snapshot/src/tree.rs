@@ -1,0 +1,268 @@
+//! Tree objects built directly: a full scan serialises every directory in
+//! memory and writes only the trees that changed; a capture with known paths
+//! rewrites just the ancestors of those paths on top of the previous tree.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+
+use git2::{ObjectType, Oid, Repository, Tree};
+
+use crate::cache::{MODE_EXEC, MODE_FILE, MODE_LINK, MODE_TREE};
+
+/// Git's tree entry order: names compared bytewise, directories as if they
+/// ended in `/`.
+pub fn git_name_cmp(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> Ordering {
+    let n = a.len().min(b.len());
+    match a[..n].cmp(&b[..n]) {
+        Ordering::Equal => {}
+        other => return other,
+    }
+    let ca = a.get(n).copied().or(if a_tree { Some(b'/') } else { None });
+    let cb = b.get(n).copied().or(if b_tree { Some(b'/') } else { None });
+    ca.cmp(&cb)
+}
+
+/// Serialise entries `(name, mode, oid)` into a git tree object body.
+pub fn serialize_tree(entries: &mut [(Vec<u8>, u32, Oid)]) -> Vec<u8> {
+    entries.sort_by(|a, b| git_name_cmp(&a.0, a.1 == MODE_TREE, &b.0, b.1 == MODE_TREE));
+    let mut buf = Vec::with_capacity(entries.len() * 40);
+    for (name, mode, oid) in entries.iter() {
+        buf.extend_from_slice(format!("{mode:o} ").as_bytes());
+        buf.extend_from_slice(name);
+        buf.push(0);
+        buf.extend_from_slice(oid.as_bytes());
+    }
+    buf
+}
+
+/// Build every tree for a complete file list (`path → (mode, blob)`), write
+/// the ones not already known, and return the root id plus every directory's
+/// id (for the stat cache).
+pub fn build_full(
+    repo: &Repository,
+    files: &[(Vec<u8>, u32, Oid)],
+    known_dirs: &HashMap<Vec<u8>, Oid>,
+) -> Result<(Oid, HashMap<Vec<u8>, Oid>), git2::Error> {
+    let mut dirs: HashMap<Vec<u8>, Vec<(Vec<u8>, u32, Oid)>> = HashMap::new();
+    dirs.entry(Vec::new()).or_default();
+    for (path, mode, oid) in files {
+        let (dir, name) = split_parent(path);
+        dirs.entry(dir.to_vec())
+            .or_default()
+            .push((name.to_vec(), *mode, *oid));
+        // Make sure every ancestor exists so empty-of-files directories that
+        // only hold directories are still built.
+        let mut d = dir;
+        while !d.is_empty() {
+            let (parent, _) = split_parent(d);
+            if dirs.contains_key(parent) {
+                break;
+            }
+            dirs.insert(parent.to_vec(), Vec::new());
+            d = parent;
+        }
+    }
+    let mut order: Vec<Vec<u8>> = dirs.keys().cloned().collect();
+    // Deepest first, so children are done before their parents.
+    order.sort_by_key(|d| {
+        std::cmp::Reverse(if d.is_empty() {
+            0
+        } else {
+            d.iter().filter(|c| **c == b'/').count() + 1
+        })
+    });
+    let odb = repo.odb()?;
+    let mut out = HashMap::with_capacity(order.len());
+    for dir in order {
+        let mut entries = dirs.remove(&dir).unwrap_or_default();
+        if entries.is_empty() && !dir.is_empty() {
+            continue;
+        }
+        let body = serialize_tree(&mut entries);
+        let oid = Oid::hash_object(ObjectType::Tree, &body)?;
+        if known_dirs.get(&dir) != Some(&oid) && !odb.exists(oid) {
+            odb.write(ObjectType::Tree, &body)?;
+        }
+        if !dir.is_empty() {
+            let (parent, name) = split_parent(&dir);
+            dirs.entry(parent.to_vec())
+                .or_default()
+                .push((name.to_vec(), MODE_TREE, oid));
+        }
+        out.insert(dir, oid);
+    }
+    let root = match out.get(&Vec::new()) {
+        Some(r) => *r,
+        None => {
+            let body = serialize_tree(&mut []);
+            odb.write(ObjectType::Tree, &body)?
+        }
+    };
+    Ok((root, out))
+}
+
+pub fn split_parent(path: &[u8]) -> (&[u8], &[u8]) {
+    match path.iter().rposition(|c| *c == b'/') {
+        Some(i) => (&path[..i], &path[i + 1..]),
+        None => (&[], path),
+    }
+}
+
+/// A change to one path in a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Put { mode: u32, oid: Oid },
+    Remove,
+}
+
+/// Apply `changes` (relative `/` paths) to `base`, rewriting only the trees
+/// on the way to them. Returns the new root and the change in file count.
+pub fn apply_changes(
+    repo: &Repository,
+    base: Option<&Tree<'_>>,
+    changes: &BTreeMap<Vec<u8>, Change>,
+) -> Result<(Oid, i64), git2::Error> {
+    let (oid, delta) = apply_level(repo, base, changes, true)?;
+    match oid {
+        Some(o) => Ok((o, delta)),
+        None => Ok((repo.treebuilder(None)?.write()?, delta)),
+    }
+}
+
+fn apply_level(
+    repo: &Repository,
+    base: Option<&Tree<'_>>,
+    changes: &BTreeMap<Vec<u8>, Change>,
+    root: bool,
+) -> Result<(Option<Oid>, i64), git2::Error> {
+    let mut leaf: BTreeMap<&[u8], Change> = BTreeMap::new();
+    let mut nested: BTreeMap<&[u8], BTreeMap<Vec<u8>, Change>> = BTreeMap::new();
+    for (path, change) in changes {
+        match path.iter().position(|c| *c == b'/') {
+            None => {
+                leaf.insert(path.as_slice(), *change);
+            }
+            Some(i) => {
+                nested
+                    .entry(&path[..i])
+                    .or_default()
+                    .insert(path[i + 1..].to_vec(), *change);
+            }
+        }
+    }
+    let mut builder = repo.treebuilder(base)?;
+    let mut delta: i64 = 0;
+    let mut names: Vec<&[u8]> = leaf.keys().chain(nested.keys()).copied().collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let existing = builder.get(name)?.map(|e| (e.id(), e.filemode()));
+        let old_count = match existing {
+            Some((id, mode)) => entry_file_count(repo, id, mode)?,
+            None => 0,
+        };
+        match (leaf.get(name), nested.get(name)) {
+            (Some(Change::Put { mode, oid }), _) => {
+                builder.insert(name, *oid, *mode as i32)?;
+                delta += 1 - old_count;
+            }
+            (_, Some(sub)) => {
+                let sub_base = match existing {
+                    Some((id, m)) if m == MODE_TREE as i32 => Some(repo.find_tree(id)?),
+                    _ => None,
+                };
+                let (new_sub, _) = apply_level(repo, sub_base.as_ref(), sub, false)?;
+                match new_sub {
+                    Some(oid) => {
+                        builder.insert(name, oid, MODE_TREE as i32)?;
+                        let new_count = entry_file_count(repo, oid, MODE_TREE as i32)?;
+                        delta += new_count - old_count;
+                    }
+                    None => {
+                        if existing.is_some() {
+                            builder.remove(name)?;
+                        }
+                        delta -= old_count;
+                    }
+                }
+            }
+            (Some(Change::Remove), None) => {
+                if existing.is_some() {
+                    builder.remove(name)?;
+                }
+                delta -= old_count;
+            }
+            (None, None) => {}
+        }
+    }
+    if builder.is_empty() && !root {
+        return Ok((None, delta));
+    }
+    Ok((Some(builder.write()?), delta))
+}
+
+/// Number of files (blobs, symlinks) under one tree entry.
+pub fn entry_file_count(repo: &Repository, id: Oid, mode: i32) -> Result<i64, git2::Error> {
+    if mode != MODE_TREE as i32 {
+        return Ok(if is_file_mode(mode as u32) { 1 } else { 0 });
+    }
+    let tree = repo.find_tree(id)?;
+    let mut n = 0i64;
+    tree.walk(git2::TreeWalkMode::PreOrder, |_, e| {
+        if e.kind() == Some(ObjectType::Blob) {
+            n += 1;
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    Ok(n)
+}
+
+pub fn is_file_mode(mode: u32) -> bool {
+    mode == MODE_FILE || mode == MODE_EXEC || mode == MODE_LINK
+}
+
+/// Flatten a tree into `path → (mode, oid)` for blobs and symlinks.
+pub fn flatten(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    prefix: &str,
+) -> Result<BTreeMap<String, (u32, Oid)>, git2::Error> {
+    let mut out = BTreeMap::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
+        if e.kind() == Some(ObjectType::Blob) {
+            let name = String::from_utf8_lossy(e.name_bytes());
+            out.insert(
+                format!("{prefix}{dir}{name}"),
+                (e.filemode() as u32, e.id()),
+            );
+        }
+        git2::TreeWalkResult::Ok
+    })?;
+    let _ = repo;
+    Ok(out)
+}
+
+/// The entry at `path` in `tree`, if it is a file or symlink.
+pub fn file_at(tree: &Tree<'_>, path: &str) -> Option<(u32, Oid)> {
+    let e = tree.get_path(std::path::Path::new(path)).ok()?;
+    let mode = e.filemode() as u32;
+    if is_file_mode(mode) {
+        Some((mode, e.id()))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_order_puts_directories_after_dotted_names() {
+        // "a.txt" < "a/" because '.' (0x2e) < '/' (0x2f); "a0" > "a/".
+        assert_eq!(git_name_cmp(b"a.txt", false, b"a", true), Ordering::Less);
+        assert_eq!(git_name_cmp(b"a0", false, b"a", true), Ordering::Greater);
+        assert_eq!(git_name_cmp(b"a", false, b"a", true), Ordering::Less);
+        assert_eq!(git_name_cmp(b"ab", false, b"a", false), Ordering::Greater);
+    }
+}

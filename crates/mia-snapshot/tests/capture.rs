@@ -1,0 +1,219 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Project, reference_tree};
+use mia_snapshot::{
+    CaptureContext, CaptureMode, ExcludeReason, SnapshotConfig, SnapshotError, SnapshotRepo,
+};
+
+fn sample(p: &Project) {
+    p.write("README.md", "# hi\n");
+    p.write("src/main.rs", "fn main() {}\n");
+    p.write("src/a.txt", "a\n");
+    p.write("src/a/b.txt", "nested\n");
+    p.write("src/a0", "zero\n");
+    p.write(".hidden/x", "dot\n");
+    p.write(".gitignore", "*.log\nsecret/\n");
+    p.write("debug.log", "ignored\n");
+    p.write("secret/key", "ignored\n");
+    p.write("deep/er/and/deeper/file.txt", "deep\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        p.write("run.sh", "#!/bin/sh\n");
+        std::fs::set_permissions(
+            p.path().join("run.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("src/main.rs", p.path().join("link")).unwrap();
+    }
+}
+
+#[test]
+fn full_scan_matches_git_add_all_write_tree() {
+    let p = Project::new();
+    sample(&p);
+    let mut repo = p.repo();
+    let snap = repo.capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(snap.hash, reference_tree(&p.path()));
+    assert_eq!(snap.mode, CaptureMode::FullScan);
+    // ignored files are not counted: README, main.rs, a.txt, b.txt, a0, x, .gitignore, file.txt, run.sh, link
+    assert_eq!(snap.files, if cfg!(unix) { 10 } else { 8 });
+    // A second scan with nothing changed gives the same tree.
+    let again = repo.capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(again.hash, snap.hash);
+}
+
+#[test]
+fn known_paths_capture_equals_full_scan() {
+    let p = Project::new();
+    sample(&p);
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    p.write("src/main.rs", "fn main() { println!(); }\n");
+    p.write("src/new/dir/file.rs", "new\n");
+    std::fs::remove_file(p.path().join("src/a/b.txt")).unwrap();
+    let paths: Vec<PathBuf> = vec![
+        "src/main.rs".into(),
+        p.path().join("src/new/dir/file.rs"),
+        "src/a/b.txt".into(),
+    ];
+    let snap = repo
+        .capture(&CaptureContext::default(), Some(&paths))
+        .unwrap();
+    assert_eq!(snap.mode, CaptureMode::Paths);
+    assert_eq!(snap.hash, reference_tree(&p.path()));
+    let full = p.repo().capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(full.hash, snap.hash);
+    assert_eq!(full.files, snap.files);
+    // A fresh repo object (as a CLI process would) reuses the stat cache.
+    p.write("README.md", "# changed\n");
+    let full2 = p.repo().capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(full2.hash, reference_tree(&p.path()));
+}
+
+#[test]
+fn binary_large_and_heavy_dirs_are_noted_not_stored() {
+    let p = Project::new();
+    p.write("a.txt", "text\n");
+    std::fs::write(p.path().join("blob.dat"), b"abc\0def").unwrap();
+    std::fs::write(p.path().join("pic.png"), b"not really png").unwrap();
+    p.write("node_modules/x/index.js", "module\n");
+    p.write("big.txt", &"x".repeat(3000));
+    let cfg = SnapshotConfig {
+        max_file_size: 1000,
+        ..SnapshotConfig::default()
+    };
+    let mut repo = SnapshotRepo::open(p.path(), cfg).unwrap();
+    let snap = repo.capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(snap.files, 1);
+    let reasons: Vec<(String, ExcludeReason)> = snap
+        .excluded
+        .iter()
+        .map(|e| (e.path.clone(), e.reason))
+        .collect();
+    assert!(
+        reasons.contains(&("blob.dat".into(), ExcludeReason::Binary)),
+        "{reasons:?}"
+    );
+    assert!(reasons.contains(&("pic.png".into(), ExcludeReason::Binary)));
+    assert!(reasons.contains(&("big.txt".into(), ExcludeReason::TooLarge)));
+    assert!(reasons.contains(&("node_modules/".into(), ExcludeReason::ExcludedDir)));
+    assert_eq!(snap.excluded_total, 4);
+    // Named paths obey the same rules.
+    std::fs::write(p.path().join("a.txt"), b"now\0binary").unwrap();
+    let s2 = repo
+        .capture(&CaptureContext::default(), Some(&[PathBuf::from("a.txt")]))
+        .unwrap();
+    assert_eq!(s2.files, 0);
+    assert_eq!(s2.excluded[0].reason, ExcludeReason::Binary);
+}
+
+#[test]
+fn refuses_home_and_root() {
+    let err = SnapshotRepo::open("/", SnapshotConfig::default()).unwrap_err();
+    assert!(
+        matches!(err, SnapshotError::UnsafeProjectRoot { .. }),
+        "{err}"
+    );
+    if let Some(home) = std::env::var_os("HOME") {
+        if std::path::Path::new(&home).is_dir() {
+            let err = SnapshotRepo::open(&home, SnapshotConfig::default()).unwrap_err();
+            assert!(err.to_string().contains("home directory"), "{err}");
+        }
+    }
+}
+
+#[test]
+fn project_git_is_untouched_and_excludes_our_dir() {
+    let p = Project::new();
+    common::git(&p.path(), &["init", "-q"]);
+    sample(&p);
+    common::git(&p.path(), &["add", "-A"]);
+    common::git(&p.path(), &["commit", "-qm", "init"]);
+    let head = common::git(&p.path(), &["rev-parse", "HEAD"]);
+    let mut repo = p.repo();
+    p.write("src/main.rs", "changed\n");
+    let snap = repo.capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(snap.mode, CaptureMode::Seeded);
+    assert_eq!(snap.hash, reference_tree(&p.path()));
+    let status = common::git(&p.path(), &["status", "--porcelain"]);
+    assert_eq!(
+        status.trim(),
+        "M src/main.rs",
+        "our dir must not show up: {status}"
+    );
+    assert_eq!(common::git(&p.path(), &["rev-parse", "HEAD"]), head);
+    let exclude = std::fs::read_to_string(p.path().join(".git/info/exclude")).unwrap();
+    assert!(exclude.contains("/.mia-code/"));
+}
+
+#[test]
+fn time_budget_makes_capture_unavailable_and_keeps_progress() {
+    let p = Project::new();
+    for i in 0..300 {
+        p.write(&format!("d{}/f{i}.txt", i % 7), &format!("{i}\n"));
+    }
+    let cfg = SnapshotConfig {
+        time_budget: std::time::Duration::from_nanos(1),
+        ..SnapshotConfig::default()
+    };
+    let mut repo = SnapshotRepo::open(p.path(), cfg).unwrap();
+    let err = repo.capture(&CaptureContext::default(), None).unwrap_err();
+    assert!(err.is_unavailable(), "{err}");
+    assert!(err.to_string().contains("time budget"));
+    // Unbounded capture still works and equals git's tree.
+    let snap = repo
+        .capture_unbounded(&CaptureContext::default(), None)
+        .unwrap();
+    assert_eq!(snap.hash, reference_tree(&p.path()));
+}
+
+#[test]
+fn stale_locks_are_recovered() {
+    let p = Project::new();
+    p.write("a.txt", "a\n");
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let dir = repo.git_dir().to_path_buf();
+    // What a crash mid-write leaves behind: git's own lock files and a lock
+    // file naming a dead process.
+    std::fs::write(dir.join("mia.lock"), "999999").unwrap();
+    std::fs::create_dir_all(dir.join("refs/mia")).unwrap();
+    std::fs::write(dir.join("refs/mia/latest.lock"), "").unwrap();
+    std::fs::write(dir.join("packed-refs.lock"), "").unwrap();
+    p.write("a.txt", "b\n");
+    let snap = repo
+        .capture(&CaptureContext::default(), Some(&["a.txt".into()]))
+        .unwrap();
+    assert_eq!(snap.hash, reference_tree(&p.path()));
+    assert!(!dir.join("refs/mia/latest.lock").exists());
+    assert!(!dir.join("packed-refs.lock").exists());
+}
+
+#[test]
+fn live_lock_blocks_until_released() {
+    let p = Project::new();
+    p.write("a.txt", "a\n");
+    let mut repo = p.repo();
+    let other = p.repo();
+    let held = other.lock_until(None).unwrap();
+    let cfg_err = {
+        let mut r = SnapshotRepo::open(
+            p.path(),
+            SnapshotConfig {
+                time_budget: std::time::Duration::from_millis(50),
+                ..SnapshotConfig::default()
+            },
+        )
+        .unwrap();
+        r.capture(&CaptureContext::default(), None).unwrap_err()
+    };
+    assert!(matches!(cfg_err, SnapshotError::Locked { .. }), "{cfg_err}");
+    drop(held);
+    repo.capture(&CaptureContext::default(), None).unwrap();
+}

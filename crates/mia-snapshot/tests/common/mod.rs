@@ -1,0 +1,126 @@
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mia_snapshot::{SnapshotConfig, SnapshotRepo};
+
+/// Run git with no user/system config, failing the test on error.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(dir, args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+pub fn git_cmd(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new("git");
+    c.current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE");
+    c
+}
+
+pub fn write(root: &Path, rel: &str, content: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+pub fn read(root: &Path, rel: &str) -> Option<String> {
+    std::fs::read_to_string(root.join(rel)).ok()
+}
+
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+impl Project {
+    pub fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    pub fn path(&self) -> PathBuf {
+        self.dir.path().canonicalize().unwrap()
+    }
+    pub fn repo(&self) -> SnapshotRepo {
+        SnapshotRepo::open(self.path(), SnapshotConfig::default()).unwrap()
+    }
+    pub fn write(&self, rel: &str, content: &str) {
+        write(&self.path(), rel, content)
+    }
+    pub fn read(&self, rel: &str) -> Option<String> {
+        read(&self.path(), rel)
+    }
+}
+
+/// `git add -A` + `git write-tree` into a separate git dir (what OpenCode
+/// does): the reference tree hash for a project.
+pub fn reference_tree(project: &Path) -> String {
+    let gd = tempfile::tempdir().unwrap();
+    let gdp = gd.path().to_str().unwrap().to_string();
+    let proj = project.to_str().unwrap().to_string();
+    git(
+        project,
+        &["--git-dir", &gdp, "--work-tree", &proj, "init", "-q"],
+    );
+    std::fs::write(gd.path().join("info/exclude"), ".mia-code/\n").unwrap();
+    git(
+        project,
+        &["--git-dir", &gdp, "--work-tree", &proj, "add", "-A"],
+    );
+    git(
+        project,
+        &["--git-dir", &gdp, "--work-tree", &proj, "write-tree"],
+    )
+    .trim()
+    .to_string()
+}
+
+/// Files (recursively, excluding .mia-code and .git) with their bytes.
+pub fn tree_state(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if rel == ".mia-code" || rel == ".git" {
+                continue;
+            }
+            let ft = e.file_type().unwrap();
+            if ft.is_symlink() {
+                let t = std::fs::read_link(&p).unwrap();
+                let mut v = b"symlink:".to_vec();
+                v.extend_from_slice(t.to_string_lossy().as_bytes());
+                out.insert(rel, v);
+            } else if ft.is_dir() {
+                stack.push(p);
+            } else {
+                let mut v = std::fs::read(&p).unwrap();
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    if e.metadata().unwrap().permissions().mode() & 0o111 != 0 {
+                        v.extend_from_slice(b"\n<exec>");
+                    }
+                }
+                out.insert(rel, v);
+            }
+        }
+    }
+    out
+}
