@@ -26,7 +26,9 @@ fn main() -> Result<(), Box<dyn Error>> {
             .split('_')
             .next()
             .and_then(|n| n.parse().ok())
-            .ok_or_else(|| format!("migration {name} must start with a number, e.g. 0002_add_x.sql"))?;
+            .ok_or_else(|| {
+                format!("migration {name} must start with a number, e.g. 0002_add_x.sql")
+            })?;
         files.push((number, name, path));
     }
     files.sort();
@@ -42,7 +44,11 @@ fn main() -> Result<(), Box<dyn Error>> {
 
     let mut out = String::from("pub(crate) static MIGRATIONS: &[(&str, &str)] = &[\n");
     for (_, name, path) in &files {
-        writeln!(out, "    ({name:?}, include_str!({:?})),", path.display().to_string())?;
+        writeln!(
+            out,
+            "    ({name:?}, include_str!({:?})),",
+            path.display().to_string()
+        )?;
     }
     out.push_str("];\n");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);

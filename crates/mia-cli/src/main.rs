@@ -1,1 +1,66 @@
-fn main() {}
+//! `mia-code`: the headless front end of the mia-code runtime.
+//!
+//! A thin adapter: parse arguments, call the library crates, print for people
+//! (default) or for scripts (`--json`). Errors go to stderr with exit code 1;
+//! bad usage exits 2.
+
+mod cmd;
+mod context;
+mod logging;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// mia-code: an AI coding agent that reads, edits and runs code in your project, safely.
+#[derive(Debug, Parser)]
+#[command(name = "mia-code", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List, show and draw sessions.
+    #[command(subcommand)]
+    Sessions(cmd::sessions::SessionsCommand),
+    /// Show the effective configuration or its JSON Schema.
+    #[command(subcommand)]
+    Config(cmd::config::ConfigCommand),
+    /// Check paths, the session database, config and provider keys.
+    Doctor(cmd::doctor::DoctorArgs),
+    /// Print a shell completion script.
+    Completions {
+        /// bash, zsh, fish, powershell or elvish.
+        shell: clap_complete::Shell,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let _log = logging::init();
+    let result = match cli.command {
+        Command::Sessions(c) => cmd::sessions::run(c),
+        Command::Config(c) => cmd::config::run(c),
+        Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "mia-code",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            tracing::error!("{err:#}");
+            eprintln!("error: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

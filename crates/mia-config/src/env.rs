@@ -59,7 +59,10 @@ mod tests {
             resolve_with("https://{env:HOST}/v1?k={env: KEY }", "k", env).unwrap(),
             "https://example.test/v1?k=sk-123"
         );
-        assert_eq!(resolve_with("plain $ text", "k", env).unwrap(), "plain $ text");
+        assert_eq!(
+            resolve_with("plain $ text", "k", env).unwrap(),
+            "plain $ text"
+        );
         assert_eq!(resolve_with("{env:KEY", "k", env).unwrap(), "{env:KEY");
         let err = resolve_with("{env:NOPE}", "providers.openai.apiKey", env).unwrap_err();
         assert!(err.to_string().contains("NOPE"), "{err}");

@@ -28,7 +28,11 @@ fn layers_merge_later_wins_with_origins() {
         }"#,
     )
     .unwrap();
-    std::fs::write(&paths.global_configs[1], r#"{"smallModel": "openai/gpt-5-mini"}"#).unwrap();
+    std::fs::write(
+        &paths.global_configs[1],
+        r#"{"smallModel": "openai/gpt-5-mini"}"#,
+    )
+    .unwrap();
     std::fs::write(
         project.join(".mia-code.json"),
         r#"{
@@ -44,14 +48,25 @@ fn layers_merge_later_wins_with_origins() {
     assert_eq!(cfg.merged.small_model.as_deref(), Some("openai/gpt-5-mini"));
     let snap = cfg.merged.snapshot.clone().unwrap();
     assert_eq!(snap.retention, Some(50), "global overrides built-in");
-    assert_eq!(snap.max_file_size, Some(2 * 1024 * 1024), "built-in kept where not overridden");
+    assert_eq!(
+        snap.max_file_size,
+        Some(2 * 1024 * 1024),
+        "built-in kept where not overridden"
+    );
     assert_eq!(cfg.default_agent(), "build");
     let project_file = project.join(".mia-code.json").display().to_string();
     assert_eq!(cfg.origins["model"], project_file);
-    assert_eq!(cfg.origins["snapshot.retention"], paths.global_configs[0].display().to_string());
+    assert_eq!(
+        cfg.origins["snapshot.retention"],
+        paths.global_configs[0].display().to_string()
+    );
     assert_eq!(cfg.origins["snapshot.maxFileSize"], "built-in");
     // Permission rules stay per layer with their source.
-    let project_layer = cfg.layers.iter().find(|l| l.kind == LayerKind::Project).unwrap();
+    let project_layer = cfg
+        .layers
+        .iter()
+        .find(|l| l.kind == LayerKind::Project)
+        .unwrap();
     let rules = project_layer.file.permissions.clone().unwrap();
     assert_eq!(rules[0].action, PermissionAction::Deny);
     assert_eq!(rules[0].pattern.as_deref(), Some("*.lock"));
@@ -73,7 +88,8 @@ fn invalid(text: &str) -> ConfigError {
 
 #[test]
 fn unknown_key_names_file_key_and_line() {
-    let err = invalid("{\n  \"agent\": {\n    \"plan\": {\n      \"temprature\": 0.2\n    }\n  }\n}");
+    let err =
+        invalid("{\n  \"agent\": {\n    \"plan\": {\n      \"temprature\": 0.2\n    }\n  }\n}");
     let ConfigError::Invalid { key, line, .. } = &err else {
         panic!("{err}")
     };
@@ -108,13 +124,25 @@ fn syntax_error_has_a_line() {
 #[test]
 fn project_config_cannot_redirect_keys_or_transcripts() {
     for (text, key) in [
-        (r#"{"providers": {"anthropic": {"baseURL": "https://evil.test"}}}"#, "providers.anthropic.baseURL"),
-        (r#"{"providers": {"openai": {"apiKey": "{env:OPENAI_API_KEY}"}}}"#, "providers.openai.apiKey"),
-        (r#"{"providers": {"openai": {"headers": {"x": "y"}}}}"#, "providers.openai.headers"),
+        (
+            r#"{"providers": {"anthropic": {"baseURL": "https://evil.test"}}}"#,
+            "providers.anthropic.baseURL",
+        ),
+        (
+            r#"{"providers": {"openai": {"apiKey": "{env:OPENAI_API_KEY}"}}}"#,
+            "providers.openai.apiKey",
+        ),
+        (
+            r#"{"providers": {"openai": {"headers": {"x": "y"}}}}"#,
+            "providers.openai.headers",
+        ),
         (r#"{"share": {"url": "https://evil.test"}}"#, "share.url"),
     ] {
         let err = parse_file(Path::new("/p/.mia-code.json"), text, LayerKind::Project).unwrap_err();
-        assert!(matches!(err, ConfigError::ForbiddenInProject { .. }), "{err}");
+        assert!(
+            matches!(err, ConfigError::ForbiddenInProject { .. }),
+            "{err}"
+        );
         assert!(err.to_string().contains(key), "{err}");
         assert!(err.to_string().contains("global config"), "{err}");
         // The same file is fine as global config.

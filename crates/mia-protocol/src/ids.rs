@@ -14,7 +14,9 @@ pub fn now_ms() -> i64 {
 
 /// An id string that could not be parsed.
 #[derive(Debug, thiserror::Error)]
-#[error("`{value}` is not a valid {kind} id (expected a UUID such as 0193b4d2-7c1e-7a51-9f0e-2c4b5d6e7f80)")]
+#[error(
+    "`{value}` is not a valid {kind} id (expected a UUID such as 0193b4d2-7c1e-7a51-9f0e-2c4b5d6e7f80)"
+)]
 pub struct IdParseError {
     pub kind: &'static str,
     pub value: String,
@@ -24,7 +26,16 @@ macro_rules! id_type {
     ($name:ident, $kind:literal) => {
         /// A time-ordered identifier (UUID v7): ids sort in creation order.
         #[derive(
-            Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema,
+            Clone,
+            Copy,
+            PartialEq,
+            Eq,
+            PartialOrd,
+            Ord,
+            Hash,
+            Serialize,
+            Deserialize,
+            schemars::JsonSchema,
         )]
         #[serde(transparent)]
         pub struct $name(pub Uuid);
@@ -61,10 +72,12 @@ macro_rules! id_type {
         impl FromStr for $name {
             type Err = IdParseError;
             fn from_str(s: &str) -> Result<Self, Self::Err> {
-                Uuid::parse_str(s.trim()).map(Self).map_err(|_| IdParseError {
-                    kind: $kind,
-                    value: s.to_string(),
-                })
+                Uuid::parse_str(s.trim())
+                    .map(Self)
+                    .map_err(|_| IdParseError {
+                        kind: $kind,
+                        value: s.to_string(),
+                    })
             }
         }
     };

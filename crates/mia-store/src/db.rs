@@ -70,7 +70,9 @@ pub struct SessionDb {
 
 impl std::fmt::Debug for SessionDb {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionDb").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("SessionDb")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
 }
 
@@ -165,7 +167,9 @@ impl SessionDb {
                 let table: String = r.get(0)?;
                 let rowid: Option<i64> = r.get(1)?;
                 let parent: String = r.get(2)?;
-                Ok(format!("{table} row {rowid:?} references a missing {parent} row"))
+                Ok(format!(
+                    "{table} row {rowid:?} references a missing {parent} row"
+                ))
             })
             .map_err(|e| self.err(e))?
             .collect::<rusqlite::Result<Vec<_>>>()
@@ -252,8 +256,10 @@ fn open_and_migrate(opts: &OpenOptions) -> Result<Connection> {
     .map_err(map)?;
     conn.busy_timeout(opts.busy_timeout).map_err(map)?;
     // Reading the header is what reveals a file that is not a database.
-    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get::<_, i64>(0))
-        .map_err(map)?;
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(map)?;
     let mode: String = conn
         .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
         .map_err(map)?;

@@ -12,7 +12,9 @@ pub enum MigrationError {
         found: i64,
         supported: i64,
     },
-    #[error("migration {name} failed on {path}: {source}; the database was left at version {version}")]
+    #[error(
+        "migration {name} failed on {path}: {source}; the database was left at version {version}"
+    )]
     Failed {
         path: PathBuf,
         name: String,
@@ -24,7 +26,9 @@ pub enum MigrationError {
 
 /// The database file is damaged.
 #[derive(Debug, thiserror::Error)]
-#[error("the session database {path} is damaged ({detail}); `mia-code doctor` checks it, and reopening it moves the damaged file aside and starts a fresh one")]
+#[error(
+    "the session database {path} is damaged ({detail}); `mia-code doctor` checks it, and reopening it moves the damaged file aside and starts a fresh one"
+)]
 pub struct CorruptionError {
     pub path: PathBuf,
     pub detail: String,
@@ -32,7 +36,9 @@ pub struct CorruptionError {
 
 /// Another process held the write lock longer than the busy timeout.
 #[derive(Debug, thiserror::Error)]
-#[error("the session database {path} is busy: another mia-code process held it for more than {waited_ms} ms; nothing was written, try again")]
+#[error(
+    "the session database {path} is busy: another mia-code process held it for more than {waited_ms} ms; nothing was written, try again"
+)]
 pub struct ConcurrencyError {
     pub path: PathBuf,
     pub waited_ms: u64,

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use mia_protocol::{Session, SessionId, SessionStatus, now_ms};
+use mia_protocol::{Session, SessionId, SessionStatus};
 use serde_json::Value;
 
 use crate::db::SessionDb;
@@ -39,11 +39,7 @@ impl std::fmt::Display for LegacyImport {
                 self.source.display()
             );
         }
-        write!(
-            f,
-            "Migrated {} sessions from JSON to SQLite",
-            self.imported
-        )?;
+        write!(f, "Migrated {} sessions from JSON to SQLite", self.imported)?;
         if !self.skipped.is_empty() {
             let list: Vec<String> = self
                 .skipped
@@ -210,7 +206,7 @@ fn convert(entry: &Value) -> std::result::Result<Session, String> {
         agent: None,
         model,
         created_at,
-        updated_at: now_ms(),
+        updated_at: created_at,
         archived_at: None,
     })
 }

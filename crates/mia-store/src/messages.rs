@@ -160,7 +160,15 @@ impl SessionDb {
             .map(|row| {
                 let (id, role, kind, metadata, created_at, compacted_by) =
                     row.map_err(|e| self.err(e))?;
-                decode_message(session_id, id, &role, &kind, &metadata, created_at, compacted_by)
+                decode_message(
+                    session_id,
+                    id,
+                    &role,
+                    &kind,
+                    &metadata,
+                    created_at,
+                    compacted_by,
+                )
             })
             .collect::<Result<Vec<_>>>()?;
         if desc {

@@ -78,7 +78,9 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Session> {
     let fork: Option<String> = row.get(5)?;
     let status: String = row.get(8)?;
     Ok(Session {
-        id: id.parse().map_err(|e: mia_protocol::IdParseError| decode(0, "id")(e.to_string()))?,
+        id: id
+            .parse()
+            .map_err(|e: mia_protocol::IdParseError| decode(0, "id")(e.to_string()))?,
         slug: row.get(1)?,
         project_id: row.get(2)?,
         directory: row.get(3)?,
@@ -317,11 +319,7 @@ impl SessionDb {
     }
 }
 
-pub(crate) fn insert_session(
-    tx: &Tx<'_>,
-    s: &Session,
-    fork_json: Option<&str>,
-) -> Result<()> {
+pub(crate) fn insert_session(tx: &Tx<'_>, s: &Session, fork_json: Option<&str>) -> Result<()> {
     tx.prepare_cached(&format!(
         "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
     ))

@@ -36,9 +36,9 @@ fn payload(writer: &str, n: u64) -> Vec<PartContent> {
 }
 
 fn check_payload(db: &SessionDb, session: &SessionId, id: &MessageId, writer: &str, n: u64) {
-    let m = db.get_message(session, id).unwrap_or_else(|e| {
-        panic!("acknowledged message {id} ({writer} #{n}) is missing: {e}")
-    });
+    let m = db
+        .get_message(session, id)
+        .unwrap_or_else(|e| panic!("acknowledged message {id} ({writer} #{n}) is missing: {e}"));
     let got: Vec<PartContent> = m.parts.into_iter().map(|p| p.content).collect();
     assert_eq!(got, payload(writer, n), "content of {writer} #{n} intact");
 }
@@ -50,9 +50,15 @@ fn child_writer() {
     let Ok(db_path) = std::env::var("MIA_STORE_CHILD_DB") else {
         return;
     };
-    let session: SessionId = std::env::var("MIA_STORE_CHILD_SESSION").unwrap().parse().unwrap();
+    let session: SessionId = std::env::var("MIA_STORE_CHILD_SESSION")
+        .unwrap()
+        .parse()
+        .unwrap();
     let writer = std::env::var("MIA_STORE_CHILD_NAME").unwrap();
-    let count: u64 = std::env::var("MIA_STORE_CHILD_COUNT").unwrap().parse().unwrap();
+    let count: u64 = std::env::var("MIA_STORE_CHILD_COUNT")
+        .unwrap()
+        .parse()
+        .unwrap();
     let mut db = SessionDb::open(&db_path).unwrap();
     println!("START {}", mia_protocol::now_ms());
     for n in 0..count {
@@ -87,7 +93,13 @@ fn child_writer() {
 
 fn spawn_child(db: &Path, session: &SessionId, name: &str, count: u64) -> Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", "child_writer", "--nocapture", "--test-threads=1"])
+        .args([
+            "--ignored",
+            "--exact",
+            "child_writer",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("MIA_STORE_CHILD_DB", db)
         .env("MIA_STORE_CHILD_SESSION", session.to_string())
         .env("MIA_STORE_CHILD_NAME", name)
@@ -112,7 +124,10 @@ fn parse(line: &str) -> Option<Line> {
     match it.next()? {
         "START" => Some(Line::Start(it.next()?.parse().ok()?)),
         "END" => Some(Line::End(it.next()?.parse().ok()?)),
-        "ACK" => Some(Line::Ack(it.next()?.parse().ok()?, it.next()?.parse().ok()?)),
+        "ACK" => Some(Line::Ack(
+            it.next()?.parse().ok()?,
+            it.next()?.parse().ok()?,
+        )),
         _ => None,
     }
 }
@@ -169,10 +184,21 @@ fn two_processes_write_the_same_database_at_once() {
     let (sb, eb, acks_b) = collect(rb);
     let status_a = a.wait_with_output().unwrap();
     let status_b = b.wait_with_output().unwrap();
-    assert!(status_a.status.success(), "alpha failed: {}", String::from_utf8_lossy(&status_a.stderr));
-    assert!(status_b.status.success(), "beta failed: {}", String::from_utf8_lossy(&status_b.stderr));
+    assert!(
+        status_a.status.success(),
+        "alpha failed: {}",
+        String::from_utf8_lossy(&status_a.stderr)
+    );
+    assert!(
+        status_b.status.success(),
+        "beta failed: {}",
+        String::from_utf8_lossy(&status_b.stderr)
+    );
     let (sa, ea, sb, eb) = (sa.unwrap(), ea.unwrap(), sb.unwrap(), eb.unwrap());
-    assert!(sa < eb && sb < ea, "the two writers overlapped in time ({sa}..{ea} vs {sb}..{eb})");
+    assert!(
+        sa < eb && sb < ea,
+        "the two writers overlapped in time ({sa}..{ea} vs {sb}..{eb})"
+    );
     assert_eq!(acks_a.len() as u64, N);
     assert_eq!(acks_b.len() as u64, N);
 
@@ -217,7 +243,10 @@ fn sigkill_never_loses_an_acknowledged_message() {
         let Some((id, n)) = first else {
             let _ = child.kill();
             let out = child.wait_with_output().unwrap();
-            panic!("child {name} never acknowledged a write: {}", String::from_utf8_lossy(&out.stderr))
+            panic!(
+                "child {name} never acknowledged a write: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
         };
         acked.push((id, name.clone(), n));
         let run_for = Duration::from_micros(rng.random_range(0..40_000));
@@ -241,7 +270,10 @@ fn sigkill_never_loses_an_acknowledged_message() {
             }
         }
     }
-    assert_eq!(killed_mid_run, kills, "every child was killed while writing");
+    assert_eq!(
+        killed_mid_run, kills,
+        "every child was killed while writing"
+    );
 
     let db = SessionDb::open(&path).unwrap();
     assert!(db.recovery().is_none(), "no corruption after {kills} kills");
@@ -253,5 +285,8 @@ fn sigkill_never_loses_an_acknowledged_message() {
         check_payload(&db, &session, id, writer, *n);
     }
     assert!(db.message_count(&session).unwrap() >= acked.len() as u64);
-    eprintln!("{kills} kills, {} acknowledged messages all intact", acked.len());
+    eprintln!(
+        "{kills} kills, {} acknowledged messages all intact",
+        acked.len()
+    );
 }

@@ -54,7 +54,10 @@ fn a_database_from_a_newer_build_is_refused_untouched() {
     }
     let err = SessionDb::open(&path).unwrap_err();
     assert!(
-        matches!(err, StoreError::Migration(MigrationError::TooNew { found: 999, .. })),
+        matches!(
+            err,
+            StoreError::Migration(MigrationError::TooNew { found: 999, .. })
+        ),
         "{err}"
     );
     assert!(err.to_string().contains("upgrade mia-code"), "{err}");
@@ -74,9 +77,15 @@ fn a_corrupt_file_is_moved_aside_and_a_fresh_one_created() {
     let mut db = SessionDb::open(&path).unwrap();
     let recovery = db.recovery().cloned().expect("recovery reported");
     assert!(recovery.backup.exists());
-    assert_eq!(std::fs::read(&recovery.backup).unwrap(), garbage, "backup keeps the bytes");
+    assert_eq!(
+        std::fs::read(&recovery.backup).unwrap(),
+        garbage,
+        "backup keeps the bytes"
+    );
     assert!(
-        recovery.to_string().contains(&recovery.backup.display().to_string()),
+        recovery
+            .to_string()
+            .contains(&recovery.backup.display().to_string()),
         "message names the backup: {recovery}"
     );
     // The fresh database works.
@@ -86,8 +95,11 @@ fn a_corrupt_file_is_moved_aside_and_a_fresh_one_created() {
             ..Default::default()
         })
         .unwrap();
-    db.add_message(&s.id, NewMessage::new(Role::User, vec![PartContent::text("ok")]))
-        .unwrap();
+    db.add_message(
+        &s.id,
+        NewMessage::new(Role::User, vec![PartContent::text("ok")]),
+    )
+    .unwrap();
     drop(db);
     assert!(SessionDb::open(&path).unwrap().recovery().is_none());
 }
@@ -113,8 +125,15 @@ fn legacy_array_is_imported_and_renamed() {
     assert_eq!(report.imported, 2);
     assert!(report.skipped.is_empty());
     assert!(!home.path().join(".mia-code-sessions.json").exists());
-    assert!(home.path().join(".mia-code-sessions.json.migrated").exists());
-    assert_eq!(report.to_string(), "Migrated 2 sessions from JSON to SQLite");
+    assert!(
+        home.path()
+            .join(".mia-code-sessions.json.migrated")
+            .exists()
+    );
+    assert_eq!(
+        report.to_string(),
+        "Migrated 2 sessions from JSON to SQLite"
+    );
     let mut sessions = db.list_sessions(&SessionFilter::default()).unwrap();
     sessions.sort_by(|a, b| a.session.directory.cmp(&b.session.directory));
     assert_eq!(sessions[0].session.directory, "/proj/a");
@@ -144,7 +163,11 @@ fn legacy_object_form_skips_malformed_entries_and_reports_them() {
     assert!(report.skipped[2].reason.contains("projectRoot"));
     assert!(report.to_string().contains("skipped 3 malformed entries"));
     assert_eq!(db.session_count().unwrap(), 2);
-    assert!(home.path().join(".mia-code-sessions.json.migrated").exists());
+    assert!(
+        home.path()
+            .join(".mia-code-sessions.json.migrated")
+            .exists()
+    );
 }
 
 #[test]

@@ -46,7 +46,10 @@ fn schema_has_spec_tables_indices_and_pragmas() {
         "idx_messages_session",
         "idx_parts_message",
     ] {
-        assert!(names.iter().any(|n| n == want), "missing {want} in {names:?}");
+        assert!(
+            names.iter().any(|n| n == want),
+            "missing {want} in {names:?}"
+        );
     }
     let mode: String = conn
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -81,13 +84,23 @@ fn create_get_update_archive_delete() {
         .unwrap();
     assert_eq!(updated.title, "Renamed");
     assert_eq!(updated.status, SessionStatus::Busy);
-    assert_eq!(updated.model.as_deref(), Some("anthropic/claude-sonnet-4-5"));
-    assert!(updated.updated_at > s.updated_at, "updated_at moves on update");
+    assert_eq!(
+        updated.model.as_deref(),
+        Some("anthropic/claude-sonnet-4-5")
+    );
+    assert!(
+        updated.updated_at > s.updated_at,
+        "updated_at moves on update"
+    );
     assert_eq!(updated.created_at, s.created_at);
 
     let archived = db.archive_session(&s.id).unwrap();
     assert!(archived.archived_at.is_some());
-    assert!(db.list_sessions(&SessionFilter::default()).unwrap().is_empty());
+    assert!(
+        db.list_sessions(&SessionFilter::default())
+            .unwrap()
+            .is_empty()
+    );
     let all = db
         .list_sessions(&SessionFilter {
             include_archived: true,
@@ -96,8 +109,11 @@ fn create_get_update_archive_delete() {
         .unwrap();
     assert_eq!(all.len(), 1);
 
-    db.add_message(&s.id, NewMessage::new(Role::User, vec![PartContent::text("hi")]))
-        .unwrap();
+    db.add_message(
+        &s.id,
+        NewMessage::new(Role::User, vec![PartContent::text("hi")]),
+    )
+    .unwrap();
     db.delete_session(&s.id).unwrap();
     assert!(matches!(
         db.get_session(&s.id),
@@ -184,7 +200,10 @@ fn add_message_to_missing_session_writes_nothing() {
     let (_dir, mut db) = db();
     let ghost = mia_protocol::SessionId::new();
     let err = db
-        .add_message(&ghost, NewMessage::new(Role::User, vec![PartContent::text("x")]))
+        .add_message(
+            &ghost,
+            NewMessage::new(Role::User, vec![PartContent::text("x")]),
+        )
         .unwrap_err();
     assert!(matches!(err, StoreError::SessionNotFound(_)), "{err}");
     assert!(err.to_string().contains("mia-code sessions list"));
@@ -223,7 +242,10 @@ fn pagination_after_before_tail() {
         after = page.last().map(|m| m.id);
         seen.extend(page.into_iter().map(|m| m.id));
     }
-    assert_eq!(seen, ids, "paging forward visits every message once, in order");
+    assert_eq!(
+        seen, ids,
+        "paging forward visits every message once, in order"
+    );
 
     let tail = db
         .get_messages(
@@ -281,7 +303,11 @@ fn list_filters_by_project_date_and_status() {
         })
         .unwrap();
     assert_eq!(by_project.len(), 3);
-    assert!(by_project.windows(2).all(|w| w[0].session.created_at >= w[1].session.created_at));
+    assert!(
+        by_project
+            .windows(2)
+            .all(|w| w[0].session.created_at >= w[1].session.created_at)
+    );
 
     let since = db
         .list_sessions(&SessionFilter {
@@ -317,7 +343,10 @@ fn fork_metadata_and_tree() {
     let (_dir, mut db) = db();
     let root = session(&mut db, "/p", "main");
     let m = db
-        .add_message(&root.id, NewMessage::new(Role::User, vec![PartContent::text("x")]))
+        .add_message(
+            &root.id,
+            NewMessage::new(Role::User, vec![PartContent::text("x")]),
+        )
         .unwrap();
     let fork = |db: &mut SessionDb, parent: &mia_protocol::Session, depth| {
         db.create_session(NewSession {
@@ -361,7 +390,10 @@ fn part_from_a_newer_build_is_kept() {
     let (dir, mut db) = db();
     let s = session(&mut db, "/p", "t");
     let m = db
-        .add_message(&s.id, NewMessage::new(Role::User, vec![PartContent::text("x")]))
+        .add_message(
+            &s.id,
+            NewMessage::new(Role::User, vec![PartContent::text("x")]),
+        )
         .unwrap();
     let conn = rusqlite::Connection::open(dir.path().join("data.db")).unwrap();
     conn.execute(

@@ -1,0 +1,187 @@
+use std::process::ExitCode;
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::context;
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Project directory whose config is checked (default: the current directory).
+    #[arg(long)]
+    project: Option<std::path::PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Ok,
+    Warn,
+    Error,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    name: String,
+    status: Status,
+    detail: String,
+}
+
+const PROVIDER_KEYS: [(&str, &[&str]); 3] = [
+    ("anthropic", &["ANTHROPIC_API_KEY"]),
+    ("openai", &["OPENAI_API_KEY"]),
+    ("google", &["GEMINI_API_KEY", "GOOGLE_API_KEY"]),
+];
+
+pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
+    let mut checks = Vec::new();
+    let mut push = |name: &str, status, detail: String| {
+        checks.push(Check {
+            name: name.to_string(),
+            status,
+            detail,
+        })
+    };
+
+    let paths = context::paths()?;
+    push("home", Status::Ok, paths.home.display().to_string());
+
+    match std::fs::create_dir_all(paths.logs_dir()) {
+        Ok(()) => push("logs", Status::Ok, paths.logs_dir().display().to_string()),
+        Err(e) => push(
+            "logs",
+            Status::Error,
+            format!("cannot create {}: {e}", paths.logs_dir().display()),
+        ),
+    }
+
+    match mia_store::SessionDb::open(paths.data_db()) {
+        Ok(db) => {
+            if let Some(r) = db.recovery() {
+                push("database", Status::Warn, r.to_string());
+            }
+            let version = db.schema_version().unwrap_or(-1);
+            match (db.integrity_check(), db.foreign_key_check()) {
+                (Ok(i), Ok(f)) if i.is_empty() && f.is_empty() => push(
+                    "database",
+                    Status::Ok,
+                    format!(
+                        "{} (schema v{version}, {} sessions, integrity ok)",
+                        paths.data_db().display(),
+                        db.session_count().unwrap_or(0)
+                    ),
+                ),
+                (Ok(i), Ok(f)) => push(
+                    "database",
+                    Status::Error,
+                    format!(
+                        "{}: {}",
+                        paths.data_db().display(),
+                        i.into_iter().chain(f).collect::<Vec<_>>().join("; ")
+                    ),
+                ),
+                (Err(e), _) | (_, Err(e)) => push("database", Status::Error, e.to_string()),
+            }
+        }
+        Err(e) => push("database", Status::Error, e.to_string()),
+    }
+
+    let project = context::project_dir(args.project.as_deref());
+    let config = match &project {
+        Ok(dir) => match context::load_config(&paths, Some(dir)) {
+            Ok(cfg) => {
+                let files: Vec<String> = cfg
+                    .layers
+                    .iter()
+                    .filter_map(|l| l.path.as_ref().map(|p| p.display().to_string()))
+                    .collect();
+                push(
+                    "config",
+                    Status::Ok,
+                    if files.is_empty() {
+                        "no config files; built-in defaults".to_string()
+                    } else {
+                        format!("valid: {}", files.join(", "))
+                    },
+                );
+                Some(cfg)
+            }
+            Err(e) => {
+                push("config", Status::Error, format!("{e:#}"));
+                None
+            }
+        },
+        Err(e) => {
+            push("config", Status::Error, format!("{e:#}"));
+            None
+        }
+    };
+
+    for (provider, vars) in PROVIDER_KEYS {
+        let from_env = vars
+            .iter()
+            .find(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+        let from_config = config
+            .as_ref()
+            .and_then(|c| c.merged.providers.as_ref())
+            .and_then(|p| p.get(provider))
+            .and_then(|p| p.api_key.as_ref());
+        let (status, detail) = match (from_env, from_config) {
+            (Some(var), _) => (Status::Ok, format!("key present in ${var}")),
+            (None, Some(reference)) => {
+                match mia_config::resolve_env_refs(
+                    reference,
+                    &format!("providers.{provider}.apiKey"),
+                ) {
+                    Ok(_) => (Status::Ok, "key set in global config".to_string()),
+                    Err(e) => (Status::Warn, e.to_string()),
+                }
+            }
+            (None, None) => (
+                Status::Warn,
+                format!(
+                    "no key (set {} or `mia-code auth set {provider}`)",
+                    vars.join(" or ")
+                ),
+            ),
+        };
+        push(&format!("provider {provider}"), status, detail);
+    }
+
+    match std::process::Command::new("git").arg("--version").output() {
+        Ok(out) if out.status.success() => push(
+            "git",
+            Status::Ok,
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        ),
+        _ => push(
+            "git",
+            Status::Warn,
+            "git not found on PATH; snapshots and worktrees need it".into(),
+        ),
+    }
+
+    let failed = checks.iter().any(|c| c.status == Status::Error);
+    if args.json {
+        crate::output::print_json(&serde_json::json!({ "ok": !failed, "checks": checks }))?;
+    } else {
+        for c in &checks {
+            let mark = match c.status {
+                Status::Ok => "✓",
+                Status::Warn => "!",
+                Status::Error => "✗",
+            };
+            println!("{mark} {:<18} {}", c.name, c.detail);
+        }
+        if failed {
+            println!("\nSomething is broken: see the ✗ lines above.");
+        }
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,387 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use chrono::{Local, NaiveDate, TimeZone};
+use clap::{Args, Subcommand};
+use mia_protocol::{Message, PartContent, Session, SessionId, SessionStatus};
+use mia_store::{MessageQuery, SessionDb, SessionFilter, TreeNode, build_tree, project_id_for};
+
+use crate::context;
+use crate::output::{datetime, plural, print_json};
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// List sessions, newest first.
+    List(ListArgs),
+    /// Show one session with its messages.
+    Show {
+        /// Session id, a unique id prefix (4+ characters) or the slug.
+        id: String,
+        #[arg(long)]
+        json: bool,
+        /// Include messages replaced by a compaction summary.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Draw the fork hierarchy of a project's sessions.
+    Tree {
+        /// Project directory (default: the current directory).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Archive a session (hidden from lists, nothing deleted).
+    Archive { id: String },
+    /// Delete a session with all its messages.
+    Delete {
+        id: String,
+        /// Confirm the deletion.
+        #[arg(long)]
+        yes: bool,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only sessions of this project directory.
+    #[arg(long)]
+    project: Option<PathBuf>,
+    /// Only sessions created on or after this local date (YYYY-MM-DD).
+    #[arg(long, value_parser = parse_date)]
+    since: Option<i64>,
+    /// Only sessions with this status.
+    #[arg(long, value_parser = parse_status)]
+    status: Option<SessionStatus>,
+    /// Include archived sessions.
+    #[arg(long)]
+    archived: bool,
+    /// At most this many.
+    #[arg(long)]
+    limit: Option<u32>,
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_date(s: &str) -> Result<i64, String> {
+    let date = NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .map_err(|_| format!("`{s}` is not a date; use YYYY-MM-DD, e.g. 2025-01-23"))?;
+    let midnight = date.and_hms_opt(0, 0, 0).ok_or("invalid date")?;
+    Local
+        .from_local_datetime(&midnight)
+        .earliest()
+        .map(|t| t.timestamp_millis())
+        .ok_or_else(|| format!("`{s}` has no local midnight"))
+}
+
+fn parse_status(s: &str) -> Result<SessionStatus, String> {
+    SessionStatus::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a status; use idle, busy or compacting"))
+}
+
+pub fn run(cmd: SessionsCommand) -> anyhow::Result<ExitCode> {
+    let paths = context::paths()?;
+    let mut db = context::open_store(&paths)?;
+    match cmd {
+        SessionsCommand::List(args) => list(&db, args)?,
+        SessionsCommand::Show { id, json, all } => show(&db, &id, json, all)?,
+        SessionsCommand::Tree { project, json } => tree(&db, project, json)?,
+        SessionsCommand::Archive { id } => {
+            let s = resolve(&db, &id)?;
+            db.archive_session(&s.id)?;
+            println!("archived {} ({})", s.slug, s.id);
+        }
+        SessionsCommand::Delete { id, yes } => {
+            let s = resolve(&db, &id)?;
+            if !yes {
+                bail!(
+                    "deleting session {} ({}) removes its {} for good; run again with --yes to confirm",
+                    s.slug,
+                    s.id,
+                    plural(db.message_count(&s.id)?, "message", "messages")
+                );
+            }
+            db.delete_session(&s.id)?;
+            println!("deleted {} ({})", s.slug, s.id);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Find a session by full id, unique id prefix (4+ characters) or slug.
+pub fn resolve(db: &SessionDb, reference: &str) -> anyhow::Result<Session> {
+    if let Ok(id) = reference.parse::<SessionId>() {
+        return Ok(db.get_session(&id)?);
+    }
+    let all = db.list_sessions(&SessionFilter {
+        include_archived: true,
+        ..Default::default()
+    })?;
+    let matches: Vec<&Session> = all
+        .iter()
+        .map(|i| &i.session)
+        .filter(|s| {
+            s.slug == reference || (reference.len() >= 4 && s.id.to_string().starts_with(reference))
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => {
+            bail!("no session matches `{reference}`; `mia-code sessions list` shows ids and slugs")
+        }
+        many => bail!(
+            "`{reference}` matches {} sessions ({}); give more of the id",
+            many.len(),
+            many.iter()
+                .map(|s| s.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn list(db: &SessionDb, args: ListArgs) -> anyhow::Result<()> {
+    let project = args
+        .project
+        .as_deref()
+        .map(|p| context::project_dir(Some(p)))
+        .transpose()?;
+    let items = db.list_sessions(&SessionFilter {
+        project_id: project
+            .as_ref()
+            .map(|p| project_id_for(&p.display().to_string())),
+        since: args.since,
+        status: args.status,
+        include_archived: args.archived,
+        limit: args.limit,
+        ..Default::default()
+    })?;
+    if args.json {
+        return print_json(&items);
+    }
+    if items.is_empty() {
+        println!("No sessions.");
+        return Ok(());
+    }
+    println!(
+        "{:<36}  {:<16}  {:>5}  {:<10}  TITLE",
+        "ID", "UPDATED", "MSGS", "STATUS"
+    );
+    for item in &items {
+        let s = &item.session;
+        let mut title = display_title(s);
+        if s.archived_at.is_some() {
+            title.push_str(" (archived)");
+        }
+        println!(
+            "{:<36}  {:<16}  {:>5}  {:<10}  {title}",
+            s.id.to_string(),
+            datetime(s.updated_at),
+            item.message_count,
+            s.status.as_str(),
+        );
+        if project.is_none() {
+            println!("{:<36}  {}", "", s.directory);
+        }
+    }
+    Ok(())
+}
+
+fn display_title(s: &Session) -> String {
+    if s.title.trim().is_empty() {
+        s.slug.clone()
+    } else {
+        s.title.clone()
+    }
+}
+
+fn show(db: &SessionDb, reference: &str, json: bool, all: bool) -> anyhow::Result<()> {
+    let session = resolve(db, reference)?;
+    let messages = db.get_messages(
+        &session.id,
+        &MessageQuery {
+            include_compacted: all,
+            ..Default::default()
+        },
+    )?;
+    if json {
+        #[derive(serde::Serialize)]
+        struct Shown<'a> {
+            session: &'a Session,
+            messages: &'a [Message],
+        }
+        return print_json(&Shown {
+            session: &session,
+            messages: &messages,
+        });
+    }
+    println!("{}  ({})", display_title(&session), session.slug);
+    println!("  id        {}", session.id);
+    println!("  project   {}", session.directory);
+    println!(
+        "  status    {}{}",
+        session.status.as_str(),
+        if session.archived_at.is_some() {
+            ", archived"
+        } else {
+            ""
+        }
+    );
+    if let Some(agent) = &session.agent {
+        println!("  agent     {agent}");
+    }
+    if let Some(model) = &session.model {
+        println!("  model     {model}");
+    }
+    println!(
+        "  created   {} · updated {} · {}",
+        datetime(session.created_at),
+        datetime(session.updated_at),
+        plural(messages.len() as u64, "message", "messages")
+    );
+    if let Some(fork) = &session.fork {
+        println!(
+            "  forked    from {} at message {} (depth {})",
+            fork.source_session_id, fork.source_message_id, fork.fork_depth
+        );
+    }
+    for m in &messages {
+        let mut head = format!("{} · {}", m.role.as_str(), datetime(m.created_at));
+        if m.message_type != mia_protocol::MessageType::Normal {
+            head.push_str(&format!(" · {}", m.message_type.as_str()));
+        }
+        if let Some(model) = &m.metadata.model {
+            head.push_str(&format!(" · {model}"));
+        }
+        if let Some(t) = &m.metadata.tokens {
+            head.push_str(&format!(" · {} in / {} out tokens", t.input, t.output));
+        }
+        if let Some(cost) = m.metadata.cost_usd {
+            head.push_str(&format!(" · ${cost:.4}"));
+        }
+        if m.compacted_by.is_some() {
+            head.push_str(" · compacted");
+        }
+        println!("\n── {head}");
+        for part in &m.parts {
+            print_part(&part.content);
+        }
+    }
+    Ok(())
+}
+
+fn print_part(content: &PartContent) {
+    match content {
+        PartContent::Text { text, .. } => println!("{text}"),
+        PartContent::Reasoning { text } => println!("(thinking) {text}"),
+        PartContent::Commentary { perspective, text } => println!("[{perspective}] {text}"),
+        PartContent::ToolCall { tool, input, .. } => println!("  ▸ {tool} {input}"),
+        PartContent::ToolResult {
+            tool,
+            output,
+            is_error,
+            duration_ms,
+            ..
+        } => {
+            let first: String = output.lines().take(3).collect::<Vec<_>>().join("\n    ");
+            let more = output.lines().count().saturating_sub(3);
+            println!(
+                "  ◂ {tool} {}{}\n    {first}{}",
+                if *is_error { "failed" } else { "ok" },
+                duration_ms
+                    .map(|d| format!(" ({d} ms)"))
+                    .unwrap_or_default(),
+                if more > 0 {
+                    format!("\n    … {more} more lines")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        PartContent::Error { kind, message, .. } => println!("  ✗ {kind}: {message}"),
+        PartContent::Image { media_type, .. } => println!("  [image {media_type}]"),
+        PartContent::File { path, .. } => println!("  [file {path}]"),
+        PartContent::Snapshot {
+            hash,
+            files,
+            unavailable,
+            ..
+        } => match unavailable {
+            Some(reason) => println!("  ⚠ snapshot unavailable: {reason}"),
+            None => println!(
+                "  ⎘ snapshot {} ({})",
+                &hash[..hash.len().min(8)],
+                plural(files.len() as u64, "file changed", "files changed")
+            ),
+        },
+        PartContent::Revert {
+            restored, removed, ..
+        } => println!(
+            "  ↶ reverted: {} restored, {} removed",
+            restored.len(),
+            removed.len()
+        ),
+        PartContent::CompactionSummary {
+            summary,
+            compacted_messages,
+        } => println!("  ⧉ summary of {compacted_messages} messages:\n{summary}"),
+        PartContent::Subagent {
+            agent,
+            description,
+            status,
+            ..
+        } => println!("  ⇢ @{agent}: {description} ({status})"),
+        PartContent::Unknown { kind, .. } => println!("  [{kind} part from a newer mia-code]"),
+    }
+}
+
+fn tree(db: &SessionDb, project: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+    let dir = context::project_dir(project.as_deref())?;
+    let dir_text = dir.display().to_string();
+    let items = db
+        .list_sessions(&SessionFilter {
+            project_id: Some(project_id_for(&dir_text)),
+            ..Default::default()
+        })
+        .context("listing sessions")?;
+    let roots = build_tree(items);
+    if json {
+        return print_json(&roots);
+    }
+    print!("{}", render_tree(&dir_text, &roots));
+    Ok(())
+}
+
+/// The spec 020 drawing: roots indented by two, children with ├─ / └─.
+pub fn render_tree(directory: &str, roots: &[TreeNode]) -> String {
+    fn line(node: &TreeNode) -> String {
+        format!(
+            "{} — {} — {}",
+            display_title(&node.item.session),
+            datetime(node.item.session.created_at),
+            plural(node.item.message_count, "message", "messages")
+        )
+    }
+    fn children(out: &mut String, nodes: &[TreeNode], prefix: &str) {
+        for (i, node) in nodes.iter().enumerate() {
+            let last = i + 1 == nodes.len();
+            out.push_str(&format!(
+                "{prefix}{}{}\n",
+                if last { "└─ " } else { "├─ " },
+                line(node)
+            ));
+            let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
+            children(out, &node.children, &deeper);
+        }
+    }
+    let mut out = format!("Sessions for {directory}:\n");
+    if roots.is_empty() {
+        out.push_str("  (none)\n");
+    }
+    for root in roots {
+        out.push_str(&format!("  {}\n", line(root)));
+        children(&mut out, &root.children, "    ");
+    }
+    out
+}
