@@ -1,0 +1,149 @@
+//! Built-in rulesets: invariants, per-agent rulesets (spec 011) and defaults (spec 074).
+
+use mia_protocol::{PermissionAction, PermissionRule};
+
+use crate::rules::{NOT_READ_ONLY_MARKER, READ_ONLY_MARKER};
+
+/// Source label of every built-in rule.
+pub const BUILT_IN: &str = "built-in";
+
+/// The built-in agents.
+pub const BUILT_IN_AGENTS: [&str; 5] = ["build", "plan", "explore", "general", "compaction"];
+
+fn r(action: PermissionAction, permission: &str, pattern: Option<&str>) -> PermissionRule {
+    PermissionRule {
+        permission: permission.to_string(),
+        pattern: pattern.map(str::to_string),
+        action,
+    }
+}
+
+use PermissionAction::{Allow, Ask, Deny};
+
+/// Path patterns no rule can make writable without a person confirming.
+/// Component patterns (no `/`) match any path component, inside or outside the project.
+pub const PROTECTED_WRITE_PATTERNS: &[&str] = &[
+    // mia-code's own config, permission files and internals
+    "mia-code.json",
+    ".mia-code.json",
+    ".mia-code",
+    "~/.config/mia-code/**",
+    // git internals (hooks, config) and git config
+    ".git",
+    ".gitconfig",
+    // shell rc / login files
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    "~/.config/fish/**",
+    // ssh keys and config
+    ".ssh",
+];
+
+/// Layer 1: invariants. Writes and edits to protected paths always ask.
+pub fn invariant_rules() -> Vec<PermissionRule> {
+    let mut v = Vec::new();
+    for p in PROTECTED_WRITE_PATTERNS {
+        v.push(r(Ask, "write", Some(p)));
+        v.push(r(Ask, "edit", Some(p)));
+    }
+    v
+}
+
+/// Layer 8: built-in defaults (spec 074): allow reads, ask for writes and bash.
+pub fn default_rules() -> Vec<PermissionRule> {
+    vec![
+        r(Allow, "read", None),
+        r(Allow, "glob", None),
+        r(Allow, "grep", None),
+        r(Allow, "list", None),
+        r(Ask, "write", None),
+        r(Ask, "edit", None),
+        r(Ask, "bash", None),
+    ]
+}
+
+/// An agent's built-in ruleset split into the rules that survive user allow
+/// rules (restrictions, layer 4) and the rest (grants and the final catch-all, layer 7).
+#[derive(Debug, Clone, Default)]
+pub struct BuiltinRuleset {
+    pub restrictions: Vec<PermissionRule>,
+    pub grants: Vec<PermissionRule>,
+}
+
+/// The built-in ruleset of a built-in agent, `None` for custom agents.
+pub fn builtin_agent(name: &str) -> Option<BuiltinRuleset> {
+    let read_grants = || {
+        vec![
+            r(Allow, "read", None),
+            r(Allow, "glob", None),
+            r(Allow, "grep", None),
+            r(Allow, "list", None),
+        ]
+    };
+    Some(match name {
+        "build" => BuiltinRuleset {
+            restrictions: vec![],
+            grants: vec![r(Allow, "*", None)],
+        },
+        "plan" => {
+            let mut grants = vec![r(Allow, "bash", Some(READ_ONLY_MARKER))];
+            grants.extend(read_grants());
+            for p in [
+                "question",
+                "plan_exit",
+                "todo_create",
+                "todo_update",
+                "todo_delete",
+            ] {
+                grants.push(r(Allow, p, None));
+            }
+            grants.push(r(Deny, "*", None));
+            BuiltinRuleset {
+                restrictions: vec![
+                    r(Deny, "write", None),
+                    r(Deny, "edit", None),
+                    r(Ask, "bash", Some(NOT_READ_ONLY_MARKER)),
+                ],
+                grants,
+            }
+        }
+        "explore" => {
+            let mut grants = vec![r(Allow, "bash", Some(READ_ONLY_MARKER))];
+            grants.extend(read_grants());
+            grants.push(r(Deny, "*", None));
+            BuiltinRuleset {
+                restrictions: vec![
+                    r(Deny, "write", None),
+                    r(Deny, "edit", None),
+                    r(Deny, "bash", Some(NOT_READ_ONLY_MARKER)),
+                ],
+                grants,
+            }
+        }
+        "general" => {
+            let mut grants = read_grants();
+            grants.push(r(Deny, "*", None));
+            BuiltinRuleset {
+                restrictions: vec![
+                    r(Ask, "bash", None),
+                    r(Ask, "edit", None),
+                    r(Ask, "write", None),
+                ],
+                grants,
+            }
+        }
+        "compaction" => BuiltinRuleset {
+            restrictions: vec![r(Deny, "*", None)],
+            grants: vec![],
+        },
+        _ => return None,
+    })
+}

@@ -1,0 +1,906 @@
+//! Shell command parsing: tree-sitter-bash reduces a command line to simple
+//! commands ("segments") made of plain words, and records everything that
+//! cannot be reduced to plain words (which can then never be auto-allowed).
+
+use std::fmt;
+
+use serde::Serialize;
+use tree_sitter::{Node, Parser};
+
+/// Commands longer than this are still parsed and every deny rule still
+/// applies, but they can never be auto-allowed.
+pub const MAX_AUTO_ALLOW_LEN: usize = 16 * 1024;
+/// Nesting depth (substitutions, `bash -c`, wrappers) beyond which parsing stops (ask).
+pub const MAX_DEPTH: usize = 24;
+/// At most this many segments are extracted; beyond that the command asks.
+pub const MAX_SEGMENTS: usize = 4096;
+
+/// Why a segment cannot be auto-allowed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Opaque {
+    CommandSubstitution,
+    ProcessSubstitution,
+    VariableExpansion,
+    ArithmeticExpansion,
+    AnsiCString,
+    GlobPattern,
+    Assignment,
+    Redirection,
+    Heredoc,
+    Subshell,
+    ControlFlow,
+    Unsupported(String),
+    ParseError,
+    ControlCharacters,
+    TooLong,
+    TooDeep,
+    TooManySegments,
+    DynamicArguments,
+    ChangesDirectory,
+    Empty,
+}
+
+impl fmt::Display for Opaque {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            Self::CommandSubstitution => "command substitution",
+            Self::ProcessSubstitution => "process substitution",
+            Self::VariableExpansion => "variable expansion",
+            Self::ArithmeticExpansion => "arithmetic expansion",
+            Self::AnsiCString => "$'...' string",
+            Self::GlobPattern => "unquoted glob or brace pattern",
+            Self::Assignment => "variable assignment",
+            Self::Redirection => "redirection",
+            Self::Heredoc => "heredoc or here-string",
+            Self::Subshell => "subshell or command group",
+            Self::ControlFlow => "control flow or function",
+            Self::Unsupported(k) => return write!(f, "unsupported shell syntax ({k})"),
+            Self::ParseError => "shell syntax the parser could not read",
+            Self::ControlCharacters => "control or invisible characters",
+            Self::TooLong => "command too long to auto-allow",
+            Self::TooDeep => "nesting too deep",
+            Self::TooManySegments => "too many commands",
+            Self::DynamicArguments => "arguments read at run time (xargs)",
+            Self::ChangesDirectory => "directory change that cannot be followed",
+            Self::Empty => "empty command",
+        };
+        f.write_str(s)
+    }
+}
+
+/// A redirect target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Redirect {
+    /// The target as spelled (literal when `literal`).
+    pub target: String,
+    pub write: bool,
+    pub literal: bool,
+}
+
+/// One simple command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Segment {
+    /// The words; a word that is not plain (contains expansions) is kept as spelled.
+    pub words: Vec<String>,
+    /// Why this segment cannot be auto-allowed (empty: plain words only).
+    pub opaque: Vec<Opaque>,
+    pub redirects: Vec<Redirect>,
+    /// Wrappers and interpreters this segment was unwrapped from (`sudo`, `bash -c`).
+    pub via: Vec<String>,
+    /// Directory set by an earlier `cd` in the same command line, if any.
+    pub cwd: Option<String>,
+    /// Indices of words that are not plain (kept as spelled).
+    #[serde(skip)]
+    pub non_literal: Vec<usize>,
+}
+
+impl Segment {
+    fn new() -> Self {
+        Self {
+            words: vec![],
+            opaque: vec![],
+            redirects: vec![],
+            via: vec![],
+            cwd: None,
+            non_literal: vec![],
+        }
+    }
+
+    /// The command as words joined by spaces (display form).
+    pub fn display(&self) -> String {
+        let mut s = self.words.join(" ");
+        for r in &self.redirects {
+            s.push_str(if r.write { " > " } else { " < " });
+            s.push_str(&r.target);
+        }
+        s
+    }
+
+    fn flag(&mut self, o: Opaque) {
+        if !self.opaque.contains(&o) {
+            self.opaque.push(o);
+        }
+    }
+
+    /// Is the word at `i` plain (literal)?
+    pub fn is_literal(&self, i: usize) -> bool {
+        !self.non_literal.contains(&i)
+    }
+}
+
+/// The result of parsing a command line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ParsedCommand {
+    pub segments: Vec<Segment>,
+}
+
+/// Parse a command line into segments. Never panics; anything unusual is
+/// recorded as [`Opaque`] on the affected (or every) segment.
+pub fn parse(command: &str) -> ParsedCommand {
+    parse_at_depth(command, 0)
+}
+
+fn has_control(s: &str) -> bool {
+    s.chars().any(|c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}')
+    })
+}
+
+fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
+    let mut global: Vec<Opaque> = Vec::new();
+    if has_control(command) {
+        global.push(Opaque::ControlCharacters);
+    }
+    if command.len() > MAX_AUTO_ALLOW_LEN {
+        global.push(Opaque::TooLong);
+    }
+    let mut w = Walker {
+        src: command,
+        segments: Vec::new(),
+        overflow: false,
+    };
+    let mut parser = Parser::new();
+    let tree = match parser.set_language(&tree_sitter_bash::LANGUAGE.into()) {
+        Ok(()) => parser.parse(command, None),
+        Err(_) => None,
+    };
+    match tree {
+        Some(tree) => {
+            let root = tree.root_node();
+            if root.has_error() {
+                global.push(Opaque::ParseError);
+            }
+            w.stmt(root, &[], 0);
+        }
+        None => global.push(Opaque::ParseError),
+    }
+    if w.overflow {
+        global.push(Opaque::TooManySegments);
+    }
+    let mut segments = Vec::new();
+    for s in w.segments {
+        unwrap_into(s, depth, &mut segments);
+    }
+    apply_cd(&mut segments);
+    if segments.is_empty() {
+        let mut s = Segment::new();
+        s.words = command.split_whitespace().map(str::to_string).collect();
+        s.non_literal = (0..s.words.len()).collect();
+        s.flag(Opaque::Empty);
+        segments.push(s);
+    }
+    for s in &mut segments {
+        for g in &global {
+            s.flag(g.clone());
+        }
+    }
+    ParsedCommand { segments }
+}
+
+struct Walker<'s> {
+    src: &'s str,
+    segments: Vec<Segment>,
+    overflow: bool,
+}
+
+fn text<'a>(n: Node<'_>, src: &'a str) -> &'a str {
+    src.get(n.byte_range()).unwrap_or("")
+}
+
+/// Nodes whose content is a list of statements that run unconditionally in sequence.
+const SEQUENCE: &[&str] = &["program", "list", "pipeline", "negated_command"];
+const CONTROL: &[&str] = &[
+    "if_statement",
+    "elif_clause",
+    "else_clause",
+    "while_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "case_statement",
+    "case_item",
+    "do_group",
+    "function_definition",
+    "test_command",
+];
+
+impl Walker<'_> {
+    fn push(&mut self, s: Segment) {
+        if self.segments.len() >= MAX_SEGMENTS {
+            self.overflow = true;
+        } else {
+            self.segments.push(s);
+        }
+    }
+
+    /// Walk a statement-level node.
+    fn stmt(&mut self, n: Node<'_>, inherited: &[Opaque], level: usize) {
+        if level > 200 {
+            let mut s = Segment::new();
+            s.words = vec![text(n, self.src).to_string()];
+            s.non_literal = vec![0];
+            s.flag(Opaque::TooDeep);
+            self.push(s);
+            return;
+        }
+        let kind = n.kind();
+        if kind == "comment" || !n.is_named() {
+            return;
+        }
+        if SEQUENCE.contains(&kind) {
+            let mut c = n.walk();
+            for ch in n.named_children(&mut c) {
+                self.stmt(ch, inherited, level + 1);
+            }
+            return;
+        }
+        if kind == "command" {
+            let seg = self.command(n, inherited, level);
+            self.push(seg);
+            return;
+        }
+        if kind == "redirected_statement" {
+            let before = self.segments.len();
+            let mut redirects = Vec::new();
+            let mut flags = Vec::new();
+            let mut c = n.walk();
+            let children: Vec<Node<'_>> = n.named_children(&mut c).collect();
+            for ch in &children {
+                if is_redirect(ch.kind()) {
+                    self.redirect(*ch, &mut redirects, &mut flags, level);
+                }
+            }
+            let mut any_body = false;
+            for ch in &children {
+                if !is_redirect(ch.kind()) {
+                    any_body = true;
+                    self.stmt(*ch, inherited, level + 1);
+                }
+            }
+            if !any_body || self.segments.len() == before {
+                let mut s = Segment::new();
+                s.flag(Opaque::Empty);
+                self.push(s);
+            }
+            let after = self.segments.len();
+            for s in &mut self.segments[before.min(after)..after] {
+                s.redirects.extend(redirects.iter().cloned());
+                for f in &flags {
+                    s.flag(f.clone());
+                }
+            }
+            return;
+        }
+        let mut flags: Vec<Opaque> = inherited.to_vec();
+        let flag = match kind {
+            "subshell" | "compound_statement" => Some(Opaque::Subshell),
+            "ERROR" => Some(Opaque::ParseError),
+            k if CONTROL.contains(&k) => Some(Opaque::ControlFlow),
+            _ => None,
+        };
+        match flag {
+            Some(f) => {
+                if !flags.contains(&f) {
+                    flags.push(f);
+                }
+                let before = self.segments.len();
+                self.children_as_statements(n, &flags, level);
+                if self.segments.len() == before && kind == "ERROR" {
+                    self.opaque_text_segment(n, &flags);
+                }
+            }
+            None => {
+                // Declarations, bare assignments, anything else: never auto-allowed;
+                // commands nested inside still get judged.
+                let mut f2 = flags.clone();
+                f2.push(match kind {
+                    "variable_assignment" | "variable_assignments" => Opaque::Assignment,
+                    k => Opaque::Unsupported(k.to_string()),
+                });
+                self.opaque_text_segment(n, &f2);
+                self.scan_substitutions(n, level);
+            }
+        }
+    }
+
+    fn opaque_text_segment(&mut self, n: Node<'_>, flags: &[Opaque]) {
+        let mut s = Segment::new();
+        s.words = text(n, self.src)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect();
+        s.non_literal = (0..s.words.len()).collect();
+        for f in flags {
+            s.flag(f.clone());
+        }
+        if s.opaque.is_empty() {
+            s.flag(Opaque::Unsupported(n.kind().to_string()));
+        }
+        self.push(s);
+    }
+
+    fn children_as_statements(&mut self, n: Node<'_>, flags: &[Opaque], level: usize) {
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            match ch.kind() {
+                // Statement-like children.
+                "command"
+                | "redirected_statement"
+                | "list"
+                | "pipeline"
+                | "subshell"
+                | "compound_statement"
+                | "negated_command"
+                | "variable_assignment"
+                | "declaration_command"
+                | "unset_command"
+                | "ERROR" => self.stmt(ch, flags, level + 1),
+                k if CONTROL.contains(&k) => self.stmt(ch, flags, level + 1),
+                _ => self.scan_substitutions(ch, level + 1),
+            }
+        }
+    }
+
+    /// Find command/process substitutions anywhere below `n` and judge their commands.
+    fn scan_substitutions(&mut self, n: Node<'_>, level: usize) {
+        if level > 200 {
+            return;
+        }
+        match n.kind() {
+            "command_substitution" | "process_substitution" => {
+                self.children_as_statements(n, &[], level + 1);
+            }
+            _ => {
+                let mut c = n.walk();
+                for ch in n.named_children(&mut c) {
+                    self.scan_substitutions(ch, level + 1);
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, n: Node<'_>, inherited: &[Opaque], level: usize) -> Segment {
+        let mut s = Segment::new();
+        for f in inherited {
+            s.flag(f.clone());
+        }
+        let mut c = n.walk();
+        let children: Vec<Node<'_>> = n.named_children(&mut c).collect();
+        for ch in children {
+            match ch.kind() {
+                "variable_assignment" => {
+                    s.flag(Opaque::Assignment);
+                    self.scan_substitutions(ch, level + 1);
+                }
+                "comment" => {}
+                k if is_redirect(k) => {
+                    let mut flags = Vec::new();
+                    let mut reds = Vec::new();
+                    self.redirect(ch, &mut reds, &mut flags, level);
+                    s.redirects.extend(reds);
+                    for f in flags {
+                        s.flag(f);
+                    }
+                }
+                "command_name" => {
+                    let inner = ch.named_child(0).unwrap_or(ch);
+                    self.word(inner, &mut s, level);
+                }
+                _ => self.word(ch, &mut s, level),
+            }
+        }
+        s
+    }
+
+    fn word(&mut self, n: Node<'_>, s: &mut Segment, level: usize) {
+        match literal(n, self.src) {
+            Ok(w) => s.words.push(w),
+            Err(o) => {
+                s.non_literal.push(s.words.len());
+                s.words.push(text(n, self.src).to_string());
+                s.flag(o);
+                self.scan_substitutions(n, level + 1);
+            }
+        }
+    }
+
+    fn redirect(
+        &mut self,
+        n: Node<'_>,
+        out: &mut Vec<Redirect>,
+        flags: &mut Vec<Opaque>,
+        level: usize,
+    ) {
+        let kind = n.kind();
+        if kind == "heredoc_redirect" || kind == "herestring_redirect" {
+            flags.push(Opaque::Heredoc);
+            self.scan_substitutions(n, level + 1);
+            return;
+        }
+        let mut op = String::new();
+        let mut dest: Option<Node<'_>> = None;
+        let mut c = n.walk();
+        for ch in n.children(&mut c) {
+            if !ch.is_named() {
+                op.push_str(ch.kind());
+            } else if ch.kind() != "file_descriptor" {
+                dest = Some(ch);
+            }
+        }
+        let Some(dest) = dest else {
+            flags.push(Opaque::Redirection);
+            return;
+        };
+        let write = op.contains('>');
+        match literal(dest, self.src) {
+            Ok(t) => {
+                let dup = op.contains('&')
+                    && op != "&>"
+                    && op != "&>>"
+                    && (t == "-" || t.chars().all(|c| c.is_ascii_digit()));
+                if dup || t == "/dev/null" {
+                    return;
+                }
+                flags.push(Opaque::Redirection);
+                out.push(Redirect {
+                    target: t,
+                    write,
+                    literal: true,
+                });
+            }
+            Err(o) => {
+                flags.push(Opaque::Redirection);
+                flags.push(o);
+                out.push(Redirect {
+                    target: text(dest, self.src).to_string(),
+                    write,
+                    literal: false,
+                });
+                self.scan_substitutions(dest, level + 1);
+            }
+        }
+    }
+}
+
+fn is_redirect(kind: &str) -> bool {
+    matches!(
+        kind,
+        "file_redirect" | "heredoc_redirect" | "herestring_redirect"
+    )
+}
+
+fn unescape_unquoted(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut it = t.chars();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.next() {
+                Some('\n') | None => {}
+                Some(n) => out.push(n),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn unescape_double(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut it = t.chars().peekable();
+    while let Some(c) = it.next() {
+        if c == '\\' {
+            match it.peek().copied() {
+                Some('\n') => {
+                    it.next();
+                }
+                Some(n @ ('\\' | '"' | '$' | '`')) => {
+                    it.next();
+                    out.push(n);
+                }
+                _ => out.push('\\'),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Unquoted glob or brace characters (not escaped by a backslash).
+fn has_unquoted_pattern(t: &str) -> bool {
+    let mut esc = false;
+    for c in t.chars() {
+        if esc {
+            esc = false;
+            continue;
+        }
+        match c {
+            '\\' => esc = true,
+            '*' | '?' | '[' | '{' => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Reduce a word-like node to its literal value, or say why it is not plain.
+fn literal(n: Node<'_>, src: &str) -> Result<String, Opaque> {
+    let t = text(n, src);
+    match n.kind() {
+        "word" | "number" => {
+            if has_unquoted_pattern(t) {
+                Err(Opaque::GlobPattern)
+            } else if t.starts_with('~') && !t.starts_with("~/") && t != "~" {
+                Err(Opaque::VariableExpansion)
+            } else {
+                Ok(unescape_unquoted(t))
+            }
+        }
+        "raw_string" => Ok(t
+            .strip_prefix('\'')
+            .and_then(|x| x.strip_suffix('\''))
+            .unwrap_or(t)
+            .to_string()),
+        "string" => {
+            let mut c = n.walk();
+            for ch in n.named_children(&mut c) {
+                if ch.kind() != "string_content" {
+                    return Err(match ch.kind() {
+                        "command_substitution" => Opaque::CommandSubstitution,
+                        "arithmetic_expansion" => Opaque::ArithmeticExpansion,
+                        _ => Opaque::VariableExpansion,
+                    });
+                }
+            }
+            let inner = t
+                .strip_prefix('"')
+                .and_then(|x| x.strip_suffix('"'))
+                .unwrap_or(t);
+            Ok(unescape_double(inner))
+        }
+        "concatenation" => {
+            let mut out = String::new();
+            let mut c = n.walk();
+            for ch in n.children(&mut c) {
+                if ch.is_named() {
+                    out.push_str(&literal(ch, src)?);
+                } else {
+                    return Err(Opaque::Unsupported(format!("`{}` in a word", ch.kind())));
+                }
+            }
+            Ok(out)
+        }
+        "command_substitution" => Err(Opaque::CommandSubstitution),
+        "process_substitution" => Err(Opaque::ProcessSubstitution),
+        "simple_expansion" | "expansion" => Err(Opaque::VariableExpansion),
+        "arithmetic_expansion" => Err(Opaque::ArithmeticExpansion),
+        "ansi_c_string" | "translated_string" => Err(Opaque::AnsiCString),
+        "brace_expression" => Err(Opaque::GlobPattern),
+        "ERROR" => Err(Opaque::ParseError),
+        k => Err(Opaque::Unsupported(k.to_string())),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Wrappers and interpreters
+
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin/",
+    "/usr/bin/",
+    "/usr/local/bin/",
+    "/sbin/",
+    "/usr/sbin/",
+];
+
+/// The program name if `w` is a bare name or an absolute path in a system directory.
+fn system_program(w: &str) -> Option<&str> {
+    if !w.contains('/') {
+        return Some(w);
+    }
+    SYSTEM_DIRS
+        .iter()
+        .find_map(|d| w.strip_prefix(d))
+        .filter(|r| !r.contains('/'))
+}
+
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox"];
+
+/// Skip options of a wrapper; returns the index of the wrapped command, or Err if unknown.
+fn skip_opts(words: &[String], start: usize, with_arg: &[&str], long_with_arg: &[&str]) -> usize {
+    let mut i = start;
+    while i < words.len() {
+        let w = words[i].as_str();
+        if w == "--" {
+            return i + 1;
+        }
+        if !w.starts_with('-') || w == "-" {
+            return i;
+        }
+        if w.starts_with("--") {
+            if long_with_arg.contains(&w) {
+                i += 1;
+            }
+        } else if with_arg.contains(&w) {
+            i += 1;
+        }
+        i += 1;
+    }
+    i
+}
+
+fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
+    if depth > MAX_DEPTH {
+        s.flag(Opaque::TooDeep);
+        out.push(s);
+        return;
+    }
+    let Some(first) = s.words.first().cloned() else {
+        out.push(s);
+        return;
+    };
+    if !s.is_literal(0) {
+        out.push(s);
+        return;
+    }
+    let Some(prog) = system_program(&first) else {
+        out.push(s);
+        return;
+    };
+    let inner_start: Option<usize> = match prog {
+        "env" => {
+            let mut i = 1;
+            let mut chdir = false;
+            while i < s.words.len() {
+                let w = s.words[i].as_str();
+                if w == "--" {
+                    i += 1;
+                    break;
+                }
+                if matches!(w, "-u" | "--unset") {
+                    i += 2;
+                    continue;
+                }
+                if matches!(w, "-C" | "--chdir")
+                    || w.starts_with("--chdir=")
+                    || w.starts_with("-S")
+                    || w.starts_with("--split-string")
+                {
+                    chdir = true;
+                    i += if w.contains('=') || w.len() > 2 && !w.starts_with("--") {
+                        1
+                    } else {
+                        2
+                    };
+                    continue;
+                }
+                if w.starts_with('-') && w != "-" {
+                    i += 1;
+                    continue;
+                }
+                if w.contains('=') {
+                    s.flag(Opaque::Assignment);
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            if chdir {
+                s.flag(Opaque::ChangesDirectory);
+            }
+            (i < s.words.len()).then_some(i)
+        }
+        "sudo" | "doas" => {
+            let i = skip_opts(
+                &s.words,
+                1,
+                &["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T"],
+                &[
+                    "--user",
+                    "--group",
+                    "--chdir",
+                    "--prompt",
+                    "--role",
+                    "--type",
+                    "--other-user",
+                    "--command-timeout",
+                    "--close-from",
+                    "--host",
+                ],
+            );
+            if i < s.words.len() {
+                // sudo: judge both the whole command and the inner one.
+                out.push(s.clone());
+                Some(i)
+            } else {
+                None
+            }
+        }
+        "timeout" => {
+            let i = skip_opts(&s.words, 1, &["-s", "-k"], &["--signal", "--kill-after"]);
+            (i + 1 < s.words.len()).then_some(i + 1)
+        }
+        "nice" => {
+            let mut i = 1;
+            while i < s.words.len() {
+                let w = s.words[i].as_str();
+                if w == "-n" || w == "--adjustment" {
+                    i += 2;
+                } else if w.starts_with('-') && w != "--" {
+                    i += 1;
+                } else {
+                    if w == "--" {
+                        i += 1;
+                    }
+                    break;
+                }
+            }
+            (i < s.words.len()).then_some(i)
+        }
+        "nohup" | "time" | "setsid" => {
+            let i = skip_opts(&s.words, 1, &[], &[]);
+            (i < s.words.len()).then_some(i)
+        }
+        "stdbuf" => {
+            let i = skip_opts(&s.words, 1, &["-i", "-o", "-e"], &[]);
+            (i < s.words.len()).then_some(i)
+        }
+        "command" => {
+            if s.words
+                .iter()
+                .skip(1)
+                .take_while(|w| w.starts_with('-'))
+                .any(|w| w.contains('v') || w.contains('V'))
+            {
+                None
+            } else {
+                let i = skip_opts(&s.words, 1, &[], &[]);
+                (i < s.words.len()).then_some(i)
+            }
+        }
+        "exec" => {
+            let i = skip_opts(&s.words, 1, &["-a"], &[]);
+            (i < s.words.len()).then_some(i)
+        }
+        "xargs" => {
+            s.flag(Opaque::DynamicArguments);
+            let i = skip_opts(
+                &s.words,
+                1,
+                &["-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a"],
+                &[
+                    "--max-args",
+                    "--max-procs",
+                    "--max-chars",
+                    "--delimiter",
+                    "--eof",
+                    "--arg-file",
+                    "--replace",
+                    "--max-lines",
+                ],
+            );
+            (i < s.words.len()).then_some(i)
+        }
+        p if SHELLS.contains(&p) => {
+            // `bash -c 'payload'`: judge the payload's commands instead.
+            let mut i = 1;
+            let mut has_c = false;
+            while i < s.words.len() {
+                let w = s.words[i].as_str();
+                if w == "--" || w == "-" {
+                    i += 1;
+                    break;
+                }
+                if matches!(w, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+                    i += 2;
+                    continue;
+                }
+                if w.starts_with("--") {
+                    i += 1;
+                    continue;
+                }
+                if (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 {
+                    if w.starts_with('-') && w.contains('c') {
+                        has_c = true;
+                    }
+                    i += 1;
+                    continue;
+                }
+                break;
+            }
+            if has_c && i < s.words.len() {
+                if !s.is_literal(i) {
+                    out.push(s);
+                    return;
+                }
+                let payload = s.words[i].clone();
+                let via = format!("{p} -c");
+                let parsed = parse_at_depth(&payload, depth + 1);
+                for mut inner in parsed.segments {
+                    inner.via.insert(0, via.clone());
+                    inner.via.splice(0..0, s.via.iter().cloned());
+                    for o in &s.opaque {
+                        inner.flag(o.clone());
+                    }
+                    inner.redirects.extend(s.redirects.iter().cloned());
+                    out.push(inner);
+                }
+                return;
+            }
+            None
+        }
+        _ => None,
+    };
+    match inner_start {
+        Some(i) if i < s.words.len() => {
+            let mut inner = Segment::new();
+            inner.words = s.words[i..].to_vec();
+            inner.non_literal = s
+                .non_literal
+                .iter()
+                .filter(|&&k| k >= i)
+                .map(|k| k - i)
+                .collect();
+            inner.opaque = s.opaque.clone();
+            inner.redirects = s.redirects.clone();
+            inner.via = s.via.clone();
+            inner.via.push(prog.to_string());
+            unwrap_into(inner, depth + 1, out);
+        }
+        _ => out.push(s),
+    }
+}
+
+/// Follow `cd DIR` through the rest of the command line so relative paths in
+/// later segments are resolved against it; an untrackable `cd` marks later segments.
+fn apply_cd(segments: &mut [Segment]) {
+    let mut cwd: Option<String> = None;
+    let mut lost = false;
+    for s in segments.iter_mut() {
+        if lost {
+            s.flag(Opaque::ChangesDirectory);
+        }
+        s.cwd = cwd.clone();
+        let prog = s.words.first().map(String::as_str);
+        if matches!(prog, Some("cd" | "pushd" | "popd" | "chdir")) {
+            let args: Vec<usize> = (1..s.words.len())
+                .filter(|&i| !s.words[i].starts_with('-'))
+                .collect();
+            match (prog, args.as_slice()) {
+                (Some("cd" | "pushd" | "chdir"), [i]) if s.is_literal(*i) => {
+                    let d = s.words[*i].clone();
+                    cwd = Some(match &cwd {
+                        Some(c) if !d.starts_with('/') && !d.starts_with('~') => format!("{c}/{d}"),
+                        _ => d,
+                    });
+                }
+                (Some("cd"), []) => cwd = Some("~".to_string()),
+                _ => {
+                    lost = true;
+                    s.flag(Opaque::ChangesDirectory);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,800 @@
+//! The evaluator: judges one request against a compiled [`Policy`] (and the
+//! parent agent's policy for subagents). Pure apart from the injected
+//! [`PathResolver`], which produces canonical paths.
+
+use std::fmt::Write as _;
+
+use mia_protocol::{PermissionAction, PermissionRule};
+use serde::Serialize;
+
+use crate::bash::{self, Opaque, Segment};
+use crate::path::{CanonicalPath, PathResolver};
+use crate::policy::Policy;
+use crate::readonly;
+use crate::rules::{Layer, MatchInput, PathForm, UrlForm};
+
+use PermissionAction::{Allow, Ask, Deny};
+
+/// What a request acts on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    None,
+    /// A file path as given by the tool (relative to the project root, absolute or `~/`).
+    Path(String),
+    /// A shell command line.
+    Command(String),
+    Url(String),
+    /// Any other pattern subject (e.g. a subagent name for `task`).
+    Text(String),
+}
+
+/// One permission check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub permission: String,
+    pub target: Target,
+}
+
+impl Request {
+    pub fn path(permission: &str, path: &str) -> Self {
+        Self {
+            permission: permission.into(),
+            target: Target::Path(path.into()),
+        }
+    }
+    pub fn command(cmd: &str) -> Self {
+        Self {
+            permission: "bash".into(),
+            target: Target::Command(cmd.into()),
+        }
+    }
+    pub fn url(permission: &str, url: &str) -> Self {
+        Self {
+            permission: permission.into(),
+            target: Target::Url(url.into()),
+        }
+    }
+    pub fn bare(permission: &str) -> Self {
+        Self {
+            permission: permission.into(),
+            target: Target::None,
+        }
+    }
+    /// The target as one display string.
+    pub fn target_display(&self) -> String {
+        match &self.target {
+            Target::None => String::new(),
+            Target::Path(s) | Target::Command(s) | Target::Url(s) | Target::Text(s) => s.clone(),
+        }
+    }
+}
+
+/// The rule that decided, and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Matched {
+    pub rule: PermissionRule,
+    pub layer: Layer,
+    pub source: String,
+    /// Position in its source list (zero-based).
+    pub index: usize,
+    /// Position in the compiled list (zero-based).
+    pub position: usize,
+    /// The agent whose ruleset it is (differs from the checked agent for a parent's rule).
+    pub agent: String,
+}
+
+impl Matched {
+    /// `deny write *.lock from .mia-code.json`
+    pub fn describe(&self) -> String {
+        format!("{} from {}", self.rule, self.source)
+    }
+}
+
+/// One elementary check made while judging a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SubCheck {
+    pub permission: String,
+    pub target: String,
+    pub decision: PermissionAction,
+    pub matched: Option<Matched>,
+    pub reason: String,
+}
+
+/// The verdict on one shell segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SegmentDecision {
+    pub command: String,
+    pub decision: PermissionAction,
+    pub matched: Option<Matched>,
+    pub reason: String,
+    pub opaque: Vec<Opaque>,
+    pub via: Vec<String>,
+    pub checks: Vec<SubCheck>,
+}
+
+/// The verdict on a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    pub permission: String,
+    pub target: String,
+    pub decision: PermissionAction,
+    pub reason: String,
+    pub matched: Option<Matched>,
+    pub segments: Vec<SegmentDecision>,
+    pub checks: Vec<SubCheck>,
+    /// Rules an "always" answer would add (empty: "always" is not offered).
+    pub always: Vec<PermissionRule>,
+}
+
+impl Decision {
+    pub fn is_allowed(&self) -> bool {
+        self.decision == Allow
+    }
+
+    /// The message the model receives when denied (spec 074 form).
+    pub fn denial_message(&self) -> Option<String> {
+        (self.decision == Deny).then(|| self.reason.clone())
+    }
+
+    /// The stable JSON shape of `mia-code permissions check --json`.
+    pub fn to_check_json(&self) -> serde_json::Value {
+        let m = |m: &Option<Matched>| match m {
+            Some(m) => {
+                serde_json::json!({"rule": m.rule, "layer": m.layer.as_str(), "source": m.source})
+            }
+            None => serde_json::Value::Null,
+        };
+        serde_json::json!({
+            "decision": self.decision.as_str(),
+            "reason": self.reason,
+            "matched": m(&self.matched),
+            "segments": self.segments.iter().map(|s| serde_json::json!({
+                "command": s.command,
+                "decision": s.decision.as_str(),
+                "matched": m(&s.matched),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// A multi-line explanation for people (`mia-code permissions explain`).
+    pub fn explain(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{}: {} {}",
+            self.decision.as_str().to_uppercase(),
+            self.permission,
+            self.target
+        );
+        let _ = writeln!(s, "  reason: {}", self.reason);
+        match &self.matched {
+            Some(m) => {
+                let _ = writeln!(
+                    s,
+                    "  decided by: `{}` ({} layer, {} rule #{}, position {} in agent `{}`'s compiled list)",
+                    m.rule,
+                    m.layer,
+                    m.source,
+                    m.index + 1,
+                    m.position + 1,
+                    m.agent
+                );
+            }
+            None => {
+                let _ = writeln!(s, "  decided by: no rule");
+            }
+        }
+        for seg in &self.segments {
+            let _ = writeln!(
+                s,
+                "  segment `{}`: {} — {}",
+                seg.command, seg.decision, seg.reason
+            );
+            if !seg.via.is_empty() {
+                let _ = writeln!(s, "    unwrapped from: {}", seg.via.join(" → "));
+            }
+            for c in &seg.checks {
+                let _ = writeln!(
+                    s,
+                    "    {} {}: {} — {}",
+                    c.permission, c.target, c.decision, c.reason
+                );
+            }
+        }
+        for c in &self.checks {
+            let _ = writeln!(
+                s,
+                "  {} {}: {} — {}",
+                c.permission, c.target, c.decision, c.reason
+            );
+        }
+        if !self.always.is_empty() {
+            let rules: Vec<String> = self.always.iter().map(|r| r.to_string()).collect();
+            let _ = writeln!(s, "  \"always\" would add: {}", rules.join(", "));
+        }
+        s
+    }
+}
+
+/// Who can answer an ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answerer {
+    /// A person is there to answer.
+    Person,
+    /// Headless run: nobody can answer, asks become denials.
+    Headless,
+    /// Background subagent with no route to the user.
+    NoRoute,
+    /// The ask timed out.
+    TimedOut,
+}
+
+impl Answerer {
+    fn why(self) -> &'static str {
+        match self {
+            Self::Person => "",
+            Self::Headless => "nobody can answer in a headless run",
+            Self::NoRoute => "this background subagent has no route to the user",
+            Self::TimedOut => "the question timed out",
+        }
+    }
+}
+
+/// Judges requests for one agent.
+pub struct Checker<'a> {
+    policy: &'a Policy,
+    parent: Option<&'a Policy>,
+    resolver: &'a dyn PathResolver,
+    answerer: Answerer,
+}
+
+struct Sub {
+    action: PermissionAction,
+    matched: Option<Matched>,
+    reason: String,
+}
+
+fn verb(permission: &str) -> String {
+    match permission {
+        "read" => "read".into(),
+        "write" => "write to".into(),
+        "edit" => "edit".into(),
+        "bash" => "run".into(),
+        "fetch" | "web_fetch" | "webfetch" => "fetch".into(),
+        "external_directory" => "access outside the project".into(),
+        "glob" | "grep" | "list" => format!("{permission} in"),
+        p => format!("use {p} on"),
+    }
+}
+
+fn stricter(a: &Sub, b: &Sub) -> bool {
+    b.action > a.action
+}
+
+fn escape_glob(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(policy: &'a Policy, resolver: &'a dyn PathResolver) -> Self {
+        Self {
+            policy,
+            parent: None,
+            resolver,
+            answerer: Answerer::Person,
+        }
+    }
+
+    /// A subagent: its effective rules are the intersection of its own and its parent's.
+    pub fn with_parent(mut self, parent: &'a Policy) -> Self {
+        self.parent = Some(parent);
+        self
+    }
+
+    pub fn with_answerer(mut self, a: Answerer) -> Self {
+        self.answerer = a;
+        self
+    }
+
+    /// First-match evaluation of one (permission, input) in one policy.
+    fn eval_policy(
+        &self,
+        policy: &Policy,
+        permission: &str,
+        input: MatchInput<'_>,
+        what: &str,
+    ) -> Sub {
+        if let Some(e) = policy.disabled_by(permission) {
+            return Sub {
+                action: Deny,
+                matched: None,
+                reason: format!(
+                    "Permission denied: `{permission}` is disabled by an invalid rule: {e}"
+                ),
+            };
+        }
+        match policy.first_match(permission, input) {
+            Some((position, r)) => {
+                let matched = Matched {
+                    rule: r.rule.clone(),
+                    layer: r.layer,
+                    source: r.source.clone(),
+                    index: r.source_index,
+                    position,
+                    agent: policy.agent.clone(),
+                };
+                let reason = match r.action() {
+                    Deny => format!(
+                        "Permission denied: cannot {} {} (matched rule: {})",
+                        verb(permission),
+                        what,
+                        matched.describe()
+                    ),
+                    Ask => format!(
+                        "Needs confirmation to {} {} (matched rule: {})",
+                        verb(permission),
+                        what,
+                        matched.describe()
+                    ),
+                    Allow => format!(
+                        "Allowed to {} {} (matched rule: {})",
+                        verb(permission),
+                        what,
+                        matched.describe()
+                    ),
+                };
+                Sub {
+                    action: r.action(),
+                    matched: Some(matched),
+                    reason,
+                }
+            }
+            None => Sub {
+                action: Ask,
+                matched: None,
+                reason: format!(
+                    "No rule for agent `{}` matches {} {}: asking",
+                    policy.agent, permission, what
+                ),
+            },
+        }
+    }
+
+    /// Evaluate in the own policy and (for subagents) the parent's; strictest wins.
+    fn eval(&self, permission: &str, input: MatchInput<'_>, what: &str) -> Sub {
+        let own = self.eval_policy(self.policy, permission, input, what);
+        match self.parent {
+            Some(p) => {
+                let par = self.eval_policy(p, permission, input, what);
+                if stricter(&own, &par) {
+                    Sub {
+                        reason: format!("{} (parent agent `{}`)", par.reason, p.agent),
+                        ..par
+                    }
+                } else {
+                    own
+                }
+            }
+            None => own,
+        }
+    }
+
+    fn eval_path(&self, permission: &str, cp: &CanonicalPath, checks: &mut Vec<SubCheck>) -> Sub {
+        let what = cp.display();
+        let mut best: Option<Sub> = None;
+        for form in cp.forms() {
+            let label = if cp.forms().len() > 1 && std::ptr::eq(form, &cp.real) {
+                format!("{what} (real path {})", form.abs)
+            } else {
+                what.clone()
+            };
+            let s = self.eval(permission, MatchInput::Path(form), &label);
+            if best.as_ref().is_none_or(|b| stricter(b, &s)) {
+                best = Some(s);
+            }
+        }
+        let mut out = best.unwrap_or(Sub {
+            action: Deny,
+            matched: None,
+            reason: "no path form".into(),
+        });
+        checks.push(SubCheck {
+            permission: permission.into(),
+            target: what.clone(),
+            decision: out.action,
+            matched: out.matched.clone(),
+            reason: out.reason.clone(),
+        });
+        if cp.outside_project() {
+            let outside: Vec<&PathForm> =
+                cp.forms().into_iter().filter(|f| f.rel.is_none()).collect();
+            for form in outside {
+                let s = self.eval("external_directory", MatchInput::Path(form), &form.abs);
+                checks.push(SubCheck {
+                    permission: "external_directory".into(),
+                    target: form.abs.clone(),
+                    decision: s.action,
+                    matched: s.matched.clone(),
+                    reason: s.reason.clone(),
+                });
+                if stricter(&out, &s) {
+                    out = s;
+                }
+            }
+        }
+        out
+    }
+
+    fn path_sub(
+        &self,
+        permission: &str,
+        raw: &str,
+        base: Option<&str>,
+        checks: &mut Vec<SubCheck>,
+        fail: PermissionAction,
+    ) -> (Sub, Option<CanonicalPath>) {
+        match self.resolver.resolve(raw, base) {
+            Ok(cp) => (self.eval_path(permission, &cp, checks), Some(cp)),
+            Err(e) => {
+                let s = Sub {
+                    action: fail,
+                    matched: None,
+                    reason: format!(
+                        "Permission {}: cannot check path: {e}",
+                        if fail == Deny {
+                            "denied"
+                        } else {
+                            "needs confirmation"
+                        }
+                    ),
+                };
+                checks.push(SubCheck {
+                    permission: permission.into(),
+                    target: raw.into(),
+                    decision: s.action,
+                    matched: None,
+                    reason: s.reason.clone(),
+                });
+                (s, None)
+            }
+        }
+    }
+
+    /// Judge one request.
+    pub fn check(&self, req: &Request) -> Decision {
+        let mut d = match &req.target {
+            Target::Path(raw) => self.check_path(req, raw),
+            Target::Command(cmd) => self.check_command(req, cmd),
+            Target::Url(u) => self.check_url(req, u),
+            Target::Text(t) => self.simple(req, MatchInput::Text(t), t),
+            Target::None => self.simple(req, MatchInput::Nothing, ""),
+        };
+        if d.decision == Ask && self.answerer != Answerer::Person {
+            d.decision = Deny;
+            d.reason = format!(
+                "Permission denied: {} — {}, so the ask is denied",
+                d.reason,
+                self.answerer.why()
+            );
+            d.always.clear();
+        }
+        if self.answerer != Answerer::Person {
+            for s in &mut d.segments {
+                if s.decision == Ask {
+                    s.decision = Deny;
+                    s.reason = format!("{} — {}", s.reason, self.answerer.why());
+                }
+            }
+        }
+        d
+    }
+
+    fn decision(req: &Request, s: Sub) -> Decision {
+        Decision {
+            permission: req.permission.clone(),
+            target: req.target_display(),
+            decision: s.action,
+            reason: s.reason,
+            matched: s.matched,
+            segments: vec![],
+            checks: vec![],
+            always: vec![],
+        }
+    }
+
+    fn simple(&self, req: &Request, input: MatchInput<'_>, what: &str) -> Decision {
+        let s = self.eval(&req.permission, input, what);
+        let always = if s.action == Ask {
+            vec![PermissionRule {
+                permission: req.permission.clone(),
+                pattern: (!what.is_empty()).then(|| escape_glob(what)),
+                action: Allow,
+            }]
+        } else {
+            vec![]
+        };
+        Decision {
+            always,
+            ..Self::decision(req, s)
+        }
+    }
+
+    fn check_path(&self, req: &Request, raw: &str) -> Decision {
+        let mut checks = Vec::new();
+        let (s, cp) = self.path_sub(&req.permission, raw, None, &mut checks, Deny);
+        let mut always = Vec::new();
+        if s.action == Ask
+            && let Some(cp) = cp
+        {
+            // Only offer "always" when no invariant is what asks.
+            if !checks.iter().any(|c| {
+                c.decision == Ask
+                    && c.matched
+                        .as_ref()
+                        .is_some_and(|m| m.layer == Layer::Invariant)
+            }) {
+                for c in checks.iter().filter(|c| c.decision == Ask) {
+                    let pattern = if c.permission == "external_directory" {
+                        escape_glob(&c.target)
+                    } else {
+                        match &cp.spelled.rel {
+                            Some(r) => format!("./{}", escape_glob(r)),
+                            None => escape_glob(&cp.spelled.abs),
+                        }
+                    };
+                    always.push(PermissionRule {
+                        permission: c.permission.clone(),
+                        pattern: Some(pattern),
+                        action: Allow,
+                    });
+                }
+            }
+        }
+        Decision {
+            checks,
+            always,
+            ..Self::decision(req, s)
+        }
+    }
+
+    fn check_url(&self, req: &Request, raw: &str) -> Decision {
+        let mut checks = Vec::new();
+        let s = self.url_sub(&req.permission, raw, &mut checks);
+        let always = if s.action == Ask {
+            url::Url::parse(raw)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_lowercase))
+                .map(|h| {
+                    vec![PermissionRule {
+                        permission: req.permission.clone(),
+                        pattern: Some(escape_glob(&h)),
+                        action: Allow,
+                    }]
+                })
+                .unwrap_or_default()
+        } else {
+            vec![]
+        };
+        Decision {
+            always,
+            ..Self::decision(req, s)
+        }
+    }
+
+    fn url_sub(&self, permission: &str, raw: &str, checks: &mut Vec<SubCheck>) -> Sub {
+        let parsed = match url::Url::parse(raw) {
+            Ok(u) => u,
+            Err(e) => {
+                let s = Sub {
+                    action: Deny,
+                    matched: None,
+                    reason: format!(
+                        "Permission denied: cannot {} {raw:?}: not a valid URL ({e})",
+                        verb(permission)
+                    ),
+                };
+                checks.push(SubCheck {
+                    permission: permission.into(),
+                    target: raw.into(),
+                    decision: Deny,
+                    matched: None,
+                    reason: s.reason.clone(),
+                });
+                return s;
+            }
+        };
+        let host = parsed.host_str().unwrap_or("").to_lowercase();
+        let mut clean = parsed.clone();
+        let _ = clean.set_username("");
+        let _ = clean.set_password(None);
+        clean.set_fragment(None);
+        let form = UrlForm {
+            full: clean.to_string(),
+            host,
+        };
+        let mut s = self.eval(permission, MatchInput::Url(&form), &form.full);
+        let odd = if !parsed.username().is_empty() || parsed.password().is_some() {
+            Some("the URL carries credentials (user@host)")
+        } else if !matches!(parsed.scheme(), "http" | "https") {
+            Some("only http and https URLs can be auto-allowed")
+        } else {
+            None
+        };
+        if let Some(why) = odd
+            && s.action == Allow
+        {
+            s = Sub {
+                action: Ask,
+                reason: format!("Needs confirmation: {why}; {}", s.reason),
+                matched: s.matched,
+            };
+        }
+        checks.push(SubCheck {
+            permission: permission.into(),
+            target: form.full.clone(),
+            decision: s.action,
+            matched: s.matched.clone(),
+            reason: s.reason.clone(),
+        });
+        s
+    }
+
+    fn check_command(&self, req: &Request, cmd: &str) -> Decision {
+        let parsed = bash::parse(cmd);
+        let mut segs = Vec::with_capacity(parsed.segments.len());
+        let mut worst: Option<(Sub, usize)> = None;
+        let mut always: Vec<PermissionRule> = Vec::new();
+        let mut always_ok = true;
+        for (i, seg) in parsed.segments.iter().enumerate() {
+            let (s, checks, from_rule_only) = self.judge_segment(&req.permission, seg);
+            if s.action == Ask {
+                let prefix = if seg.opaque.is_empty()
+                    && from_rule_only
+                    && !readonly::is_dangerous(&seg.words)
+                {
+                    readonly::natural_prefix(&seg.words)
+                } else {
+                    None
+                };
+                match prefix {
+                    Some(p) => {
+                        let r = PermissionRule {
+                            permission: req.permission.clone(),
+                            pattern: Some(p),
+                            action: Allow,
+                        };
+                        if !always.contains(&r) {
+                            always.push(r);
+                        }
+                    }
+                    None => always_ok = false,
+                }
+            }
+            segs.push(SegmentDecision {
+                command: seg.display(),
+                decision: s.action,
+                matched: s.matched.clone(),
+                reason: s.reason.clone(),
+                opaque: seg.opaque.clone(),
+                via: seg.via.clone(),
+                checks,
+            });
+            if worst.as_ref().is_none_or(|(w, _)| stricter(w, &s)) {
+                worst = Some((s, i));
+            }
+        }
+        let s = match worst {
+            Some((s, _)) => s,
+            None => Sub {
+                action: Ask,
+                matched: None,
+                reason: "empty command".into(),
+            },
+        };
+        let reason = if segs.len() > 1 {
+            format!("{} [strictest of {} commands]", s.reason, segs.len())
+        } else {
+            s.reason.clone()
+        };
+        let always = if s.action == Ask && always_ok {
+            always
+        } else {
+            vec![]
+        };
+        Decision {
+            segments: segs,
+            always,
+            reason,
+            ..Self::decision(req, s)
+        }
+    }
+
+    /// Returns (verdict, sub-checks, whether an ask came only from the command rule).
+    fn judge_segment(&self, permission: &str, seg: &Segment) -> (Sub, Vec<SubCheck>, bool) {
+        let what = seg.display();
+        let mut s = self.eval(
+            permission,
+            MatchInput::Words(&seg.words),
+            &format!("`{what}`"),
+        );
+        if !seg.opaque.is_empty() && s.action == Allow {
+            let why: Vec<String> = seg.opaque.iter().map(|o| o.to_string()).collect();
+            s = Sub {
+                action: Ask,
+                reason: format!(
+                    "Needs confirmation: `{what}` cannot be auto-allowed ({}); the rule `{}` would allow plain words only",
+                    why.join(", "),
+                    s.matched.as_ref().map(|m| m.describe()).unwrap_or_default()
+                ),
+                matched: s.matched,
+            };
+        }
+        let mut checks = Vec::new();
+        let mut rule_only = true;
+        let base = seg.cwd.as_deref();
+        let writer = readonly::writes_arguments(&seg.words);
+        let network = seg.words.first().is_some_and(|p| readonly::is_network(p));
+        let fold = |s: &mut Sub, t: Sub, rule_only: &mut bool| {
+            if t.action != Allow {
+                *rule_only = false;
+            }
+            if stricter(s, &t) {
+                *s = t;
+            }
+        };
+        for (i, w) in seg.words.iter().enumerate().skip(1) {
+            if !seg.is_literal(i) {
+                continue;
+            }
+            if network && w.contains("://") {
+                let t = self.url_sub("fetch", w, &mut checks);
+                fold(&mut s, t, &mut rule_only);
+                continue;
+            }
+            let Some(cand) = path_candidate(w) else {
+                continue;
+            };
+            let (t, _) = self.path_sub("read", cand, base, &mut checks, Ask);
+            fold(&mut s, t, &mut rule_only);
+            if writer {
+                let (t, _) = self.path_sub("write", cand, base, &mut checks, Ask);
+                fold(&mut s, t, &mut rule_only);
+            }
+        }
+        for r in &seg.redirects {
+            if !r.literal {
+                continue;
+            }
+            let perm = if r.write { "write" } else { "read" };
+            let (t, _) = self.path_sub(perm, &r.target, base, &mut checks, Ask);
+            fold(&mut s, t, &mut rule_only);
+        }
+        (s, checks, rule_only)
+    }
+}
+
+/// The path-like part of a shell argument, if any: the word itself, or the
+/// value of `--opt=value`, without a leading `@` (curl's `@file`).
+fn path_candidate(w: &str) -> Option<&str> {
+    let v = if w.starts_with('-') {
+        let (_, v) = w.split_once('=')?;
+        v
+    } else if let Some((k, v)) = w.split_once('=') {
+        // `of=/dev/sda`, `file=@.env`: judge the value; keep the word when the key looks like a path.
+        if k.contains('/') { w } else { v }
+    } else {
+        w
+    };
+    let v = v.strip_prefix('@').unwrap_or(v);
+    if v.is_empty() || v.contains("://") || v == "-" {
+        return None;
+    }
+    Some(v)
+}

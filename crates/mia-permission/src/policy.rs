@@ -1,0 +1,303 @@
+//! The compiled, layered ruleset of one agent: the input is plain data (rule
+//! lists with source labels), so it does not depend on how config is loaded.
+
+use std::fmt::Write as _;
+
+use mia_protocol::{PermissionAction, PermissionRule};
+use serde::Serialize;
+
+use crate::agents::{self, BUILT_IN};
+use crate::error::RuleError;
+use crate::rules::{CompiledRule, Layer, MatchInput};
+
+/// The rules of one source (a config file, or `built-in`), in file order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RuleList {
+    /// A file path or a label such as `built-in`.
+    pub source: String,
+    pub rules: Vec<PermissionRule>,
+}
+
+impl RuleList {
+    pub fn new(source: impl Into<String>, rules: Vec<PermissionRule>) -> Self {
+        Self {
+            source: source.into(),
+            rules,
+        }
+    }
+}
+
+/// Everything needed to compile an agent's ruleset. Files are given in load
+/// order (a later file wins over an earlier one, so it is checked first).
+#[derive(Debug, Clone, Default)]
+pub struct PolicyInput {
+    /// Agent name (`build`, `plan`, ... or a custom agent).
+    pub agent: String,
+    /// `permissions` of global config files.
+    pub global: Vec<RuleList>,
+    /// `permissions` of project config files.
+    pub project: Vec<RuleList>,
+    /// `agent.<name>.permissions` of global config files.
+    pub agent_global: Vec<RuleList>,
+    /// `agent.<name>.permissions` of project config files.
+    pub agent_project: Vec<RuleList>,
+    /// Session overrides from "always"/"never" answers, most recent first.
+    pub session: Vec<PermissionRule>,
+    /// "Always for this project" approvals.
+    pub project_approvals: Vec<PermissionRule>,
+    /// Has the user trusted this workspace? Until then project rules may only tighten.
+    pub workspace_trusted: bool,
+    /// Home directory (expands `~/` in patterns).
+    pub home: Option<String>,
+}
+
+/// Source label of session override rules.
+pub const SESSION_SOURCE: &str = "session";
+/// Source label of "always for this project" approvals.
+pub const APPROVAL_SOURCE: &str = "project approval";
+
+/// A rule position, for lint and `permissions show`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RulePos {
+    /// Position in the compiled list (checked top to bottom, zero-based).
+    pub position: usize,
+    pub layer: Layer,
+    pub source: String,
+    /// Position in its source list (zero-based).
+    pub index: usize,
+    pub rule: PermissionRule,
+}
+
+/// A rule that can never match because an earlier rule matches everything it would.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LintWarning {
+    pub shadowed: RulePos,
+    pub by: RulePos,
+    pub message: String,
+}
+
+/// A project rule dropped because the workspace is not trusted yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IgnoredRule {
+    pub source: String,
+    pub index: usize,
+    pub rule: PermissionRule,
+    pub reason: String,
+}
+
+/// The compiled ruleset of one agent.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub agent: String,
+    rules: Vec<CompiledRule>,
+    pub errors: Vec<RuleError>,
+    pub ignored: Vec<IgnoredRule>,
+    pub lint: Vec<LintWarning>,
+}
+
+impl Policy {
+    /// Compile the layered ruleset in the documented order (see the crate docs).
+    /// Invalid rules do not abort compilation: they are listed in `errors` and
+    /// disable the permission they name.
+    pub fn compile(input: &PolicyInput) -> Self {
+        let home = input.home.as_deref();
+        let mut p = Policy {
+            agent: input.agent.clone(),
+            rules: Vec::new(),
+            errors: Vec::new(),
+            ignored: Vec::new(),
+            lint: Vec::new(),
+        };
+        let builtin = agents::builtin_agent(&input.agent).unwrap_or_default();
+        p.push_list(
+            Layer::Invariant,
+            BUILT_IN,
+            &agents::invariant_rules(),
+            home,
+            false,
+        );
+        p.push_list(Layer::Session, SESSION_SOURCE, &input.session, home, false);
+        p.push_list(
+            Layer::ProjectApproval,
+            APPROVAL_SOURCE,
+            &input.project_approvals,
+            home,
+            false,
+        );
+        let untrusted = !input.workspace_trusted;
+        for l in input.agent_project.iter().rev() {
+            p.push_list(Layer::Agent, &l.source, &l.rules, home, untrusted);
+        }
+        for l in input.agent_global.iter().rev() {
+            p.push_list(Layer::Agent, &l.source, &l.rules, home, false);
+        }
+        p.push_list(
+            Layer::AgentRestriction,
+            BUILT_IN,
+            &builtin.restrictions,
+            home,
+            false,
+        );
+        for l in input.project.iter().rev() {
+            p.push_list(Layer::Project, &l.source, &l.rules, home, untrusted);
+        }
+        for l in input.global.iter().rev() {
+            p.push_list(Layer::Global, &l.source, &l.rules, home, false);
+        }
+        p.push_list(Layer::AgentGrant, BUILT_IN, &builtin.grants, home, false);
+        p.push_list(
+            Layer::Default,
+            BUILT_IN,
+            &agents::default_rules(),
+            home,
+            false,
+        );
+        p.lint = lint(&p.rules);
+        p
+    }
+
+    fn push_list(
+        &mut self,
+        layer: Layer,
+        source: &str,
+        rules: &[PermissionRule],
+        home: Option<&str>,
+        only_tighten: bool,
+    ) {
+        for (i, rule) in rules.iter().enumerate() {
+            if only_tighten && rule.action == PermissionAction::Allow {
+                self.ignored.push(IgnoredRule {
+                    source: source.to_string(),
+                    index: i,
+                    rule: rule.clone(),
+                    reason: "project config may only deny or ask until you trust this workspace"
+                        .into(),
+                });
+                continue;
+            }
+            match CompiledRule::compile(rule.clone(), layer, source, i, home) {
+                Ok(c) => self.rules.push(c),
+                Err(e) => self.errors.push(e),
+            }
+        }
+    }
+
+    /// The compiled rules, in checking order.
+    pub fn rules(&self) -> &[CompiledRule] {
+        &self.rules
+    }
+
+    /// First rule that matches, with its position. Pure.
+    pub fn first_match(
+        &self,
+        permission: &str,
+        input: MatchInput<'_>,
+    ) -> Option<(usize, &CompiledRule)> {
+        self.rules
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.matches(permission, input))
+    }
+
+    /// An invalid rule that disables `permission`, if any.
+    pub fn disabled_by(&self, permission: &str) -> Option<&RuleError> {
+        self.errors.iter().find(|e| {
+            e.permission == "*"
+                || e.permission == permission
+                || e.permission.contains(['*', '?', '['])
+        })
+    }
+
+    /// Positions of the compiled rules, for display.
+    pub fn positions(&self) -> Vec<RulePos> {
+        self.rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| pos(i, r))
+            .collect()
+    }
+
+    /// Human-readable compiled ruleset (`mia-code permissions show`).
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "Permission rules for agent `{}` (checked top to bottom; the first match wins):",
+            self.agent
+        );
+        let mut last_layer = None;
+        for (i, r) in self.rules.iter().enumerate() {
+            if last_layer != Some(r.layer) {
+                let _ = writeln!(s, "  [{}]", r.layer);
+                last_layer = Some(r.layer);
+            }
+            let _ = writeln!(
+                s,
+                "  {:>3}. {:<40} from {} #{}",
+                i + 1,
+                r.rule.to_string(),
+                r.source,
+                r.source_index + 1
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  [no match] ask when a person can answer, deny otherwise"
+        );
+        for w in &self.lint {
+            let _ = writeln!(s, "warning: {}", w.message);
+        }
+        for ig in &self.ignored {
+            let _ = writeln!(
+                s,
+                "ignored: {} from {} #{}: {}",
+                ig.rule,
+                ig.source,
+                ig.index + 1,
+                ig.reason
+            );
+        }
+        for e in &self.errors {
+            let _ = writeln!(s, "error: {e}");
+        }
+        s
+    }
+}
+
+fn pos(i: usize, r: &CompiledRule) -> RulePos {
+    RulePos {
+        position: i,
+        layer: r.layer,
+        source: r.source.clone(),
+        index: r.source_index,
+        rule: r.rule.clone(),
+    }
+}
+
+fn lint(rules: &[CompiledRule]) -> Vec<LintWarning> {
+    let mut out = Vec::new();
+    for (j, later) in rules.iter().enumerate() {
+        if !later.layer.is_user() {
+            continue;
+        }
+        if let Some((i, earlier)) = rules[..j].iter().enumerate().find(|(_, e)| e.covers(later)) {
+            out.push(LintWarning {
+                message: format!(
+                    "rule #{} `{}` from {} can never match: rule #{} `{}` from {} ({} layer, checked earlier at position {}) matches everything it would (shown position {})",
+                    later.source_index + 1,
+                    later.rule,
+                    later.source,
+                    earlier.source_index + 1,
+                    earlier.rule,
+                    earlier.source,
+                    earlier.layer,
+                    i + 1,
+                    j + 1
+                ),
+                shadowed: pos(j, later),
+                by: pos(i, earlier),
+            });
+        }
+    }
+    out
+}

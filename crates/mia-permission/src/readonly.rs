@@ -1,0 +1,355 @@
+//! Command knowledge: the built-in read-only list (plan/explore), dangerous
+//! commands (never offered "always"), writers (arguments checked as writes)
+//! and the natural prefix stored by an "always" answer.
+
+fn has_flag(words: &[String], pred: impl Fn(&str) -> bool) -> bool {
+    words.iter().skip(1).any(|w| w.starts_with('-') && pred(w))
+}
+
+fn non_flag_args(words: &[String]) -> usize {
+    words.iter().skip(1).filter(|w| !w.starts_with('-')).count()
+}
+
+/// Is this simple command on the built-in read-only list (with safe flags only)?
+/// Path-qualified programs (`./ls`) are never on the list.
+pub fn is_read_only(words: &[String]) -> bool {
+    let Some(prog) = words.first() else {
+        return false;
+    };
+    match prog.as_str() {
+        "ls" | "pwd" | "cat" | "head" | "wc" | "file" | "stat" | "du" | "df" | "tree" | "which"
+        | "echo" | "true" | "false" | "date" | "uname" | "whoami" | "id" | "basename"
+        | "dirname" | "realpath" | "readlink" | "diff" | "cmp" | "cut" | "tr" | "nl" | "od"
+        | "hexdump" | "strings" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "grep"
+        | "egrep" | "fgrep" | "type" | "printenv" | "column" | "comm" | "jq" | "tac" | "rev" => {
+            true
+        }
+        "tail" => !has_flag(words, |w| w == "--pid"),
+        "sort" => !has_flag(words, |w| {
+            w.starts_with("-o") || w.starts_with("--output") || w == "--compress-program"
+        }),
+        "uniq" => non_flag_args(words) <= 1,
+        "rg" => !has_flag(words, |w| {
+            w.starts_with("--pre")
+                || w == "-z"
+                || w == "--search-zip"
+                || w.starts_with("--hostname-bin")
+        }),
+        "find" => !words.iter().skip(1).any(|w| {
+            matches!(
+                w.as_str(),
+                "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fls"
+            ) || w.starts_with("-fprint")
+        }),
+        "fd" | "fdfind" => !has_flag(words, |w| {
+            matches!(w, "-x" | "-X" | "--exec" | "--exec-batch") || w.starts_with("--exec")
+        }),
+        "git" => git_read_only(words),
+        _ => false,
+    }
+}
+
+fn git_read_only(words: &[String]) -> bool {
+    // Global options before the subcommand: only harmless ones.
+    let mut i = 1;
+    while i < words.len() && words[i].starts_with('-') {
+        match words[i].as_str() {
+            "--no-pager" | "--no-optional-locks" | "-P" => i += 1,
+            _ => return false,
+        }
+    }
+    let Some(sub) = words.get(i) else {
+        return false;
+    };
+    let rest = &words[i..];
+    let no_output = !has_flag(rest, |w| {
+        w.starts_with("--output")
+            || w == "--ext-diff"
+            || w.starts_with("--open-files-in-pager")
+            || w.starts_with("-O")
+    });
+    match sub.as_str() {
+        "log" | "diff" | "show" | "status" | "blame" | "shortlog" | "describe" | "rev-parse"
+        | "ls-files" | "ls-tree" | "cat-file" | "grep" | "reflog" | "whatchanged" | "rev-list"
+        | "merge-base" | "name-rev" => {
+            no_output
+                && !(sub == "reflog"
+                    && rest
+                        .get(1)
+                        .is_some_and(|w| !w.starts_with('-') && w != "show"))
+        }
+        "branch" => rest.iter().skip(1).all(|w| {
+            matches!(
+                w.as_str(),
+                "-a" | "-r"
+                    | "-v"
+                    | "-vv"
+                    | "--list"
+                    | "--all"
+                    | "--remotes"
+                    | "--show-current"
+                    | "--verbose"
+                    | "--no-color"
+                    | "--color"
+            )
+        }),
+        "tag" => rest
+            .iter()
+            .skip(1)
+            .all(|w| matches!(w.as_str(), "-l" | "--list" | "-n")),
+        "remote" => rest
+            .iter()
+            .skip(1)
+            .all(|w| matches!(w.as_str(), "-v" | "--verbose")),
+        "config" => {
+            rest.iter().skip(1).any(|w| {
+                matches!(
+                    w.as_str(),
+                    "--get" | "--list" | "-l" | "--get-all" | "--get-regexp"
+                )
+            }) && !rest.iter().skip(1).any(|w| {
+                matches!(
+                    w.as_str(),
+                    "--add"
+                        | "--unset"
+                        | "--unset-all"
+                        | "--replace-all"
+                        | "--edit"
+                        | "-e"
+                        | "--rename-section"
+                        | "--remove-section"
+                )
+            })
+        }
+        "stash" => matches!(rest.get(1).map(String::as_str), Some("list" | "show")),
+        _ => false,
+    }
+}
+
+/// Programs whose path arguments are written (so they are checked as `write` too).
+pub fn writes_arguments(words: &[String]) -> bool {
+    let Some(prog) = words.first() else {
+        return false;
+    };
+    match prog.as_str() {
+        "rm" | "rmdir" | "mv" | "cp" | "touch" | "mkdir" | "tee" | "truncate" | "ln" | "chmod"
+        | "chown" | "chgrp" | "install" | "shred" | "unlink" | "rsync" | "dd" | "patch"
+        | "mkfifo" | "mknod" | "unzip" | "tar" => true,
+        "sed" | "perl" | "ruby" => has_flag(words, |w| {
+            w.starts_with("-i")
+                || w == "--in-place"
+                || (w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
+        }),
+        "sort" => has_flag(words, |w| w.starts_with("-o") || w.starts_with("--output")),
+        "git" => words.get(1).is_some_and(|s| {
+            matches!(
+                s.as_str(),
+                "checkout"
+                    | "restore"
+                    | "rm"
+                    | "mv"
+                    | "clean"
+                    | "reset"
+                    | "apply"
+                    | "stash"
+                    | "switch"
+            )
+        }),
+        _ => false,
+    }
+}
+
+/// Programs that reach the network (URL arguments are checked as `fetch`).
+pub fn is_network(prog: &str) -> bool {
+    matches!(
+        prog,
+        "curl"
+            | "wget"
+            | "http"
+            | "https"
+            | "xh"
+            | "aria2c"
+            | "nc"
+            | "ncat"
+            | "netcat"
+            | "telnet"
+            | "ssh"
+            | "scp"
+            | "sftp"
+            | "ftp"
+            | "rsync"
+            | "socat"
+    )
+}
+
+const DANGEROUS: &[&str] = &[
+    "rm",
+    "rmdir",
+    "dd",
+    "shred",
+    "mkfs",
+    "fdisk",
+    "parted",
+    "wipefs",
+    "chmod",
+    "chown",
+    "chgrp",
+    "sudo",
+    "doas",
+    "su",
+    "kill",
+    "killall",
+    "pkill",
+    "reboot",
+    "shutdown",
+    "halt",
+    "poweroff",
+    "mount",
+    "umount",
+    "eval",
+    "exec",
+    "source",
+    ".",
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "python",
+    "python3",
+    "python2",
+    "node",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "osascript",
+    "curl",
+    "wget",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "ssh",
+    "scp",
+    "sftp",
+    "rsync",
+    "crontab",
+    "systemctl",
+    "launchctl",
+    "iptables",
+    "truncate",
+    "mv",
+    "xargs",
+    "env",
+    "nohup",
+    "setsid",
+    "time",
+    "timeout",
+    "nice",
+    "command",
+    "stdbuf",
+    "tee",
+];
+
+/// A segment for which "always" is never offered.
+pub fn is_dangerous(words: &[String]) -> bool {
+    let Some(prog) = words.first() else {
+        return true;
+    };
+    if prog.contains('/') {
+        return true;
+    }
+    let base = prog.as_str();
+    if DANGEROUS.contains(&base) || base.starts_with("mkfs") || base.starts_with("python") {
+        return true;
+    }
+    match base {
+        "git" => words.iter().skip(1).any(|w| {
+            matches!(
+                w.as_str(),
+                "push"
+                    | "reset"
+                    | "clean"
+                    | "rebase"
+                    | "filter-branch"
+                    | "filter-repo"
+                    | "gc"
+                    | "prune"
+                    | "update-ref"
+                    | "-c"
+                    | "--exec-path"
+                    | "config"
+            ) || w == "--force"
+                || w.starts_with("--force")
+                || w == "-f"
+                || w == "-D"
+        }),
+        "find" => !is_read_only(words),
+        "fd" | "fdfind" => !is_read_only(words),
+        "npm" | "pnpm" | "yarn" | "bun" => words
+            .iter()
+            .skip(1)
+            .any(|w| matches!(w.as_str(), "publish" | "unpublish" | "login" | "adduser")),
+        "cargo" => words
+            .iter()
+            .skip(1)
+            .any(|w| matches!(w.as_str(), "publish" | "yank" | "login" | "owner")),
+        "docker" | "podman" => words.iter().skip(1).any(|w| {
+            matches!(
+                w.as_str(),
+                "--privileged" | "rm" | "rmi" | "system" | "prune"
+            )
+        }),
+        _ => false,
+    }
+}
+
+fn is_plain_token(w: &str) -> bool {
+    !w.is_empty()
+        && w.len() <= 40
+        && w.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.' | '@'))
+        && !w.contains("..")
+}
+
+/// How many leading words make a command's natural prefix.
+fn prefix_depth(prog: &str, sub: Option<&str>) -> usize {
+    match (prog, sub) {
+        ("npm" | "pnpm" | "yarn" | "bun", Some("run" | "run-script" | "exec" | "x")) => 3,
+        ("docker" | "podman", Some("compose")) => 3,
+        (
+            "cargo" | "go" | "git" | "npm" | "pnpm" | "yarn" | "bun" | "docker" | "podman"
+            | "kubectl" | "make" | "just" | "uv" | "pip" | "pip3" | "poetry" | "gradle" | "mvn"
+            | "dotnet" | "swift" | "rustup" | "brew" | "apt" | "gh" | "deno" | "npx" | "pnpx"
+            | "bunx" | "mix" | "bundle" | "rake" | "composer" | "terraform" | "helm" | "tsc"
+            | "pytest" | "jest" | "vitest",
+            _,
+        ) => 2,
+        _ => 1,
+    }
+}
+
+/// The natural prefix of a command for an "always" answer: `npm run dev *`
+/// for `npm run dev --port 3000`, `git status *` for `git status -s`.
+/// `None` when the command has no safe prefix.
+pub fn natural_prefix(words: &[String]) -> Option<String> {
+    let prog = words.first()?;
+    if !is_plain_token(prog) {
+        return None;
+    }
+    let depth = prefix_depth(prog, words.get(1).map(String::as_str));
+    let mut parts = vec![prog.clone()];
+    for w in words.iter().skip(1).take(depth - 1) {
+        if w.starts_with('-') || !is_plain_token(w) {
+            break;
+        }
+        parts.push(w.clone());
+    }
+    parts.push("*".into());
+    Some(parts.join(" "))
+}

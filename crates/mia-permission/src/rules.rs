@@ -1,0 +1,449 @@
+//! Compiled rules: one config-facing [`PermissionRule`] plus where it came from
+//! and a pre-built matcher. Matching here is pure: it takes already-canonical
+//! inputs ([`PathForm`], words, [`UrlForm`]).
+
+use std::fmt;
+
+use globset::{Glob, GlobBuilder, GlobMatcher};
+use mia_protocol::{PermissionAction, PermissionRule};
+use serde::Serialize;
+use unicode_normalization::UnicodeNormalization;
+
+use crate::error::RuleError;
+use crate::readonly;
+
+/// Where a compiled rule sits in the checked order (top to bottom).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layer {
+    /// Built-in invariants: nothing relaxes them.
+    Invariant,
+    /// "always"/"never" answers given in this session.
+    Session,
+    /// "always for this project" approvals (persisted in the store).
+    ProjectApproval,
+    /// `agent.<name>.permissions` from config.
+    Agent,
+    /// The deny/ask rules of the agent's built-in ruleset.
+    AgentRestriction,
+    /// Project config (`mia-code.json` / `.mia-code.json`).
+    Project,
+    /// Global config (`~/.config/mia-code/config.json`, `~/.mia-code.json`).
+    Global,
+    /// The allow rules (and final catch-all) of the agent's built-in ruleset.
+    AgentGrant,
+    /// Built-in defaults (spec 074): allow reads, ask for writes and bash.
+    Default,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Invariant => "invariant",
+            Self::Session => "session",
+            Self::ProjectApproval => "project-approval",
+            Self::Agent => "agent",
+            Self::AgentRestriction => "agent-restriction",
+            Self::Project => "project",
+            Self::Global => "global",
+            Self::AgentGrant => "agent-grant",
+            Self::Default => "default",
+        }
+    }
+
+    /// Rules of this layer come from user configuration or answers (and are linted).
+    pub fn is_user(self) -> bool {
+        matches!(
+            self,
+            Self::Session | Self::ProjectApproval | Self::Agent | Self::Project | Self::Global
+        )
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A path in the forms rules are matched against (produced by [`crate::path`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathForm {
+    /// Absolute path, `/`-separated, NFC-normalised.
+    pub abs: String,
+    /// Path relative to the project root when the path is inside it (`""` for the root).
+    pub rel: Option<String>,
+    /// Compare case-insensitively (the file system is case-insensitive).
+    pub case_insensitive: bool,
+}
+
+/// A URL in the forms fetch rules are matched against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UrlForm {
+    /// `scheme://host[:port]/path[?query]`, host lowercased, userinfo and fragment removed.
+    pub full: String,
+    /// Lowercased host name.
+    pub host: String,
+}
+
+/// What a rule pattern is matched against.
+#[derive(Debug, Clone, Copy)]
+pub enum MatchInput<'a> {
+    /// The request has no target (e.g. `plan_exit`); only pattern-less rules match.
+    Nothing,
+    Path(&'a PathForm),
+    /// The words of one simple shell command.
+    Words(&'a [String]),
+    Url(&'a UrlForm),
+    Text(&'a str),
+}
+
+#[derive(Debug, Clone)]
+enum WordTok {
+    Any,
+    Lit(String),
+    Glob(GlobMatcher),
+}
+
+#[derive(Debug, Clone)]
+struct WordPattern {
+    toks: Vec<WordTok>,
+}
+
+impl WordPattern {
+    fn compile(p: &str) -> Result<Self, String> {
+        let mut toks: Vec<WordTok> = Vec::new();
+        for t in p.split_whitespace() {
+            if t == "*" {
+                toks.push(WordTok::Any);
+            } else if t.contains(['*', '?', '[', '{']) {
+                let g = GlobBuilder::new(t)
+                    .literal_separator(false)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|e| format!("bad word pattern {t:?}: {e}"))?;
+                toks.push(WordTok::Glob(g.compile_matcher()));
+            } else {
+                toks.push(WordTok::Lit(t.to_string()));
+            }
+        }
+        // A trailing `*` is optional: patterns match a prefix of the words.
+        while matches!(toks.last(), Some(WordTok::Any)) {
+            toks.pop();
+        }
+        Ok(Self { toks })
+    }
+
+    fn matches(&self, words: &[String]) -> bool {
+        if words.len() < self.toks.len() {
+            return false;
+        }
+        self.toks.iter().zip(words).all(|(t, w)| match t {
+            WordTok::Any => true,
+            WordTok::Lit(l) => l == w,
+            WordTok::Glob(g) => g.is_match(w),
+        })
+    }
+
+    fn covers(&self, other: &WordPattern) -> bool {
+        if other.toks.len() < self.toks.len() {
+            return false;
+        }
+        self.toks
+            .iter()
+            .zip(&other.toks)
+            .all(|(a, b)| match (a, b) {
+                (WordTok::Any, _) => true,
+                (WordTok::Lit(x), WordTok::Lit(y)) => x == y,
+                (WordTok::Glob(g), WordTok::Lit(y)) => g.is_match(y),
+                _ => false,
+            })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Anchor {
+    /// `/abs/**` or `~/x`: matched against the absolute path.
+    Abs,
+    /// Contains a `/`: matched against the project-relative path.
+    Rel,
+    /// No `/`: matched against every path component (gitignore-like), so
+    /// `*.env` matches `config/prod.env` and `node_modules` matches everything below it.
+    Component,
+}
+
+#[derive(Debug, Clone)]
+struct PathPattern {
+    anchor: Anchor,
+    cs: GlobMatcher,
+    ci: GlobMatcher,
+}
+
+impl PathPattern {
+    fn compile(p: &str, home: Option<&str>) -> Result<Self, String> {
+        let mut pat = p.nfc().collect::<String>();
+        let anchor = if let Some(rest) = pat.strip_prefix("~/") {
+            let home = home.ok_or_else(|| {
+                "pattern starts with `~/` but no home directory is known".to_string()
+            })?;
+            pat = format!("{}/{}", home.trim_end_matches('/'), rest);
+            Anchor::Abs
+        } else if pat.starts_with('/') {
+            Anchor::Abs
+        } else if pat.contains('/') {
+            while let Some(rest) = pat.strip_prefix("./") {
+                pat = rest.to_string();
+            }
+            Anchor::Rel
+        } else {
+            Anchor::Component
+        };
+        let build = |ci: bool| {
+            GlobBuilder::new(&pat)
+                .literal_separator(true)
+                .backslash_escape(true)
+                .case_insensitive(ci)
+                .build()
+                .map(|g: Glob| g.compile_matcher())
+                .map_err(|e| format!("bad glob {p:?}: {e}"))
+        };
+        Ok(Self {
+            anchor,
+            cs: build(false)?,
+            ci: build(true)?,
+        })
+    }
+
+    fn matches(&self, path: &PathForm) -> bool {
+        let g = if path.case_insensitive {
+            &self.ci
+        } else {
+            &self.cs
+        };
+        match self.anchor {
+            Anchor::Abs => g.is_match(&path.abs),
+            Anchor::Rel => path.rel.as_deref().is_some_and(|r| g.is_match(r)),
+            Anchor::Component => {
+                let base = path.rel.as_deref().unwrap_or(&path.abs);
+                base.split('/')
+                    .filter(|c| !c.is_empty())
+                    .any(|c| g.is_match(c))
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Matcher {
+    /// No pattern, `*` or `**`.
+    Any,
+    /// Built-in: a shell command on the read-only list (plan/explore).
+    ReadOnlyCommand,
+    /// Built-in: a shell command NOT on the read-only list.
+    NotReadOnlyCommand,
+    /// Pattern of a `bash` rule.
+    Words(WordPattern),
+    /// Pattern of a `fetch`/`web_fetch` rule: with `://` on the whole URL, else on the host.
+    Url { full: bool, g: GlobMatcher },
+    /// Any other permission: path glob, plus word/text forms for non-path inputs.
+    General {
+        path: Box<PathPattern>,
+        text: GlobMatcher,
+        words: WordPattern,
+    },
+}
+
+/// Built-in marker patterns understood only in built-in rulesets.
+pub(crate) const READ_ONLY_MARKER: &str = "<read-only command>";
+pub(crate) const NOT_READ_ONLY_MARKER: &str = "<not a read-only command>";
+
+fn is_fetch_permission(p: &str) -> bool {
+    matches!(p, "fetch" | "web_fetch" | "webfetch")
+}
+
+/// A rule ready to be matched, remembering its layer and source.
+#[derive(Debug, Clone)]
+pub struct CompiledRule {
+    pub rule: PermissionRule,
+    pub layer: Layer,
+    /// A config file path, or `built-in`.
+    pub source: String,
+    /// Position of the rule in its source list (zero-based).
+    pub source_index: usize,
+    perm_glob: Option<GlobMatcher>,
+    matcher: Matcher,
+}
+
+impl CompiledRule {
+    /// Compile one rule. `home` expands `~/` in path patterns.
+    pub fn compile(
+        rule: PermissionRule,
+        layer: Layer,
+        source: &str,
+        source_index: usize,
+        home: Option<&str>,
+    ) -> Result<Self, RuleError> {
+        let err = |reason: String| RuleError {
+            source_label: source.to_string(),
+            index: source_index,
+            permission: rule.permission.clone(),
+            reason,
+        };
+        let perm = rule.permission.trim();
+        if perm.is_empty() {
+            return Err(err(
+                "empty permission name; use a tool id such as `read` or `*` for all".into(),
+            ));
+        }
+        if perm != rule.permission {
+            return Err(err(format!(
+                "permission {:?} has surrounding spaces",
+                rule.permission
+            )));
+        }
+        let perm_glob = if perm != "*" && perm.contains(['*', '?', '[', '{']) {
+            Some(
+                GlobBuilder::new(perm)
+                    .build()
+                    .map_err(|e| err(format!("bad permission pattern {perm:?}: {e}")))?
+                    .compile_matcher(),
+            )
+        } else {
+            None
+        };
+        let matcher = match rule.pattern.as_deref() {
+            None => Matcher::Any,
+            Some(p) if p.trim().is_empty() => {
+                return Err(err(
+                    "empty pattern; remove the `pattern` field to match everything".into(),
+                ));
+            }
+            Some(p) if matches!(p.trim(), "*" | "**") => Matcher::Any,
+            Some(READ_ONLY_MARKER) if source == crate::agents::BUILT_IN => Matcher::ReadOnlyCommand,
+            Some(NOT_READ_ONLY_MARKER) if source == crate::agents::BUILT_IN => {
+                Matcher::NotReadOnlyCommand
+            }
+            Some(p) if perm == "bash" => Matcher::Words(WordPattern::compile(p).map_err(err)?),
+            Some(p) if is_fetch_permission(perm) => {
+                let full = p.contains("://");
+                let g = GlobBuilder::new(&if full {
+                    p.to_string()
+                } else {
+                    p.to_lowercase()
+                })
+                .literal_separator(false)
+                .build()
+                .map_err(|e| err(format!("bad URL pattern {p:?}: {e}")))?
+                .compile_matcher();
+                Matcher::Url { full, g }
+            }
+            Some(p) => Matcher::General {
+                path: Box::new(PathPattern::compile(p, home).map_err(err)?),
+                text: GlobBuilder::new(p)
+                    .literal_separator(false)
+                    .build()
+                    .map_err(|e| err(format!("bad glob {p:?}: {e}")))?
+                    .compile_matcher(),
+                words: WordPattern::compile(p).map_err(err)?,
+            },
+        };
+        Ok(Self {
+            perm_glob,
+            matcher,
+            rule,
+            layer,
+            source: source.to_string(),
+            source_index,
+        })
+    }
+
+    pub fn action(&self) -> PermissionAction {
+        self.rule.action
+    }
+
+    /// Does this rule's permission name cover `permission`?
+    pub fn matches_permission(&self, permission: &str) -> bool {
+        let p = self.rule.permission.as_str();
+        p == "*"
+            || p == permission
+            || self
+                .perm_glob
+                .as_ref()
+                .is_some_and(|g| g.is_match(permission))
+    }
+
+    /// Does this rule match the request? Pure.
+    pub fn matches(&self, permission: &str, input: MatchInput<'_>) -> bool {
+        if !self.matches_permission(permission) {
+            return false;
+        }
+        match (&self.matcher, input) {
+            (Matcher::Any, _) => true,
+            (_, MatchInput::Nothing) => false,
+            (Matcher::ReadOnlyCommand, MatchInput::Words(w)) => readonly::is_read_only(w),
+            (Matcher::NotReadOnlyCommand, MatchInput::Words(w)) => !readonly::is_read_only(w),
+            (Matcher::ReadOnlyCommand | Matcher::NotReadOnlyCommand, _) => false,
+            (Matcher::Words(wp), MatchInput::Words(w)) => wp.matches(w),
+            (Matcher::Words(wp), MatchInput::Text(t)) => {
+                let w: Vec<String> = t.split_whitespace().map(str::to_string).collect();
+                wp.matches(&w)
+            }
+            (Matcher::Words(_), _) => false,
+            (Matcher::Url { full, g }, MatchInput::Url(u)) => {
+                if *full {
+                    g.is_match(&u.full)
+                } else {
+                    g.is_match(&u.host)
+                }
+            }
+            (Matcher::Url { g, .. }, MatchInput::Text(t)) => g.is_match(t),
+            (Matcher::Url { .. }, _) => false,
+            (Matcher::General { path, .. }, MatchInput::Path(p)) => path.matches(p),
+            (Matcher::General { words, .. }, MatchInput::Words(w)) => words.matches(w),
+            (Matcher::General { text, .. }, MatchInput::Url(u)) => text.is_match(&u.full),
+            (Matcher::General { text, .. }, MatchInput::Text(t)) => text.is_match(t),
+        }
+    }
+
+    /// Does this (earlier) rule match every request that `later` matches?
+    pub fn covers(&self, later: &CompiledRule) -> bool {
+        let perm_ok = self.rule.permission == "*"
+            || self.rule.permission == later.rule.permission
+            || (later.perm_glob.is_none()
+                && self
+                    .perm_glob
+                    .as_ref()
+                    .is_some_and(|g| g.is_match(&later.rule.permission)));
+        if !perm_ok {
+            return false;
+        }
+        if self.rule.pattern.is_some() && self.rule.pattern == later.rule.pattern {
+            return true;
+        }
+        match (&self.matcher, &later.matcher) {
+            (Matcher::Any, _) => true,
+            (_, Matcher::Any) => false,
+            (Matcher::Words(a), Matcher::Words(b)) => a.covers(b),
+            (Matcher::General { path: a, .. }, Matcher::General { path: b, .. }) => {
+                let lp = later.rule.pattern.as_deref().unwrap_or("");
+                a.anchor == b.anchor
+                    && a.anchor != Anchor::Abs
+                    && !lp.contains(['*', '?', '[', '{', '\\'])
+                    && {
+                        let lp = lp.trim_start_matches("./");
+                        match a.anchor {
+                            Anchor::Component => lp.split('/').any(|c| a.cs.is_match(c)),
+                            _ => a.cs.is_match(lp),
+                        }
+                    }
+            }
+            _ => false,
+        }
+    }
+}
+
+impl fmt::Display for CompiledRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.rule)
+    }
+}
