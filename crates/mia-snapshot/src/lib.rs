@@ -6,12 +6,17 @@
 mod cache;
 mod capture;
 mod config;
+mod diff;
 mod error;
 mod model;
 mod repo;
 mod tree;
 
 pub use config::{BINARY_EXTENSIONS, DEFAULT_EXCLUDED_DIRS, SnapshotConfig};
+pub use diff::{
+    CONTEXT_LINES, DiffLine, DiffStats, DiffStatus, FileDiff, Hunk, LineType, compute_hunks,
+    hunk_header, stats, to_patch,
+};
 pub use error::{Result, SnapshotError};
 pub use model::{
     CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, StepKind, StepRecord,
