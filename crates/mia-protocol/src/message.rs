@@ -261,20 +261,15 @@ impl PartContent {
     /// Decode stored content. Content this build cannot read is kept as
     /// [`PartContent::Unknown`], never dropped.
     pub fn from_stored_json(kind: &str, json: &str) -> Result<Self, serde_json::Error> {
-        let mut value: Value = serde_json::from_str(json)?;
-        if let Value::Object(map) = &mut value {
-            map.remove("v");
+        // Fast path: the `v` field is ignored by the tagged variants.
+        if let Ok(content) = serde_json::from_str::<PartContent>(json) {
+            return Ok(content);
         }
-        match serde_json::from_value::<PartContent>(value.clone()) {
-            Ok(content) => Ok(content),
-            Err(_) => {
-                let raw: Value = serde_json::from_str(json)?;
-                Ok(Self::Unknown {
-                    kind: kind.to_string(),
-                    raw,
-                })
-            }
-        }
+        let raw: Value = serde_json::from_str(json)?;
+        Ok(Self::Unknown {
+            kind: kind.to_string(),
+            raw,
+        })
     }
 }
 

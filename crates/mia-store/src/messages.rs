@@ -146,7 +146,7 @@ impl SessionDb {
 
         let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
         let mut messages = stmt
-            .query_map(rusqlite::params_from_iter(args), |row| {
+            .query_map(rusqlite::params_from_iter(args.iter()), |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
@@ -174,7 +174,11 @@ impl SessionDb {
         if desc {
             messages.reverse();
         }
-        self.attach_parts(&mut messages)?;
+        // All parts of the page in one indexed query.
+        let parts_sql = format!(
+            "SELECT id, message_id, type, content, \"index\", created_at FROM parts WHERE message_id IN (SELECT id FROM ({sql}))"
+        );
+        self.attach_parts_with(&mut messages, &parts_sql, &args)?;
         Ok(messages)
     }
 
@@ -249,6 +253,21 @@ impl SessionDb {
     }
 
     fn attach_parts(&self, messages: &mut [Message]) -> Result<()> {
+        let ids: Vec<SqlValue> = messages.iter().map(|m| m.id.to_string().into()).collect();
+        let placeholders = vec!["?"; ids.len()].join(",");
+        let sql = format!(
+            "SELECT id, message_id, type, content, \"index\", created_at FROM parts WHERE message_id IN ({placeholders})"
+        );
+        self.attach_parts_with(messages, &sql, &ids)
+    }
+
+    /// Attach the parts selected by `sql` (with `args`) to `messages`, in index order.
+    fn attach_parts_with(
+        &self,
+        messages: &mut [Message],
+        sql: &str,
+        args: &[SqlValue],
+    ) -> Result<()> {
         if messages.is_empty() {
             return Ok(());
         }
@@ -257,16 +276,10 @@ impl SessionDb {
             .enumerate()
             .map(|(i, m)| (m.id.to_string(), i))
             .collect();
-        // One query for the whole page, chunked under SQLite's variable limit.
-        let ids: Vec<String> = index.keys().cloned().collect();
-        for chunk in ids.chunks(500) {
-            let placeholders = vec!["?"; chunk.len()].join(",");
-            let sql = format!(
-                "SELECT id, message_id, type, content, \"index\", created_at FROM parts WHERE message_id IN ({placeholders}) ORDER BY message_id, \"index\""
-            );
-            let mut stmt = self.conn.prepare_cached(&sql).map_err(|e| self.err(e))?;
+        {
+            let mut stmt = self.conn.prepare_cached(sql).map_err(|e| self.err(e))?;
             let rows = stmt
-                .query_map(rusqlite::params_from_iter(chunk), |row| {
+                .query_map(rusqlite::params_from_iter(args.iter()), |row| {
                     Ok((
                         row.get::<_, String>(0)?,
                         row.get::<_, String>(1)?,
@@ -293,6 +306,9 @@ impl SessionDb {
                         .map_err(|e| decode_err("part content", e))?,
                 });
             }
+        }
+        for m in messages.iter_mut() {
+            m.parts.sort_by_key(|p| p.index);
         }
         Ok(())
     }
