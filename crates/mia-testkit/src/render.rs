@@ -39,6 +39,9 @@ fn raw_data(event: Option<&str>, data: &str) -> Chunk {
 /// Split `s` into `n` roughly equal pieces on char boundaries.
 fn split_n(s: &str, n: usize) -> Vec<String> {
     let chars: Vec<char> = s.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
     let n = n.clamp(1, chars.len().max(1));
     let size = chars.len().div_ceil(n).max(1);
     chars.chunks(size).map(|c| c.iter().collect()).collect()

@@ -17,7 +17,7 @@ pub struct Scenario {
     pub steps: Vec<Step>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     #[serde(default, rename = "match")]
@@ -224,6 +224,16 @@ impl Scenario {
                 },
                 ..Step::default()
             }],
+        }
+    }
+}
+
+impl Default for Step {
+    fn default() -> Self {
+        Self {
+            matcher: Matcher::default(),
+            times: 1,
+            response: Response::default(),
         }
     }
 }

@@ -269,8 +269,9 @@ async fn handle(
         step
     };
     let Some(step) = step else {
+        // 400 so clients do not retry a request the scenario did not expect.
         return json_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
+            StatusCode::BAD_REQUEST,
             json!({"error": {"message": "mia-mock-llm: no scenario step matches this request", "type": "mock_error"}}),
         );
     };
