@@ -190,12 +190,14 @@ impl SnapshotRepo {
         budget: Budget,
     ) -> Result<Captured> {
         match (paths, self.latest()) {
-            (Some(paths), Some((base, count))) => self.capture_paths(base, count, paths, budget),
+            (Some(paths), Some((base, count))) => {
+                self.capture_paths_with_base(base, count, paths, budget)
+            }
             _ => self.full_scan(budget),
         }
     }
 
-    fn capture_paths(
+    pub(crate) fn capture_paths_with_base(
         &mut self,
         base: Oid,
         base_count: u64,

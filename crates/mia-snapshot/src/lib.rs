@@ -10,6 +10,7 @@ mod diff;
 mod error;
 mod model;
 mod repo;
+mod revert;
 mod tree;
 
 pub use config::{BINARY_EXTENSIONS, DEFAULT_EXCLUDED_DIRS, SnapshotConfig};
@@ -22,3 +23,7 @@ pub use model::{
     CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, StepKind, StepRecord,
 };
 pub use repo::{RepoLock, SNAPSHOT_DIR, SnapshotRepo, validate_project_root};
+pub use revert::{
+    Conflict, Expectation, FileAction, PendingStep, PlanKind, PlannedFile, RevertOutcome,
+    RevertPlan,
+};

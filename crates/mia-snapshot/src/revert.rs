@@ -1,0 +1,915 @@
+//! Steps, undo, revert and redo (spec 021). Only the files the session's
+//! steps changed are ever touched; a file changed outside mia-code since the
+//! step is a conflict (reported, not overwritten, unless forced — and then
+//! backed up); every revert first snapshots the present so it can be redone.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use git2::{ObjectType, Oid};
+use mia_protocol::{FileChange, FileChangeKind, MessageId, PartContent};
+use serde::{Deserialize, Serialize};
+
+use crate::cache::{MODE_EXEC, MODE_LINK, StatInfo};
+use crate::capture::{Budget, rel_bytes};
+use crate::diff::{DiffStatus, diff_trees};
+use crate::error::{Result, SnapshotError};
+use crate::model::{CaptureContext, ExcludedFile, Snapshot, StepKind, StepRecord, now_ms};
+use crate::repo::{MIA_DIR, SnapshotRepo};
+use crate::tree;
+
+/// A step whose "before" snapshot is taken and whose tool is running.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingStep {
+    pub ctx: CaptureContext,
+    pub before: Snapshot,
+    /// The paths the tool said it would touch (None: it could not say).
+    pub paths: Option<Vec<PathBuf>>,
+}
+
+/// File state in a snapshot: mode and blob, or absent.
+type State = Option<(u32, Oid)>;
+
+impl SnapshotRepo {
+    /// Before a file-modifying tool runs: snapshot what it may change.
+    /// `paths`: what a write/edit/delete will touch; `None` for bash (scan).
+    /// Fails with an [`SnapshotError::is_unavailable`] error when the time
+    /// budget runs out: record the step's snapshot as unavailable then.
+    pub fn begin_step(
+        &mut self,
+        ctx: CaptureContext,
+        paths: Option<&[PathBuf]>,
+    ) -> Result<PendingStep> {
+        let before = self.capture(&ctx, paths)?;
+        Ok(PendingStep {
+            ctx,
+            before,
+            paths: paths.map(<[PathBuf]>::to_vec),
+        })
+    }
+
+    /// After the tool ran: snapshot again and record what it actually
+    /// changed. Known-path steps compare only their paths, on top of the
+    /// "before" tree, so other sessions' captures never leak in.
+    pub fn finish_step(&mut self, pending: PendingStep) -> Result<StepRecord> {
+        let budget = Budget {
+            start: std::time::Instant::now(),
+            limit: Some(self.config.time_budget),
+        };
+        let _lock = self.lock_until(Some(budget.start + self.config.time_budget))?;
+        let before_oid = self.resolve(&pending.before.hash)?;
+        let (after, filter, uncaptured) = match &pending.paths {
+            Some(paths) => {
+                let captured =
+                    self.capture_paths_on(before_oid, pending.before.files, paths, budget)?;
+                self.keep(captured.tree)?;
+                self.set_latest(captured.tree, captured.files)?;
+                let rels = paths
+                    .iter()
+                    .map(|p| self.relative_path(p))
+                    .collect::<Result<Vec<_>>>()?;
+                let mut unc: Vec<ExcludedFile> = pending.before.excluded.clone();
+                unc.extend(captured.excluded);
+                unc.sort_by(|a, b| a.path.cmp(&b.path));
+                unc.dedup_by(|a, b| a.path == b.path);
+                (captured.tree, Some(rels), unc)
+            }
+            None => {
+                let snap = self.capture_locked(&pending.ctx, None, budget)?;
+                (self.resolve(&snap.hash)?, None, Vec::new())
+            }
+        };
+        let changes = self.changes_between(before_oid, after, filter.as_deref())?;
+        Ok(StepRecord {
+            id: pending
+                .ctx
+                .tool_call_id
+                .clone()
+                .unwrap_or_else(|| format!("step-{}-{}", now_ms(), short(&after.to_string()))),
+            session_id: pending.ctx.session_id.clone().unwrap_or_default(),
+            message_id: pending.ctx.message_id.clone().unwrap_or_default(),
+            tool_call_id: pending.ctx.tool_call_id.clone(),
+            kind: StepKind::Tool,
+            before: before_oid.to_string(),
+            after: after.to_string(),
+            changes,
+            uncaptured,
+            created_at: now_ms(),
+        })
+    }
+
+    /// Per-file changes between two snapshots (a type change counts once,
+    /// as modified).
+    pub fn changes_between(
+        &self,
+        a: Oid,
+        b: Oid,
+        filter: Option<&[String]>,
+    ) -> Result<Vec<FileChange>> {
+        let ta = self.repo.find_tree(a).map_err(self.git_err())?;
+        let tb = self.repo.find_tree(b).map_err(self.git_err())?;
+        let diffs = diff_trees(&self.repo, &ta, &tb, filter).map_err(self.git_err())?;
+        let mut by_path: BTreeMap<String, FileChange> = BTreeMap::new();
+        for d in diffs {
+            let kind = match d.status {
+                DiffStatus::Added => FileChangeKind::Added,
+                DiffStatus::Deleted => FileChangeKind::Deleted,
+                DiffStatus::Modified => FileChangeKind::Modified,
+            };
+            by_path
+                .entry(d.file.clone())
+                .and_modify(|c| {
+                    c.kind = FileChangeKind::Modified;
+                    c.additions += d.additions;
+                    c.deletions += d.deletions;
+                })
+                .or_insert(FileChange {
+                    path: d.file,
+                    kind,
+                    additions: d.additions,
+                    deletions: d.deletions,
+                });
+        }
+        Ok(by_path.into_values().collect())
+    }
+
+    fn state_in(&self, snapshot: &str, path: &str) -> Result<State> {
+        let oid = self.resolve(snapshot)?;
+        let t = self.repo.find_tree(oid).map_err(self.git_err())?;
+        Ok(tree::file_at(&t, path))
+    }
+
+    /// The file's state on disk right now, hashed but not stored.
+    fn current_state(&self, rel: &str) -> Result<CurrentState> {
+        let abs = self.project.join(rel);
+        let meta = match std::fs::symlink_metadata(&abs) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CurrentState::Absent),
+            Err(e) => return Err(SnapshotError::io("reading", &abs)(e)),
+        };
+        if meta.is_dir() {
+            return Ok(CurrentState::Directory);
+        }
+        let stat = StatInfo::from_metadata(&meta);
+        let bytes = if stat.mode == MODE_LINK {
+            rel_bytes(&std::fs::read_link(&abs).map_err(SnapshotError::io("reading", &abs))?)
+        } else {
+            std::fs::read(&abs).map_err(SnapshotError::io("reading", &abs))?
+        };
+        let oid = Oid::hash_object(ObjectType::Blob, &bytes).map_err(self.git_err())?;
+        Ok(CurrentState::File(stat.mode, oid))
+    }
+
+    /// Undo the last file-modifying step of the session (`records`: the
+    /// session's step records in order).
+    pub fn plan_undo(&self, records: &[StepRecord]) -> Result<RevertPlan> {
+        let st = ActiveState::of(records);
+        let Some(idx) = records.iter().rposition(|r| {
+            r.kind == StepKind::Tool && !st.undone.contains(&r.id) && !r.changes.is_empty()
+        }) else {
+            return Err(SnapshotError::NothingToRevert {
+                what: "undo",
+                detail: "no file-modifying step of this session is left to undo".into(),
+            });
+        };
+        self.plan_for(records, &[idx], PlanKind::Undo, None)
+    }
+
+    /// Revert to the state before `message_id`'s first change: every step
+    /// from there on (still active) is undone, cumulatively.
+    pub fn plan_revert(&self, records: &[StepRecord], message_id: &str) -> Result<RevertPlan> {
+        let st = ActiveState::of(records);
+        let Some(first) = records
+            .iter()
+            .position(|r| r.kind == StepKind::Tool && r.message_id == message_id)
+        else {
+            return Err(SnapshotError::MessageNotFound {
+                message: message_id.to_string(),
+            });
+        };
+        let idxs: Vec<usize> = (first..records.len())
+            .filter(|i| {
+                let r = &records[*i];
+                r.kind == StepKind::Tool && !st.undone.contains(&r.id) && !r.changes.is_empty()
+            })
+            .collect();
+        if idxs.is_empty() {
+            return Err(SnapshotError::NothingToRevert {
+                what: "revert",
+                detail: format!("the changes from message {message_id} on were already undone"),
+            });
+        }
+        self.plan_for(
+            records,
+            &idxs,
+            PlanKind::Revert,
+            Some(message_id.to_string()),
+        )
+    }
+
+    /// Redo: undo the most recent undo/revert, if nothing changed files since.
+    pub fn plan_redo(&self, records: &[StepRecord]) -> Result<RevertPlan> {
+        let st = ActiveState::of(records);
+        let last_change = records.iter().rposition(|r| !r.changes.is_empty());
+        let Some(idx) = last_change else {
+            return Err(SnapshotError::NothingToRevert {
+                what: "redo",
+                detail: "this session has no undo to redo".into(),
+            });
+        };
+        let r = &records[idx];
+        if !matches!(r.kind, StepKind::Revert { .. }) || st.redone.contains(&r.id) {
+            return Err(SnapshotError::NothingToRevert {
+                what: "redo",
+                detail: "redo is possible only right after an undo or revert".into(),
+            });
+        }
+        self.plan_for(records, &[idx], PlanKind::Redo, None)
+    }
+
+    fn plan_for(
+        &self,
+        records: &[StepRecord],
+        idxs: &[usize],
+        kind: PlanKind,
+        target_message: Option<String>,
+    ) -> Result<RevertPlan> {
+        // Desired state: before the earliest planned step touching the file.
+        let mut desired: BTreeMap<String, (usize, FileChangeKind)> = BTreeMap::new();
+        let mut unrestorable = Vec::new();
+        for &i in idxs {
+            for c in &records[i].changes {
+                desired.entry(c.path.clone()).or_insert((i, c.kind));
+            }
+            for u in &records[i].uncaptured {
+                unrestorable.push(u.clone());
+            }
+        }
+        let first = idxs.first().copied().unwrap_or(0);
+        let mut files = Vec::new();
+        for (path, (i, _)) in &desired {
+            let src = &records[*i].before;
+            // What the session left on disk: after of the last record
+            // (any kind) touching this path.
+            let last = records
+                .iter()
+                .rposition(|r| r.changes.iter().any(|c| &c.path == path))
+                .unwrap_or(*i);
+            let expected_snapshot = records[last].after.clone();
+            let want = self.state_in(src, path)?;
+            if want.is_none() && records[*i].uncaptured.iter().any(|u| &u.path == path) {
+                // It existed before the step but was never captured
+                // (binary, too large): listed as unrestorable, left alone.
+                continue;
+            }
+            let expected = self.state_in(&expected_snapshot, path)?;
+            if want == expected {
+                continue;
+            }
+            let uncaptured_after = records[last].uncaptured.iter().any(|u| &u.path == path);
+            let was = match (&want, &expected) {
+                (None, _) => FileChangeKind::Added,
+                (Some(_), None) => FileChangeKind::Deleted,
+                _ => FileChangeKind::Modified,
+            };
+            files.push(PlannedFile {
+                path: path.clone(),
+                action: if want.is_some() {
+                    FileAction::Restore
+                } else {
+                    FileAction::Remove
+                },
+                was,
+                source_snapshot: src.clone(),
+                expected_snapshot: if uncaptured_after {
+                    None
+                } else {
+                    Some(expected_snapshot)
+                },
+                want,
+                expected: if uncaptured_after {
+                    Expectation::Unknown
+                } else {
+                    Expectation::State(expected)
+                },
+            });
+        }
+        // Counts of what the undone steps did (their additions/deletions).
+        let mut additions = 0;
+        let mut deletions = 0;
+        for &i in idxs {
+            for c in &records[i].changes {
+                additions += c.additions;
+                deletions += c.deletions;
+            }
+        }
+        unrestorable.sort_by(|a, b| a.path.cmp(&b.path));
+        unrestorable.dedup_by(|a, b| a.path == b.path);
+        let target = &records[first];
+        Ok(RevertPlan {
+            kind,
+            session_id: target.session_id.clone(),
+            target_message_id: target_message.or_else(|| Some(target.message_id.clone())),
+            target_snapshot: target.before.clone(),
+            steps: idxs.iter().map(|i| records[*i].id.clone()).collect(),
+            files,
+            unrestorable,
+            step_additions: additions,
+            step_deletions: deletions,
+        })
+    }
+
+    /// Carry out a plan: conflict check, pre-revert snapshot, restore,
+    /// verification, record. Without `force`, any conflict leaves every file
+    /// untouched and is reported.
+    pub fn execute(&mut self, plan: &RevertPlan, force: bool) -> Result<RevertOutcome> {
+        let _lock = self.lock_until(None)?;
+        let paths: Vec<PathBuf> = plan.files.iter().map(|f| PathBuf::from(&f.path)).collect();
+        let ctx = CaptureContext {
+            session_id: Some(plan.session_id.clone()),
+            message_id: plan.target_message_id.clone(),
+            tool_call_id: None,
+        };
+        if plan.files.is_empty() {
+            return Err(SnapshotError::NothingToRevert {
+                what: plan.kind.verb(),
+                detail: "the files are already in the requested state".into(),
+            });
+        }
+        let pre = self.capture_locked(&ctx, Some(&paths), Budget::unlimited())?;
+        let pre_oid = self.resolve(&pre.hash)?;
+        let mut conflicts = Vec::new();
+        let pre_tree = self.repo.find_tree(pre_oid).map_err(self.git_err())?;
+        for f in &plan.files {
+            let current = self.current_state(&f.path)?;
+            let reason = match (&current, &f.expected) {
+                (CurrentState::Directory, _) => Some("is now a directory".to_string()),
+                (CurrentState::File(..), _) if tree::file_at(&pre_tree, &f.path).is_none() => {
+                    Some("its current content could not be captured (binary or too large)".into())
+                }
+                (_, Expectation::Unknown) => {
+                    Some("its state after the step was not captured".into())
+                }
+                (_, Expectation::Any) => None,
+                (cur, Expectation::State(exp)) if cur.as_state() != *exp => {
+                    Some("changed outside mia-code since the step".into())
+                }
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                conflicts.push(Conflict {
+                    path: f.path.clone(),
+                    reason,
+                    backup: None,
+                });
+            }
+        }
+        drop(pre_tree);
+        if !conflicts.is_empty() && !force {
+            let message = blocked_message(plan, &conflicts);
+            return Ok(RevertOutcome {
+                applied: false,
+                plan: plan.clone(),
+                conflicts,
+                restored: Vec::new(),
+                removed: Vec::new(),
+                pre_revert_snapshot: Some(pre.hash),
+                record: None,
+                message,
+            });
+        }
+        if !conflicts.is_empty() {
+            let stamp = format!("{}-{}", now_ms(), short(&pre.hash));
+            for c in &mut conflicts {
+                let src = self.project.join(&c.path);
+                if std::fs::symlink_metadata(&src).is_err() {
+                    continue;
+                }
+                let rel_backup = format!("{MIA_DIR}/backups/{stamp}/{}", c.path);
+                let dst = self.project.join(&rel_backup);
+                if let Some(parent) = dst.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(SnapshotError::io("creating", parent))?;
+                }
+                copy_entry(&src, &dst)?;
+                c.backup = Some(rel_backup);
+            }
+        }
+        let mut restored = Vec::new();
+        let mut removed = Vec::new();
+        for f in &plan.files {
+            match f.want {
+                Some((mode, oid)) => {
+                    let blob = self.repo.find_blob(oid).map_err(self.git_err())?;
+                    write_entry(&self.project, &f.path, mode, blob.content())?;
+                    restored.push(f.path.clone());
+                }
+                None => {
+                    remove_entry(&self.project, &f.path)?;
+                    removed.push(f.path.clone());
+                }
+            }
+        }
+        let after = self.capture_paths_on(pre_oid, pre.files, &paths, Budget::unlimited())?;
+        self.keep(after.tree)?;
+        self.set_latest(after.tree, after.files)?;
+        let after_tree = self.repo.find_tree(after.tree).map_err(self.git_err())?;
+        for f in &plan.files {
+            let got = tree::file_at(&after_tree, &f.path);
+            if got != f.want {
+                return Err(SnapshotError::RestoreVerificationFailed {
+                    path: f.path.clone(),
+                    expected: describe(f.want),
+                    found: describe(got),
+                    pre_revert: pre.hash.clone(),
+                });
+            }
+        }
+        let rels: Vec<String> = plan.files.iter().map(|f| f.path.clone()).collect();
+        let changes = self.changes_between(pre_oid, after.tree, Some(&rels))?;
+        let kind = match plan.kind {
+            PlanKind::Redo => StepKind::Redo {
+                revert: plan.steps.first().cloned().unwrap_or_default(),
+            },
+            _ => StepKind::Revert {
+                undid: plan.steps.clone(),
+            },
+        };
+        let record = StepRecord {
+            id: format!(
+                "{}-{}-{}",
+                plan.kind.verb(),
+                now_ms(),
+                short(&after.tree.to_string())
+            ),
+            session_id: plan.session_id.clone(),
+            message_id: plan.target_message_id.clone().unwrap_or_default(),
+            tool_call_id: None,
+            kind,
+            before: pre.hash.clone(),
+            after: after.tree.to_string(),
+            changes,
+            uncaptured: Vec::new(),
+            created_at: now_ms(),
+        };
+        let mut outcome = RevertOutcome {
+            applied: true,
+            plan: plan.clone(),
+            conflicts,
+            restored,
+            removed,
+            pre_revert_snapshot: Some(pre.hash),
+            record: Some(record),
+            message: String::new(),
+        };
+        outcome.message = applied_message(&outcome);
+        Ok(outcome)
+    }
+
+    /// Restore files from a snapshot (the CLI's `snapshot restore`). With
+    /// `paths`, just those; without, every file that differs between the
+    /// snapshot and the working tree. Files whose current content is not
+    /// captured (binary, too large) are conflicts unless `force`.
+    pub fn restore(
+        &mut self,
+        hash: &str,
+        paths: Option<&[PathBuf]>,
+        force: bool,
+    ) -> Result<RevertOutcome> {
+        let target = self.resolve(hash)?;
+        let rels_given: Option<Vec<String>> = match paths {
+            Some(ps) => Some(
+                ps.iter()
+                    .map(|p| self.relative_path(p))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            None => None,
+        };
+        let current_tree = match rels_given {
+            Some(_) => None,
+            None => {
+                let _lock = self.lock_until(None)?;
+                Some(self.capture_tree(None, Budget::unlimited())?.tree)
+            }
+        };
+        let plan = self.plan_restore(target, rels_given, current_tree)?;
+        self.execute(&plan, force)
+    }
+
+    fn plan_restore(
+        &self,
+        target: Oid,
+        rels_given: Option<Vec<String>>,
+        current_tree: Option<Oid>,
+    ) -> Result<RevertPlan> {
+        let target_tree = self.repo.find_tree(target).map_err(self.git_err())?;
+        let rels: Vec<String> = match (rels_given, current_tree) {
+            (Some(r), _) => r,
+            (None, Some(current)) => {
+                let cur_tree = self.repo.find_tree(current).map_err(self.git_err())?;
+                let diffs = diff_trees(&self.repo, &cur_tree, &target_tree, None)
+                    .map_err(self.git_err())?;
+                let mut v: Vec<String> = diffs.into_iter().map(|d| d.file).collect();
+                v.dedup();
+                v
+            }
+            (None, None) => Vec::new(),
+        };
+        let mut files = Vec::new();
+        let mut wanted: BTreeMap<String, State> = BTreeMap::new();
+        for rel in &rels {
+            match target_tree.get_path(Path::new(rel)) {
+                Ok(e) if e.kind() == Some(ObjectType::Tree) => {
+                    let sub = self.repo.find_tree(e.id()).map_err(self.git_err())?;
+                    for (p, st) in tree::flatten(&self.repo, &sub, &format!("{rel}/"))
+                        .map_err(self.git_err())?
+                    {
+                        wanted.insert(p, Some(st));
+                    }
+                }
+                _ => {
+                    wanted.insert(rel.clone(), tree::file_at(&target_tree, rel));
+                }
+            }
+        }
+        for (path, want) in wanted {
+            let current = self.current_state(&path)?;
+            if current.as_state() == want {
+                continue;
+            }
+            let was = match (&want, current.as_state()) {
+                (None, _) => FileChangeKind::Added,
+                (Some(_), None) => FileChangeKind::Deleted,
+                _ => FileChangeKind::Modified,
+            };
+            files.push(PlannedFile {
+                path,
+                action: if want.is_some() {
+                    FileAction::Restore
+                } else {
+                    FileAction::Remove
+                },
+                was,
+                source_snapshot: target.to_string(),
+                expected_snapshot: None,
+                want,
+                expected: Expectation::Any,
+            });
+        }
+        let plan = RevertPlan {
+            kind: PlanKind::Restore,
+            session_id: String::new(),
+            target_message_id: None,
+            target_snapshot: target.to_string(),
+            steps: Vec::new(),
+            files,
+            unrestorable: Vec::new(),
+            step_additions: 0,
+            step_deletions: 0,
+        };
+        Ok(plan)
+    }
+
+    /// Capture `paths` on top of an explicit base tree (not "latest").
+    pub(crate) fn capture_paths_on(
+        &mut self,
+        base: Oid,
+        base_count: u64,
+        paths: &[PathBuf],
+        budget: Budget,
+    ) -> Result<crate::capture::Captured> {
+        self.capture_paths_with_base(base, base_count, paths, budget)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum CurrentState {
+    Absent,
+    Directory,
+    File(u32, Oid),
+}
+
+impl CurrentState {
+    fn as_state(&self) -> State {
+        match self {
+            Self::File(m, o) => Some((*m, *o)),
+            _ => None,
+        }
+    }
+}
+
+fn describe(s: State) -> String {
+    match s {
+        None => "no file".into(),
+        Some((m, o)) => format!("{m:o} {}", short(&o.to_string())),
+    }
+}
+
+pub(crate) fn short(h: &str) -> String {
+    h.chars().take(9).collect()
+}
+
+/// Which steps are currently undone, which reverts were redone.
+struct ActiveState {
+    undone: HashSet<String>,
+    redone: HashSet<String>,
+}
+
+impl ActiveState {
+    fn of(records: &[StepRecord]) -> Self {
+        let by_id: HashMap<&str, &StepRecord> =
+            records.iter().map(|r| (r.id.as_str(), r)).collect();
+        let mut undone = HashSet::new();
+        let mut redone = HashSet::new();
+        for r in records {
+            match &r.kind {
+                StepKind::Tool => {}
+                StepKind::Revert { undid } => undone.extend(undid.iter().cloned()),
+                StepKind::Redo { revert } => {
+                    if let Some(StepKind::Revert { undid }) =
+                        by_id.get(revert.as_str()).map(|x| &x.kind)
+                    {
+                        for u in undid {
+                            undone.remove(u);
+                        }
+                    }
+                    redone.insert(revert.clone());
+                }
+            }
+        }
+        Self { undone, redone }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanKind {
+    Undo,
+    Revert,
+    Redo,
+    Restore,
+}
+
+impl PlanKind {
+    pub fn verb(self) -> &'static str {
+        match self {
+            Self::Undo => "undo",
+            Self::Revert => "revert",
+            Self::Redo => "redo",
+            Self::Restore => "restore",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileAction {
+    Restore,
+    Remove,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Expectation {
+    /// No check (plain restore).
+    Any,
+    /// The state the session left the file in.
+    State(#[serde(skip)] State),
+    /// The session's last state of the file was not captured.
+    Unknown,
+}
+
+/// One file a revert will touch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlannedFile {
+    pub path: String,
+    pub action: FileAction,
+    /// What the undone steps did to it overall.
+    pub was: FileChangeKind,
+    /// Snapshot the content comes from.
+    pub source_snapshot: String,
+    /// Snapshot holding the state the session left it in (checked against
+    /// the disk for outside changes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_snapshot: Option<String>,
+    #[serde(skip)]
+    want: State,
+    #[serde(skip, default = "default_expectation")]
+    expected: Expectation,
+}
+
+fn default_expectation() -> Expectation {
+    Expectation::Unknown
+}
+
+/// What an undo/revert/redo/restore will do, before doing it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertPlan {
+    pub kind: PlanKind,
+    pub session_id: String,
+    pub target_message_id: Option<String>,
+    /// The snapshot the state goes back to (before the earliest undone step).
+    pub target_snapshot: String,
+    /// Ids of the steps undone (for redo: the revert undone).
+    pub steps: Vec<String>,
+    pub files: Vec<PlannedFile>,
+    /// Files the steps touched whose content was never captured.
+    pub unrestorable: Vec<ExcludedFile>,
+    /// Lines the undone steps added / deleted.
+    pub step_additions: u32,
+    pub step_deletions: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Conflict {
+    pub path: String,
+    pub reason: String,
+    /// Where the current content was copied before a forced revert
+    /// (project-relative).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
+}
+
+/// The result of executing a plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevertOutcome {
+    /// False when conflicts stopped it (nothing was changed).
+    pub applied: bool,
+    pub plan: RevertPlan,
+    pub conflicts: Vec<Conflict>,
+    pub restored: Vec<String>,
+    pub removed: Vec<String>,
+    /// Snapshot of the state just before (redo/undo of this revert).
+    pub pre_revert_snapshot: Option<String>,
+    /// The step record to append to the session's records.
+    pub record: Option<StepRecord>,
+    /// The system message to append to the session (spec 021 format).
+    pub message: String,
+}
+
+impl RevertOutcome {
+    /// The `revert` part the session store keeps.
+    pub fn to_part(&self) -> PartContent {
+        PartContent::Revert {
+            target_message_id: self
+                .plan
+                .target_message_id
+                .as_deref()
+                .and_then(|m| m.parse::<MessageId>().ok()),
+            restored: self.restored.clone(),
+            removed: self.removed.clone(),
+            conflicts: self.conflicts.iter().map(|c| c.path.clone()).collect(),
+            pre_revert_snapshot: self.pre_revert_snapshot.clone(),
+        }
+    }
+}
+
+fn header(plan: &RevertPlan) -> String {
+    let snap = short(&plan.target_snapshot);
+    match (plan.kind, &plan.target_message_id) {
+        (PlanKind::Redo, _) => format!("Redid the changes undone by {}:", plan.steps.join(", ")),
+        (PlanKind::Restore, _) => format!("Restored files from snapshot {snap}:"),
+        (_, Some(m)) if !m.is_empty() => {
+            format!("Reverted to snapshot {snap} (before message {m}):")
+        }
+        _ => format!("Reverted to snapshot {snap}:"),
+    }
+}
+
+fn applied_message(o: &RevertOutcome) -> String {
+    let mut s = header(&o.plan);
+    s.push('\n');
+    for f in &o.plan.files {
+        let what = match (f.action, f.was) {
+            (FileAction::Remove, _) => "removed (was created)",
+            (FileAction::Restore, FileChangeKind::Deleted) => "restored (was deleted)",
+            _ => "restored (was modified)",
+        };
+        s.push_str(&format!("  - {}: {what}", f.path));
+        if let Some(c) = o.conflicts.iter().find(|c| c.path == f.path) {
+            match &c.backup {
+                Some(b) => s.push_str(&format!(" [{}; previous content kept at {b}]", c.reason)),
+                None => s.push_str(&format!(" [{}]", c.reason)),
+            }
+        }
+        s.push('\n');
+    }
+    for u in &o.plan.unrestorable {
+        s.push_str(&format!(
+            "  - {}: not restored ({} file, never captured)\n",
+            u.path,
+            u.reason.as_str()
+        ));
+    }
+    s.push('\n');
+    let n = o.plan.files.len();
+    s.push_str(&format!(
+        "  {n} file{} affected, {} addition{} restored, {} deletion{} undone.",
+        if n == 1 { "" } else { "s" },
+        o.plan.step_additions,
+        if o.plan.step_additions == 1 { "" } else { "s" },
+        o.plan.step_deletions,
+        if o.plan.step_deletions == 1 { "" } else { "s" },
+    ));
+    if let Some(p) = &o.pre_revert_snapshot {
+        s.push_str(&format!(
+            "\n  The previous state is snapshot {} (redo restores it).",
+            short(p)
+        ));
+    }
+    s
+}
+
+fn blocked_message(plan: &RevertPlan, conflicts: &[Conflict]) -> String {
+    let mut s = format!(
+        "Nothing was {}: {} file{} changed outside mia-code since the step:\n",
+        match plan.kind {
+            PlanKind::Redo => "redone",
+            PlanKind::Restore => "restored",
+            _ => "reverted",
+        },
+        conflicts.len(),
+        if conflicts.len() == 1 { "" } else { "s" }
+    );
+    for c in conflicts {
+        s.push_str(&format!("  - {}: {}\n", c.path, c.reason));
+    }
+    s.push_str(
+        "Re-run with --force to overwrite them (their current content is kept as a backup).",
+    );
+    s
+}
+
+/// Write a file or symlink atomically (temp file + rename).
+fn write_entry(project: &Path, rel: &str, mode: u32, content: &[u8]) -> Result<()> {
+    let abs = project.join(rel);
+    if let Some(parent) = abs.parent() {
+        std::fs::create_dir_all(parent).map_err(SnapshotError::io("creating", parent))?;
+    }
+    if let Ok(m) = std::fs::symlink_metadata(&abs) {
+        if m.is_dir() {
+            std::fs::remove_dir(&abs).map_err(SnapshotError::io("removing the directory", &abs))?;
+        }
+    }
+    let name = abs
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = abs.with_file_name(format!(".{name}.mia-restore-{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    if mode == MODE_LINK {
+        let target = String::from_utf8_lossy(content).into_owned();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&target, &tmp)
+            .map_err(SnapshotError::io("creating the symlink", &tmp))?;
+        #[cfg(not(unix))]
+        std::fs::write(&tmp, target.as_bytes()).map_err(SnapshotError::io("writing", &tmp))?;
+    } else {
+        std::fs::write(&tmp, content).map_err(SnapshotError::io("writing", &tmp))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let perm = if mode == MODE_EXEC { 0o755 } else { 0o644 };
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(perm))
+                .map_err(SnapshotError::io("setting permissions on", &tmp))?;
+        }
+    }
+    std::fs::rename(&tmp, &abs).map_err(SnapshotError::io("replacing", &abs))
+}
+
+/// Remove a file and then any directories it leaves empty.
+fn remove_entry(project: &Path, rel: &str) -> Result<()> {
+    let abs = project.join(rel);
+    match std::fs::remove_file(&abs) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(SnapshotError::io("removing", &abs)(e)),
+    }
+    let mut dir = abs.parent().map(Path::to_path_buf);
+    while let Some(d) = dir {
+        if d == project || !d.starts_with(project) {
+            break;
+        }
+        if std::fs::remove_dir(&d).is_err() {
+            break;
+        }
+        dir = d.parent().map(Path::to_path_buf);
+    }
+    Ok(())
+}
+
+fn copy_entry(src: &Path, dst: &Path) -> Result<()> {
+    let meta = std::fs::symlink_metadata(src).map_err(SnapshotError::io("reading", src))?;
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(src).map_err(SnapshotError::io("reading", src))?;
+        let _ = std::fs::remove_file(dst);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(target, dst).map_err(SnapshotError::io("backing up", dst))?;
+        #[cfg(not(unix))]
+        std::fs::write(dst, target.to_string_lossy().as_bytes())
+            .map_err(SnapshotError::io("backing up", dst))?;
+        return Ok(());
+    }
+    std::fs::copy(src, dst)
+        .map(|_| ())
+        .map_err(SnapshotError::io("backing up", src))
+}
