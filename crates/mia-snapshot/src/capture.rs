@@ -550,6 +550,8 @@ impl SnapshotRepo {
                 return Err(e);
             }
         };
+        let partial = cache.tree.is_none();
+        let odb = self.repo.odb().map_err(self.git_err())?;
         let mut files: HashMap<Vec<u8>, CacheEntry> = HashMap::with_capacity(items.len());
         let mut blobs: Vec<(Vec<u8>, u32, Oid)> = Vec::with_capacity(items.len());
         let mut dirty = false;
@@ -566,7 +568,12 @@ impl SnapshotRepo {
                     return Err(e);
                 }
             }
-            let content = match cache.lookup(&item.rel, &item.stat) {
+            let hit = cache.lookup(&item.rel, &item.stat).filter(|c| match c {
+                // A partial cache may name objects gc has since dropped.
+                Content::Stored(oid) if partial => odb.exists(*oid),
+                _ => true,
+            });
+            let content = match hit {
                 Some(c) => c,
                 None => {
                     dirty = true;
@@ -774,9 +781,4 @@ pub(crate) fn is_internal(rel: &str) -> bool {
         || rel == MIA_DIR
         || rel.starts_with(".mia-code/")
         || rel.split('/').any(|c| c == ".git")
-}
-
-/// Which snapshot tree stands for which project path (for restore).
-pub(crate) fn blob_bytes(repo: &Repository, oid: Oid) -> Result<Vec<u8>, git2::Error> {
-    Ok(repo.find_blob(oid)?.content().to_vec())
 }

@@ -8,7 +8,9 @@ mod capture;
 mod config;
 mod diff;
 mod error;
+mod gc;
 mod model;
+mod render;
 mod repo;
 mod revert;
 mod tree;
@@ -19,9 +21,13 @@ pub use diff::{
     hunk_header, stats, to_patch,
 };
 pub use error::{Result, SnapshotError};
+pub use gc::{
+    GcReport, RetainedSnapshot, RetentionPlan, dir_size, gc_in_background, plan_retention,
+};
 pub use model::{
     CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, StepKind, StepRecord,
 };
+pub use render::{RenderOptions, render_terminal, summary_line};
 pub use repo::{RepoLock, SNAPSHOT_DIR, SnapshotRepo, validate_project_root};
 pub use revert::{
     Conflict, Expectation, FileAction, PendingStep, PlanKind, PlannedFile, RevertOutcome,
