@@ -204,6 +204,8 @@ enum AttemptEnd {
     Failed {
         error: ProviderError,
         content_seen: bool,
+        /// The server's `retry-after-ms`/`retry-after`, for HTTP errors.
+        server_wait: Option<Duration>,
     },
 }
 
@@ -227,12 +229,13 @@ impl<W: Wire> Job<W> {
                 let _ = self.tx.send(Err(ProviderError::Cancelled)).await;
                 return;
             }
-            let (error, content_seen) = match self.attempt(&call).await {
+            let (error, content_seen, server_wait) = match self.attempt(&call).await {
                 AttemptEnd::Finished | AttemptEnd::Stopped => return,
                 AttemptEnd::Failed {
                     error,
                     content_seen,
-                } => (error, content_seen),
+                    server_wait,
+                } => (error, content_seen, server_wait),
             };
             if error == ProviderError::Cancelled {
                 let _ = self.tx.send(Err(error)).await;
@@ -248,11 +251,12 @@ impl<W: Wire> Job<W> {
                     .await;
                 return;
             }
-            match self
-                .options
-                .retry
-                .decide(&error, retries, self.options.retry_after_scale)
-            {
+            match self.options.retry.decide(
+                &error,
+                retries,
+                server_wait,
+                self.options.retry_after_scale,
+            ) {
                 RetryDecision::GiveUp => {
                     let _ = self.send(Err(error)).await;
                     return;
@@ -328,6 +332,7 @@ impl<W: Wire> Job<W> {
         let failed = |error| AttemptEnd::Failed {
             error,
             content_seen: false,
+            server_wait: None,
         };
         let response = tokio::select! {
             biased;
@@ -349,7 +354,11 @@ impl<W: Wire> Job<W> {
                     Ok(body) => body,
                 },
             };
-            return failed(self.wire.classify_http(status.as_u16(), &headers, &body));
+            return AttemptEnd::Failed {
+                error: self.wire.classify_http(status.as_u16(), &headers, &body),
+                content_seen: false,
+                server_wait: crate::retry::parse_retry_after(&headers),
+            };
         }
         self.read_stream(response).await
     }
@@ -364,7 +373,7 @@ impl<W: Wire> Job<W> {
         loop {
             let chunk = tokio::select! {
                 biased;
-                _ = self.cancel.cancelled() => return AttemptEnd::Failed { error: ProviderError::Cancelled, content_seen },
+                _ = self.cancel.cancelled() => return AttemptEnd::Failed { error: ProviderError::Cancelled, content_seen, server_wait: None },
                 r = tokio::time::timeout(idle, response.chunk()) => r,
             };
             let bytes = match chunk {
@@ -372,6 +381,7 @@ impl<W: Wire> Job<W> {
                     return AttemptEnd::Failed {
                         error: self.idle_timeout(),
                         content_seen,
+                        server_wait: None,
                     };
                 }
                 Ok(Err(e)) => {
@@ -381,6 +391,7 @@ impl<W: Wire> Job<W> {
                             message: format!("the stream broke: {}", error_chain(&e)),
                         },
                         content_seen,
+                        server_wait: None,
                     };
                 }
                 Ok(Ok(None)) => {
@@ -413,6 +424,7 @@ impl<W: Wire> Job<W> {
                         Err(error) => AttemptEnd::Failed {
                             error,
                             content_seen,
+                            server_wait: None,
                         },
                     };
                 }
@@ -444,6 +456,7 @@ impl<W: Wire> Job<W> {
                 return AttemptEnd::Failed {
                     error,
                     content_seen,
+                    server_wait: None,
                 };
             }
             if done {

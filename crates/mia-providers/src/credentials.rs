@@ -602,11 +602,7 @@ mod tests {
         );
         let r = creds.resolve("anthropic", None).unwrap().unwrap();
         assert_eq!(r.key, "from-env");
-        assert_eq!(
-            format!("{r:?}").contains("from-env"),
-            false,
-            "Debug must redact"
-        );
+        assert!(!format!("{r:?}").contains("from-env"), "Debug must redact");
 
         let keychain = MemStore(Mutex::new(BTreeMap::new()));
         keychain.set("anthropic", "from-keychain").unwrap();

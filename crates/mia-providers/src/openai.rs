@@ -285,10 +285,11 @@ impl OpenAiDecoder {
             429
         } else if code("invalid_request_error") || code("context_length_exceeded") {
             400
-        } else if let Some(n) = info.codes.iter().find_map(|c| c.parse::<u16>().ok()) {
-            n
         } else {
-            500
+            info.codes
+                .iter()
+                .find_map(|c| c.parse::<u16>().ok())
+                .unwrap_or(500)
         };
         HttpFailure {
             provider: &self.provider,

@@ -92,18 +92,20 @@ impl RetryPolicy {
     }
 
     /// Decide whether to retry after `error`, `retries_done` retries so far.
-    /// `retry_after` scales with `time_scale` so a scaled policy also scales
-    /// server-sent waits.
+    /// `server_wait` is the response's `retry-after-ms`/`retry-after` (used
+    /// for any retryable status, not only 429). Server waits are multiplied
+    /// by `time_scale` so a scaled policy also scales them.
     pub fn decide(
         &self,
         error: &ProviderError,
         retries_done: u32,
+        server_wait: Option<Duration>,
         time_scale: f64,
     ) -> RetryDecision {
         if !error.is_retryable() || retries_done >= self.max_retries {
             return RetryDecision::GiveUp;
         }
-        if let Some(wait) = error.retry_after() {
+        if let Some(wait) = error.retry_after().or(server_wait) {
             let wait = wait.mul_f64(time_scale);
             if wait > self.max_retry_after {
                 return RetryDecision::GiveUp;
@@ -227,7 +229,7 @@ mod tests {
     fn jitter_stays_within_bounds() {
         let p = RetryPolicy::default();
         for _ in 0..200 {
-            match p.decide(&server_err(), 2, 1.0) {
+            match p.decide(&server_err(), 2, None, 1.0) {
                 RetryDecision::Retry(d) => {
                     assert!(d <= Duration::from_secs(2) && d >= Duration::from_millis(1500))
                 }
@@ -239,14 +241,19 @@ mod tests {
     #[test]
     fn gives_up_after_max_retries_and_on_long_retry_after() {
         let p = RetryPolicy::default();
-        assert_eq!(p.decide(&server_err(), 4, 1.0), RetryDecision::GiveUp);
+        assert_eq!(p.decide(&server_err(), 4, None, 1.0), RetryDecision::GiveUp);
         assert_eq!(
-            p.decide(&rate_limited(Some(Duration::from_secs(61))), 0, 1.0),
+            p.decide(&rate_limited(Some(Duration::from_secs(61))), 0, None, 1.0),
             RetryDecision::GiveUp
         );
         assert_eq!(
-            p.decide(&rate_limited(Some(Duration::from_secs(60))), 0, 1.0),
+            p.decide(&rate_limited(Some(Duration::from_secs(60))), 0, None, 1.0),
             RetryDecision::Retry(Duration::from_secs(60))
+        );
+        assert_eq!(
+            p.decide(&server_err(), 0, Some(Duration::from_secs(3)), 1.0),
+            RetryDecision::Retry(Duration::from_secs(3)),
+            "a 5xx retry-after is honoured too"
         );
     }
 

@@ -128,10 +128,17 @@ fn has_tool_calls(resp: &Response) -> bool {
 /// OpenAI client asked for the usage chunk.
 pub fn render(api: ApiKind, resp: &Response, model: &str, include_usage: bool) -> Vec<Chunk> {
     let mut out = Vec::new();
-    match api {
-        ApiKind::Anthropic => render_anthropic(resp, model, &mut out),
-        ApiKind::OpenAi => render_openai(resp, model, include_usage, &mut out),
-        ApiKind::Google => render_google(resp, model, &mut out),
+    if resp.verbatim {
+        for e in &resp.events {
+            match e {
+                EventSpec::Raw(s) => out.push(Chunk::Bytes(s.clone().into_bytes())),
+                EventSpec::DelayMs(ms) => out.push(Chunk::DelayMs(*ms)),
+                EventSpec::Cut(true) => out.push(Chunk::Cut),
+                _ => {}
+            }
+        }
+    } else {
+        render_api(api, resp, model, include_usage, &mut out);
     }
     if resp.chunk_delay_ms > 0 {
         let mut delayed = Vec::with_capacity(out.len() * 2);
@@ -144,6 +151,20 @@ pub fn render(api: ApiKind, resp: &Response, model: &str, include_usage: bool) -
         return delayed;
     }
     out
+}
+
+fn render_api(
+    api: ApiKind,
+    resp: &Response,
+    model: &str,
+    include_usage: bool,
+    out: &mut Vec<Chunk>,
+) {
+    match api {
+        ApiKind::Anthropic => render_anthropic(resp, model, out),
+        ApiKind::OpenAi => render_openai(resp, model, include_usage, out),
+        ApiKind::Google => render_google(resp, model, out),
+    }
 }
 
 fn usage_or_default(resp: &Response) -> Usage {

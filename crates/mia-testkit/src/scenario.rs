@@ -87,6 +87,10 @@ pub struct Response {
     /// `false` ends the stream cleanly but early.
     #[serde(default = "yes")]
     pub finish: bool,
+    /// Send only the `raw`, `delay_ms` and `cut` events, with no opening or
+    /// closing events of the provider's format (to replay a recorded stream).
+    #[serde(default)]
+    pub verbatim: bool,
 }
 
 fn ok() -> u16 {
@@ -111,6 +115,7 @@ impl Default for Response {
             stop: None,
             usage: None,
             finish: true,
+            verbatim: false,
         }
     }
 }

@@ -306,6 +306,9 @@ async fn handle(
                 Chunk::DelayMs(ms) => tokio::time::sleep(Duration::from_millis(ms)).await,
                 Chunk::Bytes(b) => return Some((Ok::<Bytes, std::io::Error>(Bytes::from(b)), it)),
                 Chunk::Cut => {
+                    // Let the server flush what was sent so far; an error
+                    // in the same poll would drop the buffered bytes.
+                    tokio::time::sleep(Duration::from_millis(20)).await;
                     return Some((
                         Err(std::io::Error::new(
                             std::io::ErrorKind::ConnectionAborted,
