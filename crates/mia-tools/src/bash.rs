@@ -1,0 +1,286 @@
+use std::process::Stdio;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+use crate::{
+    Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan, ToolSpec, parse_input, schema_of,
+};
+
+pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+pub const MAX_TIMEOUT_MS: u64 = 600_000;
+/// Output kept for the model; beyond it the tail is kept.
+pub const MAX_OUTPUT_BYTES: usize = 30_000;
+/// After the shell exits, how long to wait for processes it left behind to
+/// close their output before the whole process group is killed.
+const DRAIN_GRACE: Duration = Duration::from_millis(300);
+
+/// Environment variables a command inherits. Everything else, API keys
+/// included, is withheld unless the user lists it (`ToolContext::extra_env`).
+pub const DEFAULT_ENV_ALLOWLIST: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LANGUAGE",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "GOPATH",
+    "JAVA_HOME",
+    "NVM_DIR",
+    "PYENV_ROOT",
+    "VIRTUAL_ENV",
+];
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BashInput {
+    /// The command line, run by bash in the project root.
+    pub command: String,
+    /// Timeout in milliseconds (default 120000, at most 600000).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// A few words saying what the command does, shown to the user.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+pub struct BashTool;
+
+#[async_trait::async_trait]
+impl Tool for BashTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "bash",
+            description: "Run a shell command in the project root. Output (stdout and stderr) is capped; the end is kept. Processes it starts are stopped when it finishes.",
+            input_schema: schema_of::<BashInput>(),
+        }
+    }
+
+    fn plan(&self, input: &Value, _ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
+        let input: BashInput = parse_input("bash", input)?;
+        validate(&input)?;
+        Ok(ToolPlan {
+            permission: "bash".into(),
+            targets: vec![Target::Command(input.command)],
+            modifies: None,
+        })
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: BashInput = parse_input("bash", &input)?;
+        let timeout = validate(&input)?;
+        run_command(&input.command, timeout, ctx).await
+    }
+}
+
+fn validate(input: &BashInput) -> Result<Duration, ToolError> {
+    if input.command.trim().is_empty() {
+        return Err(ToolError::Invalid("the command is empty".into()));
+    }
+    if input.command.contains('\0') {
+        return Err(ToolError::Invalid("the command contains a NUL byte".into()));
+    }
+    let ms = input.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+    if ms == 0 || ms > MAX_TIMEOUT_MS {
+        return Err(ToolError::Invalid(format!(
+            "timeout_ms must be between 1 and {MAX_TIMEOUT_MS} (10 minutes); got {ms}"
+        )));
+    }
+    Ok(Duration::from_millis(ms))
+}
+
+/// Output with a byte cap that keeps the tail.
+struct Tail {
+    buf: Vec<u8>,
+    dropped: usize,
+}
+
+impl Tail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.buf.extend_from_slice(chunk);
+        if self.buf.len() > MAX_OUTPUT_BYTES * 2 {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        if self.buf.len() > MAX_OUTPUT_BYTES {
+            let cut = self.buf.len() - MAX_OUTPUT_BYTES;
+            self.buf.drain(..cut);
+            self.dropped += cut;
+        }
+    }
+
+    fn finish(mut self) -> (String, usize) {
+        self.trim();
+        let text = String::from_utf8_lossy(&self.buf).into_owned();
+        (text, self.dropped)
+    }
+}
+
+enum End {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Cancelled,
+}
+
+async fn run_command(
+    command: &str,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.project_root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .env_clear();
+    for var in DEFAULT_ENV_ALLOWLIST
+        .iter()
+        .copied()
+        .chain(ctx.extra_env.iter().map(String::as_str))
+    {
+        if let Some(v) = std::env::var_os(var) {
+            cmd.env(var, v);
+        }
+    }
+    cmd.env("MIA_CODE", "1");
+    #[cfg(unix)]
+    cmd.process_group(0);
+
+    let started = std::time::Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError::io("start bash for", ctx.project_root.clone(), e))?;
+    let pid = child.id();
+    let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
+    for reader in [
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let mut reader = reader;
+            let mut buf = vec![0u8; 8192];
+            loop {
+                match reader.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if tx.send(buf[..n].to_vec()).await.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+    }
+    drop(tx);
+
+    let mut out = Tail {
+        buf: Vec::new(),
+        dropped: 0,
+    };
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let end = loop {
+        tokio::select! {
+            status = child.wait() => {
+                break match status {
+                    Ok(s) => End::Exited(s),
+                    Err(e) => return Err(ToolError::io("wait for", ctx.project_root.clone(), e)),
+                };
+            }
+            Some(chunk) = rx.recv() => out.push(&chunk),
+            () = &mut deadline => break End::TimedOut,
+            () = ctx.cancel.cancelled() => break End::Cancelled,
+        }
+    };
+    // Stop everything the command started (background jobs included).
+    kill_group(pid);
+    let _ = child.wait().await;
+    // Collect what is left in the pipes.
+    let grace = tokio::time::sleep(DRAIN_GRACE);
+    tokio::pin!(grace);
+    loop {
+        tokio::select! {
+            chunk = rx.recv() => match chunk {
+                Some(c) => out.push(&c),
+                None => break,
+            },
+            () = &mut grace => break,
+        }
+    }
+    let elapsed = started.elapsed();
+    let (mut text, dropped) = out.finish();
+    if dropped > 0 {
+        text = format!("(first {dropped} bytes of output omitted)\n{text}");
+    }
+    let (code, note) = match end {
+        End::Exited(s) => match s.code() {
+            Some(0) => (Some(0), String::new()),
+            Some(c) => (Some(c), format!("\n(exit code {c})")),
+            None => (None, "\n(terminated by a signal)".to_string()),
+        },
+        End::TimedOut => (
+            None,
+            format!(
+                "\n(timed out after {} s; the command and everything it started were stopped)",
+                timeout.as_secs_f64()
+            ),
+        ),
+        End::Cancelled => (
+            None,
+            "\n(cancelled by the user; the command was stopped)".to_string(),
+        ),
+    };
+    if text.trim().is_empty() && note.is_empty() {
+        text = "(no output)".into();
+    }
+    text.push_str(&note);
+    Ok(ToolOutput {
+        output: text,
+        metadata: json!({
+            "exit_code": code,
+            "timed_out": matches!(end, End::TimedOut),
+            "cancelled": matches!(end, End::Cancelled),
+            "truncated_bytes": dropped,
+            "duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+        }),
+    })
+}
+
+fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        use nix::sys::signal::{Signal, killpg};
+        use nix::unistd::Pid;
+        // ESRCH (already gone) is fine.
+        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}

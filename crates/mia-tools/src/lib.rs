@@ -1,0 +1,175 @@
+//! The agent's built-in tools.
+//!
+//! Each tool has a typed input (its JSON Schema is generated from the Rust
+//! type, and the model's arguments are validated by deserialising into it),
+//! declares up front the permission it needs and the paths it touches
+//! ([`ToolPlan`]), and runs cancellably. The runtime checks the plan with the
+//! permission engine and snapshots the paths before calling [`Tool::run`].
+
+mod bash;
+mod edit;
+mod error;
+mod fs_tools;
+mod paths;
+mod search;
+mod todo;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+pub use bash::{BashInput, BashTool, DEFAULT_ENV_ALLOWLIST};
+pub use edit::{EditInput, EditOp, EditTool};
+pub use error::ToolError;
+pub use fs_tools::{ReadInput, ReadTool, WriteInput, WriteTool};
+pub use search::{GlobInput, GlobTool, GrepInput, GrepTool};
+pub use todo::{Todo, TodoInput, TodoList, TodoStatus, TodoTool};
+
+/// What a tool will touch, known before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A file or directory, absolute (resolved against the project root).
+    Path(PathBuf),
+    /// A shell command line, judged by the permission engine on its parsed segments.
+    Command(String),
+    /// A URL.
+    Url(String),
+    /// Nothing beyond the permission itself (todo).
+    None,
+}
+
+/// The permission check and snapshot input for one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolPlan {
+    /// Permission id (`read`, `write`, `edit`, `bash`, `glob`, `grep`, `todo_create`, ...).
+    pub permission: String,
+    pub targets: Vec<Target>,
+    /// Files the call may change: `Some(paths)` when known (write/edit),
+    /// `Some([])` for read-only tools, `None` when unknown (bash: the snapshot
+    /// engine scans the tree).
+    pub modifies: Option<Vec<PathBuf>>,
+}
+
+/// The result handed back to the model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub output: String,
+    /// Structured details for UIs (exit code, counts, truncation, ...).
+    pub metadata: Value,
+}
+
+impl ToolOutput {
+    pub fn text(output: impl Into<String>) -> Self {
+        Self {
+            output: output.into(),
+            metadata: Value::Null,
+        }
+    }
+}
+
+/// Everything a tool may use while running.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Canonical project root; relative paths resolve against it.
+    pub project_root: PathBuf,
+    pub cancel: CancellationToken,
+    /// The session's todo list.
+    pub todos: Arc<std::sync::Mutex<TodoList>>,
+    /// Environment variables passed to `bash` besides [`DEFAULT_ENV_ALLOWLIST`].
+    pub extra_env: Vec<String>,
+}
+
+impl ToolContext {
+    pub fn new(project_root: PathBuf) -> Self {
+        Self {
+            project_root,
+            cancel: CancellationToken::new(),
+            todos: Arc::default(),
+            extra_env: Vec::new(),
+        }
+    }
+}
+
+/// A tool definition as sent to the model.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub input_schema: Value,
+}
+
+#[async_trait::async_trait]
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    /// Validate the arguments and say what the call will touch.
+    fn plan(&self, input: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError>;
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// Deserialise the model's arguments into a tool's input type, with an error
+/// the model can act on.
+pub fn parse_input<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, ToolError> {
+    serde_json::from_value(input.clone()).map_err(|e| ToolError::InvalidInput {
+        tool: tool.to_string(),
+        message: e.to_string(),
+    })
+}
+
+pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// The built-in tools, by name.
+pub struct ToolRegistry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    pub fn builtin() -> Self {
+        Self {
+            tools: vec![
+                Box::new(ReadTool),
+                Box::new(WriteTool),
+                Box::new(EditTool),
+                Box::new(GlobTool),
+                Box::new(GrepTool),
+                Box::new(BashTool),
+                Box::new(TodoTool),
+            ],
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools
+            .iter()
+            .find(|t| t.spec().name == name)
+            .map(AsRef::as_ref)
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// Plan a call by tool name; an unknown tool is an error naming the known ones.
+    pub fn plan(
+        &self,
+        name: &str,
+        input: &Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolPlan, ToolError> {
+        self.get(name)
+            .ok_or_else(|| ToolError::UnknownTool {
+                name: name.to_string(),
+                known: self
+                    .tools
+                    .iter()
+                    .map(|t| t.spec().name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })?
+            .plan(input, ctx)
+    }
+}

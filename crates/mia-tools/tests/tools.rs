@@ -1,0 +1,457 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The built-in tools against real files and a real shell.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mia_tools::{Target, ToolContext, ToolError, ToolRegistry};
+use serde_json::{Value, json};
+
+fn project() -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    (dir, ToolContext::new(root))
+}
+
+async fn call(
+    ctx: &ToolContext,
+    tool: &str,
+    input: Value,
+) -> Result<mia_tools::ToolOutput, ToolError> {
+    let reg = ToolRegistry::builtin();
+    reg.plan(tool, &input, ctx)?;
+    reg.get(tool).unwrap().run(input, ctx).await
+}
+
+fn write(root: &Path, rel: &str, content: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+#[tokio::test]
+async fn read_numbers_lines_pages_and_refuses_binary() {
+    let (_d, ctx) = project();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    write(&ctx.project_root, "src/a.txt", text.as_bytes());
+    let out = call(&ctx, "read", json!({"path": "src/a.txt"}))
+        .await
+        .unwrap();
+    assert!(out.output.starts_with("     1\tline 1\n"), "{}", out.output);
+    assert!(out.output.contains("    10\tline 10"));
+    let out = call(
+        &ctx,
+        "read",
+        json!({"path": "src/a.txt", "offset": 4, "limit": 2}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.output,
+        "     4\tline 4\n     5\tline 5\n\n(showing lines 4-5 of 10; read again with offset 6 to continue)\n"
+    );
+    write(
+        &ctx.project_root,
+        "img.png",
+        &[0x89, b'P', b'N', b'G', 0, 0, 1],
+    );
+    let err = call(&ctx, "read", json!({"path": "img.png"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("binary"), "{err}");
+    let err = call(&ctx, "read", json!({"path": "src/b.txt"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("did you mean: src/a.txt"), "{err}");
+    let err = call(&ctx, "read", json!({"path": "src"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("is a directory"), "{err}");
+    let err = call(&ctx, "read", json!({"path": "src/a.txt", "offset": 50}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("has 10 lines"), "{err}");
+}
+
+#[tokio::test]
+async fn invalid_arguments_are_explained() {
+    let (_d, ctx) = project();
+    let err = call(&ctx, "read", json!({"file": "x"})).await.unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("invalid arguments for read"), "{msg}");
+    assert!(msg.contains("unknown field `file`"), "{msg}");
+    let err = call(
+        &ctx,
+        "bash",
+        json!({"command": "ls", "timeout_ms": 9_999_999}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("at most") || err.to_string().contains("between 1 and"),
+        "{err}"
+    );
+    let err = ToolRegistry::builtin()
+        .plan("frobnicate", &json!({}), &ctx)
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("available tools: read, write, edit"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn plans_declare_permission_targets_and_modified_paths() {
+    let (_d, ctx) = project();
+    let reg = ToolRegistry::builtin();
+    let root = ctx.project_root.clone();
+    let p = reg
+        .plan("write", &json!({"path": "a/../b.txt", "content": ""}), &ctx)
+        .unwrap();
+    assert_eq!(p.permission, "write");
+    assert_eq!(p.modifies, Some(vec![root.join("b.txt")]));
+    let p = reg
+        .plan(
+            "edit",
+            &json!({"path": "/etc/hosts", "old_string": "a", "new_string": "b"}),
+            &ctx,
+        )
+        .unwrap();
+    assert_eq!(p.targets, vec![Target::Path("/etc/hosts".into())]);
+    let p = reg
+        .plan("bash", &json!({"command": "cargo test"}), &ctx)
+        .unwrap();
+    assert_eq!(p.modifies, None, "bash may change anything: full scan");
+    assert_eq!(p.targets, vec![Target::Command("cargo test".into())]);
+    let p = reg.plan("read", &json!({"path": "x"}), &ctx).unwrap();
+    assert_eq!(p.modifies, Some(vec![]));
+    let p = reg
+        .plan("todo", &json!({"action": "delete", "id": 1}), &ctx)
+        .unwrap();
+    assert_eq!(p.permission, "todo_delete");
+    assert!(reg.plan("read", &json!({"path": "a\u{7}b"}), &ctx).is_err());
+    // Every tool publishes an object schema.
+    for spec in reg.specs() {
+        assert!(spec.input_schema.is_object(), "{}", spec.name);
+    }
+}
+
+#[tokio::test]
+async fn write_then_edit_a_real_file() {
+    let (_d, ctx) = project();
+    let out = call(
+        &ctx,
+        "write",
+        json!({"path": "deep/dir/f.rs", "content": "fn a() {}\nfn b() {}\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.output.starts_with("Created deep/dir/f.rs"),
+        "{}",
+        out.output
+    );
+    let out = call(
+        &ctx,
+        "write",
+        json!({"path": "deep/dir/f.rs", "content": "fn a() {}\nfn b() {}\nfn c() {}\n"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.output.starts_with("Overwrote"), "{}", out.output);
+    call(
+        &ctx,
+        "edit",
+        json!({"path": "deep/dir/f.rs", "edits": [
+            {"old_string": "fn a() {}", "new_string": "fn a() { 1 }"},
+            {"old_string": "fn c() {}\n", "new_string": ""}
+        ]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(ctx.project_root.join("deep/dir/f.rs")).unwrap(),
+        "fn a() { 1 }\nfn b() {}\n"
+    );
+    // A failing edit leaves the file as it was.
+    let err = call(
+        &ctx,
+        "edit",
+        json!({"path": "deep/dir/f.rs", "edits": [
+            {"old_string": "fn b() {}", "new_string": "fn b() { 2 }"},
+            {"old_string": "missing", "new_string": "x"}
+        ]}),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("edit 2 of 2"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(ctx.project_root.join("deep/dir/f.rs")).unwrap(),
+        "fn a() { 1 }\nfn b() {}\n"
+    );
+}
+
+#[tokio::test]
+async fn glob_respects_gitignore_and_separators() {
+    let (_d, ctx) = project();
+    let r = &ctx.project_root;
+    write(r, ".gitignore", b"target/\n*.log\n");
+    write(r, "src/main.rs", b"");
+    write(r, "src/util/mod.rs", b"");
+    write(r, "target/debug/x.rs", b"");
+    write(r, "build.log", b"");
+    write(r, ".github/workflows/ci.yml", b"");
+    let out = call(&ctx, "glob", json!({"pattern": "src/*.rs"}))
+        .await
+        .unwrap();
+    assert_eq!(out.output, "src/main.rs");
+    let out = call(&ctx, "glob", json!({"pattern": "**/*.rs"}))
+        .await
+        .unwrap();
+    let mut got: Vec<&str> = out.output.lines().collect();
+    got.sort();
+    assert_eq!(got, vec!["src/main.rs", "src/util/mod.rs"]);
+    let out = call(&ctx, "glob", json!({"pattern": "**/*.yml"}))
+        .await
+        .unwrap();
+    assert_eq!(out.output, ".github/workflows/ci.yml");
+    let out = call(&ctx, "glob", json!({"pattern": "*.log"}))
+        .await
+        .unwrap();
+    assert!(out.output.starts_with("No files match"), "{}", out.output);
+    let err = call(&ctx, "glob", json!({"pattern": "src/[z"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("bad glob"), "{err}");
+}
+
+#[tokio::test]
+async fn grep_finds_lines_skipping_ignored_and_binary() {
+    let (_d, ctx) = project();
+    let r = &ctx.project_root;
+    write(r, ".gitignore", b"dist/\n");
+    write(
+        r,
+        "src/a.ts",
+        b"const token = 1;\nlet other = 2;\nTOKEN();\n",
+    );
+    write(r, "src/b.rs", b"// token here\n");
+    write(r, "dist/bundle.js", b"token token\n");
+    write(r, "blob.bin", b"token\0\0\0");
+    let out = call(&ctx, "grep", json!({"pattern": "token"}))
+        .await
+        .unwrap();
+    let mut got: Vec<&str> = out.output.lines().collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec!["src/a.ts:1: const token = 1;", "src/b.rs:1: // token here"]
+    );
+    let out = call(
+        &ctx,
+        "grep",
+        json!({"pattern": "token", "ignore_case": true, "include": "**/*.ts"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.output,
+        "src/a.ts:1: const token = 1;\nsrc/a.ts:3: TOKEN();"
+    );
+    assert_eq!(out.metadata["matches"], 2);
+    let out = call(&ctx, "grep", json!({"pattern": "t", "max_results": 1}))
+        .await
+        .unwrap();
+    assert!(
+        out.output.contains("more matching lines not shown"),
+        "{}",
+        out.output
+    );
+    let err = call(&ctx, "grep", json!({"pattern": "(unclosed"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("bad regular expression"), "{err}");
+}
+
+#[tokio::test]
+async fn bash_runs_reports_exit_code_and_withholds_secrets() {
+    let (_d, mut ctx) = project();
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "echo hi; echo err >&2; pwd; exit 3"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.output.contains("hi") && out.output.contains("err"),
+        "{}",
+        out.output
+    );
+    assert!(out.output.contains(&ctx.project_root.display().to_string()));
+    assert!(out.output.ends_with("(exit code 3)"), "{}", out.output);
+    assert_eq!(out.metadata["exit_code"], 3);
+    // Cargo sets CARGO_PKG_NAME for this test process; it is not on the allowlist.
+    assert_eq!(std::env::var("CARGO_PKG_NAME").unwrap(), "mia-tools");
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "echo \"[$CARGO_PKG_NAME]\""}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.output.trim(), "[]");
+    ctx.extra_env.push("CARGO_PKG_NAME".into());
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "echo \"[$CARGO_PKG_NAME]\""}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.output.trim(), "[mia-tools]");
+}
+
+#[tokio::test]
+async fn bash_output_cap_keeps_the_tail() {
+    let (_d, ctx) = project();
+    let out = call(&ctx, "bash", json!({"command": "seq 1 20000"}))
+        .await
+        .unwrap();
+    assert!(out.output.starts_with("(first "), "{}", &out.output[..80]);
+    assert!(out.output.trim_end().ends_with("20000"));
+    assert!(out.output.len() < 31_000);
+    assert!(out.metadata["truncated_bytes"].as_u64().unwrap() > 0);
+}
+
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.split(") ").nth(1).unwrap_or("").starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+fn wait_dead(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if !alive(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+#[tokio::test]
+async fn bash_leaves_no_background_process_behind() {
+    let (_d, ctx) = project();
+    let started = Instant::now();
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "sleep 30 & echo $! > bg.pid; echo started"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.output.contains("started"));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "did not wait for the background job"
+    );
+    let pid: u32 = std::fs::read_to_string(ctx.project_root.join("bg.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(wait_dead(pid), "background sleep {pid} survived");
+}
+
+#[tokio::test]
+async fn bash_timeout_kills_the_process_group() {
+    let (_d, ctx) = project();
+    let started = Instant::now();
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "echo $$ > sh.pid; (sleep 30; echo never) & sleep 30", "timeout_ms": 500}),
+    )
+    .await
+    .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.metadata["timed_out"], true);
+    assert!(
+        out.output.contains("timed out after 0.5 s"),
+        "{}",
+        out.output
+    );
+    let pid: u32 = std::fs::read_to_string(ctx.project_root.join("sh.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(wait_dead(pid));
+}
+
+#[tokio::test]
+async fn bash_cancel_stops_the_command_and_keeps_output() {
+    let (_d, ctx) = project();
+    let cancel = ctx.cancel.clone();
+    let marker = ctx.project_root.join("ready");
+    let watcher = tokio::spawn(async move {
+        // Cancel once the command has visibly started.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !marker.exists() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        cancel.cancel();
+    });
+    let started = Instant::now();
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "echo partial; touch ready; sleep 30"}),
+    )
+    .await
+    .unwrap();
+    watcher.await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(out.metadata["cancelled"], true);
+    assert!(
+        out.output.contains("partial") && out.output.contains("cancelled"),
+        "{}",
+        out.output
+    );
+}
+
+#[tokio::test]
+async fn todo_list_flow() {
+    let (_d, ctx) = project();
+    let out = call(
+        &ctx,
+        "todo",
+        json!({"action": "create", "items": ["write tests", "fix bug"]}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.output, "[ ] #1 write tests\n[ ] #2 fix bug");
+    let out = call(
+        &ctx,
+        "todo",
+        json!({"action": "update", "id": 2, "status": "in_progress"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.output, "[ ] #1 write tests\n[~] #2 fix bug");
+    let out = call(&ctx, "todo", json!({"action": "delete", "id": 1}))
+        .await
+        .unwrap();
+    assert_eq!(out.output, "[~] #2 fix bug");
+    let err = call(&ctx, "todo", json!({"action": "delete", "id": 9}))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("no todo #9") && err.to_string().contains("#2"),
+        "{err}"
+    );
+}
