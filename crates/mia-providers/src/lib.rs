@@ -27,6 +27,7 @@ mod error;
 pub mod gemini;
 pub mod openai;
 mod retry;
+pub mod settings;
 pub mod sse;
 mod types;
 mod wire_common;
