@@ -4,11 +4,13 @@
 //! `serde`-serialisable and is what the store persists, the runtime emits and
 //! the UI renders.
 
+mod event;
 mod ids;
 mod message;
 mod permission;
 mod session;
 
+pub use event::{CommandSegment, Event, Op, PermissionReplyKind, PermissionRequest, TurnEnd};
 pub use ids::{IdParseError, MessageId, PartId, SessionId, now_ms};
 pub use message::{
     CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType, NewMessage,

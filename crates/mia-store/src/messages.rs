@@ -105,6 +105,96 @@ impl SessionDb {
         })
     }
 
+    /// Append parts to a stored message (tool results and snapshots arrive
+    /// after the assistant message that called the tools). Returns them stored.
+    pub fn append_parts(
+        &mut self,
+        session_id: &SessionId,
+        message_id: &MessageId,
+        contents: Vec<PartContent>,
+    ) -> Result<Vec<Part>> {
+        let now = now_ms();
+        let (session_key, message_key) = (session_id.to_string(), message_id.to_string());
+        self.write(|tx| {
+            let next: Option<i64> = tx
+                .query_row(
+                    "SELECT (SELECT coalesce(max(\"index\") + 1, 0) FROM parts WHERE message_id = ?1) FROM messages WHERE id = ?1 AND session_id = ?2",
+                    params![message_key, session_key],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| tx.err(e))?;
+            let Some(next) = next else {
+                return Err(StoreError::MessageNotFound {
+                    session: session_key.clone(),
+                    id: message_key.clone(),
+                });
+            };
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO parts (id, message_id, type, content, \"index\", created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(|e| tx.err(e))?;
+            let mut parts = Vec::with_capacity(contents.len());
+            for (i, content) in contents.into_iter().enumerate() {
+                let json = content
+                    .to_stored_json()
+                    .map_err(|e| StoreError::InvalidInput(format!("part {i}: {e}")))?;
+                let index = u32::try_from(next + i as i64)
+                    .map_err(|_| StoreError::InvalidInput("too many parts".into()))?;
+                let part = Part {
+                    id: PartId::new(),
+                    message_id: *message_id,
+                    index,
+                    created_at: now,
+                    content,
+                };
+                stmt.execute(params![
+                    part.id.to_string(),
+                    message_key,
+                    part.content.kind(),
+                    json,
+                    part.index,
+                    now
+                ])
+                .map_err(|e| tx.err(e))?;
+                parts.push(part);
+            }
+            tx.execute(
+                "UPDATE sessions SET updated_at = ?1 WHERE id = ?2",
+                params![now, session_key],
+            )
+            .map_err(|e| tx.err(e))?;
+            Ok(parts)
+        })
+    }
+
+    /// Replace a message's metadata (usage and cost arrive when its step ends).
+    pub fn update_message_metadata(
+        &mut self,
+        session_id: &SessionId,
+        message_id: &MessageId,
+        metadata: &MessageMetadata,
+    ) -> Result<()> {
+        let json = serde_json::to_string(metadata)
+            .map_err(|e| StoreError::InvalidInput(format!("message metadata: {e}")))?;
+        let (session_key, message_key) = (session_id.to_string(), message_id.to_string());
+        let n = self.write(|tx| {
+            tx.execute(
+                "UPDATE messages SET metadata = ?1 WHERE id = ?2 AND session_id = ?3",
+                params![json, message_key, session_key],
+            )
+            .map_err(|e| tx.err(e))
+        })?;
+        if n == 0 {
+            return Err(StoreError::MessageNotFound {
+                session: session_id.to_string(),
+                id: message_id.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// Messages of a session with their parts, oldest first.
     pub fn get_messages(&self, session_id: &SessionId, q: &MessageQuery) -> Result<Vec<Message>> {
         let mut sql = String::from(

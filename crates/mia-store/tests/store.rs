@@ -412,3 +412,50 @@ fn empty_directory_is_rejected_with_a_reason() {
     let err = db.create_session(NewSession::default()).unwrap_err();
     assert!(err.to_string().contains("project directory"), "{err}");
 }
+
+#[test]
+fn parts_can_be_appended_and_metadata_updated() {
+    let (_dir, mut db) = db();
+    let s = session(&mut db, "/p", "t");
+    let m = db
+        .add_message(
+            &s.id,
+            NewMessage::new(
+                Role::Assistant,
+                vec![PartContent::ToolCall {
+                    call_id: "c1".into(),
+                    tool: "bash".into(),
+                    input: serde_json::json!({"command": "ls"}),
+                }],
+            ),
+        )
+        .unwrap();
+    let added = db
+        .append_parts(
+            &s.id,
+            &m.id,
+            vec![PartContent::ToolResult {
+                call_id: "c1".into(),
+                tool: "bash".into(),
+                output: "a\nb".into(),
+                is_error: false,
+                duration_ms: Some(2),
+            }],
+        )
+        .unwrap();
+    assert_eq!(added[0].index, 1);
+    let meta = MessageMetadata {
+        cost_usd: Some(0.5),
+        ..Default::default()
+    };
+    db.update_message_metadata(&s.id, &m.id, &meta).unwrap();
+    let loaded = db.get_message(&s.id, &m.id).unwrap();
+    assert_eq!(loaded.parts.len(), 2);
+    assert_eq!(loaded.parts[1].content.kind(), "tool_result");
+    assert_eq!(loaded.metadata.cost_usd, Some(0.5));
+    let other = session(&mut db, "/p", "u");
+    assert!(matches!(
+        db.append_parts(&other.id, &m.id, vec![PartContent::text("x")]),
+        Err(StoreError::MessageNotFound { .. })
+    ));
+}

@@ -1,0 +1,225 @@
+//! Ops (what a front end asks the runtime to do) and Events (what the runtime
+//! reports). Every front end — CLI, browser UI, desktop app, tests — drives
+//! the runtime with the same Ops and renders the same Events.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{FileChange, Message, MessageId, Session, SessionId, TokenUsage};
+
+/// A command into the runtime.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// Start a session in a project directory.
+    CreateSession {
+        directory: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// Send a user message and run a turn.
+    UserMessage {
+        session_id: SessionId,
+        text: String,
+        /// Use this primary agent from this message on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        /// `provider/model` for this turn.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
+    /// Answer a pending permission ask.
+    PermissionReply {
+        session_id: SessionId,
+        request_id: String,
+        reply: PermissionReplyKind,
+    },
+    /// Stop the running turn (stream, permission wait or tool).
+    Cancel { session_id: SessionId },
+    /// Switch the session's primary agent (applies to the next message; queued while a turn runs).
+    SwitchAgent {
+        session_id: SessionId,
+        agent: String,
+    },
+}
+
+/// How a person answered a permission ask.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PermissionReplyKind {
+    /// Allow this call only.
+    Once,
+    /// Allow for the rest of the session (permission + pattern).
+    Session,
+    /// Allow in this project from now on (persisted, revocable).
+    Project,
+    /// Deny this call only.
+    Deny,
+    /// Deny for the rest of the session.
+    Never,
+    /// Deny, and tell the model why.
+    RejectWithFeedback { feedback: String },
+}
+
+/// One judged piece of a shell command, for the permission dialog.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CommandSegment {
+    pub command: String,
+    pub decision: String,
+    #[serde(default)]
+    pub dangerous: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Everything a permission dialog needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PermissionRequest {
+    pub id: String,
+    pub session_id: SessionId,
+    pub agent: String,
+    pub tool: String,
+    pub permission: String,
+    pub input: Value,
+    /// The path, command or URL being judged, as shown to the user.
+    pub target: String,
+    #[serde(default)]
+    pub segments: Vec<CommandSegment>,
+    /// The rule that produced "ask", e.g. `ask bash (built-in defaults)`; absent when no rule matched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_rule: Option<String>,
+    pub reason: String,
+    /// Which replies can be offered (e.g. no "session"/"project" for commands with expansions).
+    pub options: Vec<String>,
+}
+
+/// Why a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEnd {
+    Completed,
+    Cancelled,
+    Error,
+    StepLimit,
+    /// Stopped because a permission was denied with nobody to ask, or a doom loop was stopped.
+    Blocked,
+}
+
+/// A notification out of the runtime.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    SessionUpdated {
+        session: Session,
+    },
+    /// A message was stored (user message at once; assistant message when its step ends).
+    MessageStored {
+        message: Message,
+    },
+    /// An assistant step started streaming.
+    StepStarted {
+        session_id: SessionId,
+        message_id: MessageId,
+        agent: String,
+        model: String,
+    },
+    TextDelta {
+        session_id: SessionId,
+        message_id: MessageId,
+        text: String,
+    },
+    ReasoningDelta {
+        session_id: SessionId,
+        message_id: MessageId,
+        text: String,
+    },
+    ToolCall {
+        session_id: SessionId,
+        message_id: MessageId,
+        call_id: String,
+        tool: String,
+        input: Value,
+    },
+    PermissionAsked {
+        request: PermissionRequest,
+    },
+    PermissionResolved {
+        session_id: SessionId,
+        request_id: String,
+        /// `allow` or `deny`.
+        decision: String,
+        /// `rule`, `user`, `headless`, ...
+        by: String,
+        reason: String,
+    },
+    ToolResult {
+        session_id: SessionId,
+        message_id: MessageId,
+        call_id: String,
+        tool: String,
+        output: String,
+        is_error: bool,
+        duration_ms: u64,
+    },
+    Snapshot {
+        session_id: SessionId,
+        call_id: String,
+        hash: Option<String>,
+        files: Vec<FileChange>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unavailable: Option<String>,
+    },
+    Retrying {
+        session_id: SessionId,
+        attempt: u32,
+        delay_ms: u64,
+        reason: String,
+    },
+    AgentSwitched {
+        session_id: SessionId,
+        from: String,
+        to: String,
+        /// True when the switch waits for the running turn to finish.
+        queued: bool,
+    },
+    Error {
+        session_id: Option<SessionId>,
+        kind: String,
+        message: String,
+        retryable: bool,
+    },
+    TurnFinished {
+        session_id: SessionId,
+        end: TurnEnd,
+        steps: u32,
+        usage: TokenUsage,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+}
+
+impl Event {
+    /// The session this event belongs to, if any.
+    pub fn session_id(&self) -> Option<SessionId> {
+        match self {
+            Self::SessionUpdated { session } => Some(session.id),
+            Self::MessageStored { message } => Some(message.session_id),
+            Self::PermissionAsked { request } => Some(request.session_id),
+            Self::Error { session_id, .. } => *session_id,
+            Self::StepStarted { session_id, .. }
+            | Self::TextDelta { session_id, .. }
+            | Self::ReasoningDelta { session_id, .. }
+            | Self::ToolCall { session_id, .. }
+            | Self::PermissionResolved { session_id, .. }
+            | Self::ToolResult { session_id, .. }
+            | Self::Snapshot { session_id, .. }
+            | Self::Retrying { session_id, .. }
+            | Self::AgentSwitched { session_id, .. }
+            | Self::TurnFinished { session_id, .. } => Some(*session_id),
+        }
+    }
+}
