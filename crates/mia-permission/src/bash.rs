@@ -904,3 +904,152 @@ fn apply_cd(segments: &mut [Segment]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(cmd: &str) -> Vec<Vec<String>> {
+        parse(cmd).segments.into_iter().map(|s| s.words).collect()
+    }
+
+    fn opaque(cmd: &str) -> Vec<Vec<Opaque>> {
+        parse(cmd).segments.into_iter().map(|s| s.opaque).collect()
+    }
+
+    #[test]
+    fn separators_split_segments() {
+        assert_eq!(
+            words("git status && ls -la | grep x; echo hi & pwd\nid || true"),
+            vec![
+                vec!["git", "status"],
+                vec!["ls", "-la"],
+                vec!["grep", "x"],
+                vec!["echo", "hi"],
+                vec!["pwd"],
+                vec!["id"],
+                vec!["true"]
+            ]
+        );
+        assert!(opaque("git status && ls | wc -l").iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn quoting_is_reduced_to_words() {
+        assert_eq!(
+            words(r#"cat "a b" 'c d' g\it "x\"y" a"b"c"#),
+            vec![vec!["cat", "a b", "c d", "git", "x\"y", "abc"]]
+        );
+        assert!(opaque(r#"cat "a b" 'c'"#)[0].is_empty());
+    }
+
+    #[test]
+    fn substitutions_are_opaque_and_inner_commands_extracted() {
+        let p = parse("echo $(rm -rf /) `id` <(ls)");
+        let w: Vec<_> = p.segments.iter().map(|s| s.words.clone()).collect();
+        assert!(w.contains(&vec!["rm".to_string(), "-rf".into(), "/".into()]));
+        assert!(w.contains(&vec!["id".to_string()]));
+        assert!(w.contains(&vec!["ls".to_string()]));
+        let echo = p.segments.iter().find(|s| s.words[0] == "echo").unwrap();
+        assert!(echo.opaque.contains(&Opaque::CommandSubstitution));
+        assert!(echo.opaque.contains(&Opaque::ProcessSubstitution));
+    }
+
+    #[test]
+    fn expansions_assignments_redirects_heredocs_are_opaque() {
+        assert!(opaque("echo $HOME")[0].contains(&Opaque::VariableExpansion));
+        assert!(opaque("echo ${X:-y}")[0].contains(&Opaque::VariableExpansion));
+        assert!(opaque("echo $((1+2))")[0].contains(&Opaque::ArithmeticExpansion));
+        assert!(opaque("FOO=1 ls")[0].contains(&Opaque::Assignment));
+        assert!(opaque("ls > out.txt")[0].contains(&Opaque::Redirection));
+        assert!(opaque("cat <<EOF\nhi\nEOF")[0].contains(&Opaque::Heredoc));
+        assert!(opaque("(ls)")[0].contains(&Opaque::Subshell));
+        assert!(opaque("cat *.env")[0].contains(&Opaque::GlobPattern));
+        assert!(opaque("echo $'\\x41'")[0].contains(&Opaque::AnsiCString));
+        assert!(opaque("if true; then ls; fi")[0].contains(&Opaque::ControlFlow));
+        assert!(opaque("ls )(")[0].contains(&Opaque::ParseError));
+        assert!(opaque("ls\u{7}")[0].contains(&Opaque::ControlCharacters));
+        // fd duplication and /dev/null are harmless
+        assert!(opaque("ls 2>&1 >/dev/null")[0].is_empty());
+    }
+
+    #[test]
+    fn redirect_targets_recorded() {
+        let p = parse("echo hi >> ~/.bashrc < in.txt");
+        let r = &p.segments[0].redirects;
+        assert!(r.contains(&Redirect {
+            target: "~/.bashrc".into(),
+            write: true,
+            literal: true
+        }));
+        assert!(r.contains(&Redirect {
+            target: "in.txt".into(),
+            write: false,
+            literal: true
+        }));
+    }
+
+    #[test]
+    fn wrappers_and_shells_unwrapped() {
+        assert_eq!(
+            words("timeout 10 nice -n 5 git push"),
+            vec![vec!["git", "push"]]
+        );
+        assert_eq!(words("env -i git status"), vec![vec!["git", "status"]]);
+        assert_eq!(words("nohup command exec ls"), vec![vec!["ls"]]);
+        assert_eq!(
+            words("sudo -u root rm -rf /"),
+            vec![
+                vec!["sudo", "-u", "root", "rm", "-rf", "/"],
+                vec!["rm", "-rf", "/"]
+            ]
+        );
+        assert_eq!(
+            words("bash -c 'ls && rm x'"),
+            vec![vec!["ls"], vec!["rm", "x"]]
+        );
+        assert_eq!(words("/bin/sh -lc \"cat .env\""), vec![vec!["cat", ".env"]]);
+        let p = parse("find . | xargs rm");
+        assert_eq!(p.segments[1].words, vec!["rm"]);
+        assert!(p.segments[1].opaque.contains(&Opaque::DynamicArguments));
+        // a path-qualified wrapper is not unwrapped
+        assert_eq!(words("./timeout 1 ls"), vec![vec!["./timeout", "1", "ls"]]);
+        assert_eq!(parse("bash -c 'ls'").segments[0].via, vec!["bash -c"]);
+    }
+
+    #[test]
+    fn cd_is_followed() {
+        let p = parse("cd /etc && cat passwd");
+        assert_eq!(p.segments[1].cwd.as_deref(), Some("/etc"));
+        let p = parse("cd $X && cat passwd");
+        assert!(p.segments[1].opaque.contains(&Opaque::ChangesDirectory));
+    }
+
+    #[test]
+    fn empty_and_comment_commands_are_never_plain() {
+        assert!(!parse("").segments[0].opaque.is_empty());
+        assert!(!parse("# just a comment").segments[0].opaque.is_empty());
+    }
+
+    #[test]
+    fn long_and_deep_commands_degrade() {
+        let long = format!("echo {}", "a ".repeat(MAX_AUTO_ALLOW_LEN));
+        assert!(parse(&long).segments[0].opaque.contains(&Opaque::TooLong));
+        let deep = format!("{}ls", "nice ".repeat(MAX_DEPTH + 5));
+        let p = parse(&deep);
+        assert!(
+            p.segments
+                .iter()
+                .all(|s| s.opaque.contains(&Opaque::TooDeep))
+        );
+        let nested = format!("{}rm x{}", "echo $(".repeat(300), ")".repeat(300));
+        let p = parse(&nested);
+        assert!(
+            p.segments
+                .iter()
+                .all(|s| !s.opaque.is_empty() || s.words[0] == "rm")
+        );
+        let three = "bash -c 'sh -c \"ls\"'";
+        assert_eq!(words(three), vec![vec!["ls"]]);
+    }
+}

@@ -5,9 +5,7 @@ use std::path::PathBuf;
 /// A rule that could not be compiled. The loader reports it with the file and
 /// rule index; every permission the rule names is disabled (denied) until it is fixed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize)]
-#[error(
-    "invalid permission rule #{index} in {source_label}: {reason} (fix or remove the rule; until then `{permission}` is disabled)"
-)]
+#[error("invalid permission rule #{} in {source_label}: {reason} (fix or remove the rule; until then {} is disabled)", .index + 1, disabled_label(.permission))]
 pub struct RuleError {
     /// Where the rule came from: a config file path or `built-in`.
     #[serde(rename = "source")]
@@ -52,4 +50,12 @@ pub enum ReplyError {
     AlwaysNotOffered(String),
     #[error("the request was not an ask (decision was {0}); only asks take replies")]
     NotAnAsk(String),
+}
+
+fn disabled_label(permission: &str) -> String {
+    if permission.trim().is_empty() || permission == "*" {
+        "every tool".to_string()
+    } else {
+        format!("`{permission}`")
+    }
 }

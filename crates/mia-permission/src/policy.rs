@@ -188,23 +188,43 @@ impl Policy {
     }
 
     /// First rule that matches, with its position. Pure.
+    ///
+    /// Invariants are a floor, not an exit: when an invariant (ask) matches,
+    /// the rest of the list is still consulted and a deny found there wins, so
+    /// an invariant can never relax a stricter rule (plan still denies writes
+    /// to `.mia-code.json`).
     pub fn first_match(
         &self,
         permission: &str,
         input: MatchInput<'_>,
     ) -> Option<(usize, &CompiledRule)> {
-        self.rules
+        let first = self
+            .rules
             .iter()
             .enumerate()
-            .find(|(_, r)| r.matches(permission, input))
+            .find(|(_, r)| r.matches(permission, input))?;
+        if first.1.layer != Layer::Invariant {
+            return Some(first);
+        }
+        let rest = self
+            .rules
+            .iter()
+            .enumerate()
+            .find(|(_, r)| r.layer != Layer::Invariant && r.matches(permission, input));
+        match rest {
+            Some(r) if r.1.action() > first.1.action() => Some(r),
+            _ => Some(first),
+        }
     }
 
     /// An invalid rule that disables `permission`, if any.
     pub fn disabled_by(&self, permission: &str) -> Option<&RuleError> {
         self.errors.iter().find(|e| {
-            e.permission == "*"
+            // An invalid rule whose permission cannot be read (empty, bad glob) disables everything.
+            e.permission.trim().is_empty()
+                || e.permission == "*"
                 || e.permission == permission
-                || e.permission.contains(['*', '?', '['])
+                || e.permission.contains(['*', '?', '[', '{'])
         })
     }
 

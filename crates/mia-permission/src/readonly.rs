@@ -24,7 +24,7 @@ pub fn is_read_only(words: &[String]) -> bool {
         | "egrep" | "fgrep" | "type" | "printenv" | "column" | "comm" | "jq" | "tac" | "rev" => {
             true
         }
-        "tail" => !has_flag(words, |w| w == "--pid"),
+        "tail" => !has_flag(words, |w| w.starts_with("--pid")),
         "sort" => !has_flag(words, |w| {
             w.starts_with("-o") || w.starts_with("--output") || w == "--compress-program"
         }),
