@@ -14,6 +14,7 @@ mod render;
 mod repo;
 mod revert;
 mod tree;
+mod watch;
 
 pub use config::{BINARY_EXTENSIONS, DEFAULT_EXCLUDED_DIRS, SnapshotConfig};
 pub use diff::{
@@ -33,3 +34,4 @@ pub use revert::{
     Conflict, Expectation, FileAction, PendingStep, PlanKind, PlannedFile, RevertOutcome,
     RevertPlan,
 };
+pub use watch::{OutsideChanges, ProjectWatcher};

@@ -1,0 +1,334 @@
+//! Outside-change tracking with `notify`: which files changed between steps
+//! without mia-code doing it. Used to warn before a revert would overwrite
+//! them, to narrow full-scan captures to the changed paths while the watcher
+//! is healthy (falling back to a scan after an overflow), and to tell the UI.
+//!
+//! Directories are watched one by one (not recursively) so `.git/`,
+//! `.mia-code/`, excluded heavy directories and gitignored directories cost
+//! no watches; new directories are picked up as they appear.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+
+use crate::error::{Result, SnapshotError};
+use crate::repo::MIA_DIR;
+
+const SYNC_FILE: &str = "watch-sync";
+
+/// What the watcher knows about outside changes since the last take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutsideChanges {
+    /// Exactly these project-relative paths changed (files or directories).
+    Known(Vec<String>),
+    /// The watcher overflowed, failed or is not running: scan instead.
+    Unknown { reason: String },
+}
+
+#[derive(Debug, Default)]
+struct State {
+    changed: BTreeSet<String>,
+    broken: Option<String>,
+    last_event: Option<Instant>,
+    sync_seen: u64,
+}
+
+/// Watches one project. Dropping it stops the watch.
+pub struct ProjectWatcher {
+    root: PathBuf,
+    state: Arc<(Mutex<State>, Condvar)>,
+    _watcher: Arc<Mutex<RecommendedWatcher>>,
+    sync_counter: Mutex<u64>,
+}
+
+impl std::fmt::Debug for ProjectWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectWatcher")
+            .field("root", &self.root)
+            .finish_non_exhaustive()
+    }
+}
+
+fn is_skipped(rel: &str, excluded: &[String]) -> bool {
+    let mut parts = rel.split('/');
+    let first = parts.next().unwrap_or("");
+    if first == ".git" || (first == MIA_DIR) {
+        return true;
+    }
+    rel.split('/')
+        .any(|c| c == ".git" || excluded.iter().any(|e| e == c))
+}
+
+impl ProjectWatcher {
+    /// Start watching `project` (already validated by
+    /// [`crate::SnapshotRepo::open`]), skipping `excluded_dirs`.
+    pub fn start(project: &Path, excluded_dirs: Vec<String>) -> Result<Self> {
+        let root = project
+            .canonicalize()
+            .map_err(SnapshotError::io("watching", project))?;
+        let state: Arc<(Mutex<State>, Condvar)> = Arc::default();
+        let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
+        let watcher = notify::recommended_watcher(move |ev| {
+            let _ = tx.send(ev);
+        })
+        .map_err(|e| {
+            SnapshotError::io("starting the file watcher on", &root)(std::io::Error::other(e))
+        })?;
+        let watcher = Arc::new(Mutex::new(watcher));
+        let mia = root.join(MIA_DIR);
+        std::fs::create_dir_all(&mia).map_err(SnapshotError::io("creating", &mia))?;
+        {
+            let mut w = watcher.lock().map_err(|_| lock_poisoned(&root))?;
+            w.watch(&mia, RecursiveMode::NonRecursive)
+                .map_err(|e| SnapshotError::io("watching", &mia)(std::io::Error::other(e)))?;
+            for dir in watched_dirs(&root, &root, &excluded_dirs) {
+                // A directory that vanished meanwhile is fine to miss.
+                let _ = w.watch(&dir, RecursiveMode::NonRecursive);
+            }
+        }
+        {
+            let state = Arc::clone(&state);
+            let watcher = Arc::clone(&watcher);
+            let root = root.clone();
+            std::thread::Builder::new()
+                .name("mia-snapshot-watch".into())
+                .spawn(move || process_events(rx, &root, &excluded_dirs, &state, &watcher))
+                .map_err(SnapshotError::io(
+                    "starting the watcher thread for",
+                    project,
+                ))?;
+        }
+        Ok(Self {
+            root,
+            state,
+            _watcher: watcher,
+            sync_counter: Mutex::new(0),
+        })
+    }
+
+    /// Wait until every event up to now has been processed (a marker file
+    /// is written and its event awaited). False on timeout.
+    pub fn sync(&self, timeout: Duration) -> bool {
+        let n = match self.sync_counter.lock() {
+            Ok(mut c) => {
+                *c += 1;
+                *c
+            }
+            Err(_) => return false,
+        };
+        let marker = self.root.join(MIA_DIR).join(SYNC_FILE);
+        if std::fs::write(&marker, n.to_string()).is_err() {
+            return false;
+        }
+        let deadline = Instant::now() + timeout;
+        let (lock, cv) = &*self.state;
+        let Ok(mut st) = lock.lock() else {
+            return false;
+        };
+        while st.sync_seen < n {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            match cv.wait_timeout(st, deadline - now) {
+                Ok((g, _)) => st = g,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// Wait until no event arrived for `quiet` (debounce), at most `max`.
+    pub fn settle(&self, quiet: Duration, max: Duration) {
+        let deadline = Instant::now() + max;
+        let (lock, cv) = &*self.state;
+        let Ok(mut st) = lock.lock() else { return };
+        loop {
+            let now = Instant::now();
+            let quiet_until = st.last_event.map(|t| t + quiet).unwrap_or(now);
+            if quiet_until <= now || now >= deadline {
+                return;
+            }
+            match cv.wait_timeout(st, quiet_until.min(deadline) - now) {
+                Ok((g, _)) => st = g,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Changes since the last call (synced first), and start a new period.
+    pub fn take_changes(&self) -> OutsideChanges {
+        let synced = self.sync(Duration::from_secs(2));
+        let (lock, _) = &*self.state;
+        let Ok(mut st) = lock.lock() else {
+            return OutsideChanges::Unknown {
+                reason: "the watcher state is poisoned".into(),
+            };
+        };
+        let changed = std::mem::take(&mut st.changed);
+        if let Some(reason) = st.broken.take() {
+            return OutsideChanges::Unknown { reason };
+        }
+        if !synced {
+            return OutsideChanges::Unknown {
+                reason: "the watcher did not catch up within 2 s".into(),
+            };
+        }
+        OutsideChanges::Known(changed.into_iter().collect())
+    }
+
+    /// Changes so far, without starting a new period (for the UI).
+    pub fn peek(&self) -> Vec<String> {
+        let (lock, _) = &*self.state;
+        lock.lock()
+            .map(|st| st.changed.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+fn lock_poisoned(root: &Path) -> SnapshotError {
+    SnapshotError::io("watching", root)(std::io::Error::other("watcher lock poisoned"))
+}
+
+/// Directories to watch: the root and every directory a capture would walk.
+fn watched_dirs(root: &Path, start: &Path, excluded: &[String]) -> Vec<PathBuf> {
+    let mut out = vec![start.to_path_buf()];
+    let excluded = excluded.to_vec();
+    let root_owned = root.to_path_buf();
+    let walker = ignore::WalkBuilder::new(start)
+        .hidden(false)
+        .ignore(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            let rel = e
+                .path()
+                .strip_prefix(&root_owned)
+                .map(|p| p.to_string_lossy().replace('\\', "/"));
+            match rel {
+                Ok(rel) if !rel.is_empty() => !is_skipped(&rel, &excluded),
+                _ => true,
+            }
+        })
+        .build();
+    for e in walker.flatten() {
+        if e.depth() > 0 && e.file_type().is_some_and(|t| t.is_dir()) {
+            out.push(e.into_path());
+        }
+    }
+    out
+}
+
+fn process_events(
+    rx: mpsc::Receiver<notify::Result<notify::Event>>,
+    root: &Path,
+    excluded: &[String],
+    state: &Arc<(Mutex<State>, Condvar)>,
+    watcher: &Arc<Mutex<RecommendedWatcher>>,
+) {
+    let marker = root.join(MIA_DIR).join(SYNC_FILE);
+    for ev in rx {
+        let (lock, cv) = &**state;
+        let mut new_dirs = Vec::new();
+        {
+            let Ok(mut st) = lock.lock() else { return };
+            match ev {
+                Err(e) => st.broken = Some(format!("the file watcher failed: {e}")),
+                Ok(ev) => {
+                    if ev.need_rescan() {
+                        st.broken =
+                            Some("the file watcher overflowed; a full scan is needed".into());
+                    }
+                    for p in &ev.paths {
+                        if *p == marker {
+                            if let Ok(text) = std::fs::read_to_string(&marker) {
+                                if let Ok(n) = text.trim().parse::<u64>() {
+                                    st.sync_seen = st.sync_seen.max(n);
+                                }
+                            }
+                            continue;
+                        }
+                        let Ok(rel) = p.strip_prefix(root) else {
+                            continue;
+                        };
+                        let rel = rel.to_string_lossy().replace('\\', "/");
+                        if rel.is_empty() || is_skipped(&rel, excluded) {
+                            continue;
+                        }
+                        if matches!(ev.kind, EventKind::Access(_)) {
+                            continue;
+                        }
+                        if matches!(ev.kind, EventKind::Create(_)) && p.is_dir() {
+                            new_dirs.push(p.clone());
+                        }
+                        st.changed.insert(rel);
+                        st.last_event = Some(Instant::now());
+                    }
+                }
+            }
+            cv.notify_all();
+        }
+        if !new_dirs.is_empty() {
+            if let Ok(mut w) = watcher.lock() {
+                for d in new_dirs {
+                    for sub in watched_dirs(root, &d, excluded) {
+                        let _ = w.watch(&sub, RecursiveMode::NonRecursive);
+                        // Files created before the watch was added.
+                        if let Ok(rd) = std::fs::read_dir(&sub) {
+                            if let Ok(mut st) = lock.lock() {
+                                for e in rd.flatten() {
+                                    if let Ok(rel) = e.path().strip_prefix(root) {
+                                        st.changed.insert(rel.to_string_lossy().replace('\\', "/"));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_internal_and_excluded_dirs() {
+        let ex = vec!["node_modules".to_string()];
+        assert!(is_skipped(".git/index", &ex));
+        assert!(is_skipped(".mia-code/snapshots/x", &ex));
+        assert!(is_skipped("web/node_modules/a.js", &ex));
+        assert!(!is_skipped("src/main.rs", &ex));
+    }
+}
+
+impl crate::SnapshotRepo {
+    /// A capture for a step that cannot name its paths (bash), narrowed to
+    /// the watcher's outside changes while it is healthy; a full scan when
+    /// it overflowed, failed or could not catch up.
+    pub fn capture_with_watcher(
+        &mut self,
+        ctx: &crate::CaptureContext,
+        watcher: &ProjectWatcher,
+    ) -> Result<crate::Snapshot> {
+        match watcher.take_changes() {
+            OutsideChanges::Known(paths) if self.latest().is_some() => {
+                let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
+                self.capture(ctx, Some(&paths))
+            }
+            OutsideChanges::Known(_) => self.capture(ctx, None),
+            OutsideChanges::Unknown { reason } => {
+                tracing::info!(%reason, "watcher unavailable, scanning the project");
+                self.capture(ctx, None)
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Project, reference_tree};
+use mia_snapshot::{CaptureContext, CaptureMode, OutsideChanges, ProjectWatcher};
+
+#[test]
+fn watcher_reports_outside_changes_and_narrows_captures() {
+    let p = Project::new();
+    p.write("src/a.rs", "a\n");
+    p.write("node_modules/x/i.js", "x\n");
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let w = ProjectWatcher::start(&p.path(), repo.config().excluded_dirs.clone()).unwrap();
+    assert!(w.sync(Duration::from_secs(5)), "watcher never caught up");
+    assert_eq!(w.take_changes(), OutsideChanges::Known(vec![]));
+
+    p.write("src/a.rs", "changed outside\n");
+    p.write("node_modules/x/i.js", "noise\n");
+    std::fs::create_dir_all(p.path().join("new/deeper")).unwrap();
+    p.write("new/deeper/b.rs", "b\n");
+    common::git(&p.path(), &["init", "-q"]);
+
+    let snap = repo
+        .capture_with_watcher(&CaptureContext::default(), &w)
+        .unwrap();
+    assert_eq!(
+        snap.mode,
+        CaptureMode::Paths,
+        "a healthy watcher narrows the capture"
+    );
+    let missed: Vec<String> = repo
+        .diff_worktree(&snap.hash, None)
+        .unwrap()
+        .iter()
+        .map(|d| format!("{} {:?}", d.file, d.status))
+        .collect();
+    assert!(missed.is_empty(), "the narrowed capture missed {missed:?}");
+    // Equal to git's own tree once our built-in excludes are removed.
+    std::fs::remove_dir_all(p.path().join("node_modules")).unwrap();
+    assert_eq!(snap.hash, reference_tree(&p.path()));
+
+    p.write("src/a.rs", "again\n");
+    assert!(w.sync(Duration::from_secs(5)));
+    let peek = w.peek();
+    assert!(peek.contains(&"src/a.rs".to_string()), "{peek:?}");
+    assert!(
+        peek.iter().all(|p| p == "src/a.rs" || p == "node_modules"),
+        "only outside changes are reported, never .git or .mia-code: {peek:?}"
+    );
+}
