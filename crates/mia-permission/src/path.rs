@@ -53,7 +53,7 @@ impl CanonicalPath {
 
 /// Turns spelled paths into canonical ones. [`PathContext`] is the file-system
 /// implementation; the evaluator only sees this trait.
-pub trait PathResolver {
+pub trait PathResolver: Sync {
     /// Canonicalise `raw`; relative paths are resolved against `base` (itself
     /// relative to the project root, or absolute, or `~`-prefixed) or the project root.
     fn resolve(&self, raw: &str, base: Option<&str>) -> Result<CanonicalPath, PathError>;

@@ -27,8 +27,10 @@ impl RuleList {
     }
 }
 
-/// Everything needed to compile an agent's ruleset. Files are given in load
-/// order (a later file wins over an earlier one, so it is checked first).
+/// Everything needed to compile an agent's ruleset. Each `Vec<RuleList>` is in
+/// checking order: the file that wins comes first (for config loaded global
+/// `~/.config/mia-code/config.json` then `~/.mia-code.json`, pass the latter
+/// first). Within a file, rules are checked top to bottom.
 #[derive(Debug, Clone, Default)]
 pub struct PolicyInput {
     /// Agent name (`build`, `plan`, ... or a custom agent).
@@ -125,10 +127,10 @@ impl Policy {
             false,
         );
         let untrusted = !input.workspace_trusted;
-        for l in input.agent_project.iter().rev() {
+        for l in input.agent_project.iter() {
             p.push_list(Layer::Agent, &l.source, &l.rules, home, untrusted);
         }
-        for l in input.agent_global.iter().rev() {
+        for l in input.agent_global.iter() {
             p.push_list(Layer::Agent, &l.source, &l.rules, home, false);
         }
         p.push_list(
@@ -138,10 +140,10 @@ impl Policy {
             home,
             false,
         );
-        for l in input.project.iter().rev() {
+        for l in input.project.iter() {
             p.push_list(Layer::Project, &l.source, &l.rules, home, untrusted);
         }
-        for l in input.global.iter().rev() {
+        for l in input.global.iter() {
             p.push_list(Layer::Global, &l.source, &l.rules, home, false);
         }
         p.push_list(Layer::AgentGrant, BUILT_IN, &builtin.grants, home, false);
