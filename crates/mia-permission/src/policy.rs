@@ -167,6 +167,14 @@ impl Policy {
         only_tighten: bool,
     ) {
         for (i, rule) in rules.iter().enumerate() {
+            // Built-in `~/` patterns cannot be expressed without a home directory;
+            // their component-pattern siblings (`.ssh`, `.bashrc`, ...) still apply.
+            if home.is_none()
+                && source == BUILT_IN
+                && rule.pattern.as_deref().is_some_and(|p| p.starts_with("~/"))
+            {
+                continue;
+            }
             if only_tighten && rule.action == PermissionAction::Allow {
                 self.ignored.push(IgnoredRule {
                     source: source.to_string(),
