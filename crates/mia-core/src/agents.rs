@@ -1,0 +1,201 @@
+//! Agents: built-in (build, plan, explore, general, and the hidden
+//! compaction and title agents) merged with `agent.<name>` from config.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use mia_config::{AgentMode, Config};
+
+use crate::CoreError;
+
+/// Where an agent's prompt comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptSource {
+    /// One of the templates in `prompts/`, by name.
+    Builtin(&'static str),
+    /// Inline text from config (replaces the template, spec 012 step 6).
+    Inline(String),
+    /// `@path` from config, resolved against the config file's directory.
+    File(PathBuf),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentDef {
+    pub name: String,
+    pub description: String,
+    pub mode: AgentMode,
+    pub prompt: PromptSource,
+    /// `provider/model`, overriding the configured default.
+    pub model: Option<String>,
+    pub temperature: Option<f64>,
+    /// Most model steps in one turn.
+    pub steps: u32,
+    pub hidden: bool,
+    pub builtin: bool,
+}
+
+impl AgentDef {
+    pub fn is_primary(&self) -> bool {
+        matches!(self.mode, AgentMode::Primary | AgentMode::All)
+    }
+}
+
+/// Default step limit of one turn.
+pub const DEFAULT_STEPS: u32 = 50;
+
+fn builtin(
+    name: &str,
+    description: &str,
+    mode: AgentMode,
+    prompt: &'static str,
+    hidden: bool,
+) -> AgentDef {
+    AgentDef {
+        name: name.into(),
+        description: description.into(),
+        mode,
+        prompt: PromptSource::Builtin(prompt),
+        model: None,
+        temperature: None,
+        steps: DEFAULT_STEPS,
+        hidden,
+        builtin: true,
+    }
+}
+
+/// The agents of one project's configuration.
+#[derive(Debug, Clone)]
+pub struct Agents {
+    agents: BTreeMap<String, AgentDef>,
+}
+
+impl Agents {
+    pub fn from_config(config: &Config) -> Self {
+        let mut agents: BTreeMap<String, AgentDef> = [
+            builtin(
+                "build",
+                "Implements changes: reads, edits and runs code with full tool access.",
+                AgentMode::Primary,
+                "build",
+                false,
+            ),
+            builtin(
+                "plan",
+                "Plans changes without making them: read-only analysis.",
+                AgentMode::Primary,
+                "plan",
+                false,
+            ),
+            builtin(
+                "explore",
+                "Searches the codebase quickly and reports findings (read-only).",
+                AgentMode::Subagent,
+                "explore",
+                false,
+            ),
+            builtin(
+                "general",
+                "General-purpose subagent for multi-step tasks.",
+                AgentMode::Subagent,
+                "general",
+                false,
+            ),
+            builtin(
+                "compaction",
+                "Summarises long sessions.",
+                AgentMode::Primary,
+                "compaction",
+                true,
+            ),
+            builtin(
+                "title",
+                "Names sessions.",
+                AgentMode::Primary,
+                "title",
+                true,
+            ),
+        ]
+        .into_iter()
+        .map(|a| (a.name.clone(), a))
+        .collect();
+
+        for (name, cfg) in config.merged.agent.iter().flatten() {
+            if cfg.disable == Some(true) {
+                agents.remove(name);
+                continue;
+            }
+            let entry = agents.entry(name.clone()).or_insert_with(|| AgentDef {
+                name: name.clone(),
+                description: String::new(),
+                mode: AgentMode::All,
+                prompt: PromptSource::Builtin("general"),
+                model: None,
+                temperature: None,
+                steps: DEFAULT_STEPS,
+                hidden: false,
+                builtin: false,
+            });
+            if let Some(d) = &cfg.description {
+                entry.description = d.clone();
+            }
+            if let Some(m) = cfg.mode {
+                entry.mode = m;
+            }
+            if let Some(m) = &cfg.model {
+                entry.model = Some(m.clone());
+            }
+            if let Some(t) = cfg.temperature {
+                entry.temperature = Some(t);
+            }
+            if let Some(s) = cfg.steps {
+                entry.steps = s.max(1);
+            }
+            if let Some(h) = cfg.hidden {
+                entry.hidden = h;
+            }
+            if let Some(p) = &cfg.prompt {
+                entry.prompt = match p.strip_prefix('@') {
+                    Some(rel) => {
+                        // Relative to the file that set it.
+                        let base = config
+                            .origins
+                            .get(&format!("agent.{name}.prompt"))
+                            .map(PathBuf::from)
+                            .and_then(|f| f.parent().map(PathBuf::from))
+                            .unwrap_or_default();
+                        PromptSource::File(base.join(rel))
+                    }
+                    None => PromptSource::Inline(p.clone()),
+                };
+            }
+        }
+        Self { agents }
+    }
+
+    pub fn get(&self, name: &str) -> Result<&AgentDef, CoreError> {
+        self.agents
+            .get(name)
+            .ok_or_else(|| CoreError::UnknownAgent {
+                name: name.to_string(),
+                available: self
+                    .agents
+                    .values()
+                    .filter(|a| !a.hidden)
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
+    }
+
+    /// Visible primary agents (what Tab cycles through).
+    pub fn primary(&self) -> Vec<&AgentDef> {
+        self.agents
+            .values()
+            .filter(|a| a.is_primary() && !a.hidden)
+            .collect()
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &AgentDef> {
+        self.agents.values()
+    }
+}

@@ -1,0 +1,21 @@
+//! The mia-code runtime.
+//!
+//! A [`Runtime`] takes [`Op`]s and reports [`Event`]s. Each active session
+//! has its own state and at most one running turn. A turn: record the user
+//! message → resolve agent and model → assemble the system prompt → stream
+//! from the provider → for each tool call: permission check → snapshot of
+//! what it may change → run → record the result and the snapshot → continue
+//! until the model stops or the step limit is hit.
+
+pub mod agents;
+mod error;
+pub mod history;
+pub mod permissions;
+pub mod prompt;
+mod runtime;
+mod store;
+
+pub use error::CoreError;
+pub use mia_protocol::{Event, Op};
+pub use runtime::{OpResult, Runtime, RuntimeOptions};
+pub use store::StoreHandle;

@@ -1,0 +1,162 @@
+//! Glue between config, the permission engine and the dialog Events.
+
+use mia_config::{Config, LayerKind};
+use mia_permission::{
+    Checker, Decision, PermissionAction, PermissionRule, Policy, PolicyInput, Request, RuleList,
+};
+use mia_protocol::{CommandSegment, PermissionReplyKind, PermissionRequest, SessionId};
+use serde_json::Value;
+
+/// The engine input for `agent` from the config layers and session state.
+pub fn policy_input(
+    config: &Config,
+    agent: &str,
+    session: Vec<PermissionRule>,
+    project_approvals: Vec<PermissionRule>,
+    workspace_trusted: bool,
+    home: Option<String>,
+) -> PolicyInput {
+    let mut input = PolicyInput {
+        agent: agent.to_string(),
+        session,
+        project_approvals,
+        workspace_trusted,
+        home,
+        ..PolicyInput::default()
+    };
+    for layer in &config.layers {
+        let source = layer.source();
+        let agent_rules = layer
+            .file
+            .agent
+            .as_ref()
+            .and_then(|a| a.get(agent))
+            .and_then(|a| a.permissions.clone());
+        let rules = layer.file.permissions.clone();
+        match layer.kind {
+            LayerKind::Builtin => {}
+            LayerKind::Global => {
+                if let Some(r) = rules {
+                    input.global.push(RuleList::new(source.clone(), r));
+                }
+                if let Some(r) = agent_rules {
+                    input.agent_global.push(RuleList::new(source, r));
+                }
+            }
+            LayerKind::Project => {
+                if let Some(r) = rules {
+                    input.project.push(RuleList::new(source.clone(), r));
+                }
+                if let Some(r) = agent_rules {
+                    input.agent_project.push(RuleList::new(source, r));
+                }
+            }
+        }
+    }
+    // Later files win: the engine checks lists in the order given.
+    input.global.reverse();
+    input.project.reverse();
+    input.agent_global.reverse();
+    input.agent_project.reverse();
+    input
+}
+
+/// The engine request for one planned tool target.
+pub fn request_for(permission: &str, target: &mia_tools::Target) -> Request {
+    match target {
+        mia_tools::Target::Path(p) => Request::path(permission, &p.display().to_string()),
+        mia_tools::Target::Command(c) => Request::command(c),
+        mia_tools::Target::Url(u) => Request::url(permission, u),
+        mia_tools::Target::None => Request::bare(permission),
+    }
+}
+
+/// "File editing: DENIED"-style lines for the system prompt.
+pub fn summary(checker: &Checker<'_>) -> String {
+    [
+        ("read", "Reading files"),
+        ("glob", "Listing files"),
+        ("grep", "Searching file contents"),
+        ("edit", "Editing files"),
+        ("write", "Creating and overwriting files"),
+        ("bash", "Shell commands"),
+        ("external_directory", "Files outside the project"),
+        ("todo_create", "Todo list"),
+    ]
+    .iter()
+    .map(|(perm, label)| {
+        let d = checker.check(&Request::bare(perm));
+        let verdict = match d.decision {
+            PermissionAction::Allow => "ALLOWED",
+            PermissionAction::Ask => "ASK — requires the user's permission",
+            PermissionAction::Deny => "DENIED",
+        };
+        format!("- {label}: {verdict}")
+    })
+    .collect::<Vec<_>>()
+    .join("\n")
+}
+
+/// Whether a tool is offered to the model at all (not denied outright).
+pub fn tool_offered(checker: &Checker<'_>, permission: &str) -> bool {
+    checker.check(&Request::bare(permission)).decision != PermissionAction::Deny
+}
+
+/// The dialog payload for an ask.
+pub fn dialog(
+    id: String,
+    session_id: SessionId,
+    agent: &str,
+    tool: &str,
+    input: &Value,
+    decision: &Decision,
+) -> PermissionRequest {
+    let mut options = vec!["once".to_string()];
+    if !decision.always.is_empty() {
+        options.push("session".into());
+        options.push("project".into());
+    }
+    options.extend(["deny".into(), "never".into(), "reject_with_feedback".into()]);
+    PermissionRequest {
+        id,
+        session_id,
+        agent: agent.to_string(),
+        tool: tool.to_string(),
+        permission: decision.permission.clone(),
+        input: input.clone(),
+        target: decision.target.clone(),
+        segments: decision
+            .segments
+            .iter()
+            .map(|s| CommandSegment {
+                command: s.command.clone(),
+                decision: s.decision.to_string(),
+                dangerous: s.decision == PermissionAction::Deny || !s.opaque.is_empty(),
+                reason: Some(s.reason.clone()).filter(|r| !r.is_empty()),
+            })
+            .collect(),
+        matched_rule: decision.matched.as_ref().map(|m| m.describe()),
+        reason: decision.reason.clone(),
+        options,
+    }
+}
+
+/// Map the wire reply to the engine's reply.
+pub fn engine_reply(reply: &PermissionReplyKind) -> mia_permission::Reply {
+    use mia_permission::Reply;
+    match reply {
+        PermissionReplyKind::Once => Reply::Once,
+        PermissionReplyKind::Session => Reply::Always,
+        PermissionReplyKind::Project => Reply::AlwaysForProject,
+        PermissionReplyKind::Deny => Reply::Reject,
+        PermissionReplyKind::Never => Reply::Never,
+        PermissionReplyKind::RejectWithFeedback { feedback } => {
+            Reply::RejectWithFeedback(feedback.clone())
+        }
+    }
+}
+
+/// Compile the policy for one agent.
+pub fn compile(input: &PolicyInput) -> Policy {
+    Policy::compile(input)
+}

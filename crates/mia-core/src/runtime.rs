@@ -1,0 +1,1136 @@
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use mia_config::{Config, Paths};
+use mia_permission::{
+    Answerer, Checker, PathContext, PermissionAction, PermissionRule, SessionRules,
+};
+use mia_protocol::{
+    Event, FileChange, Message, MessageId, MessageMetadata, NewMessage, Op, PartContent,
+    PermissionReplyKind, Role, Session, SessionId, TokenUsage, TurnEnd,
+};
+use mia_providers::credentials::Credentials;
+use mia_providers::{ChatRequest, ClientOptions, ModelRef, StreamEvent, ToolDefinition};
+use mia_store::NewSession;
+use mia_tools::{ToolContext, ToolRegistry};
+use serde_json::Value;
+use tokio::sync::{broadcast, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::agents::Agents;
+use crate::{CoreError, StoreHandle, history, permissions, prompt};
+
+/// How text deltas are batched into Events (UIs repaint at ~60 Hz).
+const DELTA_BATCH: Duration = Duration::from_millis(25);
+/// The same tool call with identical arguments this many times in a row is a doom loop.
+const DOOM_LOOP: usize = 3;
+
+/// How the runtime is set up.
+#[derive(Clone)]
+pub struct RuntimeOptions {
+    pub paths: Paths,
+    /// Whether a person can answer permission asks. When false, an ask that
+    /// no rule settles is denied and the reason says so.
+    pub interactive: bool,
+    /// Extra allow rules for every session (`mia-code run --allow`).
+    pub allow: Vec<PermissionRule>,
+    /// Provider client options (timeouts, retries).
+    pub client: ClientOptions,
+    pub credentials: Arc<Credentials>,
+    /// Add the 🧠/🌸 commentary instructions to primary agents (overrides config when set).
+    pub unifier: Option<bool>,
+}
+
+impl RuntimeOptions {
+    pub fn new(paths: Paths) -> Self {
+        Self {
+            paths,
+            interactive: true,
+            allow: Vec::new(),
+            client: ClientOptions::default(),
+            credentials: Arc::new(Credentials::system()),
+            unifier: None,
+        }
+    }
+}
+
+/// What an Op returned right away (its effects arrive as Events).
+#[derive(Debug, Clone, PartialEq)]
+pub enum OpResult {
+    Done,
+    Session(Session),
+}
+
+/// Per-session state shared by the actor's ops and the running turn.
+struct SessionState {
+    session: Mutex<Session>,
+    directory: PathBuf,
+    session_rules: Mutex<SessionRules>,
+    pending: Mutex<HashMap<String, oneshot::Sender<PermissionReplyKind>>>,
+    running: Mutex<Option<CancellationToken>>,
+    queued_agent: Mutex<Option<String>>,
+    todos: Arc<Mutex<mia_tools::TodoList>>,
+    snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
+    steps: Mutex<Vec<mia_snapshot::StepRecord>>,
+    /// Was the last finished turn run by plan? (tell the model when build takes over)
+    last_agent: Mutex<Option<String>>,
+}
+
+struct Inner {
+    opts: RuntimeOptions,
+    store: StoreHandle,
+    events: broadcast::Sender<Event>,
+    sessions: Mutex<HashMap<SessionId, Arc<SessionState>>>,
+    tools: ToolRegistry,
+}
+
+/// The runtime. Cheap to clone.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Runtime {
+    pub fn new(opts: RuntimeOptions, store: StoreHandle) -> Self {
+        let (events, _) = broadcast::channel(8192);
+        Self {
+            inner: Arc::new(Inner {
+                opts,
+                store,
+                events,
+                sessions: Mutex::new(HashMap::new()),
+                tools: ToolRegistry::builtin(),
+            }),
+        }
+    }
+
+    /// Every Event from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.inner.events.subscribe()
+    }
+
+    pub fn store(&self) -> &StoreHandle {
+        &self.inner.store
+    }
+
+    /// Apply an Op. Turns run in the background; their Events follow.
+    pub async fn submit(&self, op: Op) -> Result<OpResult, CoreError> {
+        match op {
+            Op::CreateSession {
+                directory,
+                title,
+                agent,
+                model,
+            } => {
+                let dir = PathBuf::from(&directory);
+                let dir = dir.canonicalize().map_err(|e| {
+                    CoreError::Setup(format!(
+                        "project directory {directory} is not accessible: {e}"
+                    ))
+                })?;
+                let config = Config::load(&self.inner.opts.paths, Some(&dir))?;
+                let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
+                Agents::from_config(&config).get(&agent)?;
+                let directory = dir.display().to_string();
+                let session = self
+                    .inner
+                    .store
+                    .call(move |db| {
+                        db.create_session(NewSession {
+                            directory,
+                            title: title.unwrap_or_default(),
+                            agent: Some(agent),
+                            model,
+                            ..Default::default()
+                        })
+                    })
+                    .await?;
+                self.emit(Event::SessionUpdated {
+                    session: session.clone(),
+                });
+                Ok(OpResult::Session(session))
+            }
+            Op::UserMessage {
+                session_id,
+                text,
+                agent,
+                model,
+            } => {
+                let state = self.state(session_id).await?;
+                let cancel = CancellationToken::new();
+                {
+                    let mut running = lock(&state.running);
+                    if running.is_some() {
+                        return Err(CoreError::Busy(session_id.to_string()));
+                    }
+                    *running = Some(cancel.clone());
+                }
+                let rt = self.clone();
+                tokio::spawn(async move {
+                    rt.turn(state, text, agent, model, cancel).await;
+                });
+                Ok(OpResult::Done)
+            }
+            Op::PermissionReply {
+                session_id,
+                request_id,
+                reply,
+            } => {
+                let state = self.state(session_id).await?;
+                let waiter = lock(&state.pending).remove(&request_id);
+                match waiter {
+                    Some(tx) => {
+                        let _ = tx.send(reply);
+                        Ok(OpResult::Done)
+                    }
+                    None => Err(CoreError::NoSuchRequest(request_id)),
+                }
+            }
+            Op::Cancel { session_id } => {
+                let state = self.state(session_id).await?;
+                if let Some(token) = lock(&state.running).as_ref() {
+                    token.cancel();
+                }
+                Ok(OpResult::Done)
+            }
+            Op::SwitchAgent { session_id, agent } => {
+                let state = self.state(session_id).await?;
+                let config = Config::load(&self.inner.opts.paths, Some(&state.directory))?;
+                let agents = Agents::from_config(&config);
+                let def = agents.get(&agent)?;
+                if !def.is_primary() {
+                    return Err(CoreError::Setup(format!(
+                        "{agent} is a subagent; switch to a primary agent ({})",
+                        agents
+                            .primary()
+                            .iter()
+                            .map(|a| a.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )));
+                }
+                let from = lock(&state.session).agent.clone().unwrap_or_default();
+                let running = lock(&state.running).is_some();
+                if running {
+                    *lock(&state.queued_agent) = Some(agent.clone());
+                } else {
+                    self.set_agent(&state, &agent).await?;
+                }
+                tracing::info!(session = %session_id, %from, to = %agent, queued = running, "agent switch");
+                self.emit(Event::AgentSwitched {
+                    session_id,
+                    from,
+                    to: agent,
+                    queued: running,
+                });
+                Ok(OpResult::Done)
+            }
+        }
+    }
+
+    fn emit(&self, event: Event) {
+        let _ = self.inner.events.send(event);
+    }
+
+    async fn state(&self, id: SessionId) -> Result<Arc<SessionState>, CoreError> {
+        if let Some(s) = lock(&self.inner.sessions).get(&id) {
+            return Ok(s.clone());
+        }
+        let session = self.inner.store.call(move |db| db.get_session(&id)).await?;
+        let state = Arc::new(SessionState {
+            directory: PathBuf::from(&session.directory),
+            session: Mutex::new(session),
+            session_rules: Mutex::new(SessionRules::default()),
+            pending: Mutex::new(HashMap::new()),
+            running: Mutex::new(None),
+            queued_agent: Mutex::new(None),
+            todos: Arc::default(),
+            snapshots: Arc::new(Mutex::new(None)),
+            steps: Mutex::new(Vec::new()),
+            last_agent: Mutex::new(None),
+        });
+        Ok(lock(&self.inner.sessions)
+            .entry(id)
+            .or_insert(state)
+            .clone())
+    }
+
+    async fn set_agent(&self, state: &SessionState, agent: &str) -> Result<(), CoreError> {
+        let id = lock(&state.session).id;
+        let agent_owned = agent.to_string();
+        let session = self
+            .inner
+            .store
+            .call(move |db| {
+                db.update_session(
+                    &id,
+                    mia_store::SessionPatch {
+                        agent: Some(Some(agent_owned)),
+                        ..Default::default()
+                    },
+                )
+            })
+            .await?;
+        *lock(&state.session) = session.clone();
+        self.emit(Event::SessionUpdated { session });
+        Ok(())
+    }
+
+    async fn turn(
+        &self,
+        state: Arc<SessionState>,
+        text: String,
+        agent: Option<String>,
+        model: Option<String>,
+        cancel: CancellationToken,
+    ) {
+        let session_id = lock(&state.session).id;
+        let mut totals = TurnTotals::default();
+        let end = match self
+            .run_turn(&state, text, agent, model, &cancel, &mut totals)
+            .await
+        {
+            Ok(end) => end,
+            Err(e) => {
+                tracing::warn!(session = %session_id, error = %e, "turn failed");
+                self.emit(Event::Error {
+                    session_id: Some(session_id),
+                    kind: "setup".into(),
+                    message: e.to_string(),
+                    retryable: false,
+                });
+                TurnEnd::Error
+            }
+        };
+        lock(&state.pending).clear();
+        *lock(&state.running) = None;
+        let _ = self
+            .set_status(&state, mia_protocol::SessionStatus::Idle)
+            .await;
+        let queued = lock(&state.queued_agent).take();
+        if let Some(next) = queued {
+            let _ = self.set_agent(&state, &next).await;
+        }
+        self.emit(Event::TurnFinished {
+            session_id,
+            end,
+            steps: totals.steps,
+            usage: totals.usage,
+            cost_usd: totals.cost,
+        });
+    }
+
+    async fn set_status(
+        &self,
+        state: &SessionState,
+        status: mia_protocol::SessionStatus,
+    ) -> Result<(), CoreError> {
+        let id = lock(&state.session).id;
+        let session = self
+            .inner
+            .store
+            .call(move |db| {
+                db.update_session(
+                    &id,
+                    mia_store::SessionPatch {
+                        status: Some(status),
+                        ..Default::default()
+                    },
+                )
+            })
+            .await?;
+        *lock(&state.session) = session;
+        Ok(())
+    }
+
+    async fn add_message(
+        &self,
+        session_id: SessionId,
+        msg: NewMessage,
+    ) -> Result<Message, CoreError> {
+        let stored = self
+            .inner
+            .store
+            .call(move |db| db.add_message(&session_id, msg))
+            .await?;
+        self.emit(Event::MessageStored {
+            message: stored.clone(),
+        });
+        Ok(stored)
+    }
+
+    async fn append(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        parts: Vec<PartContent>,
+    ) -> Result<(), CoreError> {
+        self.inner
+            .store
+            .call(move |db| db.append_parts(&session_id, &message_id, parts))
+            .await?;
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_lines)]
+    async fn run_turn(
+        &self,
+        state: &Arc<SessionState>,
+        text: String,
+        agent_override: Option<String>,
+        model_override: Option<String>,
+        cancel: &CancellationToken,
+        totals: &mut TurnTotals,
+    ) -> Result<TurnEnd, CoreError> {
+        let opts = &self.inner.opts;
+        let session_id = lock(&state.session).id;
+        let config = Config::load(&opts.paths, Some(&state.directory))?;
+        let agents = Agents::from_config(&config);
+        if let Some(a) = &agent_override {
+            agents.get(a)?;
+            self.set_agent(state, a).await?;
+        }
+        let session = lock(&state.session).clone();
+        let agent_name = session
+            .agent
+            .clone()
+            .unwrap_or_else(|| config.default_agent().to_string());
+        let agent = agents.get(&agent_name)?.clone();
+        let model_text = model_override
+            .or_else(|| agent.model.clone())
+            .or_else(|| session.model.clone())
+            .or_else(|| config.merged.model.clone())
+            .ok_or(CoreError::NoModel)?;
+        let model: ModelRef = model_text
+            .parse()
+            .map_err(|_| CoreError::BadModel(model_text.clone()))?;
+
+        // Tell the model when build takes over from plan (spec 014).
+        let previous = lock(&state.last_agent).clone();
+        let mut user_text = text;
+        if previous.as_deref() == Some("plan") && agent_name != "plan" {
+            user_text = format!(
+                "[The user switched from plan mode to {agent_name} mode: you may now make changes.]\n\n{user_text}"
+            );
+        }
+        *lock(&state.last_agent) = Some(agent_name.clone());
+
+        self.add_message(
+            session_id,
+            NewMessage {
+                role: Some(Role::User),
+                metadata: MessageMetadata {
+                    agent: Some(agent_name.clone()),
+                    model: Some(model.to_string()),
+                    ..Default::default()
+                },
+                parts: vec![PartContent::text(user_text)],
+                ..Default::default()
+            },
+        )
+        .await?;
+        self.set_status(state, mia_protocol::SessionStatus::Busy)
+            .await?;
+
+        let entry = config
+            .merged
+            .providers
+            .as_ref()
+            .and_then(|p| p.get(&model.provider_id));
+        let resolved = mia_providers::settings::resolve_provider(
+            &model.provider_id,
+            entry,
+            &opts.credentials,
+            opts.client.clone(),
+        )
+        .map_err(|e| CoreError::Setup(e.to_string()))?;
+        let provider = mia_providers::build_provider(resolved.config)
+            .map_err(|e| CoreError::Setup(e.to_string()))?;
+        let catalog = mia_providers::catalog::builtin();
+        let wire_model = catalog.wire_id(&model.provider_id, &model.model_id);
+
+        let home = opts.paths.user_home.clone();
+        let path_ctx = PathContext::new(&state.directory, Some(home.clone()))
+            .map_err(|e| CoreError::Setup(e.to_string()))?;
+        let answerer = if opts.interactive {
+            Answerer::Person
+        } else {
+            Answerer::Headless
+        };
+
+        let tool_ctx = ToolContext {
+            project_root: path_ctx.root.clone(),
+            cancel: cancel.clone(),
+            todos: state.todos.clone(),
+            extra_env: Vec::new(),
+        };
+
+        let mut recent_calls: Vec<(String, String)> = Vec::new();
+        let mut step = 0u32;
+        loop {
+            if step >= agent.steps {
+                self.emit(Event::Error {
+                    session_id: Some(session_id),
+                    kind: "step_limit".into(),
+                    message: format!(
+                        "the {agent_name} agent reached its limit of {} steps in one turn; send another message to continue",
+                        agent.steps
+                    ),
+                    retryable: false,
+                });
+                return Ok(TurnEnd::StepLimit);
+            }
+            step += 1;
+            totals.steps = step;
+
+            // Compile the policy fresh each step: session rules may have grown.
+            let mut session_rules: Vec<PermissionRule> =
+                lock(&state.session_rules).rules().to_vec();
+            session_rules.extend(opts.allow.iter().cloned());
+            let input = permissions::policy_input(
+                &config,
+                &agent_name,
+                session_rules,
+                Vec::new(),
+                false,
+                Some(home.display().to_string()),
+            );
+            let policy = permissions::compile(&input);
+            let judge = Judge {
+                policy: &policy,
+                paths: &path_ctx,
+                answerer,
+            };
+            let (tools, permission_summary) = {
+                let checker = judge.checker();
+                let tools: Vec<ToolDefinition> = self
+                    .inner
+                    .tools
+                    .specs()
+                    .into_iter()
+                    .filter(|s| {
+                        let perm = if s.name == "todo" {
+                            "todo_create"
+                        } else {
+                            s.name
+                        };
+                        permissions::tool_offered(&checker, perm)
+                    })
+                    .map(|s| ToolDefinition {
+                        name: s.name.to_string(),
+                        description: s.description.to_string(),
+                        input_schema: s.input_schema,
+                    })
+                    .collect();
+                (tools, permissions::summary(&checker))
+            };
+            let tool_lines = tools
+                .iter()
+                .map(|t| format!("- {}: {}", t.name, t.description))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let unifier = opts.unifier.unwrap_or_else(|| {
+                config
+                    .merged
+                    .unifier
+                    .as_ref()
+                    .and_then(|u| u.enabled)
+                    .unwrap_or(true)
+            });
+            let (system, warnings) = prompt::assemble(&prompt::PromptInputs {
+                agent: &agent,
+                project_root: &path_ctx.root,
+                session_id: session_id.to_string(),
+                datetime: now_iso(),
+                tools: tool_lines,
+                permissions: permission_summary,
+                unifier,
+            });
+            for w in warnings {
+                tracing::warn!(session = %session_id, "{w}");
+            }
+
+            let messages = self
+                .inner
+                .store
+                .call(move |db| db.get_messages(&session_id, &mia_store::MessageQuery::default()))
+                .await?;
+            let mut request = ChatRequest::new(wire_model.clone(), history::to_chat(&messages));
+            request.system = system;
+            request.tools = tools;
+            request.temperature = agent.temperature.map(|t| t as f32);
+
+            // The assistant message exists from the first event so deltas have an id.
+            let assistant = self
+                .inner
+                .store
+                .call(move |db| {
+                    db.add_message(
+                        &session_id,
+                        NewMessage {
+                            role: Some(Role::Assistant),
+                            ..Default::default()
+                        },
+                    )
+                })
+                .await?;
+            let message_id = assistant.id;
+            self.emit(Event::StepStarted {
+                session_id,
+                message_id,
+                agent: agent_name.clone(),
+                model: model.to_string(),
+            });
+
+            let started = Instant::now();
+            let mut completion = mia_providers::Completion::default();
+            let mut stream = provider.stream(request, cancel.clone());
+            let mut pending_text = String::new();
+            let mut last_flush = Instant::now();
+            let mut failure: Option<mia_providers::ProviderError> = None;
+            while let Some(item) = stream.next().await {
+                match item {
+                    Ok(event) => {
+                        completion.apply(&event);
+                        match &event {
+                            StreamEvent::TextDelta { text } => {
+                                pending_text.push_str(text);
+                                if last_flush.elapsed() >= DELTA_BATCH {
+                                    self.flush_text(session_id, message_id, &mut pending_text);
+                                    last_flush = Instant::now();
+                                }
+                            }
+                            StreamEvent::ReasoningDelta { text, .. } => {
+                                self.flush_text(session_id, message_id, &mut pending_text);
+                                self.emit(Event::ReasoningDelta {
+                                    session_id,
+                                    message_id,
+                                    text: text.clone(),
+                                });
+                            }
+                            StreamEvent::Retrying {
+                                attempt,
+                                delay_ms,
+                                reason,
+                            } => self.emit(Event::Retrying {
+                                session_id,
+                                attempt: *attempt,
+                                delay_ms: *delay_ms,
+                                reason: reason.clone(),
+                            }),
+                            _ => {}
+                        }
+                    }
+                    Err(e) => {
+                        failure = Some(e);
+                        break;
+                    }
+                }
+            }
+            self.flush_text(session_id, message_id, &mut pending_text);
+
+            // Record what arrived, even when the stream failed or was cancelled.
+            let mut parts = Vec::new();
+            if !completion.reasoning.is_empty() {
+                parts.push(PartContent::Reasoning {
+                    text: completion.reasoning.clone(),
+                });
+            }
+            if !completion.text.is_empty() {
+                parts.push(PartContent::text(completion.text.clone()));
+            }
+            let calls = if failure.is_none() {
+                completion.tool_calls.clone()
+            } else {
+                Vec::new()
+            };
+            for call in &calls {
+                parts.push(PartContent::ToolCall {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    input: call.input.clone(),
+                });
+            }
+            let cancelled = cancel.is_cancelled()
+                || matches!(failure, Some(mia_providers::ProviderError::Cancelled));
+            if let Some(e) = &failure
+                && !cancelled
+            {
+                parts.push(PartContent::Error {
+                    kind: e.kind().to_string(),
+                    message: e.to_string(),
+                    retryable: e.is_retryable(),
+                });
+            }
+            let usage = completion.usage.unwrap_or_default();
+            totals.add(&usage, catalog.cost(&model, &usage));
+            let metadata = MessageMetadata {
+                agent: Some(agent_name.clone()),
+                model: Some(model.to_string()),
+                tokens: completion.usage,
+                cost_usd: catalog.cost(&model, &usage),
+                duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+                finish: Some(if cancelled {
+                    "cancelled".to_string()
+                } else if failure.is_some() {
+                    "error".to_string()
+                } else {
+                    completion
+                        .stop
+                        .as_ref()
+                        .map(|s| s.as_str().to_string())
+                        .unwrap_or_else(|| "end_turn".into())
+                }),
+                ..Default::default()
+            };
+            {
+                let meta = metadata.clone();
+                let parts = parts.clone();
+                self.inner
+                    .store
+                    .call(move |db| {
+                        db.update_message_metadata(&session_id, &message_id, &meta)?;
+                        if !parts.is_empty() {
+                            db.append_parts(&session_id, &message_id, parts)?;
+                        }
+                        Ok(())
+                    })
+                    .await?;
+            }
+            for call in &calls {
+                self.emit(Event::ToolCall {
+                    session_id,
+                    message_id,
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    input: call.input.clone(),
+                });
+            }
+            if cancelled {
+                return Ok(TurnEnd::Cancelled);
+            }
+            if let Some(e) = failure {
+                self.emit(Event::Error {
+                    session_id: Some(session_id),
+                    kind: e.kind().to_string(),
+                    message: e.to_string(),
+                    retryable: e.is_retryable(),
+                });
+                return Ok(TurnEnd::Error);
+            }
+            if calls.is_empty() {
+                return Ok(TurnEnd::Completed);
+            }
+
+            for call in calls {
+                if cancel.is_cancelled() {
+                    return Ok(TurnEnd::Cancelled);
+                }
+                let key = (call.name.clone(), call.input.to_string());
+                recent_calls.push(key.clone());
+                let repeats = recent_calls.iter().rev().take_while(|k| **k == key).count();
+                let outcome = if repeats >= DOOM_LOOP {
+                    if !opts.interactive {
+                        let msg = format!(
+                            "Stopped: {} was called {repeats} times in a row with identical arguments",
+                            call.name
+                        );
+                        self.record_result(session_id, message_id, &call, msg.clone(), true, 0)
+                            .await?;
+                        self.emit(Event::Error {
+                            session_id: Some(session_id),
+                            kind: "doom_loop".into(),
+                            message: msg,
+                            retryable: false,
+                        });
+                        return Ok(TurnEnd::Blocked);
+                    }
+                    Some(DoomLoop)
+                } else {
+                    None
+                };
+                let end = self
+                    .run_tool(
+                        state,
+                        &judge,
+                        &agent_name,
+                        session_id,
+                        message_id,
+                        &call,
+                        &tool_ctx,
+                        outcome.is_some(),
+                    )
+                    .await?;
+                if let Some(end) = end {
+                    return Ok(end);
+                }
+            }
+        }
+    }
+
+    fn flush_text(&self, session_id: SessionId, message_id: MessageId, text: &mut String) {
+        if !text.is_empty() {
+            self.emit(Event::TextDelta {
+                session_id,
+                message_id,
+                text: std::mem::take(text),
+            });
+        }
+    }
+
+    async fn record_result(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        output: String,
+        is_error: bool,
+        duration_ms: u64,
+    ) -> Result<(), CoreError> {
+        self.append(
+            session_id,
+            message_id,
+            vec![PartContent::ToolResult {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                output: output.clone(),
+                is_error,
+                duration_ms: Some(duration_ms),
+            }],
+        )
+        .await?;
+        self.emit(Event::ToolResult {
+            session_id,
+            message_id,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            output,
+            is_error,
+            duration_ms,
+        });
+        Ok(())
+    }
+
+    /// Permission → snapshot → run → record, for one call. `Some(end)` stops the turn.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_tool(
+        &self,
+        state: &Arc<SessionState>,
+        judge: &Judge<'_>,
+        agent: &str,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        ctx: &ToolContext,
+        doom_loop: bool,
+    ) -> Result<Option<TurnEnd>, CoreError> {
+        let registry = &self.inner.tools;
+        let plan = match registry.plan(&call.name, &call.input, ctx) {
+            Ok(p) => p,
+            Err(e) => {
+                self.record_result(session_id, message_id, call, e.to_string(), true, 0)
+                    .await?;
+                return Ok(None);
+            }
+        };
+
+        // Permission: every target must be allowed; the strictest decides.
+        let mut decisions: Vec<mia_permission::Decision> = {
+            let checker = judge.checker();
+            plan.targets
+                .iter()
+                .map(|t| checker.check(&permissions::request_for(&plan.permission, t)))
+                .collect()
+        };
+        decisions.sort_by_key(|d| std::cmp::Reverse(d.decision));
+        let Some(decision) = decisions.into_iter().next() else {
+            return Ok(None);
+        };
+        let mut needs_ask = decision.decision == PermissionAction::Ask;
+        if decision.decision == PermissionAction::Allow && doom_loop {
+            needs_ask = true;
+        }
+        if decision.decision == PermissionAction::Deny {
+            let msg = decision
+                .denial_message()
+                .unwrap_or_else(|| "Permission denied".into());
+            self.emit(Event::PermissionResolved {
+                session_id,
+                request_id: call.id.clone(),
+                decision: "deny".into(),
+                by: if self.inner.opts.interactive {
+                    "rule"
+                } else {
+                    "headless"
+                }
+                .into(),
+                reason: msg.clone(),
+            });
+            self.record_result(session_id, message_id, call, msg, true, 0)
+                .await?;
+            return Ok(None);
+        }
+        if needs_ask {
+            let request_id = format!("perm-{}", mia_protocol::PartId::new());
+            let mut request = permissions::dialog(
+                request_id.clone(),
+                session_id,
+                agent,
+                &call.name,
+                &call.input,
+                &decision,
+            );
+            if doom_loop {
+                request.reason = format!(
+                    "{} has been called {DOOM_LOOP} times in a row with the same arguments; it may be stuck in a loop",
+                    call.name
+                );
+            }
+            let (tx, rx) = oneshot::channel();
+            lock(&state.pending).insert(request_id.clone(), tx);
+            self.emit(Event::PermissionAsked { request });
+            let reply = tokio::select! {
+                r = rx => r.ok(),
+                () = ctx.cancel.cancelled() => None,
+            };
+            let Some(reply) = reply else {
+                return Ok(Some(TurnEnd::Cancelled));
+            };
+            let outcome = if decision.decision == PermissionAction::Ask {
+                mia_permission::apply_reply(&decision, permissions::engine_reply(&reply))
+                    .map_err(|e| CoreError::Setup(e.to_string()))?
+            } else {
+                // A doom-loop confirmation of an allowed call.
+                mia_permission::ReplyOutcome {
+                    proceed: matches!(
+                        reply,
+                        PermissionReplyKind::Once
+                            | PermissionReplyKind::Session
+                            | PermissionReplyKind::Project
+                    ),
+                    message_to_model: match &reply {
+                        PermissionReplyKind::RejectWithFeedback { feedback } => {
+                            Some(feedback.clone())
+                        }
+                        _ => Some("The user stopped this repeated call.".into()),
+                    },
+                    ..Default::default()
+                }
+            };
+            lock(&state.session_rules).add(&outcome.session_rules);
+            // Project approvals are persisted by the store (see mia-store permissions).
+            self.emit(Event::PermissionResolved {
+                session_id,
+                request_id,
+                decision: if outcome.proceed { "allow" } else { "deny" }.into(),
+                by: "user".into(),
+                reason: outcome.message_to_model.clone().unwrap_or_default(),
+            });
+            if !outcome.proceed {
+                let msg = outcome
+                    .message_to_model
+                    .unwrap_or_else(|| "Permission denied by the user".into());
+                self.record_result(session_id, message_id, call, msg, true, 0)
+                    .await?;
+                return Ok(None);
+            }
+        }
+
+        // Snapshot what the call may change.
+        let pending = match &plan.modifies {
+            Some(paths) if paths.is_empty() => None,
+            modifies => Some(
+                self.begin_snapshot(state, session_id, message_id, &call.id, modifies.clone())
+                    .await,
+            ),
+        };
+
+        let started = Instant::now();
+        let tool = registry.get(&call.name);
+        let result = match tool {
+            Some(t) => t.run(call.input.clone(), ctx).await,
+            None => Err(mia_tools::ToolError::Invalid(format!(
+                "unknown tool {}",
+                call.name
+            ))),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (output, is_error) = match result {
+            Ok(out) => (out.output, false),
+            Err(e) => (e.to_string(), true),
+        };
+
+        if let Some(pending) = pending {
+            self.finish_snapshot(state, session_id, message_id, &call.id, pending)
+                .await?;
+        }
+        self.record_result(session_id, message_id, call, output, is_error, duration_ms)
+            .await?;
+        if ctx.cancel.is_cancelled() {
+            return Ok(Some(TurnEnd::Cancelled));
+        }
+        Ok(None)
+    }
+
+    async fn begin_snapshot(
+        &self,
+        state: &Arc<SessionState>,
+        session_id: SessionId,
+        message_id: MessageId,
+        call_id: &str,
+        paths: Option<Vec<PathBuf>>,
+    ) -> Result<mia_snapshot::PendingStep, String> {
+        let repo = state.snapshots.clone();
+        let dir = state.directory.clone();
+        let ctx = mia_snapshot::CaptureContext {
+            session_id: Some(session_id.to_string()),
+            message_id: Some(message_id.to_string()),
+            tool_call_id: Some(call_id.to_string()),
+        };
+        tokio::task::spawn_blocking(move || {
+            let mut guard = lock(&repo);
+            if guard.is_none() {
+                *guard = Some(
+                    mia_snapshot::SnapshotRepo::open(&dir, mia_snapshot::SnapshotConfig::default())
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+            let repo = guard.as_mut().ok_or("snapshot repository unavailable")?;
+            repo.begin_step(ctx, paths.as_deref())
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
+    async fn finish_snapshot(
+        &self,
+        state: &Arc<SessionState>,
+        session_id: SessionId,
+        message_id: MessageId,
+        call_id: &str,
+        pending: Result<mia_snapshot::PendingStep, String>,
+    ) -> Result<(), CoreError> {
+        let (hash, files, unavailable) = match pending {
+            Err(reason) => (None, Vec::new(), Some(reason)),
+            Ok(pending) => {
+                let repo = state.snapshots.clone();
+                let record = tokio::task::spawn_blocking(move || {
+                    let mut guard = lock(&repo);
+                    let repo = guard.as_mut().ok_or("snapshot repository unavailable")?;
+                    repo.finish_step(pending).map_err(|e| e.to_string())
+                })
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r);
+                match record {
+                    Ok(record) => {
+                        let out = (Some(record.before.clone()), record.changes.clone(), None);
+                        lock(&state.steps).push(record);
+                        out
+                    }
+                    Err(reason) => (None, Vec::new(), Some(reason)),
+                }
+            }
+        };
+        let files: Vec<FileChange> = files;
+        self.append(
+            session_id,
+            message_id,
+            vec![PartContent::Snapshot {
+                hash: hash.clone().unwrap_or_default(),
+                tool_call_id: Some(call_id.to_string()),
+                files: files.clone(),
+                unavailable: unavailable.clone(),
+            }],
+        )
+        .await?;
+        self.emit(Event::Snapshot {
+            session_id,
+            call_id: call_id.to_string(),
+            hash,
+            files,
+            unavailable,
+        });
+        Ok(())
+    }
+}
+
+struct DoomLoop;
+
+/// What a permission check needs; a `Checker` is built from it on demand
+/// (it borrows a non-`Sync` resolver, so it never lives across an await).
+struct Judge<'a> {
+    policy: &'a mia_permission::Policy,
+    paths: &'a PathContext,
+    answerer: Answerer,
+}
+
+impl Judge<'_> {
+    fn checker(&self) -> Checker<'_> {
+        Checker::new(self.policy, self.paths).with_answerer(self.answerer)
+    }
+}
+
+#[derive(Default)]
+struct TurnTotals {
+    steps: u32,
+    usage: TokenUsage,
+    cost: Option<f64>,
+}
+
+impl TurnTotals {
+    fn add(&mut self, usage: &TokenUsage, cost: Option<f64>) {
+        self.usage.input += usage.input;
+        self.usage.output += usage.output;
+        self.usage.cache_read += usage.cache_read;
+        self.usage.cache_write += usage.cache_write;
+        if let Some(c) = cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
+        }
+    }
+}
+
+fn now_iso() -> String {
+    let ms = mia_protocol::now_ms();
+    let secs = ms / 1000;
+    // Civil date from days since the epoch (no time zone: UTC).
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[allow(dead_code)]
+fn _assert_send(rt: Runtime) -> impl Send {
+    rt
+}
+
+#[allow(dead_code)]
+fn _unused(_: Value) {}

@@ -1,0 +1,516 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Whole turns through the runtime against the mock LLM server over real
+//! HTTP with real SSE framing, in a real git repository.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mia_config::Paths;
+use mia_core::{OpResult, Runtime, RuntimeOptions, StoreHandle};
+use mia_protocol::{Event, Op, PartContent, PermissionReplyKind, Session, TurnEnd};
+use mia_providers::credentials::{Credentials, FileStore};
+use mia_testkit::{MockServer, Scenario};
+use serde_json::{Value, json};
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    runtime: Runtime,
+    events: tokio::sync::broadcast::Receiver<Event>,
+    server: MockServer,
+    session: Session,
+}
+
+fn base_url(server: &MockServer, provider: &str) -> String {
+    match provider {
+        "anthropic" => server.anthropic_base_url(),
+        "openai" => server.openai_base_url(),
+        _ => server.gemini_base_url(),
+    }
+}
+
+fn model_for(provider: &str) -> &'static str {
+    match provider {
+        "anthropic" => "anthropic/claude-sonnet-4-5",
+        "openai" => "openai/gpt-5",
+        _ => "google/gemini-2.5-pro",
+    }
+}
+
+async fn harness(
+    provider: &str,
+    steps: Value,
+    config: Value,
+    interactive: bool,
+    agent: &str,
+) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.canonicalize().unwrap();
+    std::fs::write(project.join("greet.txt"), "hello\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&project)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["-c", "user.email=t@t", "-c", "user.name=t", "add", "."]);
+    git(&[
+        "-c",
+        "user.email=t@t",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-qm",
+        "init",
+    ]);
+
+    let scenario: Scenario = serde_json::from_value(json!({ "steps": steps })).unwrap();
+    let server = MockServer::start(scenario).await.unwrap();
+    let mut global = json!({
+        "providers": { provider: { "baseURL": base_url(&server, provider), "apiKey": "test-key" } },
+        "unifier": { "enabled": false }
+    });
+    if let (Some(g), Some(extra)) = (global.as_object_mut(), config.as_object()) {
+        for (k, v) in extra {
+            g.insert(k.clone(), v.clone());
+        }
+    }
+    std::fs::write(
+        home.join(".config/mia-code/config.json"),
+        global.to_string(),
+    )
+    .unwrap();
+
+    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
+    let db = mia_store::SessionDb::open(paths.data_db()).unwrap();
+    let store = StoreHandle::spawn(db).unwrap();
+    let mut opts = RuntimeOptions::new(paths.clone());
+    opts.interactive = interactive;
+    opts.credentials = Arc::new(Credentials::new(
+        Arc::new(|_: &str| None),
+        None,
+        FileStore::in_home(&paths.home),
+    ));
+    opts.client = opts.client.scaled(0.01);
+    let runtime = Runtime::new(opts, store);
+    let events = runtime.subscribe();
+    let OpResult::Session(session) = runtime
+        .submit(Op::CreateSession {
+            directory: project.display().to_string(),
+            title: Some("test".into()),
+            agent: Some(agent.into()),
+            model: Some(model_for(provider).into()),
+        })
+        .await
+        .unwrap()
+    else {
+        panic!("no session")
+    };
+    Harness {
+        _dir: dir,
+        project,
+        runtime,
+        events,
+        server,
+        session,
+    }
+}
+
+impl Harness {
+    async fn send(&self, text: &str) {
+        self.runtime
+            .submit(Op::UserMessage {
+                session_id: self.session.id,
+                text: text.into(),
+                agent: None,
+                model: None,
+            })
+            .await
+            .unwrap();
+    }
+
+    /// Events until `stop` says so (or the turn ends), with a deadline.
+    async fn until(&mut self, stop: impl Fn(&Event) -> bool) -> Vec<Event> {
+        let mut seen = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let event = tokio::time::timeout_at(deadline, self.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out; events so far: {seen:#?}"))
+                .unwrap();
+            let done = stop(&event) || matches!(event, Event::TurnFinished { .. });
+            seen.push(event);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    async fn turn(&mut self) -> (Vec<Event>, TurnEnd) {
+        let events = self.until(|_| false).await;
+        let Some(Event::TurnFinished { end, .. }) = events.last() else {
+            panic!("{events:#?}")
+        };
+        let end = *end;
+        (events, end)
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.project.join(rel)).unwrap()
+    }
+
+    async fn messages(&self) -> Vec<mia_protocol::Message> {
+        let id = self.session.id;
+        self.runtime
+            .store()
+            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
+            .await
+            .unwrap()
+    }
+}
+
+fn tool_step(matcher: Value, id: &str, name: &str, args: Value) -> Value {
+    json!({"match": matcher, "response": {"events": [
+        {"text": format!("Calling {name}.")},
+        {"tool_call": {"id": id, "name": name, "arguments": args, "chunks": 3}}
+    ]}})
+}
+
+fn build_scenario() -> Value {
+    json!([
+        tool_step(json!({"last_message_contains": "fix the greeting"}), "call_1", "read", json!({"path": "greet.txt"})),
+        tool_step(json!({"has_tool_result": "call_1"}), "call_2", "edit",
+            json!({"path": "greet.txt", "old_string": "hello", "new_string": "hello world"})),
+        tool_step(json!({"has_tool_result": "call_2"}), "call_3", "bash", json!({"command": "cat greet.txt"})),
+        {"match": {"has_tool_result": "call_3"}, "response": {
+            "usage": {"input": 1000, "output": 50},
+            "events": [{"text": "The greeting now says hello world."}]}}
+    ])
+}
+
+async fn multi_step_build_turn(provider: &str) {
+    let mut h = harness(provider, build_scenario(), json!({}), false, "build").await;
+    h.send("Please fix the greeting").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    assert_eq!(h.read("greet.txt"), "hello world\n");
+
+    let results: Vec<(&str, &str, bool)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult {
+                tool,
+                output,
+                is_error,
+                ..
+            } => Some((tool.as_str(), output.as_str(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 3, "{events:#?}");
+    assert_eq!(results[0].0, "read");
+    assert!(results[0].1.contains("hello"));
+    assert_eq!(results[1].0, "edit");
+    assert_eq!(results[2], ("bash", "hello world\n", false));
+
+    // The edit and the bash call were snapshotted; the edit changed greet.txt.
+    let snaps: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Snapshot {
+                call_id,
+                files,
+                unavailable,
+                ..
+            } => Some((call_id.clone(), files.clone(), unavailable.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(snaps.len(), 2, "{snaps:?}");
+    assert_eq!(snaps[0].2, None, "{snaps:?}");
+    assert_eq!(snaps[0].1.len(), 1);
+    assert_eq!(snaps[0].1[0].path, "greet.txt");
+    assert!(snaps[1].1.is_empty(), "cat changed nothing: {snaps:?}");
+
+    // The final text streamed and the turn's usage was counted.
+    let text: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        text.ends_with("The greeting now says hello world."),
+        "{text}"
+    );
+    let Some(Event::TurnFinished { steps, usage, .. }) = events.last() else {
+        panic!()
+    };
+    assert_eq!(*steps, 4);
+    assert!(usage.input >= 1000, "{usage:?}");
+
+    // Stored: user message, 4 assistant messages with tool calls, results and snapshots.
+    let messages = h.messages().await;
+    assert_eq!(messages.len(), 5);
+    let kinds: Vec<&str> = messages[1].parts.iter().map(|p| p.content.kind()).collect();
+    assert_eq!(kinds, vec!["text", "tool_call", "tool_result"]);
+    let kinds: Vec<&str> = messages[2].parts.iter().map(|p| p.content.kind()).collect();
+    assert_eq!(kinds, vec!["text", "tool_call", "snapshot", "tool_result"]);
+    assert!(
+        matches!(&messages[4].parts[0].content, PartContent::Text { text, .. } if text.contains("hello world"))
+    );
+    assert_eq!(messages[4].metadata.tokens.unwrap().input, 1000);
+
+    // Every request was valid for the provider, and the system prompt was sent.
+    h.server.assert_no_violations();
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 4);
+    let body = requests[0].body.to_string();
+    assert!(
+        body.contains("mia-code's build agent"),
+        "system prompt missing"
+    );
+    assert!(h.server.unused_steps().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anthropic_multi_step_build_turn() {
+    multi_step_build_turn("anthropic").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_multi_step_build_turn() {
+    multi_step_build_turn("openai").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_multi_step_build_turn() {
+    multi_step_build_turn("google").await;
+}
+
+fn ask_scenario() -> Value {
+    json!([
+        tool_step(json!({"last_message_contains": "run it"}), "call_1", "bash", json!({"command": "echo ran > out.txt"})),
+        {"match": {"has_tool_result": "call_1"}, "response": {"events": [{"text": "ok"}]}}
+    ])
+}
+
+async fn answer_ask(reply: PermissionReplyKind) -> (Harness, Vec<Event>) {
+    let mut h = harness(
+        "anthropic",
+        ask_scenario(),
+        json!({"permissions": [{"permission": "bash", "action": "ask"}]}),
+        true,
+        "build",
+    )
+    .await;
+    h.send("run it").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert_eq!(request.tool, "bash");
+    assert_eq!(request.target, "echo ran > out.txt");
+    assert!(
+        request
+            .matched_rule
+            .as_deref()
+            .unwrap_or("")
+            .contains("ask bash"),
+        "{request:?}"
+    );
+    assert!(request.options.contains(&"once".to_string()));
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply,
+        })
+        .await
+        .unwrap();
+    let (rest, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{rest:#?}");
+    (h, rest)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_ask_answered_once_runs_the_command() {
+    let (h, events) = answer_ask(PermissionReplyKind::Once).await;
+    assert_eq!(h.read("out.txt"), "ran\n");
+    assert!(events.iter().any(|e| matches!(e, Event::PermissionResolved { decision, by, .. } if decision == "allow" && by == "user")));
+    h.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_rejected_with_feedback_reaches_the_model() {
+    let (h, _events) = answer_ask(PermissionReplyKind::RejectWithFeedback {
+        feedback: "use printf instead".into(),
+    })
+    .await;
+    assert!(
+        !h.project.join("out.txt").exists(),
+        "the command did not run"
+    );
+    let requests = h.server.requests();
+    let last = requests.last().unwrap().body.to_string();
+    assert!(last.contains("use printf instead"), "{last}");
+    h.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_refuses_writes_and_sed_in_place_headless() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "change it"}), "call_1", "write", json!({"path": "greet.txt", "content": "bye\n"})),
+        tool_step(json!({"has_tool_result": "call_1"}), "call_2", "bash", json!({"command": "sed -i s/hello/bye/ greet.txt"})),
+        {"match": {"has_tool_result": "call_2"}, "response": {"events": [{"text": "I cannot change files in plan mode."}]}}
+    ]);
+    let mut h = harness("openai", steps, json!({}), false, "plan").await;
+    h.send("change it").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    assert_eq!(h.read("greet.txt"), "hello\n", "nothing changed");
+    let results: Vec<(&str, bool, &str)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult {
+                tool,
+                is_error,
+                output,
+                ..
+            } => Some((tool.as_str(), *is_error, output.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results
+            .iter()
+            .all(|(_, err, out)| *err && out.starts_with("Permission denied")),
+        "{results:?}"
+    );
+    // The plan agent is not even offered the write and edit tools.
+    let tools = h.server.requests()[0].body["tools"].to_string();
+    assert!(
+        !tools.contains("\"write\"") && !tools.contains("\"edit\""),
+        "{tools}"
+    );
+    assert!(tools.contains("\"read\""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_bash_stops_the_process_and_the_turn() {
+    let steps = json!([tool_step(
+        json!({"last_message_contains": "slow"}),
+        "call_1",
+        "bash",
+        json!({"command": "echo $$ > sh.pid; sleep 30"})
+    )]);
+    // `$$` is an expansion: never auto-allowed, so a person approves it once.
+    let mut h = harness("anthropic", steps, json!({}), true, "build").await;
+    h.send("do something slow").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert!(
+        !request.options.contains(&"session".to_string()),
+        "no 'always' for expansions"
+    );
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Once,
+        })
+        .await
+        .unwrap();
+    let pid_file = h.project.join("sh.pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !pid_file.exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(pid_file.exists());
+    h.runtime
+        .submit(Op::Cancel {
+            session_id: h.session.id,
+        })
+        .await
+        .unwrap();
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Cancelled, "{events:#?}");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let gone = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| s.split(") ").nth(1).unwrap_or("").starts_with('Z'))
+            .unwrap_or(true)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !gone(pid) && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(gone(pid), "bash {pid} survived the cancel");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_retryable_error_is_reported_and_kept() {
+    let steps = json!([
+        {"match": {}, "response": {"status": 401, "message": "invalid x-api-key"}}
+    ]);
+    let mut h = harness("anthropic", steps, json!({}), false, "build").await;
+    h.send("hi").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Error);
+    let err = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Error { kind, message, .. } => Some((kind.clone(), message.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(err.0, "auth");
+    assert!(err.1.contains("API key"), "{}", err.1);
+    let messages = h.messages().await;
+    assert!(
+        messages[1]
+            .parts
+            .iter()
+            .any(|p| p.content.kind() == "error")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retryable_error_is_recovered() {
+    let steps = json!([
+        {"match": {}, "times": 1, "response": {"status": 529}},
+        {"match": {}, "response": {"events": [{"text": "recovered"}]}}
+    ]);
+    let mut h = harness("anthropic", steps, json!({}), false, "build").await;
+    h.send("hi").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    assert!(events.iter().any(|e| matches!(e, Event::Retrying { .. })));
+    let messages = h.messages().await;
+    assert!(
+        matches!(&messages[1].parts[0].content, PartContent::Text { text, .. } if text == "recovered")
+    );
+}
+
+#[allow(dead_code)]
+fn _path(_: &Path) {}
