@@ -272,13 +272,15 @@ impl<W: Wire> Job<W> {
                     if let Sent::Stopped = self.send(Ok(event)).await {
                         return;
                     }
-                    tokio::select! {
-                        biased;
-                        _ = self.cancel.cancelled() => {
-                            let _ = self.tx.send(Err(ProviderError::Cancelled)).await;
-                            return;
+                    if !delay.is_zero() {
+                        tokio::select! {
+                            biased;
+                            _ = self.cancel.cancelled() => {
+                                let _ = self.tx.send(Err(ProviderError::Cancelled)).await;
+                                return;
+                            }
+                            _ = tokio::time::sleep(delay) => {}
                         }
-                        _ = tokio::time::sleep(delay) => {}
                     }
                 }
             }

@@ -479,6 +479,12 @@ impl Credentials {
         Ok(removed)
     }
 
+    /// Provider ids with a key in the credentials file (the keychain cannot
+    /// be enumerated).
+    pub fn stored_providers(&self) -> Result<Vec<String>, CredentialError> {
+        Ok(self.file.load()?.into_keys().collect())
+    }
+
     /// Where keys exist for each provider (never the keys themselves).
     pub fn list(&self, providers: &[&str]) -> Vec<ProviderKeys> {
         let file_keys = self.file.load();
@@ -674,6 +680,7 @@ mod tests {
             creds.store("openai", "k", StoreTarget::Keychain),
             Err(CredentialError::KeychainUnavailable(_))
         ));
+        assert_eq!(creds.stored_providers().unwrap(), vec!["openai".to_string()]);
         let listed = creds.list(&["openai", "anthropic"]);
         assert_eq!(listed[0].sources.len(), 1);
         assert!(listed[1].sources.is_empty());

@@ -524,6 +524,27 @@ async fn cancel_interrupts_a_stream_and_keeps_partial_output() {
 }
 
 #[tokio::test]
+async fn cancel_interrupts_waiting_for_response_headers() {
+    let json = r#"{"steps": [{"response": {"headers_delay_ms": 20000}}]}"#;
+    let server = MockServer::start(scenario(json)).await.unwrap();
+    let provider = client(ProviderKind::Google, &server, fast_options());
+    let cancel = CancellationToken::new();
+    let stream = provider.stream(req(ProviderKind::Google), cancel.clone());
+    // Wait until the request is in flight, then cancel.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.request_count() == 0 {
+        assert!(Instant::now() < deadline, "request never arrived");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let started = Instant::now();
+    cancel.cancel();
+    let (events, error) = drain(stream).await;
+    assert!(events.is_empty());
+    assert_eq!(error, Some(ProviderError::Cancelled));
+    assert!(started.elapsed() < Duration::from_millis(1000));
+}
+
+#[tokio::test]
 async fn cancel_before_start_sends_nothing() {
     let server = MockServer::start(scenario(&format!(r#"{{"steps": [{OK}]}}"#)))
         .await
