@@ -132,9 +132,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    println!("# mia-providers stream throughput ({TEXT_EVENTS} text deltas + {TOOL_CALLS} tool calls x 8 fragments, median of {ROUNDS})");
+    println!(
+        "# mia-providers stream throughput ({TEXT_EVENTS} text deltas + {TOOL_CALLS} tool calls x 8 fragments, median of {ROUNDS})"
+    );
     let resp = response();
-    for kind in [ProviderKind::Anthropic, ProviderKind::OpenAi, ProviderKind::Google] {
+    for kind in [
+        ProviderKind::Anthropic,
+        ProviderKind::OpenAi,
+        ProviderKind::Google,
+    ] {
         let bytes = body(kind, &resp);
         let mb = bytes.len() as f64 / 1e6;
 
@@ -151,7 +157,10 @@ async fn main() {
         // Over HTTP against the mock.
         let scenario = Scenario {
             name: None,
-            steps: vec![Step { times: ROUNDS as u32, ..Step::reply(resp.clone()) }],
+            steps: vec![Step {
+                times: ROUNDS as u32,
+                ..Step::reply(resp.clone())
+            }],
         };
         let server = MockServer::start(scenario).await.unwrap();
         let mut times = Vec::new();
@@ -186,7 +195,11 @@ async fn main() {
         events: vec![EventSpec::Text("ok".into())],
         ..Response::default()
     };
-    for kind in [ProviderKind::Anthropic, ProviderKind::OpenAi, ProviderKind::Google] {
+    for kind in [
+        ProviderKind::Anthropic,
+        ProviderKind::OpenAi,
+        ProviderKind::Google,
+    ] {
         let mut line = format!("{:<9}", id(kind));
         let mut direct_time = Duration::ZERO;
         for failures in [0u32, 1, 4] {
@@ -196,11 +209,16 @@ async fn main() {
                 if failures > 0 {
                     steps.push(Step {
                         times: failures,
-                        ..Step::reply(Response { status: 503, ..Response::default() })
+                        ..Step::reply(Response {
+                            status: 503,
+                            ..Response::default()
+                        })
                     });
                 }
                 steps.push(Step::reply(short.clone()));
-                let server = MockServer::start(Scenario { name: None, steps }).await.unwrap();
+                let server = MockServer::start(Scenario { name: None, steps })
+                    .await
+                    .unwrap();
                 let t = Instant::now();
                 let n = one_request(kind, &server, options(true)).await;
                 times.push(t.elapsed());

@@ -680,7 +680,10 @@ mod tests {
             creds.store("openai", "k", StoreTarget::Keychain),
             Err(CredentialError::KeychainUnavailable(_))
         ));
-        assert_eq!(creds.stored_providers().unwrap(), vec!["openai".to_string()]);
+        assert_eq!(
+            creds.stored_providers().unwrap(),
+            vec!["openai".to_string()]
+        );
         let listed = creds.list(&["openai", "anthropic"]);
         assert_eq!(listed[0].sources.len(), 1);
         assert!(listed[1].sources.is_empty());

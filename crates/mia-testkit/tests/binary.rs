@@ -11,7 +11,13 @@ fn start(scenario: &str, dir: &std::path::Path) -> (std::process::Child, String)
     let path = dir.join("scenario.json");
     std::fs::write(&path, scenario).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_mia-mock-llm"))
-        .args(["--scenario", path.to_str().unwrap(), "--port", "0", "--exit-on-stdin-eof"])
+        .args([
+            "--scenario",
+            path.to_str().unwrap(),
+            "--port",
+            "0",
+            "--exit-on-stdin-eof",
+        ])
         .arg("--record")
         .arg(dir.join("record.json"))
         .stdin(Stdio::piped())
@@ -20,13 +26,18 @@ fn start(scenario: &str, dir: &std::path::Path) -> (std::process::Child, String)
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let url = line
         .trim()
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
         .to_string();
-    assert!(url.starts_with("http://127.0.0.1:") && !url.ends_with(":0"), "{url}");
+    assert!(
+        url.starts_with("http://127.0.0.1:") && !url.ends_with(":0"),
+        "{url}"
+    );
     (child, url)
 }
 
@@ -82,10 +93,16 @@ async fn binary_serves_all_three_apis_and_records() {
     let body = resp.text().await.unwrap();
     assert!(body.starts_with("event: message_start\n"), "{body}");
     assert!(body.contains("\"text\":\"hi from claude\""), "{body}");
-    assert!(body.trim_end().ends_with("data: {\"type\":\"message_stop\"}"), "{body}");
+    assert!(
+        body.trim_end()
+            .ends_with("data: {\"type\":\"message_stop\"}"),
+        "{body}"
+    );
 
     let body = http
-        .post(format!("{url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"))
+        .post(format!(
+            "{url}/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        ))
         .header("x-goog-api-key", "secret-key")
         .body(r#"{"contents": [{"role": "user", "parts": [{"text": "hello"}]}]}"#)
         .send()
@@ -94,7 +111,10 @@ async fn binary_serves_all_three_apis_and_records() {
         .text()
         .await
         .unwrap();
-    assert!(body.contains("hi from gemini") && body.contains("\"finishReason\":\"STOP\""), "{body}");
+    assert!(
+        body.contains("hi from gemini") && body.contains("\"finishReason\":\"STOP\""),
+        "{body}"
+    );
 
     let live = http
         .get(format!("{url}/__mock/requests"))
@@ -109,9 +129,13 @@ async fn binary_serves_all_three_apis_and_records() {
 
     let (code, stderr) = stop(child);
     assert_eq!(code, 0, "{stderr}");
-    assert!(stderr.contains("3 requests, 0 violations, 0 unused steps"), "{stderr}");
+    assert!(
+        stderr.contains("3 requests, 0 violations, 0 unused steps"),
+        "{stderr}"
+    );
     let record: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("record.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("record.json")).unwrap())
+            .unwrap();
     let requests = record["requests"].as_array().unwrap();
     assert_eq!(requests.len(), 3);
     assert_eq!(requests[2]["model"], "gemini-2.5-flash");
@@ -122,7 +146,10 @@ async fn binary_serves_all_three_apis_and_records() {
 #[tokio::test]
 async fn binary_exits_3_on_protocol_violations() {
     let dir = tempfile::tempdir().unwrap();
-    let (child, url) = start(r#"{"steps": [{"response": {"events": [{"text": "x"}]}}]}"#, dir.path());
+    let (child, url) = start(
+        r#"{"steps": [{"response": {"events": [{"text": "x"}]}}]}"#,
+        dir.path(),
+    );
     let http = reqwest::Client::new();
     // Not streaming, and the tool result answers nothing.
     let status = http
@@ -135,7 +162,10 @@ async fn binary_exits_3_on_protocol_violations() {
     assert_eq!(status, 200);
     let (code, stderr) = stop(child);
     assert_eq!(code, 3, "{stderr}");
-    assert!(stderr.contains("not streaming") && stderr.contains("nope"), "{stderr}");
+    assert!(
+        stderr.contains("not streaming") && stderr.contains("nope"),
+        "{stderr}"
+    );
 }
 
 #[test]
