@@ -29,6 +29,8 @@ enum Command {
     /// Show the effective configuration or its JSON Schema.
     #[command(subcommand)]
     Config(cmd::config::ConfigCommand),
+    /// Run one turn headless: send a message, stream the answer, exit.
+    Run(cmd::run::RunArgs),
     /// Check paths, the session database, config and provider keys.
     Doctor(cmd::doctor::DoctorArgs),
     /// Print a shell completion script.
@@ -44,6 +46,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sessions(c) => cmd::sessions::run(c),
         Command::Config(c) => cmd::config::run(c),
+        Command::Run(a) => cmd::run::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(

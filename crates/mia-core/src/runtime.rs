@@ -135,6 +135,10 @@ impl Runtime {
                         "project directory {directory} is not accessible: {e}"
                     ))
                 })?;
+                if let Some(m) = &model {
+                    m.parse::<ModelRef>()
+                        .map_err(|_| CoreError::BadModel(m.clone()))?;
+                }
                 let config = Config::load(&self.inner.opts.paths, Some(&dir))?;
                 let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
                 Agents::from_config(&config).get(&agent)?;

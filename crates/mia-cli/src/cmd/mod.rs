@@ -1,3 +1,4 @@
 pub mod config;
 pub mod doctor;
+pub mod run;
 pub mod sessions;

@@ -1,0 +1,301 @@
+//! `mia-code run`: one turn, headless.
+//!
+//! Exit codes: 0 done, 1 error, 2 bad usage, 3 a permission was denied or the
+//! turn was blocked, 130 cancelled (Ctrl-C).
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, bail};
+use clap::{Args, ValueEnum};
+use mia_core::{OpResult, Runtime, RuntimeOptions, StoreHandle};
+use mia_protocol::{Event, Op, PermissionAction, PermissionRule, TurnEnd};
+use mia_store::{SessionFilter, project_id_for};
+
+use crate::context;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// The answer on stdout, tool activity on stderr.
+    Text,
+    /// One JSON Event per line on stdout.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The message to send; `-` reads it from stdin.
+    prompt: String,
+    /// Primary agent (build, plan, or a custom one).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Model as provider/model, e.g. anthropic/claude-sonnet-4-5.
+    #[arg(long)]
+    model: Option<String>,
+    /// Continue this session (id, id prefix or slug).
+    #[arg(long, conflicts_with = "continue_last")]
+    session: Option<String>,
+    /// Continue the most recent session of the project.
+    #[arg(long = "continue", short = 'c')]
+    continue_last: bool,
+    /// Project directory (default: the current directory).
+    #[arg(long)]
+    project: Option<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Allow a permission without asking: PERMISSION or PERMISSION:PATTERN
+    /// (e.g. `bash:npm test *`, `edit:src/**`). Repeatable.
+    #[arg(long = "allow", value_parser = parse_allow)]
+    allow: Vec<PermissionRule>,
+}
+
+fn parse_allow(s: &str) -> Result<PermissionRule, String> {
+    let (permission, pattern) = match s.split_once(':') {
+        Some((p, pat)) => (
+            p.trim(),
+            Some(pat.trim().to_string()).filter(|p| !p.is_empty()),
+        ),
+        None => (s.trim(), None),
+    };
+    if permission.is_empty() || permission.contains(char::is_whitespace) {
+        return Err(format!(
+            "`{s}` is not PERMISSION or PERMISSION:PATTERN (e.g. bash:npm test *)"
+        ));
+    }
+    Ok(PermissionRule {
+        permission: permission.to_string(),
+        pattern,
+        action: PermissionAction::Allow,
+    })
+}
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let prompt = if args.prompt == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading the prompt from stdin")?;
+        s
+    } else {
+        args.prompt.clone()
+    };
+    if prompt.trim().is_empty() {
+        bail!("the prompt is empty");
+    }
+    let paths = context::paths()?;
+    let project = context::project_dir(args.project.as_deref())?;
+    let db = context::open_store(&paths)?;
+    let existing = match (&args.session, args.continue_last) {
+        (Some(reference), _) => Some(super::sessions::resolve(&db, reference)?),
+        (None, true) => Some(
+            db.list_sessions(&SessionFilter {
+                project_id: Some(project_id_for(&project.display().to_string())),
+                limit: Some(1),
+                ..Default::default()
+            })?
+            .into_iter()
+            .next()
+            .map(|i| i.session)
+            .with_context(|| {
+                format!(
+                    "there is no session to continue in {}; run without --continue to start one",
+                    project.display()
+                )
+            })?,
+        ),
+        (None, false) => None,
+    };
+    let store = StoreHandle::spawn(db)?;
+    let mut opts = RuntimeOptions::new(paths);
+    opts.interactive = false;
+    opts.allow = args.allow.clone();
+    opts.credentials = Arc::new(mia_providers::credentials::Credentials::system());
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(async move {
+        let runtime = Runtime::new(opts, store);
+        let mut events = runtime.subscribe();
+        let session = match existing {
+            Some(s) => s,
+            None => match runtime
+                .submit(Op::CreateSession {
+                    directory: project.display().to_string(),
+                    title: Some(title_from(&prompt)),
+                    agent: args.agent.clone(),
+                    model: args.model.clone(),
+                })
+                .await?
+            {
+                OpResult::Session(s) => s,
+                OpResult::Done => bail!("the session was not created"),
+            },
+        };
+        if args.format == Format::Text {
+            eprintln!("session {} ({})", session.slug, session.id);
+        }
+        runtime
+            .submit(Op::UserMessage {
+                session_id: session.id,
+                text: prompt,
+                agent: args.agent.clone(),
+                model: args.model.clone(),
+            })
+            .await?;
+        let mut printer = Printer::new(args.format);
+        let mut cancelled_by_user = false;
+        let end = loop {
+            tokio::select! {
+                ev = events.recv() => {
+                    let ev = match ev {
+                        Ok(ev) => ev,
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                            eprintln!("warning: {n} events were dropped (output too fast)");
+                            continue;
+                        }
+                        Err(_) => bail!("the runtime stopped"),
+                    };
+                    if ev.session_id().is_some_and(|id| id != session.id) {
+                        continue;
+                    }
+                    printer.print(&ev)?;
+                    if let Event::TurnFinished { end, .. } = ev {
+                        break end;
+                    }
+                }
+                _ = tokio::signal::ctrl_c(), if !cancelled_by_user => {
+                    cancelled_by_user = true;
+                    runtime.submit(Op::Cancel { session_id: session.id }).await?;
+                }
+            }
+        };
+        Ok(match end {
+            TurnEnd::Cancelled => ExitCode::from(130),
+            TurnEnd::Error => ExitCode::from(1),
+            TurnEnd::Blocked => ExitCode::from(3),
+            _ if printer.denied => ExitCode::from(3),
+            _ => ExitCode::SUCCESS,
+        })
+    })
+}
+
+fn title_from(prompt: &str) -> String {
+    let line = prompt
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+struct Printer {
+    format: Format,
+    denied: bool,
+    text_open: bool,
+}
+
+impl Printer {
+    fn new(format: Format) -> Self {
+        Self {
+            format,
+            denied: false,
+            text_open: false,
+        }
+    }
+
+    fn print(&mut self, ev: &Event) -> anyhow::Result<()> {
+        if let Event::PermissionResolved { decision, .. } = ev
+            && decision == "deny"
+        {
+            self.denied = true;
+        }
+        if self.format == Format::Json {
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer(&mut out, ev)?;
+            writeln!(out)?;
+            return Ok(out.flush()?);
+        }
+        let mut out = std::io::stdout().lock();
+        match ev {
+            Event::TextDelta { text, .. } => {
+                write!(out, "{text}")?;
+                out.flush()?;
+                self.text_open = !text.ends_with('\n');
+            }
+            Event::ToolCall { tool, input, .. } => {
+                self.close_text(&mut out)?;
+                eprintln!("▸ {tool} {}", short(&input.to_string(), 120));
+            }
+            Event::ToolResult {
+                tool,
+                output,
+                is_error: true,
+                ..
+            } => {
+                eprintln!(
+                    "✗ {tool}: {}",
+                    short(output.lines().next().unwrap_or(""), 200)
+                );
+            }
+            Event::PermissionResolved {
+                decision, reason, ..
+            } if decision == "deny" => {
+                eprintln!("denied: {reason}");
+            }
+            Event::Retrying {
+                attempt,
+                delay_ms,
+                reason,
+                ..
+            } => {
+                eprintln!("retrying (attempt {attempt}, in {delay_ms} ms): {reason}");
+            }
+            Event::Error { message, .. } => {
+                self.close_text(&mut out)?;
+                eprintln!("error: {message}");
+            }
+            Event::TurnFinished {
+                end,
+                steps,
+                usage,
+                cost_usd,
+                ..
+            } => {
+                self.close_text(&mut out)?;
+                eprintln!(
+                    "({:?}: {steps} steps, {} in / {} out tokens, {})",
+                    end,
+                    usage.input,
+                    usage.output,
+                    mia_providers::catalog::format_cost(*cost_usd)
+                );
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn close_text(&mut self, out: &mut impl std::io::Write) -> anyhow::Result<()> {
+        if self.text_open {
+            writeln!(out)?;
+            self.text_open = false;
+        }
+        Ok(())
+    }
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n).collect::<String>() + "…"
+    }
+}
