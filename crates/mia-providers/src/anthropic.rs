@@ -34,6 +34,10 @@ impl Wire for AnthropicWire {
         &self.provider
     }
 
+    fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
     fn build(&self, request: &ChatRequest) -> Result<HttpCall, ProviderError> {
         let body = request_body(request, self.prompt_caching);
         let mut headers = vec![

@@ -99,6 +99,7 @@ pub(crate) trait Decoder: Send {
 
 pub(crate) trait Wire: Send + Sync + 'static {
     fn provider(&self) -> &str;
+    fn base_url(&self) -> &str;
     fn build(&self, request: &ChatRequest) -> Result<HttpCall, ProviderError>;
     fn classify_http(&self, status: u16, headers: &HeaderMap, body: &str) -> ProviderError;
     fn decoder(&self) -> Box<dyn Decoder>;
@@ -114,15 +115,19 @@ pub(crate) struct HttpProvider<W: Wire> {
 
 impl<W: Wire> HttpProvider<W> {
     pub(crate) fn new(id: String, wire: W, options: ClientOptions) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(options.timeouts.connect)
             .user_agent(options.user_agent.clone())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build()
-            .map_err(|e| ProviderError::Config {
-                provider: id.clone(),
-                message: format!("could not create the HTTP client: {}", error_chain(&e)),
-            })?;
+            .pool_idle_timeout(Duration::from_secs(60));
+        // A local model server (Ollama, LM Studio, the mock) is never reached
+        // through an HTTP(S)_PROXY from the environment.
+        if is_loopback_url(wire.base_url()) {
+            builder = builder.no_proxy();
+        }
+        let http = builder.build().map_err(|e| ProviderError::Config {
+            provider: id.clone(),
+            message: format!("could not create the HTTP client: {}", error_chain(&e)),
+        })?;
         Ok(Self {
             id,
             wire: Arc::new(wire),
@@ -495,6 +500,24 @@ pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
+/// Whether `url`'s host is `localhost` or a loopback address.
+pub(crate) fn is_loopback_url(url: &str) -> bool {
+    let Some(rest) = url.split_once("://").map(|(_, r)| r) else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Shorten an error body for messages.
 pub(crate) fn snippet(body: &str) -> String {
     let trimmed = body.trim();
@@ -506,4 +529,30 @@ pub(crate) fn snippet(body: &str) -> String {
         s.push_str("(empty response body)");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_urls() {
+        for yes in [
+            "http://localhost:11434/v1",
+            "http://127.0.0.1:8080",
+            "http://127.3.2.1/v1",
+            "http://[::1]:9/x",
+            "http://LOCALHOST",
+        ] {
+            assert!(is_loopback_url(yes), "{yes}");
+        }
+        for no in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.1",
+            "localhost",
+            "http://localhost.evil.test",
+        ] {
+            assert!(!is_loopback_url(no), "{no}");
+        }
+    }
 }

@@ -103,16 +103,15 @@ pub fn env_vars(provider: &str) -> Vec<String> {
     }
 }
 
-/// `$MIA_CODE_HOME`, else `~/.mia-code`.
+/// `$MIA_CODE_HOME`, else `~/.mia-code` (the same rule as mia-config's `Paths`).
 pub fn mia_home() -> PathBuf {
-    if let Some(h) = std::env::var_os("MIA_CODE_HOME").filter(|h| !h.is_empty()) {
-        return PathBuf::from(h);
+    match mia_config::Paths::from_env() {
+        Ok(paths) => paths.home,
+        Err(_) => std::env::var_os("MIA_CODE_HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(".mia-code")),
     }
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    home.join(".mia-code")
 }
 
 type EnvFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

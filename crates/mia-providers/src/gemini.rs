@@ -27,6 +27,10 @@ impl Wire for GeminiWire {
         &self.provider
     }
 
+    fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
     fn build(&self, request: &ChatRequest) -> Result<HttpCall, ProviderError> {
         let model = crate::catalog::builtin().wire_id("google", &request.model);
         let model = model.strip_prefix("models/").unwrap_or(&model);

@@ -41,6 +41,10 @@ impl Wire for OpenAiWire {
         &self.provider
     }
 
+    fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
     fn build(&self, request: &ChatRequest) -> Result<HttpCall, ProviderError> {
         let body = request_body(request, self.max_tokens_field);
         let mut headers = vec![
