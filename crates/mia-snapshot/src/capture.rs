@@ -13,7 +13,8 @@ use crate::cache::{CacheEntry, Content, MODE_LINK, StatCache, StatInfo};
 use crate::config::BINARY_EXTENSIONS;
 use crate::error::{Result, SnapshotError};
 use crate::model::{CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, now_ms};
-use crate::repo::{MIA_DIR, REF_SCAN, SnapshotRepo};
+use crate::repo::{MIA_DIR, REF_SCAN, REF_SCAN_SAVED, SnapshotRepo};
+use crate::scan;
 use crate::tree::{self, Change};
 
 /// Bytes inspected for a NUL to decide a file is binary (git uses 8000).
@@ -57,6 +58,18 @@ impl SeedEntry {
             && ns_ok(self.ctime.1, s.ctime_ns)
             && (self.ino == 0 || self.ino == s.ino as u32)
             && self.mode == s.mode
+    }
+}
+
+pub(crate) fn bytes_to_path(b: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(b))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(b).into_owned())
     }
 }
 
@@ -543,83 +556,129 @@ impl SnapshotRepo {
         } else {
             None
         };
-        let (items, mut excluded) = match self.walk(None, budget) {
-            Ok(x) => x,
-            Err(e) => {
-                self.cache = Some(cache);
-                return Err(e);
-            }
-        };
+        let mut out = scan::scan(
+            &self.project,
+            &self.config.excluded_dirs,
+            &cache,
+            budget.deadline(),
+        );
+        if out.timed_out {
+            self.cache = Some(cache);
+            return Err(budget_err(
+                budget.start,
+                budget.limit.unwrap_or_default(),
+                "scanning the project",
+            ));
+        }
         let partial = cache.tree.is_none();
-        let odb = self.repo.odb().map_err(self.git_err())?;
-        let mut files: HashMap<Vec<u8>, CacheEntry> = HashMap::with_capacity(items.len());
-        let mut blobs: Vec<(Vec<u8>, u32, Oid)> = Vec::with_capacity(items.len());
-        let mut dirty = false;
-        for (i, item) in items.into_iter().enumerate() {
-            if i % 64 == 0 {
-                if let Err(e) = budget.check("hashing changed files") {
-                    // Keep what was hashed so the next capture resumes.
-                    cache.tree = None;
-                    cache.dirs.clear();
-                    cache.files.extend(files);
-                    cache.scan_started = scan_started;
-                    let _ = cache.save(&self.cache_path());
-                    self.cache = Some(cache);
-                    return Err(e);
-                }
-            }
-            let hit = cache.lookup(&item.rel, &item.stat).filter(|c| match c {
-                // A partial cache may name objects gc has since dropped.
-                Content::Stored(oid) if partial => odb.exists(*oid),
-                _ => true,
-            });
-            let content = match hit {
-                Some(c) => c,
-                None => {
-                    dirty = true;
-                    let s = seed.as_ref().and_then(|s| s.get(&item.rel));
-                    match self.content_for(&item, s)? {
-                        Some(c) => c,
-                        None => continue,
+        let mut excluded = std::mem::take(&mut out.excluded);
+        let mut changes = 0usize;
+        let mut total = 0usize;
+        let mut n = 0usize;
+        {
+            let odb = self.repo.odb().map_err(self.git_err())?;
+            for d in out.dirs.values_mut() {
+                for f in &mut d.files {
+                    n += 1;
+                    let hit = f.hit.filter(|c| match c {
+                        // A partial cache may name objects gc has dropped.
+                        Content::Stored(oid) if partial => odb.exists(*oid),
+                        _ => true,
+                    });
+                    let content = match hit {
+                        Some(c) => Some(c),
+                        None => {
+                            if n % 32 == 0 {
+                                if let Err(e) = budget.check("hashing changed files") {
+                                    // Keep what was hashed so the next capture resumes.
+                                    cache.tree = None;
+                                    cache.dirs.clear();
+                                    cache.scan_started = scan_started;
+                                    let _ = cache.save(&self.cache_path());
+                                    self.cache = Some(cache);
+                                    return Err(e);
+                                }
+                            }
+                            let item = ScanItem {
+                                rel: f.rel.clone(),
+                                abs: self.project.join(bytes_to_path(&f.rel)),
+                                stat: f.stat,
+                            };
+                            let s = seed.as_ref().and_then(|s| s.get(&f.rel));
+                            let c = self.content_for(&item, s)?;
+                            if let Some(c) = c {
+                                cache.files.insert(
+                                    f.rel.clone(),
+                                    CacheEntry {
+                                        stat: f.stat,
+                                        content: c,
+                                    },
+                                );
+                                changes += 1;
+                            }
+                            c
+                        }
+                    };
+                    f.hit = content;
+                    match content {
+                        Some(Content::Stored(_)) => total += 1,
+                        Some(other) => excluded.push(excluded_for(&f.rel, other)),
+                        None => {}
                     }
                 }
-            };
-            match content {
-                Content::Stored(oid) => blobs.push((item.rel.clone(), item.stat.mode, oid)),
-                other => excluded.push(excluded_for(&item.rel, other)),
             }
-            files.insert(
-                item.rel,
-                CacheEntry {
-                    stat: item.stat,
-                    content,
-                },
-            );
         }
-        if files.len() != cache.files.len() {
-            dirty = true;
+        // Files that disappeared since the cached scan.
+        let present: usize = out
+            .dirs
+            .values()
+            .map(|d| d.files.iter().filter(|f| f.hit.is_some()).count())
+            .sum();
+        if cache.files.len() != present {
+            let keep: std::collections::HashSet<&[u8]> = out
+                .dirs
+                .values()
+                .flat_map(|d| {
+                    d.files
+                        .iter()
+                        .filter(|f| f.hit.is_some())
+                        .map(|f| f.rel.as_slice())
+                })
+                .collect();
+            let before = cache.files.len();
+            cache.files.retain(|k, _| keep.contains(k.as_slice()));
+            changes += before - cache.files.len();
         }
-        let count = blobs.len() as u64;
-        let (root, dirs) =
-            tree::build_full(&self.repo, &blobs, &cache.dirs).map_err(self.git_err())?;
+        let (root, visited, changed_dirs) =
+            tree::build_scanned(&self.repo, &out.dirs, &cache.dirs).map_err(self.git_err())?;
         if cache.tree != Some(root) {
-            dirty = true;
+            changes += 1;
         }
-        let new_cache = StatCache {
-            tree: Some(root),
-            scan_started,
-            files,
-            dirs,
-        };
+        for (rel, oid) in changed_dirs {
+            cache.dirs.insert(rel, oid);
+        }
+        if cache.dirs.len() != visited.len() {
+            let keep: std::collections::HashSet<&[u8]> =
+                visited.iter().map(Vec::as_slice).collect();
+            cache.dirs.retain(|k, _| keep.contains(k.as_slice()));
+        }
+        let had_saved = self.cache_path().exists() && !partial;
+        cache.tree = Some(root);
         self.set_ref(REF_SCAN, root)?;
-        if dirty {
-            new_cache.save(&self.cache_path())?;
+        // Writing the cache costs ~20 ms at 80k files: an in-process owner
+        // keeps it in memory, and the file is refreshed once enough changed
+        // (a stale file only costs a few re-hashes; its tree stays alive via
+        // its own ref).
+        if changes > 0 && (changes >= 64 || !had_saved) {
+            cache.scan_started = scan_started;
+            cache.save(&self.cache_path())?;
+            self.set_ref(REF_SCAN_SAVED, root)?;
         }
-        self.cache = Some(new_cache);
+        self.cache = Some(cache);
         excluded.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Captured {
             tree: root,
-            files: count,
+            files: total as u64,
             excluded,
             mode,
         })

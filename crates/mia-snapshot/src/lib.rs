@@ -13,6 +13,7 @@ mod model;
 mod render;
 mod repo;
 mod revert;
+mod scan;
 mod tree;
 mod watch;
 

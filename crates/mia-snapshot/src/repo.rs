@@ -22,6 +22,7 @@ const CACHE_FILE: &str = "mia-statcache";
 pub(crate) const REF_PREFIX: &str = "refs/mia/snapshots/";
 pub(crate) const REF_LATEST: &str = "refs/mia/latest";
 pub(crate) const REF_SCAN: &str = "refs/mia/scan";
+pub(crate) const REF_SCAN_SAVED: &str = "refs/mia/scan-saved";
 
 /// The snapshot engine for one project. Not `Sync`: one owner (the session
 /// actor or a CLI command) drives it; other processes are kept out by a file

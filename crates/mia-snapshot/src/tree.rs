@@ -7,7 +7,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 
-use crate::cache::{MODE_EXEC, MODE_FILE, MODE_LINK, MODE_TREE};
+use crate::cache::{Content, MODE_EXEC, MODE_FILE, MODE_LINK, MODE_TREE};
+use crate::scan::DirScan;
 
 /// Git's tree entry order: names compared bytewise, directories as if they
 /// ended in `/`.
@@ -23,8 +24,8 @@ pub fn git_name_cmp(a: &[u8], a_tree: bool, b: &[u8], b_tree: bool) -> Ordering 
 }
 
 /// Serialise entries `(name, mode, oid)` into a git tree object body.
-pub fn serialize_tree(entries: &mut [(Vec<u8>, u32, Oid)]) -> Vec<u8> {
-    entries.sort_by(|a, b| git_name_cmp(&a.0, a.1 == MODE_TREE, &b.0, b.1 == MODE_TREE));
+pub fn serialize_tree(entries: &mut [(&[u8], u32, Oid)]) -> Vec<u8> {
+    entries.sort_by(|a, b| git_name_cmp(a.0, a.1 == MODE_TREE, b.0, b.1 == MODE_TREE));
     let mut buf = Vec::with_capacity(entries.len() * 40);
     for (name, mode, oid) in entries.iter() {
         buf.extend_from_slice(format!("{mode:o} ").as_bytes());
@@ -35,70 +36,69 @@ pub fn serialize_tree(entries: &mut [(Vec<u8>, u32, Oid)]) -> Vec<u8> {
     buf
 }
 
-/// Build every tree for a complete file list (`path → (mode, blob)`), write
-/// the ones not already known, and return the root id plus every directory's
-/// id (for the stat cache).
-pub fn build_full(
+/// Build the trees of a scan bottom-up, writing only those not already
+/// known. Returns the root, every visited directory and the directories
+/// whose id is new.
+#[allow(clippy::type_complexity)]
+pub(crate) fn build_scanned(
     repo: &Repository,
-    files: &[(Vec<u8>, u32, Oid)],
-    known_dirs: &HashMap<Vec<u8>, Oid>,
-) -> Result<(Oid, HashMap<Vec<u8>, Oid>), git2::Error> {
-    let mut dirs: HashMap<Vec<u8>, Vec<(Vec<u8>, u32, Oid)>> = HashMap::new();
-    dirs.entry(Vec::new()).or_default();
-    for (path, mode, oid) in files {
-        let (dir, name) = split_parent(path);
-        dirs.entry(dir.to_vec())
-            .or_default()
-            .push((name.to_vec(), *mode, *oid));
-        // Make sure every ancestor exists so empty-of-files directories that
-        // only hold directories are still built.
-        let mut d = dir;
-        while !d.is_empty() {
-            let (parent, _) = split_parent(d);
-            if dirs.contains_key(parent) {
-                break;
-            }
-            dirs.insert(parent.to_vec(), Vec::new());
-            d = parent;
+    dirs: &HashMap<Vec<u8>, DirScan>,
+    known: &HashMap<Vec<u8>, Oid>,
+) -> Result<(Oid, Vec<Vec<u8>>, Vec<(Vec<u8>, Oid)>), git2::Error> {
+    let odb = repo.odb()?;
+    let mut visited = Vec::with_capacity(dirs.len());
+    let mut changed = Vec::new();
+    let root = build_dir(&odb, dirs, b"", known, &mut visited, &mut changed)?;
+    let root = match root {
+        Some(r) => r,
+        None => odb.write(ObjectType::Tree, &[])?,
+    };
+    Ok((root, visited, changed))
+}
+
+fn build_dir(
+    odb: &git2::Odb<'_>,
+    dirs: &HashMap<Vec<u8>, DirScan>,
+    rel: &[u8],
+    known: &HashMap<Vec<u8>, Oid>,
+    visited: &mut Vec<Vec<u8>>,
+    changed: &mut Vec<(Vec<u8>, Oid)>,
+) -> Result<Option<Oid>, git2::Error> {
+    let Some(d) = dirs.get(rel) else {
+        return Ok(None);
+    };
+    let name_start = if rel.is_empty() { 0 } else { rel.len() + 1 };
+    let mut entries: Vec<(&[u8], u32, Oid)> = Vec::with_capacity(d.files.len() + d.subdirs.len());
+    for f in &d.files {
+        if let Some(Content::Stored(oid)) = f.hit {
+            entries.push((&f.rel[name_start..], f.stat.mode, oid));
         }
     }
-    let mut order: Vec<Vec<u8>> = dirs.keys().cloned().collect();
-    // Deepest first, so children are done before their parents.
-    order.sort_by_key(|d| {
-        std::cmp::Reverse(if d.is_empty() {
-            0
-        } else {
-            d.iter().filter(|c| **c == b'/').count() + 1
-        })
-    });
-    let odb = repo.odb()?;
-    let mut out = HashMap::with_capacity(order.len());
-    for dir in order {
-        let mut entries = dirs.remove(&dir).unwrap_or_default();
-        if entries.is_empty() && !dir.is_empty() {
-            continue;
+    let mut sub_rel = Vec::with_capacity(rel.len() + 32);
+    for sub in &d.subdirs {
+        sub_rel.clear();
+        if !rel.is_empty() {
+            sub_rel.extend_from_slice(rel);
+            sub_rel.push(b'/');
         }
-        let body = serialize_tree(&mut entries);
-        let oid = Oid::hash_object(ObjectType::Tree, &body)?;
-        if known_dirs.get(&dir) != Some(&oid) && !odb.exists(oid) {
+        sub_rel.extend_from_slice(sub);
+        if let Some(oid) = build_dir(odb, dirs, &sub_rel, known, visited, changed)? {
+            entries.push((sub.as_slice(), MODE_TREE, oid));
+        }
+    }
+    if entries.is_empty() && !rel.is_empty() {
+        return Ok(None);
+    }
+    let body = serialize_tree(&mut entries);
+    let oid = Oid::hash_object(ObjectType::Tree, &body)?;
+    if known.get(rel) != Some(&oid) {
+        if !odb.exists(oid) {
             odb.write(ObjectType::Tree, &body)?;
         }
-        if !dir.is_empty() {
-            let (parent, name) = split_parent(&dir);
-            dirs.entry(parent.to_vec())
-                .or_default()
-                .push((name.to_vec(), MODE_TREE, oid));
-        }
-        out.insert(dir, oid);
+        changed.push((rel.to_vec(), oid));
     }
-    let root = match out.get(&Vec::new()) {
-        Some(r) => *r,
-        None => {
-            let body = serialize_tree(&mut []);
-            odb.write(ObjectType::Tree, &body)?
-        }
-    };
-    Ok((root, out))
+    visited.push(rel.to_vec());
+    Ok(Some(oid))
 }
 
 pub fn split_parent(path: &[u8]) -> (&[u8], &[u8]) {

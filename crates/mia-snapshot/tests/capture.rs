@@ -20,6 +20,11 @@ fn sample(p: &Project) {
     p.write("debug.log", "ignored\n");
     p.write("secret/key", "ignored\n");
     p.write("deep/er/and/deeper/file.txt", "deep\n");
+    p.write("src/.gitignore", "*.tmp\n!keep.tmp\n/only-here\n");
+    p.write("src/x.tmp", "ignored\n");
+    p.write("src/keep.tmp", "kept\n");
+    p.write("src/only-here", "ignored\n");
+    p.write("src/a/only-here", "kept: pattern is anchored\n");
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -42,7 +47,7 @@ fn full_scan_matches_git_add_all_write_tree() {
     assert_eq!(snap.hash, reference_tree(&p.path()));
     assert_eq!(snap.mode, CaptureMode::FullScan);
     // ignored files are not counted: README, main.rs, a.txt, b.txt, a0, x, .gitignore, file.txt, run.sh, link
-    assert_eq!(snap.files, if cfg!(unix) { 10 } else { 8 });
+    assert_eq!(snap.files, if cfg!(unix) { 13 } else { 11 });
     // A second scan with nothing changed gives the same tree.
     let again = repo.capture(&CaptureContext::default(), None).unwrap();
     assert_eq!(again.hash, snap.hash);
@@ -216,4 +221,23 @@ fn live_lock_blocks_until_released() {
     assert!(matches!(cfg_err, SnapshotError::Locked { .. }), "{cfg_err}");
     drop(held);
     repo.capture(&CaptureContext::default(), None).unwrap();
+}
+
+#[test]
+fn fresh_processes_with_a_stale_cache_file_still_match_git() {
+    let p = Project::new();
+    sample(&p);
+    let first = p.repo().capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(first.hash, reference_tree(&p.path()));
+    for round in 0..4 {
+        // A few edits, a deletion and a new file per round, each captured
+        // by a new SnapshotRepo (as separate CLI processes would).
+        p.write("src/main.rs", &format!("fn main() {{ {round} }}\n"));
+        p.write(&format!("new{round}/f.txt"), "n\n");
+        if round == 2 {
+            std::fs::remove_file(p.path().join("README.md")).unwrap();
+        }
+        let s = p.repo().capture(&CaptureContext::default(), None).unwrap();
+        assert_eq!(s.hash, reference_tree(&p.path()), "round {round}");
+    }
 }
