@@ -474,6 +474,10 @@ impl Decoder for AnthropicDecoder {
     fn on_eof(&mut self, _out: &mut Vec<StreamEvent>) -> Result<bool, ProviderError> {
         Ok(false)
     }
+
+    fn usage_so_far(&self) -> Option<TokenUsage> {
+        (self.usage != TokenUsage::default()).then_some(self.usage)
+    }
 }
 
 #[cfg(test)]

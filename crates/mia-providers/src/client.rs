@@ -95,6 +95,12 @@ pub(crate) trait Decoder: Send {
     /// The connection ended cleanly. Returns whether the response was
     /// complete (pushing any final events).
     fn on_eof(&mut self, out: &mut Vec<StreamEvent>) -> Result<bool, ProviderError>;
+
+    /// Token usage known so far, reported when a stream fails after content
+    /// so the partial response can still be costed.
+    fn usage_so_far(&self) -> Option<crate::types::TokenUsage> {
+        None
+    }
 }
 
 pub(crate) trait Wire: Send + Sync + 'static {
@@ -370,9 +376,26 @@ impl<W: Wire> Job<W> {
         self.read_stream(response).await
     }
 
-    async fn read_stream(&self, mut response: reqwest::Response) -> AttemptEnd {
-        let idle = self.options.timeouts.idle;
+    async fn read_stream(&self, response: reqwest::Response) -> AttemptEnd {
         let mut decoder = self.wire.decoder();
+        let end = self.read_events(response, &mut *decoder).await;
+        if let AttemptEnd::Failed {
+            content_seen: true, ..
+        } = &end
+            && let Some(usage) = decoder.usage_so_far()
+            && let Sent::Stopped = self.send(Ok(StreamEvent::Usage { usage })).await
+        {
+            return AttemptEnd::Stopped;
+        }
+        end
+    }
+
+    async fn read_events(
+        &self,
+        mut response: reqwest::Response,
+        decoder: &mut dyn Decoder,
+    ) -> AttemptEnd {
+        let idle = self.options.timeouts.idle;
         let mut parser = SseParser::new();
         let mut sse_events = Vec::new();
         let mut out = Vec::new();

@@ -324,6 +324,10 @@ impl Decoder for GeminiDecoder {
         Ok(Decoded::Continue)
     }
 
+    fn usage_so_far(&self) -> Option<TokenUsage> {
+        self.usage
+    }
+
     fn on_eof(&mut self, out: &mut Vec<StreamEvent>) -> Result<bool, ProviderError> {
         // Gemini has no end marker: the stream is complete when the last
         // candidate carried a finishReason and the connection closed cleanly.

@@ -435,6 +435,10 @@ impl Decoder for OpenAiDecoder {
         Ok(Decoded::Continue)
     }
 
+    fn usage_so_far(&self) -> Option<TokenUsage> {
+        self.usage
+    }
+
     fn on_eof(&mut self, out: &mut Vec<StreamEvent>) -> Result<bool, ProviderError> {
         // Some compatible servers close the stream without `[DONE]`; a
         // received finish_reason still marks the response complete.

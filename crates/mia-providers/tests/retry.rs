@@ -263,7 +263,12 @@ async fn stream_cut_after_content_keeps_partial_output() {
             unreachable!()
         };
         assert_eq!(cause.kind(), "network", "{kind:?}");
-        assert_eq!(completion_of(&events).text, "Hello, wor", "{kind:?}");
+        let partial = completion_of(&events);
+        assert_eq!(partial.text, "Hello, wor", "{kind:?}");
+        if kind == ProviderKind::Anthropic {
+            // message_start reported the input tokens: the partial response can be costed.
+            assert_eq!(partial.usage.map(|u| u.input), Some(10), "{kind:?}");
+        }
         assert_eq!(server.request_count(), 1, "{kind:?}");
     }
 }
