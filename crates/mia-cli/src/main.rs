@@ -31,6 +31,8 @@ enum Command {
     Config(cmd::config::ConfigCommand),
     /// Run one turn headless: send a message, stream the answer, exit.
     Run(cmd::run::RunArgs),
+    /// Serve the runtime over HTTP + SSE (loopback, bearer token) for the browser UI and scripts.
+    Serve(cmd::serve::ServeArgs),
     /// Check paths, the session database, config and provider keys.
     Doctor(cmd::doctor::DoctorArgs),
     /// Print a shell completion script.
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Sessions(c) => cmd::sessions::run(c),
         Command::Config(c) => cmd::config::run(c),
         Command::Run(a) => cmd::run::run(a),
+        Command::Serve(a) => cmd::serve::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Completions { shell } => {
             clap_complete::generate(

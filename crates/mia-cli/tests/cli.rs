@@ -443,3 +443,57 @@ fn completions_are_generated() {
     assert!(out.status.success());
     assert!(stdout(&out).contains("mia-code"));
 }
+
+#[test]
+fn serve_prints_its_address_and_writes_a_private_token_file() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let bin = assert_cmd::cargo::cargo_bin("mia-code");
+    let mut child = std::process::Command::new(bin)
+        .args(["serve", "--port", "0"])
+        .env("HOME", &env.home)
+        .env("MIA_CODE_HOME", env.mia_home())
+        .current_dir(&env.project)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let url = first.strip_prefix("listening on ").unwrap().to_string();
+    let token = lines
+        .next()
+        .unwrap()
+        .unwrap()
+        .strip_prefix("token: ")
+        .unwrap()
+        .to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let info = env.mia_home().join("server.json");
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&info).unwrap()).unwrap();
+    assert_eq!(saved["token"], token.as_str());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&info).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    // A plain HTTP/1.1 request over a real socket.
+    let addr = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    use std::io::{Read, Write};
+    write!(
+        stream,
+        "GET /api/health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.contains("\"ok\":true"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

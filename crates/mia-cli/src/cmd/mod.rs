@@ -1,4 +1,5 @@
 pub mod config;
 pub mod doctor;
 pub mod run;
+pub mod serve;
 pub mod sessions;

@@ -1,0 +1,89 @@
+//! `mia-code serve`: the runtime over HTTP + SSE.
+
+use std::io::Write as _;
+use std::net::IpAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Args;
+use mia_core::{Runtime, RuntimeOptions, StoreHandle};
+
+use crate::context;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Anything but loopback exposes your project to the network.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Port (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+}
+
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let paths = context::paths()?;
+    let db = context::open_store(&paths)?;
+    let store = StoreHandle::spawn(db)?;
+    let mut opts = RuntimeOptions::new(paths.clone());
+    opts.credentials = Arc::new(mia_providers::credentials::Credentials::system());
+    let token = mia_server::new_token();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind((args.host, args.port))
+            .await
+            .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
+        let addr = listener.local_addr()?;
+        let url = format!("http://{addr}");
+        let info = paths.home.join("server.json");
+        write_private(
+            &info,
+            &serde_json::to_string_pretty(&serde_json::json!({
+                "url": url, "token": token, "pid": std::process::id()
+            }))?,
+        )?;
+        if !args.host.is_loopback() {
+            eprintln!("warning: listening on {}: anyone who can reach it and has the token can run commands in your projects", args.host);
+        }
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "listening on {url}")?;
+        writeln!(out, "token: {token}")?;
+        writeln!(out, "(also in {}, mode 0600; OpenAPI at {url}/api/openapi.json)", info.display())?;
+        out.flush()?;
+        drop(out);
+        tracing::info!(%url, "serving");
+        let runtime = Runtime::new(opts, store);
+        mia_server::serve(listener, runtime, token, async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+        let _ = std::fs::remove_file(&info);
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+fn write_private(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).write(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let mut f = opts
+        .open(path)
+        .with_context(|| format!("writing {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    f.write_all(text.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,380 @@
+//! `mia-code serve`: every Op as an HTTP endpoint and every Event on an SSE
+//! stream, on loopback by default, guarded by a per-launch bearer token.
+//!
+//! Security: requests need `Authorization: Bearer <token>` (or `?token=` for
+//! `EventSource`, which cannot set headers); when bound to loopback, requests
+//! whose `Host` is not a loopback name are refused (DNS rebinding); there is
+//! no CORS layer, so other origins cannot read responses.
+
+mod openapi;
+
+use std::net::SocketAddr;
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::StreamExt;
+use mia_core::{CoreError, OpResult, Runtime};
+use mia_protocol::{Op, PermissionReplyKind, SessionId};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_stream::wrappers::BroadcastStream;
+
+pub use openapi::openapi;
+
+/// A fresh random token (256 bits, hex).
+pub fn new_token() -> String {
+    use rand::Rng;
+    let mut bytes = [0u8; 32];
+    rand::rng().fill(&mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Clone)]
+struct AppState {
+    runtime: Runtime,
+    token: String,
+    loopback_only: bool,
+}
+
+/// The HTTP API. `loopback_only` refuses requests whose `Host` is not a loopback name.
+pub fn router(runtime: Runtime, token: String, loopback_only: bool) -> Router {
+    let state = AppState {
+        runtime,
+        token,
+        loopback_only,
+    };
+    let api = Router::new()
+        .route("/api/sessions", get(list_sessions).post(create_session))
+        .route("/api/sessions/{id}", get(get_session))
+        .route("/api/sessions/{id}/messages", post(send_message))
+        .route(
+            "/api/sessions/{id}/permissions/{request}",
+            post(reply_permission),
+        )
+        .route("/api/sessions/{id}/cancel", post(cancel))
+        .route("/api/sessions/{id}/agent", post(switch_agent))
+        .route("/api/op", post(any_op))
+        .route("/api/events", get(events))
+        .route_layer(middleware::from_fn_with_state(state.clone(), auth));
+    Router::new()
+        .route("/api/health", get(health))
+        .route("/api/openapi.json", get(|| async { Json(openapi()) }))
+        .merge(api)
+        .layer(middleware::from_fn_with_state(state.clone(), host_guard))
+        .with_state(state)
+}
+
+/// Serve until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    runtime: Runtime,
+    token: String,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let addr: SocketAddr = listener.local_addr()?;
+    let app = router(runtime, token, addr.ip().is_loopback());
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({ "error": message.into() }))).into_response()
+}
+
+fn core_error(e: CoreError) -> Response {
+    let status = match &e {
+        CoreError::Store(mia_store::StoreError::SessionNotFound(_))
+        | CoreError::Store(mia_store::StoreError::MessageNotFound { .. })
+        | CoreError::NoSuchRequest(_) => StatusCode::NOT_FOUND,
+        CoreError::Busy(_) => StatusCode::CONFLICT,
+        CoreError::UnknownAgent { .. }
+        | CoreError::NoModel
+        | CoreError::BadModel(_)
+        | CoreError::Setup(_)
+        | CoreError::Config(_)
+        | CoreError::Store(mia_store::StoreError::InvalidInput(_)) => StatusCode::BAD_REQUEST,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, e.to_string())
+}
+
+async fn host_guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    if state.loopback_only {
+        let host = req
+            .headers()
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let name = if let Some(rest) = host.strip_prefix('[') {
+            rest.split(']').next().unwrap_or("")
+        } else {
+            host.split(':').next().unwrap_or("")
+        };
+        if !matches!(name, "127.0.0.1" | "localhost" | "::1") {
+            return error(
+                StatusCode::FORBIDDEN,
+                format!("host {host:?} is not allowed: this server only answers on loopback"),
+            );
+        }
+    }
+    next.run(req).await
+}
+
+#[derive(Deserialize)]
+struct TokenQuery {
+    token: Option<String>,
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn auth(
+    State(state): State<AppState>,
+    Query(q): Query<TokenQuery>,
+    headers: HeaderMap,
+    req: Request,
+    next: Next,
+) -> Response {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .map(str::to_string);
+    let given = bearer.or(q.token);
+    match given {
+        Some(t) if constant_time_eq(t.as_bytes(), state.token.as_bytes()) => next.run(req).await,
+        Some(_) => error(StatusCode::UNAUTHORIZED, "wrong token"),
+        None => error(
+            StatusCode::UNAUTHORIZED,
+            "missing token: send `Authorization: Bearer <token>` (printed by `mia-code serve` and stored in $MIA_CODE_HOME/server.json)",
+        ),
+    }
+}
+
+async fn health() -> Json<Value> {
+    Json(json!({ "ok": true, "version": env!("CARGO_PKG_VERSION") }))
+}
+
+fn parse_id(id: &str) -> Result<SessionId, Response> {
+    id.parse()
+        .map_err(|e: mia_protocol::IdParseError| error(StatusCode::BAD_REQUEST, e.to_string()))
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    project: Option<String>,
+    #[serde(default)]
+    archived: bool,
+    limit: Option<u32>,
+}
+
+async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListQuery>) -> Response {
+    let filter = mia_store::SessionFilter {
+        project_id: q.project.as_deref().map(|p| {
+            let dir = std::path::Path::new(p)
+                .canonicalize()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|_| p.to_string());
+            mia_store::project_id_for(&dir)
+        }),
+        include_archived: q.archived,
+        limit: q.limit,
+        ..Default::default()
+    };
+    match s
+        .runtime
+        .store()
+        .call(move |db| db.list_sessions(&filter))
+        .await
+    {
+        Ok(items) => Json(items).into_response(),
+        Err(e) => core_error(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct CreateBody {
+    directory: String,
+    title: Option<String>,
+    agent: Option<String>,
+    model: Option<String>,
+}
+
+async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) -> Response {
+    let op = Op::CreateSession {
+        directory: b.directory,
+        title: b.title,
+        agent: b.agent,
+        model: b.model,
+    };
+    match s.runtime.submit(op).await {
+        Ok(OpResult::Session(session)) => (StatusCode::CREATED, Json(session)).into_response(),
+        Ok(OpResult::Done) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => core_error(e),
+    }
+}
+
+async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+    let id = match parse_id(&id) {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    let result = s
+        .runtime
+        .store()
+        .call(move |db| {
+            let session = db.get_session(&id)?;
+            let messages = db.get_messages(&id, &mia_store::MessageQuery::default())?;
+            Ok((session, messages))
+        })
+        .await;
+    match result {
+        Ok((session, messages)) => {
+            Json(json!({ "session": session, "messages": messages })).into_response()
+        }
+        Err(e) => core_error(e),
+    }
+}
+
+async fn submit(s: &AppState, op: Op) -> Response {
+    match s.runtime.submit(op).await {
+        Ok(OpResult::Session(session)) => Json(session).into_response(),
+        Ok(OpResult::Done) => (StatusCode::ACCEPTED, Json(json!({ "ok": true }))).into_response(),
+        Err(e) => core_error(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct MessageBody {
+    text: String,
+    agent: Option<String>,
+    model: Option<String>,
+}
+
+async fn send_message(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(b): Json<MessageBody>,
+) -> Response {
+    match parse_id(&id) {
+        Ok(session_id) => {
+            submit(
+                &s,
+                Op::UserMessage {
+                    session_id,
+                    text: b.text,
+                    agent: b.agent,
+                    model: b.model,
+                },
+            )
+            .await
+        }
+        Err(r) => r,
+    }
+}
+
+#[derive(Deserialize)]
+struct ReplyBody {
+    reply: PermissionReplyKind,
+}
+
+async fn reply_permission(
+    State(s): State<AppState>,
+    Path((id, request_id)): Path<(String, String)>,
+    Json(b): Json<ReplyBody>,
+) -> Response {
+    match parse_id(&id) {
+        Ok(session_id) => {
+            submit(
+                &s,
+                Op::PermissionReply {
+                    session_id,
+                    request_id,
+                    reply: b.reply,
+                },
+            )
+            .await
+        }
+        Err(r) => r,
+    }
+}
+
+async fn cancel(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+    match parse_id(&id) {
+        Ok(session_id) => submit(&s, Op::Cancel { session_id }).await,
+        Err(r) => r,
+    }
+}
+
+#[derive(Deserialize)]
+struct AgentBody {
+    agent: String,
+}
+
+async fn switch_agent(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(b): Json<AgentBody>,
+) -> Response {
+    match parse_id(&id) {
+        Ok(session_id) => {
+            submit(
+                &s,
+                Op::SwitchAgent {
+                    session_id,
+                    agent: b.agent,
+                },
+            )
+            .await
+        }
+        Err(r) => r,
+    }
+}
+
+async fn any_op(State(s): State<AppState>, Json(op): Json<Op>) -> Response {
+    submit(&s, op).await
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    session: Option<String>,
+}
+
+async fn events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Response {
+    let filter = match q.session.as_deref().map(parse_id).transpose() {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let stream = BroadcastStream::new(s.runtime.subscribe()).filter_map(move |item| async move {
+        match item {
+            Ok(ev) => {
+                if filter.is_some_and(|f| ev.session_id() != Some(f)) {
+                    return None;
+                }
+                let kind = serde_json::to_value(&ev)
+                    .ok()
+                    .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+                    .unwrap_or_else(|| "event".into());
+                SseEvent::default()
+                    .event(kind)
+                    .json_data(&ev)
+                    .ok()
+                    .map(Ok::<_, std::convert::Infallible>)
+            }
+            // A slow client missed events: tell it to reload.
+            Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(n)) => {
+                Some(Ok(SseEvent::default().event("lagged").data(n.to_string())))
+            }
+        }
+    });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(std::time::Duration::from_secs(15)))
+        .into_response()
+}

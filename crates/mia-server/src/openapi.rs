@@ -1,0 +1,74 @@
+//! The OpenAPI document served at `/api/openapi.json`.
+
+use serde_json::{Value, json};
+
+fn schema<T: schemars::JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// OpenAPI 3.1 description of the HTTP API.
+pub fn openapi() -> Value {
+    let json_body = |schema_ref: &str| json!({"required": true, "content": {"application/json": {"schema": {"$ref": schema_ref}}}});
+    let ok = |desc: &str| json!({"description": desc});
+    let session_id = json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}});
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "mia-code server",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "The mia-code runtime over HTTP. Every request except /api/health and /api/openapi.json needs `Authorization: Bearer <token>` (or `?token=` on /api/events). Events stream as Server-Sent Events whose `event:` is the Event's `type`."
+        },
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "Op": schema::<mia_protocol::Op>(),
+                "Event": schema::<mia_protocol::Event>(),
+                "Session": schema::<mia_protocol::Session>(),
+                "Message": schema::<mia_protocol::Message>(),
+                "PermissionReplyKind": schema::<mia_protocol::PermissionReplyKind>(),
+                "CreateSession": {"type": "object", "required": ["directory"], "properties": {
+                    "directory": {"type": "string"}, "title": {"type": "string"},
+                    "agent": {"type": "string"}, "model": {"type": "string"}}},
+                "UserMessage": {"type": "object", "required": ["text"], "properties": {
+                    "text": {"type": "string"}, "agent": {"type": "string"}, "model": {"type": "string"}}},
+                "PermissionReply": {"type": "object", "required": ["reply"], "properties": {
+                    "reply": {"$ref": "#/components/schemas/PermissionReplyKind"}}},
+                "SwitchAgent": {"type": "object", "required": ["agent"], "properties": {"agent": {"type": "string"}}},
+                "Error": {"type": "object", "properties": {"error": {"type": "string"}}}
+            }
+        },
+        "security": [{"bearer": []}],
+        "paths": {
+            "/api/health": {"get": {"security": [], "summary": "Liveness", "responses": {"200": ok("ok")}}},
+            "/api/openapi.json": {"get": {"security": [], "summary": "This document", "responses": {"200": ok("OpenAPI document")}}},
+            "/api/sessions": {
+                "get": {"summary": "List sessions", "parameters": [
+                    {"name": "project", "in": "query", "schema": {"type": "string"}},
+                    {"name": "archived", "in": "query", "schema": {"type": "boolean"}},
+                    {"name": "limit", "in": "query", "schema": {"type": "integer"}}],
+                    "responses": {"200": ok("Sessions with message counts, newest first")}},
+                "post": {"summary": "Create a session (Op create_session)", "requestBody": json_body("#/components/schemas/CreateSession"),
+                    "responses": {"201": ok("The session"), "400": ok("Bad input")}}
+            },
+            "/api/sessions/{id}": {"get": {"summary": "A session with its messages", "parameters": [session_id],
+                "responses": {"200": ok("{session, messages}"), "404": ok("No such session")}}},
+            "/api/sessions/{id}/messages": {"post": {"summary": "Send a user message and run a turn (Op user_message)",
+                "parameters": [session_id], "requestBody": json_body("#/components/schemas/UserMessage"),
+                "responses": {"202": ok("Turn started; follow /api/events"), "409": ok("A turn is already running")}}},
+            "/api/sessions/{id}/permissions/{request}": {"post": {"summary": "Answer a permission ask (Op permission_reply)",
+                "parameters": [session_id, {"name": "request", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": json_body("#/components/schemas/PermissionReply"),
+                "responses": {"202": ok("Answered"), "404": ok("No such pending request")}}},
+            "/api/sessions/{id}/cancel": {"post": {"summary": "Cancel the running turn (Op cancel)", "parameters": [session_id],
+                "responses": {"202": ok("Cancelled")}}},
+            "/api/sessions/{id}/agent": {"post": {"summary": "Switch the primary agent (Op switch_agent)", "parameters": [session_id],
+                "requestBody": json_body("#/components/schemas/SwitchAgent"), "responses": {"202": ok("Switched or queued")}}},
+            "/api/op": {"post": {"summary": "Apply any Op", "requestBody": json_body("#/components/schemas/Op"),
+                "responses": {"200": ok("A session (create_session)"), "202": ok("Accepted")}}},
+            "/api/events": {"get": {"summary": "Server-Sent Events stream of Events",
+                "parameters": [{"name": "session", "in": "query", "schema": {"type": "string"}},
+                               {"name": "token", "in": "query", "schema": {"type": "string"}}],
+                "responses": {"200": {"description": "text/event-stream of Event", "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/Event"}}}}}}}
+        }
+    })
+}
