@@ -22,6 +22,7 @@
 pub mod anthropic;
 pub mod catalog;
 mod client;
+pub mod convert;
 pub mod credentials;
 mod error;
 pub mod gemini;
