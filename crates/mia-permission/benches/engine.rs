@@ -1,1 +1,197 @@
-fn main() {}
+//! Benchmark: rule evaluations per second on a 50-rule ruleset, bash commands
+//! parsed and judged per second, and the time for a 64 KiB command.
+//! Run: `cargo bench -p mia-permission --bench engine`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use mia_permission::rules::{MatchInput, PathForm};
+use mia_permission::{
+    Checker, PathContext, PermissionAction, PermissionRule, Policy, PolicyInput, Request, RuleList,
+    bash,
+};
+
+fn rule(action: PermissionAction, permission: &str, pattern: &str) -> PermissionRule {
+    PermissionRule {
+        permission: permission.into(),
+        pattern: Some(pattern.into()),
+        action,
+    }
+}
+
+fn rate(label: &str, n: u64, f: impl FnMut(u64)) -> f64 {
+    let mut f = f;
+    // warm up
+    for i in 0..n / 10 + 1 {
+        f(i);
+    }
+    let start = Instant::now();
+    for i in 0..n {
+        f(i);
+    }
+    let el = start.elapsed();
+    let per_s = n as f64 / el.as_secs_f64();
+    println!(
+        "{label:<58} {per_s:>14.0} /s   ({:.3} µs each)",
+        el.as_secs_f64() * 1e6 / n as f64
+    );
+    per_s
+}
+
+fn main() {
+    use PermissionAction::*;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(tmp.path()).unwrap();
+    std::fs::create_dir_all(root.join("src/deep/er")).unwrap();
+    std::fs::write(root.join("src/deep/er/file.rs"), "x").unwrap();
+
+    // 50 path rules, none of which matches the probe below (worst case: all are tried).
+    let mut rules = Vec::new();
+    for i in 0..25 {
+        rules.push(rule(Deny, "read", &format!("secrets{i}/**")));
+        rules.push(rule(Ask, "read", &format!("*.secret{i}")));
+    }
+    assert_eq!(rules.len(), 50);
+    let policy = Policy::compile(&PolicyInput {
+        agent: "custom".into(),
+        global: vec![RuleList::new("bench.json", rules)],
+        workspace_trusted: true,
+        home: Some("/home/bench".into()),
+        ..Default::default()
+    });
+    let total_rules = policy.rules().len();
+    let form = PathForm::new(
+        format!("{}/src/deep/er/file.rs", root.display()),
+        Some("src/deep/er/file.rs".into()),
+        false,
+    );
+    let names: Vec<String> = (0..50).map(|i| format!("secrets{i}/x")).collect();
+
+    println!(
+        "== mia-permission benchmark ({total_rules} compiled rules: 50 user path rules + built-ins)"
+    );
+    let base = rate(
+        "baseline: 50 string comparisons (same rule count)",
+        2_000_000,
+        |i| {
+            let probe = if i == u64::MAX {
+                "x"
+            } else {
+                "src/deep/er/file.rs"
+            };
+            black_box(names.iter().any(|n| n == black_box(probe)));
+        },
+    );
+    let evals = rate(
+        "path rule evaluation (first_match over the whole list)",
+        1_000_000,
+        |_| {
+            black_box(policy.first_match("read", MatchInput::Path(black_box(&form))));
+        },
+    );
+    println!("    ratio vs baseline: {:.2}x slower", base / evals);
+    if std::env::var("MIA_BENCH_ONLY").is_ok_and(|v| v == "rules") {
+        return;
+    }
+
+    let ctx = PathContext::new(&root, Some("/home/bench".into())).unwrap();
+    let checker = Checker::new(&policy, &ctx);
+    let req = Request::path("read", "src/deep/er/../er/file.rs");
+    let full = rate(
+        "full path check incl. canonicalisation (file system)",
+        100_000,
+        |_| {
+            black_box(checker.check(black_box(&req)));
+        },
+    );
+    println!(
+        "    ratio vs rule evaluation alone: {:.1}x slower",
+        evals / full
+    );
+
+    let only_big = std::env::var("MIA_BENCH_ONLY").is_ok_and(|v| v == "big");
+    // Bash: parsed and judged per second.
+    let build = Policy::compile(&PolicyInput {
+        agent: "build".into(),
+        global: vec![RuleList::new(
+            "bench.json",
+            vec![
+                rule(Deny, "bash", "rm *"),
+                rule(Allow, "bash", "git status *"),
+                rule(Deny, "read", "*.env"),
+            ],
+        )],
+        workspace_trusted: true,
+        home: Some("/home/bench".into()),
+        ..Default::default()
+    });
+    let bchecker = Checker::new(&build, &ctx);
+    let cmds = [
+        "git status",
+        "cargo test -p mia-permission --all-targets",
+        "ls -la src | grep rs | wc -l",
+        "npm run dev --port 3000 && echo done",
+        "bash -c 'git log --oneline -5; git diff --stat'",
+        "find . -name '*.rs' -not -path './target/*'",
+        "echo $(git rev-parse HEAD) > out.txt",
+        "timeout 10 cargo build --release 2>&1 | tail -20",
+    ];
+    let reqs: Vec<Request> = cmds.iter().map(|c| Request::command(c)).collect();
+    if !only_big {
+        let parse_only = rate(
+            "baseline: tree-sitter parse + segment extraction only",
+            20_000,
+            |i| {
+                black_box(bash::parse(black_box(cmds[i as usize % cmds.len()])));
+            },
+        );
+        let judged = rate("bash commands parsed and judged (mixed set)", 20_000, |i| {
+            black_box(bchecker.check(&reqs[i as usize % reqs.len()]));
+        });
+        println!(
+            "    ratio vs parse only: {:.2}x slower",
+            parse_only / judged
+        );
+    }
+
+    // 64 KiB commands.
+    let mut chained = String::new();
+    let mut k = 0;
+    while chained.len() < 64 * 1024 {
+        chained.push_str(&format!(
+            "git status src/f{k}.rs && ls -la dir{k} | grep x{k}; "
+        ));
+        k += 1;
+    }
+    chained.push_str("rm -rf /");
+    let big_word = format!("echo {}", "a".repeat(64 * 1024));
+    for (label, cmd) in [
+        ("64 KiB chained command (~1000 segments)", &chained),
+        ("64 KiB single word", &big_word),
+    ] {
+        let mut times = Vec::new();
+        let mut last = None;
+        let reps = if only_big { 100 } else { 5 };
+        for _ in 0..reps {
+            let t = Instant::now();
+            let d = bchecker.check(&Request::command(cmd));
+            times.push(t.elapsed());
+            last = Some(d);
+        }
+        times.sort();
+        let d = last.unwrap();
+        let median: Duration = times[times.len() / 2];
+        println!(
+            "{label:<58} {:>10.2} ms median of {reps} (decision: {}, {} segments){}",
+            median.as_secs_f64() * 1e3,
+            d.decision,
+            d.segments.len(),
+            if median < Duration::from_millis(50) {
+                "  < 50 ms OK"
+            } else {
+                "  OVER 50 ms"
+            }
+        );
+    }
+}

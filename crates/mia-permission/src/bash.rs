@@ -161,11 +161,7 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
         segments: Vec::new(),
         overflow: false,
     };
-    let mut parser = Parser::new();
-    let tree = match parser.set_language(&tree_sitter_bash::LANGUAGE.into()) {
-        Ok(()) => parser.parse(command, None),
-        Err(_) => None,
-    };
+    let tree = parse_tree(command);
     match tree {
         Some(tree) => {
             let root = tree.root_node();
@@ -197,6 +193,32 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
         }
     }
     ParsedCommand { segments }
+}
+
+thread_local! {
+    static PARSER: std::cell::RefCell<Option<Parser>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Parse with this thread's reused parser (creating one is much more expensive than parsing).
+fn parse_tree(command: &str) -> Option<tree_sitter::Tree> {
+    let fresh = || {
+        let mut p = Parser::new();
+        p.set_language(&tree_sitter_bash::LANGUAGE.into())
+            .ok()
+            .map(|()| p)
+    };
+    PARSER
+        .try_with(|cell| match cell.try_borrow_mut() {
+            Ok(mut slot) => {
+                if slot.is_none() {
+                    *slot = fresh();
+                }
+                slot.as_mut().and_then(|p| p.parse(command, None))
+            }
+            Err(_) => fresh().and_then(|mut p| p.parse(command, None)),
+        })
+        .ok()
+        .flatten()
 }
 
 struct Walker<'s> {

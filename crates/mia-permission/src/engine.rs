@@ -467,6 +467,40 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Resolve once, judge for several permissions (shell arguments).
+    fn path_subs(
+        &self,
+        perms: &[&str],
+        raw: &str,
+        base: Option<&str>,
+        checks: &mut Vec<SubCheck>,
+    ) -> Vec<Sub> {
+        match self.resolver.resolve(raw, base) {
+            Ok(cp) => perms
+                .iter()
+                .map(|p| self.eval_path(p, &cp, checks))
+                .collect(),
+            Err(e) => perms
+                .iter()
+                .map(|p| {
+                    let s = Sub {
+                        action: Ask,
+                        matched: None,
+                        reason: format!("Permission needs confirmation: cannot check path: {e}"),
+                    };
+                    checks.push(SubCheck {
+                        permission: (*p).into(),
+                        target: raw.into(),
+                        decision: Ask,
+                        matched: None,
+                        reason: s.reason.clone(),
+                    });
+                    s
+                })
+                .collect(),
+        }
+    }
+
     /// Judge one request.
     pub fn check(&self, req: &Request) -> Decision {
         let mut d = match &req.target {
@@ -761,10 +795,12 @@ impl<'a> Checker<'a> {
             let Some(cand) = path_candidate(w) else {
                 continue;
             };
-            let (t, _) = self.path_sub("read", cand, base, &mut checks, Ask);
-            fold(&mut s, t, &mut rule_only);
-            if writer {
-                let (t, _) = self.path_sub("write", cand, base, &mut checks, Ask);
+            let perms: &[&str] = if writer {
+                &["read", "write"]
+            } else {
+                &["read"]
+            };
+            for t in self.path_subs(perms, cand, base, &mut checks) {
                 fold(&mut s, t, &mut rule_only);
             }
         }

@@ -108,11 +108,16 @@ pub fn lexical_normalize(p: &Path) -> PathBuf {
 /// does (`link/..` is the parent of the link's target). Components that do not
 /// exist are kept as spelled.
 pub fn resolve_real(abs: &Path) -> Result<PathBuf, PathError> {
-    let mut queue: VecDeque<PathBuf> = abs
+    resolve_real_from(PathBuf::from("/"), abs, abs)
+}
+
+/// [`resolve_real`] for `rest` below `start`, an already resolved directory.
+fn resolve_real_from(start: PathBuf, rest: &Path, abs: &Path) -> Result<PathBuf, PathError> {
+    let mut queue: VecDeque<PathBuf> = rest
         .components()
         .map(|c| PathBuf::from(c.as_os_str()))
         .collect();
-    let mut cur = PathBuf::from("/");
+    let mut cur = start;
     let mut hops = 0usize;
     while let Some(c) = queue.pop_front() {
         let comp = c.components().next();
@@ -148,8 +153,17 @@ pub fn resolve_real(abs: &Path) -> Result<PathBuf, PathError> {
     Ok(cur)
 }
 
+/// NFC form (ASCII is already NFC: no work).
+pub(crate) fn nfc(s: &str) -> String {
+    if s.is_ascii() {
+        s.to_string()
+    } else {
+        s.nfc().collect()
+    }
+}
+
 fn to_slash(p: &Path) -> String {
-    let s = p.to_string_lossy().nfc().collect::<String>();
+    let s = nfc(&p.to_string_lossy());
     if cfg!(windows) {
         s.replace('\\', "/")
     } else {
@@ -160,28 +174,29 @@ fn to_slash(p: &Path) -> String {
 /// Component-wise containment (`/proj` does not contain `/proj_evil`); returns
 /// the relative path, `""` for the root itself.
 pub fn relative_to(path: &Path, root: &Path, case_insensitive: bool) -> Option<String> {
-    let pc: Vec<String> = path
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().nfc().collect())
-        .collect();
-    let rc: Vec<String> = root
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().nfc().collect())
-        .collect();
-    if pc.len() < rc.len() {
-        return None;
-    }
-    let same = |a: &String, b: &String| {
+    let same = |a: &str, b: &str| {
+        if a == b {
+            return true;
+        }
+        let (a, b) = (nfc(a), nfc(b));
         if case_insensitive {
             a.to_lowercase() == b.to_lowercase()
         } else {
             a == b
         }
     };
-    if !rc.iter().zip(&pc).all(|(a, b)| same(a, b)) {
-        return None;
+    let mut pc = path.components();
+    for rc in root.components() {
+        let p = pc.next()?;
+        if !same(
+            &rc.as_os_str().to_string_lossy(),
+            &p.as_os_str().to_string_lossy(),
+        ) {
+            return None;
+        }
     }
-    Some(pc[rc.len()..].join("/"))
+    let rest: Vec<String> = pc.map(|c| nfc(&c.as_os_str().to_string_lossy())).collect();
+    Some(rest.join("/"))
 }
 
 /// Probe whether the file system holding `dir` compares names case-insensitively.
@@ -271,11 +286,7 @@ impl PathContext {
     fn form(&self, p: &Path) -> PathForm {
         let rel = relative_to(p, &self.root, self.case_insensitive)
             .or_else(|| relative_to(p, &self.root_spelled, self.case_insensitive));
-        PathForm {
-            abs: to_slash(p),
-            rel,
-            case_insensitive: self.case_insensitive,
-        }
+        PathForm::new(to_slash(p), rel, self.case_insensitive)
     }
 }
 
@@ -304,7 +315,11 @@ impl PathResolver for PathContext {
             base_dir.join(p)
         };
         let spelled = lexical_normalize(&abs);
-        let real = resolve_real(&abs)?;
+        // The root is already resolved: start below it when the path is spelled under it.
+        let real = match abs.strip_prefix(&self.root) {
+            Ok(rest) => resolve_real_from(self.root.clone(), rest, &abs)?,
+            Err(_) => resolve_real(&abs)?,
+        };
         Ok(CanonicalPath {
             raw: raw.to_string(),
             spelled: self.form(&spelled),

@@ -1,6 +1,7 @@
 //! The compiled, layered ruleset of one agent: the input is plain data (rule
 //! lists with source labels), so it does not depend on how config is loaded.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use mia_protocol::{PermissionAction, PermissionRule};
@@ -92,6 +93,10 @@ pub struct IgnoredRule {
 pub struct Policy {
     pub agent: String,
     rules: Vec<CompiledRule>,
+    /// Positions of rules by exact permission name.
+    by_permission: HashMap<String, Vec<usize>>,
+    /// Positions of rules whose permission is `*` or a glob.
+    wildcard: Vec<usize>,
     pub errors: Vec<RuleError>,
     pub ignored: Vec<IgnoredRule>,
     pub lint: Vec<LintWarning>,
@@ -106,6 +111,8 @@ impl Policy {
         let mut p = Policy {
             agent: input.agent.clone(),
             rules: Vec::new(),
+            by_permission: HashMap::new(),
+            wildcard: Vec::new(),
             errors: Vec::new(),
             ignored: Vec::new(),
             lint: Vec::new(),
@@ -155,6 +162,12 @@ impl Policy {
             false,
         );
         p.lint = lint(&p.rules);
+        for (i, r) in p.rules.iter().enumerate() {
+            match r.exact_permission() {
+                Some(name) => p.by_permission.entry(name.to_string()).or_default().push(i),
+                None => p.wildcard.push(i),
+            }
+        }
         p
     }
 
@@ -208,23 +221,42 @@ impl Policy {
         permission: &str,
         input: MatchInput<'_>,
     ) -> Option<(usize, &CompiledRule)> {
-        let first = self
-            .rules
-            .iter()
-            .enumerate()
-            .find(|(_, r)| r.matches(permission, input))?;
+        let exact: &[usize] = self
+            .by_permission
+            .get(permission)
+            .map_or(&[], Vec::as_slice);
+        // Candidates in checking order: merge the exact-name and wildcard position lists.
+        let mut candidates = Merge {
+            a: exact,
+            b: &self.wildcard,
+        };
+        let mut found = None;
+        for pos in candidates.by_ref() {
+            let r = &self.rules[pos];
+            let hit = match r.exact_permission() {
+                Some(_) => r.matches_input(input),
+                None => r.matches(permission, input),
+            };
+            if hit {
+                found = Some((pos, r));
+                break;
+            }
+        }
+        let first = found?;
         if first.1.layer != Layer::Invariant {
             return Some(first);
         }
-        let rest = self
-            .rules
-            .iter()
-            .enumerate()
-            .find(|(_, r)| r.layer != Layer::Invariant && r.matches(permission, input));
-        match rest {
-            Some(r) if r.1.action() > first.1.action() => Some(r),
-            _ => Some(first),
+        for pos in candidates {
+            let r = &self.rules[pos];
+            if r.layer != Layer::Invariant && r.matches(permission, input) {
+                return if r.action() > first.1.action() {
+                    Some((pos, r))
+                } else {
+                    Some(first)
+                };
+            }
         }
+        Some(first)
     }
 
     /// An invalid rule that disables `permission`, if any.
@@ -330,4 +362,33 @@ fn lint(rules: &[CompiledRule]) -> Vec<LintWarning> {
         }
     }
     out
+}
+
+/// Merge two ascending position lists.
+struct Merge<'a> {
+    a: &'a [usize],
+    b: &'a [usize],
+}
+
+impl Iterator for Merge<'_> {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        let take_a = match (self.a.first(), self.b.first()) {
+            (Some(x), Some(y)) => x < y,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return None,
+        };
+        let (head, rest) = if take_a {
+            self.a.split_first()?
+        } else {
+            self.b.split_first()?
+        };
+        if take_a {
+            self.a = rest;
+        } else {
+            self.b = rest;
+        }
+        Some(*head)
+    }
 }

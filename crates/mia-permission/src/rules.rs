@@ -75,6 +75,27 @@ pub struct PathForm {
     pub rel: Option<String>,
     /// Compare case-insensitively (the file system is case-insensitive).
     pub case_insensitive: bool,
+    /// Components of `rel` (or of `abs` when outside the project), precomputed.
+    #[serde(skip)]
+    components: Vec<String>,
+}
+
+impl PathForm {
+    pub fn new(abs: String, rel: Option<String>, case_insensitive: bool) -> Self {
+        let components = rel
+            .as_deref()
+            .unwrap_or(&abs)
+            .split('/')
+            .filter(|c| !c.is_empty())
+            .map(str::to_string)
+            .collect();
+        Self {
+            abs,
+            rel,
+            case_insensitive,
+            components,
+        }
+    }
 }
 
 /// A URL in the forms fetch rules are matched against.
@@ -175,8 +196,78 @@ enum Anchor {
 #[derive(Debug, Clone)]
 struct PathPattern {
     anchor: Anchor,
+    fast: Fast,
     cs: GlobMatcher,
     ci: GlobMatcher,
+}
+
+/// Shapes matched without the regex engine (same results as the glob).
+#[derive(Debug, Clone)]
+enum Fast {
+    /// No glob characters: equality.
+    Literal(String),
+    /// `*X` (X without `/` or glob characters): ends with X.
+    Suffix(String),
+    /// `X/**` (X without glob characters): starts with `X/`.
+    Prefix(String),
+    Regex,
+}
+
+fn has_meta(s: &str) -> bool {
+    s.contains(['*', '?', '[', ']', '{', '}', '\\'])
+}
+
+fn ends_with_ci(s: &str, suffix: &str) -> bool {
+    s.len() >= suffix.len()
+        && s.is_char_boundary(s.len() - suffix.len())
+        && s[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+}
+
+fn starts_with_ci(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len()
+        && s.is_char_boundary(prefix.len())
+        && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+impl Fast {
+    fn classify(pat: &str) -> Self {
+        if !has_meta(pat) {
+            Self::Literal(pat.to_string())
+        } else if let Some(rest) = pat
+            .strip_prefix('*')
+            .filter(|r| !has_meta(r) && !r.contains('/'))
+        {
+            Self::Suffix(rest.to_string())
+        } else if let Some(pre) = pat
+            .strip_suffix("/**")
+            .filter(|p| !has_meta(p) && !p.is_empty())
+        {
+            Self::Prefix(format!("{pre}/"))
+        } else {
+            Self::Regex
+        }
+    }
+
+    /// `None`: not decidable here (use the regex).
+    fn matches(&self, s: &str, ci: bool) -> Option<bool> {
+        if ci && !s.is_ascii() {
+            return None;
+        }
+        Some(match (self, ci) {
+            (Self::Literal(l), false) => s == l,
+            (Self::Literal(l), true) => l.is_ascii() && s.eq_ignore_ascii_case(l),
+            (Self::Suffix(x), false) => {
+                // Cheap last-byte check before the comparison call.
+                s.as_bytes().last() == x.as_bytes().last() && s.ends_with(x.as_str())
+            }
+            (Self::Suffix(x), true) => x.is_ascii() && ends_with_ci(s, x),
+            (Self::Prefix(x), false) => {
+                s.as_bytes().first() == x.as_bytes().first() && s.starts_with(x.as_str())
+            }
+            (Self::Prefix(x), true) => x.is_ascii() && starts_with_ci(s, x),
+            (Self::Regex, _) => return None,
+        })
+    }
 }
 
 impl PathPattern {
@@ -209,6 +300,7 @@ impl PathPattern {
         };
         Ok(Self {
             anchor,
+            fast: Fast::classify(&pat),
             cs: build(false)?,
             ci: build(true)?,
         })
@@ -220,15 +312,12 @@ impl PathPattern {
         } else {
             &self.cs
         };
+        let ci = path.case_insensitive;
+        let m = |s: &str| self.fast.matches(s, ci).unwrap_or_else(|| g.is_match(s));
         match self.anchor {
-            Anchor::Abs => g.is_match(&path.abs),
-            Anchor::Rel => path.rel.as_deref().is_some_and(|r| g.is_match(r)),
-            Anchor::Component => {
-                let base = path.rel.as_deref().unwrap_or(&path.abs);
-                base.split('/')
-                    .filter(|c| !c.is_empty())
-                    .any(|c| g.is_match(c))
-            }
+            Anchor::Abs => m(&path.abs),
+            Anchor::Rel => path.rel.as_deref().is_some_and(m),
+            Anchor::Component => path.components.iter().any(|c| m(c)),
         }
     }
 }
@@ -361,6 +450,17 @@ impl CompiledRule {
         self.rule.action
     }
 
+    /// The exact permission name this rule applies to (`None` for `*` and globs).
+    pub fn exact_permission(&self) -> Option<&str> {
+        (self.rule.permission != "*" && self.perm_glob.is_none())
+            .then_some(self.rule.permission.as_str())
+    }
+
+    /// Match the pattern only (the caller has checked the permission). Pure.
+    pub fn matches_input(&self, input: MatchInput<'_>) -> bool {
+        self.matches_unchecked(input)
+    }
+
     /// Does this rule's permission name cover `permission`?
     pub fn matches_permission(&self, permission: &str) -> bool {
         let p = self.rule.permission.as_str();
@@ -374,9 +474,10 @@ impl CompiledRule {
 
     /// Does this rule match the request? Pure.
     pub fn matches(&self, permission: &str, input: MatchInput<'_>) -> bool {
-        if !self.matches_permission(permission) {
-            return false;
-        }
+        self.matches_permission(permission) && self.matches_unchecked(input)
+    }
+
+    fn matches_unchecked(&self, input: MatchInput<'_>) -> bool {
         match (&self.matcher, input) {
             (Matcher::Any, _) => true,
             (_, MatchInput::Nothing) => false,
