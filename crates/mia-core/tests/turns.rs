@@ -514,3 +514,131 @@ async fn retryable_error_is_recovered() {
 
 #[allow(dead_code)]
 fn _path(_: &Path) {}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permission_always_adds_a_session_rule() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "twice"}), "call_1", "bash", json!({"command": "touch one.txt"})),
+        tool_step(json!({"has_tool_result": "call_1"}), "call_2", "bash", json!({"command": "touch two.txt"})),
+        {"match": {"has_tool_result": "call_2"}, "response": {"events": [{"text": "both"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"permissions": [{"permission": "bash", "action": "ask"}]}),
+        true,
+        "build",
+    )
+    .await;
+    h.send("touch twice").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert!(
+        request.options.contains(&"session".to_string()),
+        "{request:?}"
+    );
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Session,
+        })
+        .await
+        .unwrap();
+    // `touch two.txt` matches the stored `touch *` rule: no second ask.
+    let (rest, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{rest:#?}");
+    assert!(
+        !rest
+            .iter()
+            .any(|e| matches!(e, Event::PermissionAsked { .. })),
+        "{rest:#?}"
+    );
+    assert!(h.project.join("one.txt").exists() && h.project.join("two.txt").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_mid_stream_keeps_partial_output() {
+    let steps = json!([
+        {"match": {}, "response": {"events": [
+            {"text": "partial answer"},
+            {"delay_ms": 30000},
+            {"text": " never sent"}
+        ]}},
+        {"match": {"last_message_contains": "continue"}, "response": {"events": [{"text": "resumed"}]}}
+    ]);
+    let mut h = harness("openai", steps, json!({}), false, "build").await;
+    h.send("stream slowly").await;
+    let seen = h.until(|e| matches!(e, Event::TextDelta { .. })).await;
+    assert!(
+        matches!(seen.last(), Some(Event::TextDelta { text, .. }) if text.contains("partial")),
+        "{seen:#?}"
+    );
+    h.runtime
+        .submit(Op::Cancel {
+            session_id: h.session.id,
+        })
+        .await
+        .unwrap();
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Cancelled, "{events:#?}");
+    let messages = h.messages().await;
+    let assistant = &messages[1];
+    assert_eq!(assistant.metadata.finish.as_deref(), Some("cancelled"));
+    assert!(
+        matches!(&assistant.parts[0].content, PartContent::Text { text, .. } if text == "partial answer")
+    );
+    // The next turn's history (with the cut-off message) is valid for the provider.
+    h.send("continue").await;
+    let (_, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    h.server.assert_no_violations();
+    let last = h.server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("partial answer"), "{last}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn switching_agents_is_queued_during_a_turn_and_the_model_is_told() {
+    let steps = json!([
+        {"match": {"last_message_contains": "first"}, "response": {"events": [
+            {"delay_ms": 300}, {"text": "planned"}]}},
+        {"match": {"last_message_contains": "switched from plan mode"}, "response": {"events": [{"text": "building"}]}}
+    ]);
+    let mut h = harness("anthropic", steps, json!({}), false, "plan").await;
+    h.send("first message").await;
+    h.runtime
+        .submit(Op::SwitchAgent {
+            session_id: h.session.id,
+            agent: "build".into(),
+        })
+        .await
+        .unwrap();
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::AgentSwitched { queued: true, to, .. } if to == "build")),
+        "{events:#?}"
+    );
+    h.send("second message").await;
+    let (_, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    assert!(
+        h.server.unused_steps().is_empty(),
+        "the build turn was told about the switch"
+    );
+    let err = h
+        .runtime
+        .submit(Op::SwitchAgent {
+            session_id: h.session.id,
+            agent: "explore".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("subagent"), "{err}");
+}
