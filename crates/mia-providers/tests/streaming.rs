@@ -304,3 +304,79 @@ async fn max_tokens_and_content_filter_stop_reasons_map() {
         assert_eq!(c.stop, Some(expected), "{kind:?} {wire}");
     }
 }
+
+#[tokio::test]
+async fn images_are_sent_in_each_providers_format() {
+    for kind in KINDS {
+        let server = MockServer::start(Scenario::text(&["a cat"])).await.unwrap();
+        let provider = client(kind, &server, fast_options());
+        let req = ChatRequest::new(
+            model_for(kind),
+            vec![ChatMessage {
+                role: ChatRole::User,
+                content: vec![
+                    ContentPart::text("what is this?"),
+                    ContentPart::Image {
+                        media_type: "image/png".into(),
+                        data: "iVBORw0KGgo=".into(),
+                    },
+                ],
+            }],
+        );
+        let c = collect(provider.stream(req, CancellationToken::new()))
+            .await
+            .unwrap();
+        assert_eq!(c.text, "a cat");
+        let body = &server.requests()[0].body;
+        match kind {
+            ProviderKind::Anthropic => {
+                let img = &body["messages"][0]["content"][1];
+                assert_eq!(img["type"], "image");
+                assert_eq!(
+                    img["source"],
+                    json!({"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="})
+                );
+            }
+            ProviderKind::OpenAi => {
+                let img = &body["messages"][0]["content"][1];
+                assert_eq!(img["type"], "image_url");
+                assert_eq!(
+                    img["image_url"]["url"],
+                    "data:image/png;base64,iVBORw0KGgo="
+                );
+            }
+            ProviderKind::Google => {
+                let img = &body["contents"][0]["parts"][1];
+                assert_eq!(
+                    img["inlineData"],
+                    json!({"mimeType": "image/png", "data": "iVBORw0KGgo="})
+                );
+            }
+        }
+        server.assert_no_violations();
+    }
+}
+
+#[tokio::test]
+async fn temperature_and_max_tokens_reach_the_wire() {
+    for kind in KINDS {
+        let server = MockServer::start(Scenario::text(&["ok"])).await.unwrap();
+        let provider = client(kind, &server, fast_options());
+        let mut req = ChatRequest::new(model_for(kind), vec![ChatMessage::user("hi")]);
+        req.temperature = Some(0.5);
+        req.max_tokens = Some(321);
+        collect(provider.stream(req, CancellationToken::new()))
+            .await
+            .unwrap();
+        let body = &server.requests()[0].body;
+        let (t, m) = match kind {
+            ProviderKind::Anthropic => (&body["temperature"], &body["max_tokens"]),
+            ProviderKind::OpenAi => (&body["temperature"], &body["max_completion_tokens"]),
+            ProviderKind::Google => (
+                &body["generationConfig"]["temperature"],
+                &body["generationConfig"]["maxOutputTokens"],
+            ),
+        };
+        assert_eq!((t.as_f64(), m.as_u64()), (Some(0.5), Some(321)), "{kind:?}");
+    }
+}
