@@ -217,6 +217,12 @@ fn has_meta(s: &str) -> bool {
     s.contains(['*', '?', '[', ']', '{', '}', '\\'])
 }
 
+/// Byte equality without a library call (the compared strings are short).
+#[inline]
+fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 fn ends_with_ci(s: &str, suffix: &str) -> bool {
     s.len() >= suffix.len()
         && s.is_char_boundary(s.len() - suffix.len())
@@ -258,11 +264,13 @@ impl Fast {
             (Self::Literal(l), true) => l.is_ascii() && s.eq_ignore_ascii_case(l),
             (Self::Suffix(x), false) => {
                 // Cheap last-byte check before the comparison call.
-                s.as_bytes().last() == x.as_bytes().last() && s.ends_with(x.as_str())
+                let (s, x) = (s.as_bytes(), x.as_bytes());
+                s.len() >= x.len() && bytes_eq(&s[s.len() - x.len()..], x)
             }
             (Self::Suffix(x), true) => x.is_ascii() && ends_with_ci(s, x),
             (Self::Prefix(x), false) => {
-                s.as_bytes().first() == x.as_bytes().first() && s.starts_with(x.as_str())
+                let (s, x) = (s.as_bytes(), x.as_bytes());
+                s.len() >= x.len() && bytes_eq(&s[..x.len()], x)
             }
             (Self::Prefix(x), true) => x.is_ascii() && starts_with_ci(s, x),
             (Self::Regex, _) => return None,
@@ -359,6 +367,7 @@ pub struct CompiledRule {
     pub source: String,
     /// Position of the rule in its source list (zero-based).
     pub source_index: usize,
+    exact: bool,
     perm_glob: Option<GlobMatcher>,
     matcher: Matcher,
 }
@@ -437,6 +446,7 @@ impl CompiledRule {
             },
         };
         Ok(Self {
+            exact: perm != "*" && perm_glob.is_none(),
             perm_glob,
             matcher,
             rule,
@@ -452,8 +462,7 @@ impl CompiledRule {
 
     /// The exact permission name this rule applies to (`None` for `*` and globs).
     pub fn exact_permission(&self) -> Option<&str> {
-        (self.rule.permission != "*" && self.perm_glob.is_none())
-            .then_some(self.rule.permission.as_str())
+        self.exact.then_some(self.rule.permission.as_str())
     }
 
     /// Match the pattern only (the caller has checked the permission). Pure.
