@@ -290,6 +290,7 @@ impl<W: Wire> Job<W> {
                                 let _ = self.tx.send(Err(ProviderError::Cancelled)).await;
                                 return;
                             }
+                            _ = self.tx.closed() => return,
                             _ = tokio::time::sleep(delay) => {}
                         }
                     }
@@ -350,6 +351,7 @@ impl<W: Wire> Job<W> {
         let response = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return failed(ProviderError::Cancelled),
+            _ = self.tx.closed() => return AttemptEnd::Stopped,
             r = tokio::time::timeout(idle, builder.send()) => match r {
                 Err(_) => return failed(self.idle_timeout()),
                 Ok(Err(e)) => return failed(self.request_error(&e)),
@@ -372,6 +374,31 @@ impl<W: Wire> Job<W> {
                 content_seen: false,
                 server_wait: crate::retry::parse_retry_after(&headers),
             };
+        }
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if content_type.starts_with("application/json") {
+            // A server that ignored `stream: true` (or an error with a 200).
+            let body = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return failed(ProviderError::Cancelled),
+                r = tokio::time::timeout(idle, read_limited(response, 64 * 1024)) => r.unwrap_or_default(),
+            };
+            let error = match self.wire.classify_http(500, &HeaderMap::new(), &body) {
+                ProviderError::Server { message, .. } => ProviderError::BadRequest {
+                    provider: self.provider(),
+                    status: status.as_u16(),
+                    message: format!(
+                        "expected a streamed (text/event-stream) response but got JSON: {message}. Check that the base URL points to an API that supports streaming"
+                    ),
+                },
+                other => other,
+            };
+            return failed(error);
         }
         self.read_stream(response).await
     }
@@ -404,6 +431,7 @@ impl<W: Wire> Job<W> {
             let chunk = tokio::select! {
                 biased;
                 _ = self.cancel.cancelled() => return AttemptEnd::Failed { error: ProviderError::Cancelled, content_seen, server_wait: None },
+                _ = self.tx.closed() => return AttemptEnd::Stopped,
                 r = tokio::time::timeout(idle, response.chunk()) => r,
             };
             let bytes = match chunk {

@@ -584,3 +584,19 @@ async fn default_policy_numbers_match_the_rules() {
     );
     assert_eq!(r.max_retry_after, Duration::from_secs(60));
 }
+
+#[tokio::test]
+async fn a_json_answer_to_a_streaming_request_is_a_clear_non_retried_error() {
+    let non_streamed = serde_json::json!({"id": "x", "choices": [{"message": {"content": "hi"}}]});
+    let json = serde_json::json!({"steps": [
+        {"response": {"verbatim": true, "headers": {"content-type": "application/json"},
+                      "events": [{"raw": non_streamed.to_string()}]}},
+        {"response": {"events": [{"text": "recovered"}]}}
+    ]})
+    .to_string();
+    let (_, error, server) = run(ProviderKind::OpenAi, &json, fast_options()).await;
+    let error = error.unwrap();
+    assert_eq!(error.kind(), "bad_request", "{error}");
+    assert!(error.to_string().contains("supports streaming"), "{error}");
+    assert_eq!(server.request_count(), 1);
+}

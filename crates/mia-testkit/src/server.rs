@@ -320,8 +320,14 @@ async fn handle(
             }
         }
     });
+    if !resp
+        .headers
+        .keys()
+        .any(|k| k.eq_ignore_ascii_case("content-type"))
+    {
+        builder = builder.header("content-type", "text/event-stream");
+    }
     builder
-        .header("content-type", "text/event-stream")
         .header("cache-control", "no-cache")
         .body(Body::from_stream(stream))
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
