@@ -599,7 +599,21 @@ impl Runtime {
             let mut pending_text = String::new();
             let mut last_flush = Instant::now();
             let mut failure: Option<mia_providers::ProviderError> = None;
-            while let Some(item) = stream.next().await {
+            loop {
+                // Flush batched text on time even when the stream pauses.
+                let item = if pending_text.is_empty() {
+                    stream.next().await
+                } else {
+                    tokio::select! {
+                        item = stream.next() => item,
+                        () = tokio::time::sleep_until((last_flush + DELTA_BATCH).into()) => {
+                            self.flush_text(session_id, message_id, &mut pending_text);
+                            last_flush = Instant::now();
+                            continue;
+                        }
+                    }
+                };
+                let Some(item) = item else { break };
                 match item {
                     Ok(event) => {
                         completion.apply(&event);

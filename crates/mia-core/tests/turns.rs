@@ -99,7 +99,7 @@ async fn harness(
         None,
         FileStore::in_home(&paths.home),
     ));
-    opts.client = opts.client.scaled(0.01);
+    opts.client = opts.client.scaled(0.1);
     let runtime = Runtime::new(opts, store);
     let events = runtime.subscribe();
     let OpResult::Session(session) = runtime
