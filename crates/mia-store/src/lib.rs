@@ -10,6 +10,7 @@ mod db;
 mod error;
 mod legacy;
 mod messages;
+pub mod permissions;
 mod sessions;
 mod tree;
 
@@ -17,5 +18,6 @@ pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
 pub use error::{ConcurrencyError, CorruptionError, MigrationError, Result, StoreError};
 pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;
+pub use permissions::{AuditQuery, PermissionAudit, ProjectApproval, StoredPermissionAudit};
 pub use sessions::{NewSession, SessionFilter, SessionListItem, SessionPatch, project_id_for};
 pub use tree::{TreeNode, build_tree};
