@@ -123,6 +123,7 @@ pub fn request_body(request: &ChatRequest, prompt_caching: bool) -> Value {
     let mut thinking = false;
     if let Some(effort) = request.reasoning_effort
         && max_tokens > 1_024 + 1
+        && catalog::builtin().accepts_reasoning("anthropic", &request.model)
     {
         let budget = effort.budget_tokens().min(max_tokens - 1).max(1_024);
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});

@@ -349,6 +349,12 @@ impl Catalog {
             .map_or_else(|| model.to_string(), |m| m.id.to_string())
     }
 
+    /// Whether to send a reasoning effort / thinking budget: known models
+    /// say so; unknown models get what the caller asked for.
+    pub fn accepts_reasoning(&self, provider: &str, model: &str) -> bool {
+        self.lookup(provider, model).is_none_or(|m| m.reasoning)
+    }
+
     /// Cost in US dollars, `None` when the model's prices are unknown.
     pub fn cost(&self, model: &ModelRef, usage: &TokenUsage) -> Option<f64> {
         self.lookup_ref(model).map(|m| m.cost(usage))

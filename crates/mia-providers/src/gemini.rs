@@ -121,7 +121,9 @@ pub fn request_body(request: &ChatRequest) -> Value {
     if let Some(max) = request.max_tokens {
         config.insert("maxOutputTokens".into(), json!(max));
     }
-    if let Some(effort) = request.reasoning_effort {
+    if let Some(effort) = request.reasoning_effort
+        && crate::catalog::builtin().accepts_reasoning("google", &request.model)
+    {
         config.insert(
             "thinkingConfig".into(),
             json!({"includeThoughts": true, "thinkingBudget": effort.budget_tokens()}),

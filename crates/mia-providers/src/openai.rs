@@ -99,7 +99,14 @@ pub fn request_body(request: &ChatRequest, max_tokens_field: MaxTokensField) -> 
             })
             .collect();
     }
-    if let Some(t) = request.temperature {
+    // OpenAI's reasoning models reject both a non-default temperature and
+    // (the other way round) `reasoning_effort` on non-reasoning models.
+    let reasoning_model = crate::catalog::builtin()
+        .lookup("openai", &request.model)
+        .map(|m| m.reasoning);
+    if let Some(t) = request.temperature
+        && reasoning_model != Some(true)
+    {
         body["temperature"] = json!(t);
     }
     if let Some(max) = request.max_tokens {
@@ -109,7 +116,9 @@ pub fn request_body(request: &ChatRequest, max_tokens_field: MaxTokensField) -> 
         };
         body[field] = json!(max);
     }
-    if let Some(effort) = request.reasoning_effort {
+    if let Some(effort) = request.reasoning_effort
+        && reasoning_model != Some(false)
+    {
         body["reasoning_effort"] = json!(effort.as_str());
     }
     body
@@ -458,7 +467,7 @@ mod tests {
     #[test]
     fn tool_results_become_tool_messages_before_user_text() {
         let mut req = ChatRequest::new(
-            "gpt-4.1",
+            "o3",
             vec![
                 ChatMessage::user("hi"),
                 ChatMessage {
@@ -502,5 +511,30 @@ mod tests {
         assert_eq!(body["stream_options"]["include_usage"], true);
         let body = request_body(&req, MaxTokensField::MaxTokens);
         assert_eq!(body["max_tokens"], 100);
+        assert!(body.get("temperature").is_none());
+    }
+
+    #[test]
+    fn reasoning_effort_and_temperature_follow_the_model() {
+        let mut req = ChatRequest::new("gpt-4.1", vec![ChatMessage::user("hi")]);
+        req.reasoning_effort = Some(ReasoningEffort::Low);
+        req.temperature = Some(0.3);
+        let body = request_body(&req, MaxTokensField::MaxCompletionTokens);
+        assert!(body.get("reasoning_effort").is_none(), "gpt-4.1 rejects it");
+        assert_eq!(body["temperature"].as_f64(), Some(0.30000001192092896));
+        req.model = "o3".into();
+        let body = request_body(&req, MaxTokensField::MaxCompletionTokens);
+        assert_eq!(body["reasoning_effort"], "low");
+        assert!(
+            body.get("temperature").is_none(),
+            "o3 rejects a temperature"
+        );
+        req.model = "qwen3:8b".into();
+        let body = request_body(&req, MaxTokensField::MaxTokens);
+        assert_eq!(
+            body["reasoning_effort"], "low",
+            "unknown models get what was asked"
+        );
+        assert!(body.get("temperature").is_some());
     }
 }
