@@ -14,6 +14,7 @@ pub mod permissions;
 pub mod prompt;
 mod runtime;
 mod store;
+pub mod unifier;
 
 pub use error::CoreError;
 pub use mia_protocol::{Event, Op};

@@ -662,7 +662,13 @@ impl Runtime {
                 });
             }
             if !completion.text.is_empty() {
-                parts.push(PartContent::text(completion.text.clone()));
+                let (body, notes) = crate::unifier::split_commentary(&completion.text);
+                if !body.trim().is_empty() {
+                    parts.push(PartContent::text(body));
+                }
+                for (perspective, text) in notes {
+                    parts.push(PartContent::Commentary { perspective, text });
+                }
             }
             let calls = if failure.is_none() {
                 completion.tool_calls.clone()
@@ -711,16 +717,19 @@ impl Runtime {
             {
                 let meta = metadata.clone();
                 let parts = parts.clone();
-                self.inner
+                let stored = self
+                    .inner
                     .store
                     .call(move |db| {
                         db.update_message_metadata(&session_id, &message_id, &meta)?;
                         if !parts.is_empty() {
                             db.append_parts(&session_id, &message_id, parts)?;
                         }
-                        Ok(())
+                        db.get_message(&session_id, &message_id)
                     })
                     .await?;
+                // The stored form replaces the streamed draft in UIs.
+                self.emit(Event::MessageStored { message: stored });
             }
             for call in &calls {
                 self.emit(Event::ToolCall {

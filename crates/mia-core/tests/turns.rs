@@ -642,3 +642,34 @@ async fn switching_agents_is_queued_during_a_turn_and_the_model_is_told() {
         .unwrap_err();
     assert!(err.to_string().contains("subagent"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unifier_commentary_is_requested_and_stored_apart() {
+    let steps = json!([
+        {"match": {"system_contains": "Dual perspective"}, "response": {"events": [
+            {"text": "Nothing to change.\n\n🧠 Mia: The module is already consistent.\n"},
+            {"text": "🌸 Miette: A quiet moment in the code."}
+        ]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"unifier": {"enabled": true}}),
+        false,
+        "build",
+    )
+    .await;
+    h.send("check it").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    let messages = h.messages().await;
+    let parts: Vec<&PartContent> = messages[1].parts.iter().map(|p| &p.content).collect();
+    assert_eq!(parts.len(), 3, "{parts:#?}");
+    assert!(matches!(parts[0], PartContent::Text { text, .. } if text == "Nothing to change."));
+    assert!(
+        matches!(parts[1], PartContent::Commentary { perspective, .. } if perspective == "mia")
+    );
+    assert!(
+        matches!(parts[2], PartContent::Commentary { perspective, text } if perspective == "miette" && text == "A quiet moment in the code.")
+    );
+}

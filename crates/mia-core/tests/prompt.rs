@@ -1,0 +1,125 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! What the model is told: the assembled system prompts, snapshotted with
+//! paths and times redacted.
+
+use mia_config::{Config, Layer, LayerKind, builtin_defaults};
+use mia_core::agents::Agents;
+use mia_core::prompt::{PromptInputs, assemble};
+
+fn config_with(agent_json: serde_json::Value) -> Config {
+    let file: mia_config::ConfigFile = serde_json::from_value(agent_json).unwrap();
+    Config::from_layers(vec![
+        Layer {
+            kind: LayerKind::Builtin,
+            path: None,
+            file: builtin_defaults(),
+        },
+        Layer {
+            kind: LayerKind::Global,
+            path: Some("/home/u/.config/mia-code/config.json".into()),
+            file,
+        },
+    ])
+    .unwrap()
+}
+
+fn prompt_for(agent: &str, config: &Config, project: &std::path::Path, unifier: bool) -> String {
+    let agents = Agents::from_config(config);
+    let def = agents.get(agent).unwrap();
+    let (text, warnings) = assemble(&PromptInputs {
+        agent: def,
+        project_root: project,
+        session_id: "SESSION".into(),
+        datetime: "2025-01-23T14:30:00Z".into(),
+        tools: "- read: Read a text file.\n- bash: Run a shell command.".into(),
+        permissions:
+            "- Reading files: ALLOWED\n- Shell commands: ASK — requires the user's permission"
+                .into(),
+        unifier,
+    });
+    assert!(warnings.is_empty(), "{warnings:?}");
+    text.replace(&project.display().to_string(), "[PROJECT]")
+        .replace(std::env::consts::OS, "[OS]")
+}
+
+struct Project {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+}
+
+impl Project {
+    fn path(&self) -> &std::path::Path {
+        &self.root
+    }
+}
+
+fn project() -> Project {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("myapp");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("Cargo.toml"), "[package]\n").unwrap();
+    std::fs::write(
+        root.join("AGENTS.md"),
+        "Run `cargo test` before you finish.\n",
+    )
+    .unwrap();
+    Project { _dir: dir, root }
+}
+
+#[test]
+fn build_prompt() {
+    let dir = project();
+    insta::assert_snapshot!(prompt_for(
+        "build",
+        &config_with(serde_json::json!({})),
+        dir.path(),
+        true
+    ));
+}
+
+#[test]
+fn plan_prompt() {
+    let dir = project();
+    insta::assert_snapshot!(prompt_for(
+        "plan",
+        &config_with(serde_json::json!({})),
+        dir.path(),
+        true
+    ));
+}
+
+#[test]
+fn custom_prompt_still_gets_tools_and_permissions() {
+    let dir = project();
+    let cfg = config_with(serde_json::json!({"agent": {"reviewer": {
+        "description": "Reviews diffs", "mode": "primary",
+        "prompt": "You are {{agent_name}}. Review carefully. {{nonexistent}}"}}}));
+    let agents = Agents::from_config(&cfg);
+    let (text, warnings) = assemble(&PromptInputs {
+        agent: agents.get("reviewer").unwrap(),
+        project_root: dir.path(),
+        session_id: "S".into(),
+        datetime: "T".into(),
+        tools: "- read: Read a text file.".into(),
+        permissions: "- Editing files: DENIED".into(),
+        unifier: false,
+    });
+    assert!(
+        text.starts_with("You are reviewer. Review carefully."),
+        "{text}"
+    );
+    assert!(
+        text.contains("## Available tools\n- read: Read a text file."),
+        "{text}"
+    );
+    assert!(
+        text.contains("## Permissions\n- Editing files: DENIED"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Run `cargo test`"),
+        "project instructions included"
+    );
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].contains("{{nonexistent}}"), "{warnings:?}");
+}
