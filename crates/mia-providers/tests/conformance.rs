@@ -191,6 +191,28 @@ fn cases() -> Vec<(ProviderKind, &'static str, Vec<StreamEvent>)> {
             ],
         ),
         (
+            ProviderKind::OpenAi,
+            "openai_compatible_reasoning.sse",
+            vec![
+                reasoning("9.11 vs 9.8: compare tenths."),
+                text("9.8 is greater."),
+                usage(15, 40, 0, 0),
+                stop(StopReason::EndTurn),
+            ],
+        ),
+        (
+            ProviderKind::Anthropic,
+            "anthropic_redacted_thinking.sse",
+            vec![
+                StreamEvent::RedactedReasoning {
+                    data: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP".into(),
+                },
+                text("Done."),
+                usage(40, 12, 0, 0),
+                stop(StopReason::EndTurn),
+            ],
+        ),
+        (
             ProviderKind::Google,
             "gemini_text.sse",
             vec![
@@ -247,6 +269,11 @@ fn documented_error_event_decodes_to_overloaded() {
     .unwrap_err();
     assert_eq!(err.kind(), "overloaded");
     assert!(err.is_retryable());
+    let err =
+        decode_sse_body(ProviderKind::Google, fixture("gemini_error.sse").as_bytes()).unwrap_err();
+    assert_eq!(err.kind(), "server");
+    assert!(err.is_retryable());
+    assert!(err.to_string().contains("overloaded"), "{err}");
 }
 
 #[tokio::test]
