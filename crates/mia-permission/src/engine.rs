@@ -501,6 +501,28 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// The most permissive decision any target of `permission` could get for
+    /// this agent (and its parent): `Deny` means the tool is unusable and need
+    /// not be offered. Unlike `check(&Request::bare(..))`, rules with patterns
+    /// count (plan's bash is available for read-only commands).
+    pub fn availability(&self, permission: &str) -> PermissionAction {
+        let one = |p: &Policy| {
+            if p.disabled_by(permission).is_some() {
+                return Deny;
+            }
+            p.availability(permission).0
+        };
+        let mut a = one(self.policy);
+        if let Some(parent) = self.parent {
+            a = a.max(one(parent));
+        }
+        if a == Ask && self.answerer != Answerer::Person {
+            Deny
+        } else {
+            a
+        }
+    }
+
     /// Judge one request.
     pub fn check(&self, req: &Request) -> Decision {
         let mut d = match &req.target {

@@ -259,6 +259,28 @@ impl Policy {
         Some(first)
     }
 
+    /// The most permissive decision any target of `permission` could get
+    /// (`None` when no rule decides for every target: the no-match default
+    /// applies then). Used to decide whether to offer a tool at all: a bare
+    /// `check` with no target only sees pattern-less rules.
+    pub fn availability(&self, permission: &str) -> (PermissionAction, bool) {
+        let mut best: Option<PermissionAction> = None;
+        for r in &self.rules {
+            if !r.matches_permission(permission) || r.layer == Layer::Invariant {
+                continue;
+            }
+            let a = r.action();
+            best = Some(best.map_or(a, |b| b.min(a)));
+            if r.matches_every_target() {
+                return (best.unwrap_or(a), true);
+            }
+        }
+        (
+            best.map_or(PermissionAction::Ask, |b| b.min(PermissionAction::Ask)),
+            false,
+        )
+    }
+
     /// An invalid rule that disables `permission`, if any.
     pub fn disabled_by(&self, permission: &str) -> Option<&RuleError> {
         self.errors.iter().find(|e| {

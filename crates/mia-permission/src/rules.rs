@@ -470,6 +470,11 @@ impl CompiledRule {
         self.matches_unchecked(input)
     }
 
+    /// Does this rule match every target (no pattern, `*` or `**`)?
+    pub fn matches_every_target(&self) -> bool {
+        matches!(self.matcher, Matcher::Any)
+    }
+
     /// Does this rule's permission name cover `permission`?
     pub fn matches_permission(&self, permission: &str) -> bool {
         let p = self.rule.permission.as_str();

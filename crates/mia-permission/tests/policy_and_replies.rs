@@ -380,3 +380,52 @@ fn canonicalisation_forms() {
     // the upper-cased root does not exist on a case-sensitive fs, but containment is case-folded
     assert_eq!(c.unwrap().spelled.rel.as_deref(), Some("SRC/main.rs"));
 }
+
+#[test]
+fn availability_counts_pattern_rules() {
+    let fx = Fixture::new();
+    let ctx = fx.ctx();
+    let pol = |agent: &str, global: &[&str]| {
+        Policy::compile(&PolicyInput {
+            agent: agent.into(),
+            global: vec![RuleList::new("g", rules(global))],
+            home: Some(fx.home.to_string_lossy().into()),
+            ..Default::default()
+        })
+    };
+    let plan = pol("plan", &[]);
+    let c = Checker::new(&plan, &ctx);
+    assert_eq!(
+        c.availability("bash"),
+        PermissionAction::Allow,
+        "read-only commands are allowed"
+    );
+    assert_eq!(
+        c.check(&Request::bare("bash")).decision,
+        PermissionAction::Deny,
+        "a bare check only sees pattern-less rules"
+    );
+    assert_eq!(c.availability("write"), PermissionAction::Deny);
+    assert_eq!(c.availability("read"), PermissionAction::Allow);
+    assert_eq!(c.availability("fetch"), PermissionAction::Deny);
+    let compaction = pol("compaction", &[]);
+    assert_eq!(
+        Checker::new(&compaction, &ctx).availability("read"),
+        PermissionAction::Deny
+    );
+    let build = pol("build", &["deny bash", "allow write src/**", "deny write"]);
+    let c = Checker::new(&build, &ctx);
+    assert_eq!(c.availability("bash"), PermissionAction::Deny);
+    assert_eq!(c.availability("write"), PermissionAction::Allow);
+    let custom = pol("custom", &[]);
+    let c = Checker::new(&custom, &ctx);
+    assert_eq!(c.availability("question"), PermissionAction::Ask);
+    assert_eq!(
+        c.with_answerer(Answerer::Headless).availability("question"),
+        PermissionAction::Deny
+    );
+    // subagent: intersection with the parent
+    let explore = pol("explore", &[]);
+    let c = Checker::new(&build, &ctx).with_parent(&explore);
+    assert_eq!(c.availability("write"), PermissionAction::Deny);
+}
