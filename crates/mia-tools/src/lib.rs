@@ -9,6 +9,7 @@
 mod bash;
 mod edit;
 mod error;
+mod fetch;
 mod fs_tools;
 mod paths;
 mod search;
@@ -24,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 pub use bash::{BashInput, BashTool, DEFAULT_ENV_ALLOWLIST};
 pub use edit::{EditInput, EditOp, EditTool};
 pub use error::ToolError;
+pub use fetch::{FetchInput, FetchTool};
 pub use fs_tools::{ReadInput, ReadTool, WriteInput, WriteTool};
 pub use search::{GlobInput, GlobTool, GrepInput, GrepTool};
 pub use todo::{Todo, TodoInput, TodoList, TodoStatus, TodoTool};
@@ -137,6 +139,7 @@ impl ToolRegistry {
                 Box::new(GlobTool),
                 Box::new(GrepTool),
                 Box::new(BashTool),
+                Box::new(FetchTool),
                 Box::new(TodoTool),
             ],
         }

@@ -455,3 +455,76 @@ async fn todo_list_flow() {
         "{err}"
     );
 }
+
+/// A one-shot HTTP/1.1 server on a loopback port answering every request with `response`.
+fn http_server(responses: Vec<String>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        for (stream, response) in listener.incoming().zip(responses) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            while reader.read_line(&mut line).unwrap() > 0 && line != "\r\n" {
+                line.clear();
+            }
+            stream.write_all(response.as_bytes()).unwrap();
+        }
+    });
+    format!("http://{addr}")
+}
+
+fn http(status: &str, content_type: &str, extra: &str, body: &str) -> String {
+    format!(
+        "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn fetch_converts_html_reports_redirects_and_refuses_binary() {
+    let (_d, ctx) = project();
+    let base = http_server(vec![
+        http(
+            "200 OK",
+            "text/html",
+            "",
+            "<html><body><h1>Title</h1><p>Some <b>bold</b> text.</p></body></html>",
+        ),
+        http(
+            "301 Moved Permanently",
+            "text/html",
+            "Location: /new\r\n",
+            "",
+        ),
+        http("200 OK", "image/png", "", "\u{1}\u{2}"),
+    ]);
+    let out = call(&ctx, "fetch", json!({"url": format!("{base}/page")}))
+        .await
+        .unwrap();
+    assert!(out.output.contains("# Title"), "{}", out.output);
+    assert!(out.output.contains("**bold**"), "{}", out.output);
+    let out = call(&ctx, "fetch", json!({"url": format!("{base}/old")}))
+        .await
+        .unwrap();
+    assert!(
+        out.output
+            .contains(&format!("redirects (301 Moved Permanently) to {base}/new")),
+        "{}",
+        out.output
+    );
+    let err = call(&ctx, "fetch", json!({"url": format!("{base}/img")}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not text"), "{err}");
+    let err = call(&ctx, "fetch", json!({"url": "file:///etc/passwd"}))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("only http and https"), "{err}");
+    let plan = ToolRegistry::builtin()
+        .plan("fetch", &json!({"url": "https://docs.rs/x"}), &ctx)
+        .unwrap();
+    assert_eq!(plan.permission, "fetch");
+    assert_eq!(plan.targets, vec![Target::Url("https://docs.rs/x".into())]);
+}
