@@ -60,6 +60,32 @@ impl Request {
             target: Target::None,
         }
     }
+    /// A request whose target kind follows from the permission: `bash` takes a
+    /// command, `fetch`/`web_fetch` a URL, `question`/`plan_*`/`todo_*`/`task`/`skill`
+    /// plain text, every other permission (read, write, edit, glob, grep, list,
+    /// external_directory, unknown tool ids) a path.
+    pub fn infer(permission: &str, subject: Option<&str>) -> Self {
+        let target = match subject {
+            None => Target::None,
+            Some(s) => match permission {
+                "bash" => Target::Command(s.into()),
+                "fetch" | "web_fetch" | "webfetch" => Target::Url(s.into()),
+                p if matches!(
+                    p,
+                    "question" | "plan_enter" | "plan_exit" | "task" | "skill"
+                ) || p.starts_with("todo_") =>
+                {
+                    Target::Text(s.into())
+                }
+                _ => Target::Path(s.into()),
+            },
+        };
+        Self {
+            permission: permission.into(),
+            target,
+        }
+    }
+
     /// The target as one display string.
     pub fn target_display(&self) -> String {
         match &self.target {
