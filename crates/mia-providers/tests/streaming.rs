@@ -236,7 +236,7 @@ async fn the_mock_flags_a_tool_result_that_answers_nothing() {
             .await
             .unwrap();
         assert_eq!(c.text, "ok");
-        let v = server.violations();
+        let v = server.take_violations();
         assert_eq!(v.len(), 1, "{kind:?}: {v:?}");
         assert!(v[0].contains("answers no tool call"), "{kind:?}: {v:?}");
     }

@@ -110,6 +110,12 @@ impl MockServer {
         lock(&self.state).violations.clone()
     }
 
+    /// Remove and return the violations seen so far, marking them as
+    /// handled (dropping a server with unread violations fails the test).
+    pub fn take_violations(&self) -> Vec<String> {
+        std::mem::take(&mut lock(&self.state).violations)
+    }
+
     /// Indexes of steps that still have uses left.
     pub fn unused_steps(&self) -> Vec<usize> {
         let inner = lock(&self.state);
@@ -144,12 +150,23 @@ impl MockServer {
 }
 
 impl Drop for MockServer {
+    /// Stops the server. A test that leaves protocol violations unread fails
+    /// here: read them with [`MockServer::take_violations`] when they are
+    /// expected.
+    #[allow(clippy::panic)] // failing the test is the point
     fn drop(&mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
         if let Some(task) = self.task.take() {
             task.abort();
+        }
+        let violations = std::mem::take(&mut lock(&self.state).violations);
+        if !violations.is_empty() && !std::thread::panicking() {
+            panic!(
+                "mock LLM saw protocol violations (call take_violations() if they are expected):\n  {}",
+                violations.join("\n  ")
+            );
         }
     }
 }

@@ -52,7 +52,7 @@ async fn main() -> anyhow::Result<()> {
     }
     wait_for_stop(args.exit_on_stdin_eof).await;
     let requests = server.requests();
-    let violations = server.violations();
+    let violations = server.take_violations();
     let unused = server.unused_steps();
     if let Some(path) = &args.record {
         let report = serde_json::json!({
