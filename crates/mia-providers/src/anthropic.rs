@@ -124,6 +124,7 @@ pub fn request_body(request: &ChatRequest, prompt_caching: bool) -> Value {
     if let Some(effort) = request.reasoning_effort
         && max_tokens > 1_024 + 1
         && catalog::builtin().accepts_reasoning("anthropic", &request.model)
+        && !open_tool_turn_without_thinking(&body["messages"])
     {
         let budget = effort.budget_tokens().min(max_tokens - 1).max(1_024);
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
@@ -136,6 +137,31 @@ pub fn request_body(request: &ChatRequest, prompt_caching: bool) -> Value {
         body["temperature"] = json!(t);
     }
     body
+}
+
+/// With thinking on, the API requires the assistant message that made the
+/// pending tool calls to start with its (signed) thinking block. When that
+/// block is not available (e.g. reasoning stored without its signature),
+/// thinking is left off for this request rather than sending one the API
+/// rejects.
+fn open_tool_turn_without_thinking(messages: &Value) -> bool {
+    let Some(last_assistant) = messages.as_array().and_then(|m| {
+        m.iter()
+            .rev()
+            .find(|m| str_at(m, "role") == Some("assistant"))
+    }) else {
+        return false;
+    };
+    let blocks = last_assistant
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let has_tool_use = blocks.iter().any(|b| str_at(b, "type") == Some("tool_use"));
+    let starts_with_thinking = blocks
+        .first()
+        .is_some_and(|b| matches!(str_at(b, "type"), Some("thinking" | "redacted_thinking")));
+    has_tool_use && !starts_with_thinking
 }
 
 fn convert_messages(messages: &[ChatMessage]) -> Vec<Value> {
@@ -552,6 +578,53 @@ mod tests {
         assert_eq!(user[1]["text"], "and then?");
         assert_eq!(user[1]["cache_control"]["type"], "ephemeral");
         assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+    }
+
+    #[test]
+    fn thinking_stays_off_when_the_tool_turn_lost_its_signature() {
+        let call = ContentPart::ToolCall {
+            id: "t".into(),
+            name: "glob".into(),
+            input: json!({}),
+            signature: None,
+        };
+        let result = ContentPart::ToolResult {
+            call_id: "t".into(),
+            name: "glob".into(),
+            content: "x".into(),
+            is_error: false,
+        };
+        let mut req = ChatRequest::new(
+            "claude-sonnet-4-20250514",
+            vec![
+                ChatMessage::user("go"),
+                ChatMessage {
+                    role: ChatRole::Assistant,
+                    content: vec![
+                        ContentPart::Reasoning {
+                            text: "unsigned".into(),
+                            signature: None,
+                        },
+                        call.clone(),
+                    ],
+                },
+                ChatMessage {
+                    role: ChatRole::User,
+                    content: vec![result.clone()],
+                },
+            ],
+        );
+        req.reasoning_effort = Some(ReasoningEffort::Medium);
+        req.max_tokens = Some(16_000);
+        assert!(request_body(&req, false).get("thinking").is_none());
+        // With the signature the thinking block is replayed and thinking stays on.
+        req.messages[1].content[0] = ContentPart::Reasoning {
+            text: "signed".into(),
+            signature: Some("sig".into()),
+        };
+        let body = request_body(&req, false);
+        assert_eq!(body["thinking"]["budget_tokens"], 8192);
+        assert_eq!(body["messages"][1]["content"][0]["type"], "thinking");
     }
 
     #[test]
