@@ -356,25 +356,16 @@ impl<'a> Checker<'a> {
                     position,
                     agent: policy.agent.clone(),
                 };
+                let act = if what.is_empty() {
+                    format!("use {permission}")
+                } else {
+                    format!("{} {}", verb(permission), what)
+                };
+                let m = matched.describe();
                 let reason = match r.action() {
-                    Deny => format!(
-                        "Permission denied: cannot {} {} (matched rule: {})",
-                        verb(permission),
-                        what,
-                        matched.describe()
-                    ),
-                    Ask => format!(
-                        "Needs confirmation to {} {} (matched rule: {})",
-                        verb(permission),
-                        what,
-                        matched.describe()
-                    ),
-                    Allow => format!(
-                        "Allowed to {} {} (matched rule: {})",
-                        verb(permission),
-                        what,
-                        matched.describe()
-                    ),
+                    Deny => format!("Permission denied: cannot {act} (matched rule: {m})"),
+                    Ask => format!("Needs confirmation to {act} (matched rule: {m})"),
+                    Allow => format!("Allowed to {act} (matched rule: {m})"),
                 };
                 Sub {
                     action: r.action(),
@@ -386,8 +377,11 @@ impl<'a> Checker<'a> {
                 action: Ask,
                 matched: None,
                 reason: format!(
-                    "No rule for agent `{}` matches {} {}: asking",
-                    policy.agent, permission, what
+                    "No rule for agent `{}` matches {}{}{}: asking",
+                    policy.agent,
+                    permission,
+                    if what.is_empty() { "" } else { " " },
+                    what
                 ),
             },
         }
@@ -561,9 +555,9 @@ impl<'a> Checker<'a> {
         if d.decision == Ask && self.answerer != Answerer::Person {
             d.decision = Deny;
             d.reason = format!(
-                "Permission denied: {} — {}, so the ask is denied",
-                d.reason,
-                self.answerer.why()
+                "Permission denied: {}, so this ask is denied ({})",
+                self.answerer.why(),
+                d.reason
             );
             d.always.clear();
         }
@@ -831,8 +825,13 @@ impl<'a> Checker<'a> {
                 *s = t;
             }
         };
+        let mut skip_positional = readonly::leading_non_path_args(&seg.words);
         for (i, w) in seg.words.iter().enumerate().skip(1) {
             if !seg.is_literal(i) {
+                continue;
+            }
+            if skip_positional > 0 && !w.starts_with('-') {
+                skip_positional -= 1;
                 continue;
             }
             if network && w.contains("://") {

@@ -353,3 +353,28 @@ pub fn natural_prefix(words: &[String]) -> Option<String> {
     parts.push("*".into());
     Some(parts.join(" "))
 }
+
+/// How many leading positional arguments are not paths (a pattern or script):
+/// `grep PATTERN FILE`, `sed SCRIPT FILE`, `awk PROGRAM FILE` (unless the
+/// pattern/script is given with -e/-f).
+pub fn leading_non_path_args(words: &[String]) -> usize {
+    let Some(prog) = words.first() else { return 0 };
+    let given_by_flag = |flags: &[&str]| {
+        words.iter().skip(1).any(|w| {
+            flags
+                .iter()
+                .any(|f| w == f || (w.starts_with(f) && !w.starts_with("--")))
+                || w.starts_with("--regexp")
+                || w.starts_with("--expression")
+                || w.starts_with("--file")
+        })
+    };
+    match prog.as_str() {
+        "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
+            usize::from(!given_by_flag(&["-e", "-f"]))
+        }
+        "sed" => usize::from(!given_by_flag(&["-e", "-f"])),
+        "awk" | "gawk" | "mawk" | "nawk" => usize::from(!given_by_flag(&["-f"])),
+        _ => 0,
+    }
+}

@@ -906,6 +906,50 @@ fn cases() -> Vec<Case> {
             Deny,
             "/etc/**",
         ),
+        c(
+            "exfiltration",
+            Setup {
+                global: &["allow bash grep *", "deny read *.env"],
+                agent: "custom",
+                ..Default::default()
+            },
+            "bash: grep API_KEY .env",
+            Deny,
+            "*.env",
+        ),
+        c(
+            "exfiltration",
+            Setup {
+                global: &["allow bash grep *", "deny read *.env"],
+                agent: "custom",
+                ..Default::default()
+            },
+            "bash: grep -r '.env' src",
+            Allow,
+            "",
+        ),
+        c(
+            "exfiltration",
+            Setup {
+                global: &["allow bash sed *", "deny read *.env"],
+                agent: "custom",
+                ..Default::default()
+            },
+            "bash: sed -n p config/prod.env",
+            Deny,
+            "*.env",
+        ),
+        c(
+            "exfiltration",
+            Setup {
+                global: &["allow bash awk *", "deny read secrets/**"],
+                agent: "custom",
+                ..Default::default()
+            },
+            "bash: awk '{print}' secrets/key.pem",
+            Deny,
+            "secrets/**",
+        ),
         // ---- fail-closed paths
         c(
             "fail-closed",
@@ -1041,6 +1085,12 @@ fn corpus() {
             || d.segments
                 .iter()
                 .any(|s| s.opaque.iter().any(|o| o.to_string().contains(case.note)));
+        if std::env::var("MIA_CORPUS_DUMP").is_ok() {
+            println!(
+                "#{i} [{}] {:?} => {} | {}",
+                case.cat, case.req, d.decision, shown
+            );
+        }
         if d.decision != case.want || !layer_ok {
             failures.push(format!(
                 "#{i} [{}] {:?}: want {} ({:?}), got {}: {}",
