@@ -381,3 +381,76 @@ async fn temperature_and_max_tokens_reach_the_wire() {
         assert_eq!((t.as_f64(), m.as_u64()), (Some(0.5), Some(321)), "{kind:?}");
     }
 }
+
+fn bundled(name: &str) -> Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mia-testkit/scenarios")
+        .join(name);
+    Scenario::from_file(&path).unwrap()
+}
+
+#[tokio::test]
+async fn bundled_scenarios_drive_every_provider() {
+    for kind in KINDS {
+        // tool-loop.json: a tool round trip.
+        let server = MockServer::start(bundled("tool-loop.json")).await.unwrap();
+        let provider = client(kind, &server, fast_options());
+        let mut req = ChatRequest::new(
+            model_for(kind),
+            vec![ChatMessage::user("Summarise the README")],
+        );
+        req.tools = tools();
+        let first = collect(provider.stream(req.clone(), CancellationToken::new()))
+            .await
+            .unwrap();
+        let call = &first.tool_calls[0];
+        assert_eq!(call.input, json!({"path": "README.md"}));
+        req.messages.push(ChatMessage {
+            role: ChatRole::Assistant,
+            content: vec![
+                ContentPart::text(first.text.clone()),
+                ContentPart::ToolCall {
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    input: call.input.clone(),
+                    signature: call.signature.clone(),
+                },
+            ],
+        });
+        req.messages.push(ChatMessage {
+            role: ChatRole::User,
+            content: vec![ContentPart::ToolResult {
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                content: "# mia-code\nA desktop agent.".into(),
+                is_error: false,
+            }],
+        });
+        let second = collect(provider.stream(req, CancellationToken::new()))
+            .await
+            .unwrap();
+        assert_eq!(second.text, "The README describes the project.", "{kind:?}");
+        assert_eq!(second.usage.unwrap().cache_read, 1100, "{kind:?}");
+        assert!(server.unused_steps().is_empty());
+        server.assert_no_violations();
+
+        // flaky-provider.json: 429 + overloaded are retried, a cut after
+        // content fails the request with the partial text, the next request works.
+        let server = MockServer::start(bundled("flaky-provider.json"))
+            .await
+            .unwrap();
+        let provider = client(kind, &server, fast_options());
+        let req = ChatRequest::new(model_for(kind), vec![ChatMessage::user("hi")]);
+        let failure = collect(provider.stream(req.clone(), CancellationToken::new()))
+            .await
+            .unwrap_err();
+        assert_eq!(failure.error.kind(), "interrupted", "{kind:?}");
+        assert_eq!(failure.partial.text, "Half an answ");
+        assert_eq!(failure.partial.retries, 2, "{kind:?}");
+        let ok = collect(provider.stream(req, CancellationToken::new()))
+            .await
+            .unwrap();
+        assert_eq!(ok.text, "A full answer.");
+        assert_eq!(server.request_count(), 4);
+    }
+}

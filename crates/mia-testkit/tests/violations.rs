@@ -32,3 +32,16 @@ async fn taken_violations_are_handled() {
     assert!(v[0].contains("not streaming"), "{v:?}");
     assert!(server.violations().is_empty());
 }
+
+#[test]
+fn bundled_scenarios_parse() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let s = Scenario::from_file(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!s.steps.is_empty(), "{}", path.display());
+        n += 1;
+    }
+    assert!(n >= 2);
+}
