@@ -431,6 +431,10 @@ impl Decoder for OpenAiDecoder {
             if let Some(text) = str_at(delta, "content").filter(|t| !t.is_empty()) {
                 out.push(StreamEvent::TextDelta { text: text.into() });
             }
+            // A refusal is shown to the user like text (structured outputs).
+            if let Some(text) = str_at(delta, "refusal").filter(|t| !t.is_empty()) {
+                out.push(StreamEvent::TextDelta { text: text.into() });
+            }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
                 for (position, tc) in calls.iter().enumerate() {
                     self.tool_delta(tc, position, out)?;

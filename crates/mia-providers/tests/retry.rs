@@ -600,3 +600,21 @@ async fn a_json_answer_to_a_streaming_request_is_a_clear_non_retried_error() {
     assert!(error.to_string().contains("supports streaming"), "{error}");
     assert_eq!(server.request_count(), 1);
 }
+
+#[tokio::test]
+async fn backoff_waits_are_jittered_within_bounds() {
+    let mut options = fast_options();
+    options.retry = RetryPolicy::default().scaled(0.1); // jitter 0.25 as in production
+    let json = r#"{"steps": [{"response": {"status": 500}, "times": 10}]}"#;
+    let (events, _, _) = run(ProviderKind::OpenAi, json, options).await;
+    let delays = retry_delays(&events);
+    let nominal = [50u64, 100, 200, 400];
+    assert_eq!(delays.len(), 4);
+    for (d, n) in delays.iter().zip(nominal) {
+        assert!(
+            *d <= n && *d * 4 >= n * 3 - 4,
+            "{d} ms not within 75-100 % of {n} ms"
+        );
+    }
+    assert_ne!(delays, nominal, "no jitter applied");
+}
