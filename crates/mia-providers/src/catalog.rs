@@ -169,6 +169,15 @@ static BUILTIN: LazyLock<Catalog> = LazyLock::new(|| {
         // OpenAI does not charge for cache writes: the write price is the input price.
         m(
             O,
+            "gpt-5.1",
+            &[],
+            400_000,
+            128_000,
+            p(1.25, 10.0, 0.125, 1.25),
+            true,
+        ),
+        m(
+            O,
             "gpt-5",
             &[],
             400_000,
@@ -277,6 +286,17 @@ static BUILTIN: LazyLock<Catalog> = LazyLock::new(|| {
             false,
         ),
     ];
+    let mut g3 = m(
+        G,
+        "gemini-3-pro-preview",
+        &[],
+        1_048_576,
+        65_536,
+        p(2.0, 12.0, 0.2, 2.0),
+        true,
+    );
+    g3.long_context = Some((200_000, p(4.0, 18.0, 0.4, 4.0)));
+    models.push(g3);
     let mut pro = m(
         G,
         "gemini-2.5-pro",
