@@ -242,6 +242,35 @@ impl Decision {
     }
 }
 
+/// The sub-checks of one request. For commands too long to be auto-allowed,
+/// allowed sub-checks are not recorded (only what asks or denies is kept).
+struct Checks {
+    list: Vec<SubCheck>,
+    quiet: bool,
+}
+
+impl Checks {
+    fn new(quiet: bool) -> Self {
+        Self {
+            list: Vec::new(),
+            quiet,
+        }
+    }
+
+    fn record(&mut self, permission: &str, target: &str, s: &Sub) {
+        if self.quiet && s.action == Allow {
+            return;
+        }
+        self.list.push(SubCheck {
+            permission: permission.into(),
+            target: target.into(),
+            decision: s.action,
+            matched: s.matched.clone(),
+            reason: s.reason.clone(),
+        });
+    }
+}
+
 /// Who can answer an ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answerer {
@@ -406,7 +435,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn eval_path(&self, permission: &str, cp: &CanonicalPath, checks: &mut Vec<SubCheck>) -> Sub {
+    fn eval_path(&self, permission: &str, cp: &CanonicalPath, checks: &mut Checks) -> Sub {
         let what = cp.display();
         let mut best: Option<Sub> = None;
         for form in cp.forms() {
@@ -425,25 +454,13 @@ impl<'a> Checker<'a> {
             matched: None,
             reason: "no path form".into(),
         });
-        checks.push(SubCheck {
-            permission: permission.into(),
-            target: what.clone(),
-            decision: out.action,
-            matched: out.matched.clone(),
-            reason: out.reason.clone(),
-        });
+        checks.record(permission, &what, &out);
         if cp.outside_project() {
             let outside: Vec<&PathForm> =
                 cp.forms().into_iter().filter(|f| f.rel.is_none()).collect();
             for form in outside {
                 let s = self.eval("external_directory", MatchInput::Path(form), &form.abs);
-                checks.push(SubCheck {
-                    permission: "external_directory".into(),
-                    target: form.abs.clone(),
-                    decision: s.action,
-                    matched: s.matched.clone(),
-                    reason: s.reason.clone(),
-                });
+                checks.record("external_directory", &form.abs, &s);
                 if stricter(&out, &s) {
                     out = s;
                 }
@@ -457,7 +474,7 @@ impl<'a> Checker<'a> {
         permission: &str,
         raw: &str,
         base: Option<&str>,
-        checks: &mut Vec<SubCheck>,
+        checks: &mut Checks,
         fail: PermissionAction,
     ) -> (Sub, Option<CanonicalPath>) {
         match self.resolver.resolve(raw, base) {
@@ -475,13 +492,7 @@ impl<'a> Checker<'a> {
                         }
                     ),
                 };
-                checks.push(SubCheck {
-                    permission: permission.into(),
-                    target: raw.into(),
-                    decision: s.action,
-                    matched: None,
-                    reason: s.reason.clone(),
-                });
+                checks.record(permission, raw, &s);
                 (s, None)
             }
         }
@@ -493,7 +504,7 @@ impl<'a> Checker<'a> {
         perms: &[&str],
         raw: &str,
         base: Option<&str>,
-        checks: &mut Vec<SubCheck>,
+        checks: &mut Checks,
     ) -> Vec<Sub> {
         match self.resolver.resolve(raw, base) {
             Ok(cp) => perms
@@ -508,13 +519,7 @@ impl<'a> Checker<'a> {
                         matched: None,
                         reason: format!("Permission needs confirmation: cannot check path: {e}"),
                     };
-                    checks.push(SubCheck {
-                        permission: (*p).into(),
-                        target: raw.into(),
-                        decision: Ask,
-                        matched: None,
-                        reason: s.reason.clone(),
-                    });
+                    checks.record(p, raw, &s);
                     s
                 })
                 .collect(),
@@ -603,8 +608,9 @@ impl<'a> Checker<'a> {
     }
 
     fn check_path(&self, req: &Request, raw: &str) -> Decision {
-        let mut checks = Vec::new();
+        let mut checks = Checks::new(false);
         let (s, cp) = self.path_sub(&req.permission, raw, None, &mut checks, Deny);
+        let checks = checks.list;
         let mut always = Vec::new();
         if s.action == Ask
             && let Some(cp) = cp
@@ -641,8 +647,9 @@ impl<'a> Checker<'a> {
     }
 
     fn check_url(&self, req: &Request, raw: &str) -> Decision {
-        let mut checks = Vec::new();
+        let mut checks = Checks::new(false);
         let s = self.url_sub(&req.permission, raw, &mut checks);
+        let checks = checks.list;
         let always = if s.action == Ask {
             url::Url::parse(raw)
                 .ok()
@@ -659,12 +666,13 @@ impl<'a> Checker<'a> {
             vec![]
         };
         Decision {
+            checks,
             always,
             ..Self::decision(req, s)
         }
     }
 
-    fn url_sub(&self, permission: &str, raw: &str, checks: &mut Vec<SubCheck>) -> Sub {
+    fn url_sub(&self, permission: &str, raw: &str, checks: &mut Checks) -> Sub {
         let parsed = match url::Url::parse(raw) {
             Ok(u) => u,
             Err(e) => {
@@ -676,13 +684,7 @@ impl<'a> Checker<'a> {
                         verb(permission)
                     ),
                 };
-                checks.push(SubCheck {
-                    permission: permission.into(),
-                    target: raw.into(),
-                    decision: Deny,
-                    matched: None,
-                    reason: s.reason.clone(),
-                });
+                checks.record(permission, raw, &s);
                 return s;
             }
         };
@@ -712,13 +714,7 @@ impl<'a> Checker<'a> {
                 matched: s.matched,
             };
         }
-        checks.push(SubCheck {
-            permission: permission.into(),
-            target: form.full.clone(),
-            decision: s.action,
-            matched: s.matched.clone(),
-            reason: s.reason.clone(),
-        });
+        checks.record(permission, &form.full, &s);
         s
     }
 
@@ -729,7 +725,8 @@ impl<'a> Checker<'a> {
         let mut always: Vec<PermissionRule> = Vec::new();
         let mut always_ok = true;
         for (i, seg) in parsed.segments.iter().enumerate() {
-            let (s, checks, from_rule_only) = self.judge_segment(&req.permission, seg);
+            let quiet = cmd.len() > bash::MAX_AUTO_ALLOW_LEN;
+            let (s, checks, from_rule_only) = self.judge_segment(&req.permission, seg, quiet);
             if s.action == Ask {
                 let prefix = if seg.opaque.is_empty()
                     && from_rule_only
@@ -793,7 +790,12 @@ impl<'a> Checker<'a> {
     }
 
     /// Returns (verdict, sub-checks, whether an ask came only from the command rule).
-    fn judge_segment(&self, permission: &str, seg: &Segment) -> (Sub, Vec<SubCheck>, bool) {
+    fn judge_segment(
+        &self,
+        permission: &str,
+        seg: &Segment,
+        quiet: bool,
+    ) -> (Sub, Vec<SubCheck>, bool) {
         let what = seg.display();
         let mut s = self.eval(
             permission,
@@ -812,7 +814,7 @@ impl<'a> Checker<'a> {
                 matched: s.matched,
             };
         }
-        let mut checks = Vec::new();
+        let mut checks = Checks::new(quiet);
         let mut rule_only = true;
         let base = seg.cwd.as_deref();
         let writer = readonly::writes_arguments(&seg.words);
@@ -859,7 +861,7 @@ impl<'a> Checker<'a> {
             let (t, _) = self.path_sub(perm, &r.target, base, &mut checks, Ask);
             fold(&mut s, t, &mut rule_only);
         }
-        (s, checks, rule_only)
+        (s, checks.list, rule_only)
     }
 }
 
