@@ -38,9 +38,11 @@ pub struct RetryPolicy {
     pub slow_base: Duration,
     /// ... capped at this (default 30 s).
     pub slow_cap: Duration,
-    /// The longest server-requested wait (`retry-after-ms`/`retry-after`) that
-    /// is honoured inside one request (default 60 s). A longer one ends the
-    /// request with [`ProviderError::RateLimited`] carrying the wait.
+    /// The longest server-requested wait (`retry-after-ms`/`retry-after`)
+    /// that is honoured (default 60 s). A longer (or absent) one falls back
+    /// to the exponential backoff, as the official SDKs do; if the retries
+    /// run out, the final [`ProviderError::RateLimited`] still carries the
+    /// server's wait so the user can be told when to try again.
     pub max_retry_after: Duration,
     /// Random reduction of each backoff, 0.0..=1.0 (default 0.25: a wait is
     /// 75–100 % of its nominal value).
@@ -107,10 +109,9 @@ impl RetryPolicy {
         }
         if let Some(wait) = error.retry_after().or(server_wait) {
             let wait = wait.mul_f64(time_scale);
-            if wait > self.max_retry_after {
-                return RetryDecision::GiveUp;
+            if wait <= self.max_retry_after {
+                return RetryDecision::Retry(wait);
             }
-            return RetryDecision::Retry(wait);
         }
         let nominal = self.nominal_backoff(error, retries_done);
         let jitter = self.jitter.clamp(0.0, 1.0);
@@ -239,12 +240,16 @@ mod tests {
     }
 
     #[test]
-    fn gives_up_after_max_retries_and_on_long_retry_after() {
-        let p = RetryPolicy::default();
+    fn gives_up_after_max_retries_and_backs_off_on_long_retry_after() {
+        let p = RetryPolicy {
+            jitter: 0.0,
+            ..RetryPolicy::default()
+        };
         assert_eq!(p.decide(&server_err(), 4, None, 1.0), RetryDecision::GiveUp);
         assert_eq!(
-            p.decide(&rate_limited(Some(Duration::from_secs(61))), 0, None, 1.0),
-            RetryDecision::GiveUp
+            p.decide(&rate_limited(Some(Duration::from_secs(61))), 1, None, 1.0),
+            RetryDecision::Retry(Duration::from_secs(2)),
+            "over 60 s: exponential backoff instead"
         );
         assert_eq!(
             p.decide(&rate_limited(Some(Duration::from_secs(60))), 0, None, 1.0),

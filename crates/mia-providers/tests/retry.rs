@@ -188,16 +188,25 @@ async fn retry_after_headers_are_honoured() {
 }
 
 #[tokio::test]
-async fn retry_after_longer_than_60s_is_not_waited_for() {
-    let json = format!(
-        r#"{{"steps": [{{"response": {{"status": 429, "headers": {{"retry-after": "120"}}}}}}, {OK}]}}"#
-    );
-    let (events, error, server) = run(ProviderKind::Anthropic, &json, fast_options()).await;
+async fn retry_after_longer_than_60s_falls_back_to_backoff() {
+    // 120 s scaled by 0.05 is 6 s, above the scaled 0.6 s limit: the
+    // exponential backoff is used instead, and the final error keeps the
+    // server's wait for the user.
+    let json = r#"{"steps": [{"response": {"status": 429, "headers": {"retry-after": "120"}}, "times": 10}]}"#;
+    let (events, error, server) = run(ProviderKind::Anthropic, json, fast_options()).await;
     let error = error.unwrap();
     assert_eq!(error.retry_after(), Some(Duration::from_secs(120)));
     assert!(error.to_string().contains("retry after 120s"), "{error}");
-    assert!(retry_delays(&events).is_empty());
-    assert_eq!(server.request_count(), 1);
+    assert_eq!(retry_delays(&events), vec![10, 20, 40, 80]);
+    assert_eq!(server.request_count(), 5);
+
+    // Within the limit it is waited for exactly.
+    let json = format!(
+        r#"{{"steps": [{{"response": {{"status": 429, "headers": {{"retry-after": "12"}}}}}}, {OK}]}}"#
+    );
+    let (events, error, _) = run(ProviderKind::Anthropic, &json, fast_options()).await;
+    assert_eq!(error, None);
+    assert_eq!(retry_delays(&events), vec![600]);
 }
 
 #[tokio::test]
