@@ -1,6 +1,6 @@
 //! Capturing the working tree into the hidden repo.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use git2::{ObjectType, Oid, Repository};
 
-use crate::cache::{CacheEntry, Content, MODE_LINK, StatCache, StatInfo};
+use crate::cache::{CacheEntry, Content, FastMap, MODE_LINK, StatCache, StatInfo};
 use crate::config::BINARY_EXTENSIONS;
 use crate::error::{Result, SnapshotError};
 use crate::model::{CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, now_ms};
@@ -535,7 +535,12 @@ impl SnapshotRepo {
     /// rewrite only changed trees.
     pub(crate) fn full_scan(&mut self, budget: Budget) -> Result<Captured> {
         let scan_started = system_time_parts(SystemTime::now());
+        let prof = std::env::var_os("MIA_SNAPSHOT_PROFILE").is_some();
+        let t0 = Instant::now();
         let mut cache = self.load_cache();
+        if prof {
+            eprintln!("load {:?}", t0.elapsed());
+        }
         // The cached directory ids are only trusted while the tree they
         // belong to is still alive in the repo.
         if let Some(t) = cache.tree {
@@ -556,6 +561,7 @@ impl SnapshotRepo {
         } else {
             None
         };
+        let t1 = Instant::now();
         let mut out = scan::scan(
             &self.project,
             &self.config.excluded_dirs,
@@ -570,6 +576,10 @@ impl SnapshotRepo {
                 "scanning the project",
             ));
         }
+        if prof {
+            eprintln!("scan {:?}", t1.elapsed());
+        }
+        let t2 = Instant::now();
         let partial = cache.tree.is_none();
         let mut excluded = std::mem::take(&mut out.excluded);
         let mut changes = 0usize;
@@ -606,6 +616,7 @@ impl SnapshotRepo {
                             };
                             let s = seed.as_ref().and_then(|s| s.get(&f.rel));
                             let c = self.content_for(&item, s)?;
+                            d.dirty = true;
                             if let Some(c) = c {
                                 cache.files.insert(
                                     f.rel.clone(),
@@ -629,6 +640,7 @@ impl SnapshotRepo {
             }
         }
         // Files that disappeared since the cached scan.
+        let mut dirty: std::collections::HashSet<Vec<u8>> = std::collections::HashSet::new();
         let present: usize = out
             .dirs
             .values()
@@ -646,11 +658,30 @@ impl SnapshotRepo {
                 })
                 .collect();
             let before = cache.files.len();
-            cache.files.retain(|k, _| keep.contains(k.as_slice()));
+            cache.files.retain(|k, _| {
+                let kept = keep.contains(k.as_slice());
+                if !kept {
+                    // Every ancestor of a vanished file must be rebuilt.
+                    let mut p = k.as_slice();
+                    loop {
+                        p = tree::split_parent(p).0;
+                        dirty.insert(p.to_vec());
+                        if p.is_empty() {
+                            break;
+                        }
+                    }
+                }
+                kept
+            });
             changes += before - cache.files.len();
         }
+        if prof {
+            eprintln!("resolve {:?}", t2.elapsed());
+        }
+        let t3 = Instant::now();
         let (root, visited, changed_dirs) =
-            tree::build_scanned(&self.repo, &out.dirs, &cache.dirs).map_err(self.git_err())?;
+            tree::build_scanned(&self.repo, &out.dirs, &cache.dirs, &dirty)
+                .map_err(self.git_err())?;
         if cache.tree != Some(root) {
             changes += 1;
         }
@@ -662,6 +693,10 @@ impl SnapshotRepo {
                 visited.iter().map(Vec::as_slice).collect();
             cache.dirs.retain(|k, _| keep.contains(k.as_slice()));
         }
+        if prof {
+            eprintln!("build {:?}", t3.elapsed());
+        }
+        let t4 = Instant::now();
         let had_saved = self.cache_path().exists() && !partial;
         cache.tree = Some(root);
         self.set_ref(REF_SCAN, root)?;
@@ -675,6 +710,9 @@ impl SnapshotRepo {
             self.set_ref(REF_SCAN_SAVED, root)?;
         }
         self.cache = Some(cache);
+        if prof {
+            eprintln!("finish {:?} changes {changes}", t4.elapsed());
+        }
         excluded.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Captured {
             tree: root,
@@ -688,7 +726,7 @@ impl SnapshotRepo {
     /// whose stat still matches it, and borrow its objects (alternates)
     /// instead of hashing every file. Skipped when git would transform file
     /// content (autocrlf, filters/eol attributes) for any file.
-    fn seed_from_project_git(&self) -> Option<HashMap<Vec<u8>, SeedEntry>> {
+    fn seed_from_project_git(&self) -> Option<FastMap<Vec<u8>, SeedEntry>> {
         let project_repo = Repository::open(&self.project).ok()?;
         let workdir = project_repo.workdir()?.canonicalize().ok()?;
         if workdir != self.project {
@@ -716,7 +754,7 @@ impl SnapshotRepo {
             .canonicalize()
             .ok()?;
         let objects_str = objects.to_str()?.to_string();
-        let mut out = HashMap::with_capacity(index.len());
+        let mut out = FastMap::with_capacity_and_hasher(index.len(), Default::default());
         for e in index.iter() {
             let stage = (e.flags >> 12) & 0x3;
             // Intent-to-add and skip-worktree entries do not describe the file.

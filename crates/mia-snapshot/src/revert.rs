@@ -210,7 +210,9 @@ impl SnapshotRepo {
     /// Redo: undo the most recent undo/revert, if nothing changed files since.
     pub fn plan_redo(&self, records: &[StepRecord]) -> Result<RevertPlan> {
         let st = ActiveState::of(records);
-        let last_change = records.iter().rposition(|r| !r.changes.is_empty());
+        let last_change = records
+            .iter()
+            .rposition(|r| !r.changes.is_empty() || r.kind != StepKind::Tool);
         let Some(idx) = last_change else {
             return Err(SnapshotError::NothingToRevert {
                 what: "redo",
@@ -330,12 +332,8 @@ impl SnapshotRepo {
             message_id: plan.target_message_id.clone(),
             tool_call_id: None,
         };
-        if plan.files.is_empty() {
-            return Err(SnapshotError::NothingToRevert {
-                what: plan.kind.verb(),
-                detail: "the files are already in the requested state".into(),
-            });
-        }
+        // A plan with no files (the steps cancel out) still records that the
+        // steps are undone, so later undo/redo see the same history.
         let pre = self.capture_locked(&ctx, Some(&paths), Budget::unlimited())?;
         let pre_oid = self.resolve(&pre.hash)?;
         let mut conflicts = Vec::new();

@@ -4,7 +4,6 @@
 //! every file and checks it against the stat cache on the spot. Its output is
 //! grouped by directory, which is exactly what tree building needs.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +12,7 @@ use std::time::Instant;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::cache::{Content, StatCache, StatInfo};
+use crate::cache::{Content, FastMap, StatCache, StatInfo};
 use crate::model::{ExcludeReason, ExcludedFile};
 use crate::repo::MIA_DIR;
 
@@ -31,12 +30,14 @@ pub(crate) struct DirScan {
     pub files: Vec<FileItem>,
     /// Names of subdirectories that were walked.
     pub subdirs: Vec<Vec<u8>>,
+    /// Something in this directory (not below) changed since the cached scan.
+    pub dirty: bool,
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct ScanOutput {
     /// Directory (project-relative, "" for the root) → its content.
-    pub dirs: HashMap<Vec<u8>, DirScan>,
+    pub dirs: FastMap<Vec<u8>, DirScan>,
     pub excluded: Vec<ExcludedFile>,
     pub timed_out: bool,
 }
@@ -141,7 +142,7 @@ pub(crate) fn scan(
     let stop = AtomicBool::new(false);
     let results: Mutex<ScanOutput> = Mutex::new(ScanOutput::default());
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..scan_threads() {
             s.spawn(|| {
                 let mut local = ScanOutput::default();
                 loop {
@@ -286,4 +287,19 @@ fn process(
     }
     out.dirs.insert(job.rel, scan);
     jobs
+}
+
+/// Threads for the scan: `lstat` is mostly kernel time, so a few more
+/// threads than cores keep both cores busy. `MIA_SNAPSHOT_SCAN_THREADS`
+/// overrides.
+fn scan_threads() -> usize {
+    std::env::var("MIA_SNAPSHOT_SCAN_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get() * 2)
+                .unwrap_or(4)
+                .clamp(2, 16)
+        })
 }

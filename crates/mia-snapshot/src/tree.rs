@@ -3,11 +3,11 @@
 //! rewrites just the ancestors of those paths on top of the previous tree.
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 
-use crate::cache::{Content, MODE_EXEC, MODE_FILE, MODE_LINK, MODE_TREE};
+use crate::cache::{Content, FastMap, MODE_EXEC, MODE_FILE, MODE_LINK, MODE_TREE};
 use crate::scan::DirScan;
 
 /// Git's tree entry order: names compared bytewise, directories as if they
@@ -36,69 +36,97 @@ pub fn serialize_tree(entries: &mut [(&[u8], u32, Oid)]) -> Vec<u8> {
     buf
 }
 
-/// Build the trees of a scan bottom-up, writing only those not already
-/// known. Returns the root, every visited directory and the directories
-/// whose id is new.
+/// Build the trees of a scan bottom-up. A directory that is clean (no
+/// changed file in it or below, nothing deleted under it) reuses its cached
+/// id without being serialised; others are hashed and written when new.
+/// Returns the root, every visited directory and the directories whose id
+/// is new.
 #[allow(clippy::type_complexity)]
 pub(crate) fn build_scanned(
     repo: &Repository,
-    dirs: &HashMap<Vec<u8>, DirScan>,
-    known: &HashMap<Vec<u8>, Oid>,
+    dirs: &FastMap<Vec<u8>, DirScan>,
+    known: &FastMap<Vec<u8>, Oid>,
+    dirty: &HashSet<Vec<u8>>,
 ) -> Result<(Oid, Vec<Vec<u8>>, Vec<(Vec<u8>, Oid)>), git2::Error> {
     let odb = repo.odb()?;
-    let mut visited = Vec::with_capacity(dirs.len());
-    let mut changed = Vec::new();
-    let root = build_dir(&odb, dirs, b"", known, &mut visited, &mut changed)?;
+    let mut ctx = Build {
+        odb: &odb,
+        dirs,
+        known,
+        dirty,
+        visited: Vec::with_capacity(dirs.len()),
+        changed: Vec::new(),
+    };
+    let root = ctx.dir(b"")?;
     let root = match root {
-        Some(r) => r,
+        Some((r, _)) => r,
         None => odb.write(ObjectType::Tree, &[])?,
     };
-    Ok((root, visited, changed))
+    Ok((root, ctx.visited, ctx.changed))
 }
 
-fn build_dir(
-    odb: &git2::Odb<'_>,
-    dirs: &HashMap<Vec<u8>, DirScan>,
-    rel: &[u8],
-    known: &HashMap<Vec<u8>, Oid>,
-    visited: &mut Vec<Vec<u8>>,
-    changed: &mut Vec<(Vec<u8>, Oid)>,
-) -> Result<Option<Oid>, git2::Error> {
-    let Some(d) = dirs.get(rel) else {
-        return Ok(None);
-    };
-    let name_start = if rel.is_empty() { 0 } else { rel.len() + 1 };
-    let mut entries: Vec<(&[u8], u32, Oid)> = Vec::with_capacity(d.files.len() + d.subdirs.len());
-    for f in &d.files {
-        if let Some(Content::Stored(oid)) = f.hit {
-            entries.push((&f.rel[name_start..], f.stat.mode, oid));
+struct Build<'a, 'r> {
+    odb: &'a git2::Odb<'r>,
+    dirs: &'a FastMap<Vec<u8>, DirScan>,
+    known: &'a FastMap<Vec<u8>, Oid>,
+    dirty: &'a HashSet<Vec<u8>>,
+    visited: Vec<Vec<u8>>,
+    changed: Vec<(Vec<u8>, Oid)>,
+}
+
+impl Build<'_, '_> {
+    /// The tree id of directory `rel` and whether it changed.
+    fn dir(&mut self, rel: &[u8]) -> Result<Option<(Oid, bool)>, git2::Error> {
+        let Some(d) = self.dirs.get(rel) else {
+            return Ok(None);
+        };
+        let name_start = if rel.is_empty() { 0 } else { rel.len() + 1 };
+        let mut subs: Vec<(&[u8], Oid)> = Vec::with_capacity(d.subdirs.len());
+        let mut any_dirty = d.dirty || self.dirty.contains(rel);
+        let mut sub_rel = Vec::with_capacity(rel.len() + 32);
+        for sub in &d.subdirs {
+            sub_rel.clear();
+            if !rel.is_empty() {
+                sub_rel.extend_from_slice(rel);
+                sub_rel.push(b'/');
+            }
+            sub_rel.extend_from_slice(sub);
+            if let Some((oid, changed)) = self.dir(&sub_rel)? {
+                subs.push((sub.as_slice(), oid));
+                any_dirty |= changed;
+            }
         }
-    }
-    let mut sub_rel = Vec::with_capacity(rel.len() + 32);
-    for sub in &d.subdirs {
-        sub_rel.clear();
-        if !rel.is_empty() {
-            sub_rel.extend_from_slice(rel);
-            sub_rel.push(b'/');
+        if !any_dirty {
+            if let Some(oid) = self.known.get(rel) {
+                self.visited.push(rel.to_vec());
+                return Ok(Some((*oid, false)));
+            }
         }
-        sub_rel.extend_from_slice(sub);
-        if let Some(oid) = build_dir(odb, dirs, &sub_rel, known, visited, changed)? {
-            entries.push((sub.as_slice(), MODE_TREE, oid));
+        let mut entries: Vec<(&[u8], u32, Oid)> = Vec::with_capacity(d.files.len() + subs.len());
+        for f in &d.files {
+            if let Some(Content::Stored(oid)) = f.hit {
+                entries.push((&f.rel[name_start..], f.stat.mode, oid));
+            }
         }
-    }
-    if entries.is_empty() && !rel.is_empty() {
-        return Ok(None);
-    }
-    let body = serialize_tree(&mut entries);
-    let oid = Oid::hash_object(ObjectType::Tree, &body)?;
-    if known.get(rel) != Some(&oid) {
-        if !odb.exists(oid) {
-            odb.write(ObjectType::Tree, &body)?;
+        for (name, oid) in subs {
+            entries.push((name, MODE_TREE, oid));
         }
-        changed.push((rel.to_vec(), oid));
+        if entries.is_empty() && !rel.is_empty() {
+            // Not a tree any more: not visited, so its cached id is dropped.
+            return Ok(None);
+        }
+        let body = serialize_tree(&mut entries);
+        let oid = Oid::hash_object(ObjectType::Tree, &body)?;
+        self.visited.push(rel.to_vec());
+        let changed = self.known.get(rel) != Some(&oid);
+        if changed {
+            if !self.odb.exists(oid) {
+                self.odb.write(ObjectType::Tree, &body)?;
+            }
+            self.changed.push((rel.to_vec(), oid));
+        }
+        Ok(Some((oid, changed)))
     }
-    visited.push(rel.to_vec());
-    Ok(Some(oid))
 }
 
 pub fn split_parent(path: &[u8]) -> (&[u8], &[u8]) {

@@ -203,6 +203,24 @@ fn run_sequence(seed: u64) {
                     .unwrap();
                 apply_on_disk(&root, &cur, &new);
                 let rec = repo.finish_step(pending).unwrap();
+                if std::env::var_os("MIA_SEED").is_some() {
+                    eprintln!(
+                        "{what}: bash={bash} paths={paths:?} changes={:?}",
+                        rec.changes
+                    );
+                    let gd = repo.git_dir().to_str().unwrap().to_string();
+                    for h in [&rec.before, &rec.after] {
+                        eprintln!(
+                            "tree {h}:\n{}",
+                            common::git(&root, &["--git-dir", &gd, "ls-tree", "-r", h])
+                        );
+                    }
+                    eprintln!(
+                        "model before: {:?}\nmodel after: {:?}",
+                        cur.keys().collect::<Vec<_>>(),
+                        new.keys().collect::<Vec<_>>()
+                    );
+                }
                 let got: BTreeMap<String, FileChangeKind> = rec
                     .changes
                     .iter()
@@ -219,6 +237,9 @@ fn run_sequence(seed: u64) {
                 }
             }
             13..=15 => {
+                if std::env::var_os("MIA_SEED").is_some() {
+                    eprintln!("{what}: undo");
+                }
                 let plan = repo.plan_undo(&m.records);
                 if m.stack.len() == 1 {
                     assert!(
@@ -240,6 +261,9 @@ fn run_sequence(seed: u64) {
                 );
             }
             16..=17 => {
+                if std::env::var_os("MIA_SEED").is_some() {
+                    eprintln!("{what}: revert");
+                }
                 let Some(msg) = m
                     .first_record_of
                     .keys()
@@ -298,7 +322,16 @@ fn run_sequence(seed: u64) {
 
 #[test]
 fn random_sessions_never_lose_content() {
-    for seed in 1..=40u64 {
+    if let Some(seed) = std::env::var("MIA_SEED").ok().and_then(|s| s.parse().ok()) {
+        run_sequence(seed);
+        return;
+    }
+    // MIA_SEEDS=N runs more sequences (a longer local soak).
+    let n: u64 = std::env::var("MIA_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(40);
+    for seed in 1..=n {
         run_sequence(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
     }
 }
