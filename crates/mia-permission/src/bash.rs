@@ -12,7 +12,7 @@ use tree_sitter::{Node, Parser};
 pub const MAX_AUTO_ALLOW_LEN: usize = 16 * 1024;
 /// Nesting depth (substitutions, `bash -c`, wrappers) beyond which parsing stops (ask).
 pub const MAX_DEPTH: usize = 24;
-/// At most this many segments are extracted; beyond that the command asks.
+/// Past this many segments a command can no longer be auto-allowed (all are still judged).
 pub const MAX_SEGMENTS: usize = 4096;
 
 /// Why a segment cannot be auto-allowed.
@@ -247,23 +247,87 @@ const CONTROL: &[&str] = &[
     "test_command",
 ];
 
-impl Walker<'_> {
-    fn push(&mut self, s: Segment) {
-        if self.segments.len() >= MAX_SEGMENTS {
-            self.overflow = true;
-        } else {
-            self.segments.push(s);
-        }
-    }
+/// Recursion depth of the tree walk; deeper subtrees are scanned flat.
+const MAX_WALK_DEPTH: usize = 200;
 
-    /// Walk a statement-level node.
-    fn stmt(&mut self, n: Node<'_>, inherited: &[Opaque], level: usize) {
-        if level > 200 {
+impl Walker<'_> {
+    /// Too deeply nested for the recursive walk: find every simple command in
+    /// the subtree iteratively (no recursion, so no stack overflow) and judge
+    /// its plain words; each is marked too deep (never auto-allowed), but deny
+    /// rules still see it.
+    fn flat(&mut self, n: Node<'_>) {
+        let mut found = false;
+        let mut cursor = n.walk();
+        'walk: loop {
+            let node = cursor.node();
+            if node.kind() == "command" {
+                found = true;
+                let mut s = Segment::new();
+                s.flag(Opaque::TooDeep);
+                let mut c = node.walk();
+                for ch in node.named_children(&mut c) {
+                    let ch = if ch.kind() == "command_name" {
+                        ch.named_child(0).unwrap_or(ch)
+                    } else {
+                        ch
+                    };
+                    match ch.kind() {
+                        "variable_assignment"
+                        | "file_redirect"
+                        | "heredoc_redirect"
+                        | "herestring_redirect"
+                        | "comment" => {}
+                        _ => match flat_literal(ch, self.src) {
+                            Some(w) => s.words.push(w),
+                            None => {
+                                s.non_literal.push(s.words.len());
+                                s.words.push(text(ch, self.src).to_string());
+                            }
+                        },
+                    }
+                }
+                self.push(s);
+            }
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.node() == n {
+                    break 'walk;
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    break 'walk;
+                }
+            }
+        }
+        if !found {
             let mut s = Segment::new();
             s.words = vec![text(n, self.src).to_string()];
             s.non_literal = vec![0];
             s.flag(Opaque::TooDeep);
             self.push(s);
+            for s in lexical_fallback(text(n, self.src), &[Opaque::TooDeep]) {
+                self.push(s);
+            }
+        }
+    }
+
+    fn push(&mut self, s: Segment) {
+        // Never drop a segment (deny rules must see every one); past the
+        // limit the whole command just can no longer be auto-allowed.
+        if self.segments.len() >= MAX_SEGMENTS {
+            self.overflow = true;
+        }
+        self.segments.push(s);
+    }
+
+    /// Walk a statement-level node.
+    fn stmt(&mut self, n: Node<'_>, inherited: &[Opaque], level: usize) {
+        if level > MAX_WALK_DEPTH {
+            self.flat(n);
             return;
         }
         let kind = n.kind();
@@ -359,6 +423,11 @@ impl Walker<'_> {
         if s.opaque.is_empty() {
             s.flag(Opaque::Unsupported(n.kind().to_string()));
         }
+        if n.kind() == "ERROR" || n.has_error() {
+            for f in lexical_fallback(text(n, self.src), &s.opaque) {
+                self.push(f);
+            }
+        }
         self.push(s);
     }
 
@@ -386,7 +455,8 @@ impl Walker<'_> {
 
     /// Find command/process substitutions anywhere below `n` and judge their commands.
     fn scan_substitutions(&mut self, n: Node<'_>, level: usize) {
-        if level > 200 {
+        if level > MAX_WALK_DEPTH {
+            self.flat(n);
             return;
         }
         match n.kind() {
@@ -548,6 +618,50 @@ fn unescape_double(t: &str) -> String {
         }
     }
     out
+}
+
+/// When the parser cannot reduce text to commands: split it on shell
+/// operators and judge each piece's words anyway (best effort, so deny rules
+/// still apply). The pieces are never auto-allowed.
+fn lexical_fallback(text: &str, flags: &[Opaque]) -> Vec<Segment> {
+    text.split(|c: char| {
+        matches!(
+            c,
+            ';' | '&' | '|' | '(' | ')' | '{' | '}' | '`' | '\n' | '<' | '>' | '$'
+        )
+    })
+    .filter_map(|piece| {
+        let words: Vec<String> = piece
+            .split_whitespace()
+            .map(|w| {
+                w.chars()
+                    .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                    .collect::<String>()
+            })
+            .filter(|w| !w.is_empty())
+            .collect();
+        if words.is_empty() {
+            return None;
+        }
+        let mut s = Segment::new();
+        s.non_literal = (0..words.len()).collect();
+        s.words = words;
+        for f in flags {
+            s.flag(f.clone());
+        }
+        s.flag(Opaque::ParseError);
+        Some(s)
+    })
+    .collect()
+}
+
+/// A word's literal value without recursion (plain words and quotes only).
+fn flat_literal(n: Node<'_>, src: &str) -> Option<String> {
+    match n.kind() {
+        "word" | "number" | "raw_string" => literal(n, src).ok(),
+        "string" if n.named_child_count() <= 1 => literal(n, src).ok(),
+        _ => None,
+    }
 }
 
 /// Unquoted glob or brace characters (not escaped by a backslash).
@@ -1066,10 +1180,23 @@ mod tests {
         );
         let nested = format!("{}rm x{}", "echo $(".repeat(300), ")".repeat(300));
         let p = parse(&nested);
+        // every command is still extracted, the deep ones marked
+        let rm = p
+            .segments
+            .iter()
+            .find(|s| s.words.first().is_some_and(|w| w == "rm"))
+            .unwrap();
+        assert_eq!(rm.words, vec!["rm", "x"]);
+        assert!(rm.opaque.contains(&Opaque::TooDeep));
+        let subshells = format!("{}rm y{}", "(".repeat(500), ")".repeat(500));
+        let p = parse(&subshells);
         assert!(
+            p.segments.iter().any(|s| s.words == vec!["rm", "y"]),
+            "{:?}",
             p.segments
                 .iter()
-                .all(|s| !s.opaque.is_empty() || s.words[0] == "rm")
+                .map(|s| (&s.words, &s.opaque))
+                .collect::<Vec<_>>()
         );
         let three = "bash -c 'sh -c \"ls\"'";
         assert_eq!(words(three), vec![vec!["ls"]]);

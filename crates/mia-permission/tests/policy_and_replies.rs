@@ -429,3 +429,43 @@ fn availability_counts_pattern_rules() {
     let c = Checker::new(&build, &ctx).with_parent(&explore);
     assert_eq!(c.availability("write"), PermissionAction::Deny);
 }
+
+#[test]
+fn long_commands_ask_but_never_skip_deny_rules() {
+    let fx = Fixture::new();
+    let s = Setup {
+        agent: "build",
+        global: &["deny bash rm *"],
+        ..Default::default()
+    };
+    let mut cmd = String::new();
+    while cmd.len() < 64 * 1024 {
+        cmd.push_str("git status src/main.rs && ls -la | grep x; ");
+    }
+    let plain = format!("{cmd}true");
+    let d = s.check(&fx, &Request::command(&plain));
+    assert_eq!(d.decision, PermissionAction::Ask, "{}", d.reason);
+    assert!(d.reason.contains("too long"), "{}", d.reason);
+    let with_rm = format!("{cmd}rm -rf /");
+    let t = std::time::Instant::now();
+    let d = s.check(&fx, &Request::command(&with_rm));
+    let took = t.elapsed();
+    assert_eq!(d.decision, PermissionAction::Deny, "{}", d.reason);
+    assert!(d.reason.contains("deny bash rm *"), "{}", d.reason);
+    // A debug build on a shared machine; the release figure is in docs/benchmarks.md.
+    assert!(took < std::time::Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
+fn many_tiny_segments_are_all_judged() {
+    let fx = Fixture::new();
+    let s = Setup {
+        agent: "build",
+        global: &["deny bash rm *"],
+        ..Default::default()
+    };
+    let cmd = format!("{}rm x", "true;".repeat(13_000));
+    let d = s.check(&fx, &Request::command(&cmd));
+    assert_eq!(d.decision, PermissionAction::Deny, "{}", d.reason);
+    assert_eq!(d.segments.len(), 13_001);
+}
