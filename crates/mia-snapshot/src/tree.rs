@@ -185,40 +185,47 @@ fn apply_level(
     names.dedup();
     for name in names {
         let existing = builder.get(name)?.map(|e| (e.id(), e.filemode()));
-        let old_count = match existing {
-            Some((id, mode)) => entry_file_count(repo, id, mode)?,
-            None => 0,
+        // Count only what a leaf change replaces; nested changes report
+        // their own delta (never walk a whole subtree on the hot path).
+        let old_count = |repo: &Repository| -> Result<i64, git2::Error> {
+            match existing {
+                Some((id, mode)) => entry_file_count(repo, id, mode),
+                None => Ok(0),
+            }
         };
         match (leaf.get(name), nested.get(name)) {
             (Some(Change::Put { mode, oid }), _) => {
+                delta += 1 - old_count(repo)?;
                 builder.insert(name, *oid, *mode as i32)?;
-                delta += 1 - old_count;
             }
             (_, Some(sub)) => {
                 let sub_base = match existing {
                     Some((id, m)) if m == MODE_TREE as i32 => Some(repo.find_tree(id)?),
                     _ => None,
                 };
-                let (new_sub, _) = apply_level(repo, sub_base.as_ref(), sub, false)?;
+                let (new_sub, sub_delta) = apply_level(repo, sub_base.as_ref(), sub, false)?;
+                delta += sub_delta;
                 match new_sub {
                     Some(oid) => {
+                        if sub_base.is_none() {
+                            // A file (or nothing) is replaced by a directory.
+                            delta -= old_count(repo)?;
+                        }
                         builder.insert(name, oid, MODE_TREE as i32)?;
-                        let new_count = entry_file_count(repo, oid, MODE_TREE as i32)?;
-                        delta += new_count - old_count;
                     }
                     None => {
-                        if existing.is_some() {
+                        if sub_base.is_some() {
+                            // Everything below was removed (already counted).
                             builder.remove(name)?;
                         }
-                        delta -= old_count;
                     }
                 }
             }
             (Some(Change::Remove), None) => {
                 if existing.is_some() {
+                    delta -= old_count(repo)?;
                     builder.remove(name)?;
                 }
-                delta -= old_count;
             }
             (None, None) => {}
         }
