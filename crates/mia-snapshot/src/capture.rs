@@ -535,12 +535,9 @@ impl SnapshotRepo {
     /// rewrite only changed trees.
     pub(crate) fn full_scan(&mut self, budget: Budget) -> Result<Captured> {
         let scan_started = system_time_parts(SystemTime::now());
-        let prof = std::env::var_os("MIA_SNAPSHOT_PROFILE").is_some();
         let t0 = Instant::now();
         let mut cache = self.load_cache();
-        if prof {
-            eprintln!("load {:?}", t0.elapsed());
-        }
+        let load_t = t0.elapsed();
         // The cached directory ids are only trusted while the tree they
         // belong to is still alive in the repo.
         if let Some(t) = cache.tree {
@@ -576,9 +573,7 @@ impl SnapshotRepo {
                 "scanning the project",
             ));
         }
-        if prof {
-            eprintln!("scan {:?}", t1.elapsed());
-        }
+        let scan_t = t1.elapsed();
         let t2 = Instant::now();
         let partial = cache.tree.is_none();
         let mut excluded = std::mem::take(&mut out.excluded);
@@ -675,9 +670,7 @@ impl SnapshotRepo {
             });
             changes += before - cache.files.len();
         }
-        if prof {
-            eprintln!("resolve {:?}", t2.elapsed());
-        }
+        let resolve_t = t2.elapsed();
         let t3 = Instant::now();
         let (root, visited, changed_dirs) =
             tree::build_scanned(&self.repo, &out.dirs, &cache.dirs, &dirty)
@@ -693,9 +686,7 @@ impl SnapshotRepo {
                 visited.iter().map(Vec::as_slice).collect();
             cache.dirs.retain(|k, _| keep.contains(k.as_slice()));
         }
-        if prof {
-            eprintln!("build {:?}", t3.elapsed());
-        }
+        let build_t = t3.elapsed();
         let t4 = Instant::now();
         let had_saved = self.cache_path().exists() && !partial;
         cache.tree = Some(root);
@@ -710,9 +701,15 @@ impl SnapshotRepo {
             self.set_ref(REF_SCAN_SAVED, root)?;
         }
         self.cache = Some(cache);
-        if prof {
-            eprintln!("finish {:?} changes {changes}", t4.elapsed());
-        }
+        tracing::debug!(
+            ?load_t,
+            ?scan_t,
+            ?resolve_t,
+            ?build_t,
+            finish_t = ?t4.elapsed(),
+            changes,
+            "full scan"
+        );
         excluded.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(Captured {
             tree: root,
