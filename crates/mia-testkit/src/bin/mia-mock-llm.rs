@@ -50,6 +50,12 @@ async fn main() -> anyhow::Result<()> {
         writeln!(out, "listening on {}", server.url())?;
         out.flush()?;
     }
+    eprintln!(
+        "mia-mock-llm: base URLs: anthropic {} | openai {} | google {}",
+        server.anthropic_base_url(),
+        server.openai_base_url(),
+        server.gemini_base_url()
+    );
     wait_for_stop(args.exit_on_stdin_eof).await;
     let requests = server.requests();
     let violations = server.take_violations();
