@@ -218,7 +218,12 @@ impl HttpFailure<'_> {
                 status: self.status,
                 message,
             },
-            429 if looks_like_quota(&message, &self.codes) => {
+            // An explicit quota code wins; a server that says when to retry
+            // is rate limiting (Gemini's per-minute 429s mention "quota" and
+            // "billing" too); otherwise the message decides.
+            429 if self.codes.iter().any(|c| c == "insufficient_quota")
+                || (self.retry_after.is_none() && looks_like_quota(&message, &self.codes)) =>
+            {
                 ProviderError::QuotaExceeded { provider, message }
             }
             429 => ProviderError::RateLimited {

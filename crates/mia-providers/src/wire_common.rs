@@ -168,6 +168,19 @@ mod tests {
             "details": [{"violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}});
         let e = classify_http("google", 429, &HeaderMap::new(), &daily.to_string());
         assert_eq!(e.kind(), "quota");
+
+        // Per-minute limit: the message talks about quota and billing, but
+        // RetryInfo says when to retry, so it is a rate limit.
+        let per_minute = serde_json::json!({"error": {"code": 429,
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{"quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "23s"}
+        ]}});
+        let e = classify_http("google", 429, &HeaderMap::new(), &per_minute.to_string());
+        assert_eq!(e.kind(), "rate_limited");
+        assert_eq!(e.retry_after(), Some(Duration::from_secs(23)));
     }
 
     #[test]
