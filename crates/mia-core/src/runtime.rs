@@ -476,6 +476,7 @@ impl Runtime {
             extra_env: Vec::new(),
         };
 
+        let mut policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)> = None;
         let mut recent_calls: Vec<(String, String)> = Vec::new();
         let mut step = 0u32;
         loop {
@@ -494,21 +495,30 @@ impl Runtime {
             step += 1;
             totals.steps = step;
 
-            // Compile the policy fresh each step: session rules may have grown.
+            // Recompile the policy only when the session's rules changed
+            // (an "always"/"never" answer); compiling costs milliseconds.
             let mut session_rules: Vec<PermissionRule> =
                 lock(&state.session_rules).rules().to_vec();
             session_rules.extend(opts.allow.iter().cloned());
-            let input = permissions::policy_input(
-                &config,
-                &agent_name,
-                session_rules,
-                Vec::new(),
-                false,
-                Some(home.display().to_string()),
-            );
-            let policy = permissions::compile(&input);
+            if policy_cache
+                .as_ref()
+                .is_none_or(|(rules, _)| *rules != session_rules)
+            {
+                let input = permissions::policy_input(
+                    &config,
+                    &agent_name,
+                    session_rules.clone(),
+                    Vec::new(),
+                    false,
+                    Some(home.display().to_string()),
+                );
+                policy_cache = Some((session_rules, permissions::compile(&input)));
+            }
+            let Some((_, policy)) = policy_cache.as_ref() else {
+                return Err(CoreError::Internal("no permission policy".into()));
+            };
             let judge = Judge {
-                policy: &policy,
+                policy,
                 paths: &path_ctx,
                 answerer,
             };
@@ -571,21 +581,9 @@ impl Runtime {
             request.tools = tools;
             request.temperature = agent.temperature.map(|t| t as f32);
 
-            // The assistant message exists from the first event so deltas have an id.
-            let assistant = self
-                .inner
-                .store
-                .call(move |db| {
-                    db.add_message(
-                        &session_id,
-                        NewMessage {
-                            role: Some(Role::Assistant),
-                            ..Default::default()
-                        },
-                    )
-                })
-                .await?;
-            let message_id = assistant.id;
+            // The id exists from the first delta; the message is stored when
+            // its stream ends (one commit), partial output included.
+            let message_id = MessageId::new();
             self.emit(Event::StepStarted {
                 session_id,
                 message_id,
@@ -721,11 +719,16 @@ impl Runtime {
                     .inner
                     .store
                     .call(move |db| {
-                        db.update_message_metadata(&session_id, &message_id, &meta)?;
-                        if !parts.is_empty() {
-                            db.append_parts(&session_id, &message_id, parts)?;
-                        }
-                        db.get_message(&session_id, &message_id)
+                        db.add_message(
+                            &session_id,
+                            NewMessage {
+                                id: Some(message_id),
+                                role: Some(Role::Assistant),
+                                metadata: meta,
+                                parts,
+                                ..Default::default()
+                            },
+                        )
                     })
                     .await?;
                 // The stored form replaces the streamed draft in UIs.
@@ -821,18 +824,38 @@ impl Runtime {
         is_error: bool,
         duration_ms: u64,
     ) -> Result<(), CoreError> {
-        self.append(
+        self.record_with(
             session_id,
             message_id,
-            vec![PartContent::ToolResult {
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                output: output.clone(),
-                is_error,
-                duration_ms: Some(duration_ms),
-            }],
+            call,
+            output,
+            is_error,
+            duration_ms,
+            Vec::new(),
         )
-        .await?;
+        .await
+    }
+
+    /// Store `before` (e.g. the snapshot part) and the tool result in one commit.
+    #[allow(clippy::too_many_arguments)]
+    async fn record_with(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        output: String,
+        is_error: bool,
+        duration_ms: u64,
+        mut before: Vec<PartContent>,
+    ) -> Result<(), CoreError> {
+        before.push(PartContent::ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            output: output.clone(),
+            is_error,
+            duration_ms: Some(duration_ms),
+        });
+        self.append(session_id, message_id, before).await?;
         self.emit(Event::ToolResult {
             session_id,
             message_id,
@@ -994,12 +1017,24 @@ impl Runtime {
             Err(e) => (e.to_string(), true),
         };
 
+        let mut parts = Vec::new();
         if let Some(pending) = pending {
-            self.finish_snapshot(state, session_id, message_id, &call.id, pending)
-                .await?;
+            let (part, event) = self
+                .finish_snapshot(state, session_id, &call.id, pending)
+                .await;
+            parts.push(part);
+            self.emit(event);
         }
-        self.record_result(session_id, message_id, call, output, is_error, duration_ms)
-            .await?;
+        self.record_with(
+            session_id,
+            message_id,
+            call,
+            output,
+            is_error,
+            duration_ms,
+            parts,
+        )
+        .await?;
         if ctx.cancel.is_cancelled() {
             return Ok(Some(TurnEnd::Cancelled));
         }
@@ -1037,14 +1072,14 @@ impl Runtime {
         .map_err(|e| e.to_string())?
     }
 
+    /// Snapshot after the tool ran; the part to store and the Event to emit.
     async fn finish_snapshot(
         &self,
         state: &Arc<SessionState>,
         session_id: SessionId,
-        message_id: MessageId,
         call_id: &str,
         pending: Result<mia_snapshot::PendingStep, String>,
-    ) -> Result<(), CoreError> {
+    ) -> (PartContent, Event) {
         let (hash, files, unavailable) = match pending {
             Err(reason) => (None, Vec::new(), Some(reason)),
             Ok(pending) => {
@@ -1068,25 +1103,21 @@ impl Runtime {
             }
         };
         let files: Vec<FileChange> = files;
-        self.append(
-            session_id,
-            message_id,
-            vec![PartContent::Snapshot {
+        (
+            PartContent::Snapshot {
                 hash: hash.clone().unwrap_or_default(),
                 tool_call_id: Some(call_id.to_string()),
                 files: files.clone(),
                 unavailable: unavailable.clone(),
-            }],
+            },
+            Event::Snapshot {
+                session_id,
+                call_id: call_id.to_string(),
+                hash,
+                files,
+                unavailable,
+            },
         )
-        .await?;
-        self.emit(Event::Snapshot {
-            session_id,
-            call_id: call_id.to_string(),
-            hash,
-            files,
-            unavailable,
-        });
-        Ok(())
     }
 }
 

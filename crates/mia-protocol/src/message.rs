@@ -303,6 +303,8 @@ pub struct Message {
 /// A message to append: the store assigns ids and timestamps.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct NewMessage {
+    /// Keeps an id handed out earlier (e.g. while the message streamed); fresh otherwise.
+    pub id: Option<MessageId>,
     pub role: Option<Role>,
     pub message_type: MessageType,
     pub metadata: MessageMetadata,

@@ -6,7 +6,7 @@ use mia_protocol::{
 };
 use rusqlite::{OptionalExtension, params, types::Value as SqlValue};
 
-use crate::db::SessionDb;
+use crate::db::{SessionDb, Tx};
 use crate::error::{Result, StoreError};
 
 /// Which messages of a session to load. Messages come back oldest first.
@@ -34,7 +34,7 @@ impl SessionDb {
         let metadata_json = serde_json::to_string(&new.metadata)
             .map_err(|e| StoreError::InvalidInput(format!("message metadata: {e}")))?;
         let now = now_ms();
-        let id = MessageId::new();
+        let id = new.id.unwrap_or_default();
         let mut parts = Vec::with_capacity(new.parts.len());
         let mut encoded = Vec::with_capacity(new.parts.len());
         for (index, content) in new.parts.into_iter().enumerate() {
@@ -113,60 +113,7 @@ impl SessionDb {
         message_id: &MessageId,
         contents: Vec<PartContent>,
     ) -> Result<Vec<Part>> {
-        let now = now_ms();
-        let (session_key, message_key) = (session_id.to_string(), message_id.to_string());
-        self.write(|tx| {
-            let next: Option<i64> = tx
-                .query_row(
-                    "SELECT (SELECT coalesce(max(\"index\") + 1, 0) FROM parts WHERE message_id = ?1) FROM messages WHERE id = ?1 AND session_id = ?2",
-                    params![message_key, session_key],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(|e| tx.err(e))?;
-            let Some(next) = next else {
-                return Err(StoreError::MessageNotFound {
-                    session: session_key.clone(),
-                    id: message_key.clone(),
-                });
-            };
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO parts (id, message_id, type, content, \"index\", created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(|e| tx.err(e))?;
-            let mut parts = Vec::with_capacity(contents.len());
-            for (i, content) in contents.into_iter().enumerate() {
-                let json = content
-                    .to_stored_json()
-                    .map_err(|e| StoreError::InvalidInput(format!("part {i}: {e}")))?;
-                let index = u32::try_from(next + i as i64)
-                    .map_err(|_| StoreError::InvalidInput("too many parts".into()))?;
-                let part = Part {
-                    id: PartId::new(),
-                    message_id: *message_id,
-                    index,
-                    created_at: now,
-                    content,
-                };
-                stmt.execute(params![
-                    part.id.to_string(),
-                    message_key,
-                    part.content.kind(),
-                    json,
-                    part.index,
-                    now
-                ])
-                .map_err(|e| tx.err(e))?;
-                parts.push(part);
-            }
-            tx.execute(
-                "UPDATE sessions SET updated_at = ?1 WHERE id = ?2",
-                params![now, session_key],
-            )
-            .map_err(|e| tx.err(e))?;
-            Ok(parts)
-        })
+        self.write(|tx| append_in(tx, session_id, message_id, contents))
     }
 
     /// Replace a message's metadata (usage and cost arrive when its step ends).
@@ -435,4 +382,65 @@ fn decode_message(
             .map_err(|e| decode_err("compacted_by", e))?,
         parts: Vec::new(),
     })
+}
+
+/// Append `contents` after a message's last part, inside `tx`.
+fn append_in(
+    tx: &Tx<'_>,
+    session_id: &SessionId,
+    message_id: &MessageId,
+    contents: Vec<PartContent>,
+) -> Result<Vec<Part>> {
+    let now = now_ms();
+    let (session_key, message_key) = (session_id.to_string(), message_id.to_string());
+    let next: Option<i64> = tx
+        .query_row(
+            "SELECT (SELECT coalesce(max(\"index\") + 1, 0) FROM parts WHERE message_id = ?1) FROM messages WHERE id = ?1 AND session_id = ?2",
+            params![message_key, session_key],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(|e| tx.err(e))?;
+    let Some(next) = next else {
+        return Err(StoreError::MessageNotFound {
+            session: session_key.clone(),
+            id: message_key.clone(),
+        });
+    };
+    let mut stmt = tx
+        .prepare_cached(
+            "INSERT INTO parts (id, message_id, type, content, \"index\", created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .map_err(|e| tx.err(e))?;
+    let mut parts = Vec::with_capacity(contents.len());
+    for (i, content) in contents.into_iter().enumerate() {
+        let json = content
+            .to_stored_json()
+            .map_err(|e| StoreError::InvalidInput(format!("part {i}: {e}")))?;
+        let index = u32::try_from(next + i as i64)
+            .map_err(|_| StoreError::InvalidInput("too many parts".into()))?;
+        let part = Part {
+            id: PartId::new(),
+            message_id: *message_id,
+            index,
+            created_at: now,
+            content,
+        };
+        stmt.execute(params![
+            part.id.to_string(),
+            message_key,
+            part.content.kind(),
+            json,
+            part.index,
+            now
+        ])
+        .map_err(|e| tx.err(e))?;
+        parts.push(part);
+    }
+    tx.execute(
+        "UPDATE sessions SET updated_at = ?1 WHERE id = ?2",
+        params![now, session_key],
+    )
+    .map_err(|e| tx.err(e))?;
+    Ok(parts)
 }

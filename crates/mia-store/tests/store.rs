@@ -179,6 +179,7 @@ fn messages_round_trip_with_parts_in_order() {
         .add_message(
             &s.id,
             NewMessage {
+                id: None,
                 role: Some(Role::Assistant),
                 message_type: MessageType::Normal,
                 metadata: metadata.clone(),

@@ -1,0 +1,224 @@
+//! `mia-code permissions check|explain|show|approvals|trust|untrust`: a thin
+//! adapter over mia-permission (the engine), mia-config (rules) and mia-store
+//! (approvals, workspace trust).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use clap::{Args, Subcommand};
+use mia_permission::{Answerer, Checker, PathContext, Policy, Request};
+
+use crate::context;
+use crate::output::{datetime, print_json};
+
+#[derive(Debug, Subcommand)]
+pub enum PermissionsCommand {
+    /// Judge one request and print the decision (exit 0 whatever the decision).
+    Check(CheckArgs),
+    /// Judge one request and explain the decision for people.
+    Explain(CheckArgs),
+    /// Print an agent's compiled, layered ruleset with the source of every rule.
+    Show(ShowArgs),
+    /// "Always for this project" approvals.
+    #[command(subcommand)]
+    Approvals(ApprovalsCommand),
+    /// Trust this workspace: its project config may then also allow, not only deny or ask.
+    Trust(ProjectArg),
+    /// Withdraw trust from this workspace.
+    Untrust(ProjectArg),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Permission to check (read, write, edit, bash, fetch, ... or any tool id).
+    #[arg(long, required_unless_present = "command")]
+    permission: Option<String>,
+    /// Target path (relative to --project), URL for fetch, or text for other permissions.
+    #[arg(long, conflicts_with = "command")]
+    pattern: Option<String>,
+    /// A shell command (implies --permission bash).
+    #[arg(long)]
+    command: Option<String>,
+    /// Agent whose rules apply (default: the configured default agent).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Project directory (default: the current directory).
+    #[arg(long)]
+    project: Option<PathBuf>,
+    /// Nobody can answer: asks become denials.
+    #[arg(long)]
+    headless: bool,
+    /// Print the stable JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Agent whose rules to show (default: the configured default agent).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Project directory (default: the current directory).
+    #[arg(long)]
+    project: Option<PathBuf>,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ProjectArg {
+    /// Project directory (default: the current directory).
+    #[arg(long)]
+    project: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ApprovalsCommand {
+    /// List approvals of this project (or of every project with --all).
+    List {
+        #[arg(long, conflicts_with = "all")]
+        project: Option<PathBuf>,
+        #[arg(long)]
+        all: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke one approval by id (see `approvals list`).
+    Revoke { id: i64 },
+}
+
+struct Loaded {
+    policy: Policy,
+    paths: PathContext,
+}
+
+fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
+    let paths = context::paths()?;
+    let dir = context::project_dir(project)?;
+    let cfg = context::load_config(&paths, Some(&dir))?;
+    let agent = agent.map_or_else(|| cfg.default_agent().to_string(), str::to_string);
+    let db = context::open_store(&paths)?;
+    let project_key = dir.to_string_lossy().to_string();
+    let approvals = db.project_approval_rules(&project_key)?;
+    let trusted = db.is_workspace_trusted(&project_key)?;
+    let home = paths.user_home.to_string_lossy().to_string();
+    let input = mia_core::permissions::policy_input(&cfg, &agent, Vec::new(), approvals, trusted, Some(home));
+    let policy = Policy::compile(&input);
+    for e in &policy.errors {
+        eprintln!("warning: {e}");
+    }
+    let paths = PathContext::new(&dir, Some(paths.user_home.clone()))
+        .with_context(|| format!("resolving the project directory {}", dir.display()))?;
+    Ok(Loaded { policy, paths })
+}
+
+fn check(args: &CheckArgs, explain: bool) -> anyhow::Result<ExitCode> {
+    let permission = match (&args.command, &args.permission) {
+        (Some(_), Some(p)) if p != "bash" => bail!("--command implies --permission bash (got --permission {p})"),
+        (Some(_), _) => "bash".to_string(),
+        (None, Some(p)) => p.clone(),
+        (None, None) => bail!("give --permission (and --pattern) or --command"),
+    };
+    if permission.trim().is_empty() {
+        bail!("--permission must not be empty");
+    }
+    let subject = args.command.as_deref().or(args.pattern.as_deref());
+    let request = Request::infer(&permission, subject);
+    let loaded = load(args.agent.as_deref(), args.project.as_deref())?;
+    let mut checker = Checker::new(&loaded.policy, &loaded.paths);
+    if args.headless {
+        checker = checker.with_answerer(Answerer::Headless);
+    }
+    let decision = checker.check(&request);
+    if args.json && !explain {
+        println!("{}", serde_json::to_string(&decision.to_check_json())?);
+    } else if args.json {
+        print_json(&serde_json::json!({
+            "check": decision.to_check_json(),
+            "explanation": decision.explain(),
+            "lint": loaded.policy.lint,
+        }))?;
+    } else if explain {
+        print!("{}", decision.explain());
+        for w in &loaded.policy.lint {
+            println!("  warning: {}", w.message);
+        }
+    } else {
+        println!("{}: {}", decision.decision, decision.reason);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load(args.agent.as_deref(), args.project.as_deref())?;
+    let p = &loaded.policy;
+    if args.json {
+        print_json(&serde_json::json!({
+            "agent": p.agent,
+            "rules": p.positions(),
+            "lint": p.lint,
+            "ignored": p.ignored,
+            "errors": p.errors,
+        }))?;
+    } else {
+        print!("{}", p.render());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn approvals(cmd: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
+    let paths = context::paths()?;
+    let mut db = context::open_store(&paths)?;
+    match cmd {
+        ApprovalsCommand::List { project, all, json } => {
+            let list = if *all {
+                db.project_approvals(None)?
+            } else {
+                let dir = context::project_dir(project.as_deref())?;
+                db.project_approvals(Some(&dir.to_string_lossy()))?
+            };
+            if *json {
+                print_json(&list)?;
+            } else if list.is_empty() {
+                println!("No \"always for this project\" approvals.");
+            } else {
+                for a in &list {
+                    println!("{:>5}  {:<40} {}  {}", a.id, a.rule.to_string(), datetime(a.created_at), a.project);
+                }
+            }
+        }
+        ApprovalsCommand::Revoke { id } => {
+            let a = db.revoke_project_approval(*id)?;
+            println!("Revoked #{}: {} (project {})", a.id, a.rule, a.project);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn trust(project: Option<&Path>, trust: bool) -> anyhow::Result<ExitCode> {
+    let paths = context::paths()?;
+    let dir = context::project_dir(project)?;
+    let mut db = context::open_store(&paths)?;
+    let key = dir.to_string_lossy();
+    if trust {
+        db.trust_workspace(&key)?;
+        println!("Trusted {}: its project config may now allow as well as deny or ask.", dir.display());
+    } else if db.untrust_workspace(&key)? {
+        println!("{} is no longer trusted: its project config may only deny or ask.", dir.display());
+    } else {
+        println!("{} was not trusted.", dir.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run(cmd: PermissionsCommand) -> anyhow::Result<ExitCode> {
+    match &cmd {
+        PermissionsCommand::Check(a) => check(a, false),
+        PermissionsCommand::Explain(a) => check(a, true),
+        PermissionsCommand::Show(a) => show(a),
+        PermissionsCommand::Approvals(c) => approvals(c),
+        PermissionsCommand::Trust(p) => trust(p.project.as_deref(), true),
+        PermissionsCommand::Untrust(p) => trust(p.project.as_deref(), false),
+    }
+}
