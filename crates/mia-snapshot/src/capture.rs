@@ -550,7 +550,9 @@ impl SnapshotRepo {
         }
         let mut mode = CaptureMode::FullScan;
         let seed = if cache.files.is_empty() && self.latest().is_none() {
+            let ts = Instant::now();
             let s = self.seed_from_project_git();
+            tracing::debug!(seed_t = ?ts.elapsed(), entries = s.as_ref().map(|s| s.len()), "seeded from the project index");
             if s.is_some() {
                 mode = CaptureMode::Seeded;
             }

@@ -219,6 +219,16 @@ fn process(
         .flatten()
         .map(|e| (e.file_name(), e.file_type().ok()))
         .collect();
+    // A nested git repository (its own history keeps it safe): seen from
+    // its own listing, so no extra stat per directory.
+    if !job.rel.is_empty() && entries.iter().any(|(n, _)| n == ".git") {
+        out.excluded.push(ExcludedFile {
+            path: format!("{}/", String::from_utf8_lossy(&job.rel)),
+            reason: ExcludeReason::NestedRepo,
+        });
+        out.dirs.insert(job.rel, scan);
+        return jobs;
+    }
     let mut ignores = job.ignores;
     if entries
         .iter()
@@ -233,6 +243,7 @@ fn process(
         }
     }
     let is_root = job.rel.is_empty();
+    let mut buf = job.abs.clone();
     for (name, ft) in entries {
         if name == ".git" || (is_root && name == MIA_DIR) {
             continue;
@@ -249,19 +260,12 @@ fn process(
         if !ignores.0.is_empty() && ignores.ignored(&rel, is_dir) {
             continue;
         }
-        let abs = job.abs.join(&name);
         if is_dir {
-            let reason = if excluded_dirs.iter().any(|d| name == d.as_str()) {
-                Some(ExcludeReason::ExcludedDir)
-            } else if std::fs::symlink_metadata(abs.join(".git")).is_ok() {
-                Some(ExcludeReason::NestedRepo)
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
+            let abs = job.abs.join(&name);
+            if excluded_dirs.iter().any(|d| name == d.as_str()) {
                 out.excluded.push(ExcludedFile {
                     path: format!("{}/", String::from_utf8_lossy(&rel)),
-                    reason,
+                    reason: ExcludeReason::ExcludedDir,
                 });
                 continue;
             }
@@ -272,7 +276,10 @@ fn process(
                 ignores: ignores.clone(),
             });
         } else if ft.is_file() || ft.is_symlink() {
-            let Ok(meta) = std::fs::symlink_metadata(&abs) else {
+            buf.push(&name);
+            let meta = std::fs::symlink_metadata(&buf);
+            buf.pop();
+            let Ok(meta) = meta else {
                 continue;
             };
             let stat = StatInfo::from_metadata(&meta);

@@ -89,6 +89,8 @@ fn binary_large_and_heavy_dirs_are_noted_not_stored() {
     std::fs::write(p.path().join("pic.png"), b"not really png").unwrap();
     p.write("node_modules/x/index.js", "module\n");
     p.write("big.txt", &"x".repeat(3000));
+    p.write("vendor/lib/.git/HEAD", "ref: refs/heads/main\n");
+    p.write("vendor/lib/x.txt", "inside a nested repo\n");
     let cfg = SnapshotConfig {
         max_file_size: 1000,
         ..SnapshotConfig::default()
@@ -108,7 +110,11 @@ fn binary_large_and_heavy_dirs_are_noted_not_stored() {
     assert!(reasons.contains(&("pic.png".into(), ExcludeReason::Binary)));
     assert!(reasons.contains(&("big.txt".into(), ExcludeReason::TooLarge)));
     assert!(reasons.contains(&("node_modules/".into(), ExcludeReason::ExcludedDir)));
-    assert_eq!(snap.excluded_total, 4);
+    assert!(
+        reasons.contains(&("vendor/lib/".into(), ExcludeReason::NestedRepo)),
+        "{reasons:?}"
+    );
+    assert_eq!(snap.excluded_total, 5);
     // Named paths obey the same rules.
     std::fs::write(p.path().join("a.txt"), b"now\0binary").unwrap();
     let s2 = repo
