@@ -12,6 +12,7 @@ mod legacy;
 mod messages;
 pub mod permissions;
 mod sessions;
+pub mod snapshots;
 mod tree;
 
 pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
@@ -20,4 +21,5 @@ pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;
 pub use permissions::{AuditQuery, PermissionAudit, ProjectApproval, StoredPermissionAudit};
 pub use sessions::{NewSession, SessionFilter, SessionListItem, SessionPatch, project_id_for};
+pub use snapshots::{NewSnapshot, NewStep, SnapshotKind, SnapshotRow, StepRow};
 pub use tree::{TreeNode, build_tree};
