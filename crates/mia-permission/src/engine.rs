@@ -365,6 +365,7 @@ impl<'a> Checker<'a> {
         permission: &str,
         input: MatchInput<'_>,
         what: &str,
+        quiet: bool,
     ) -> Sub {
         if let Some(e) = policy.disabled_by(permission) {
             return Sub {
@@ -385,6 +386,13 @@ impl<'a> Checker<'a> {
                     position,
                     agent: policy.agent.clone(),
                 };
+                if quiet && r.action() == Allow {
+                    return Sub {
+                        action: Allow,
+                        matched: Some(matched),
+                        reason: String::new(),
+                    };
+                }
                 let act = if what.is_empty() {
                     format!("use {permission}")
                 } else {
@@ -417,11 +425,11 @@ impl<'a> Checker<'a> {
     }
 
     /// Evaluate in the own policy and (for subagents) the parent's; strictest wins.
-    fn eval(&self, permission: &str, input: MatchInput<'_>, what: &str) -> Sub {
-        let own = self.eval_policy(self.policy, permission, input, what);
+    fn eval(&self, permission: &str, input: MatchInput<'_>, what: &str, quiet: bool) -> Sub {
+        let own = self.eval_policy(self.policy, permission, input, what, quiet);
         match self.parent {
             Some(p) => {
-                let par = self.eval_policy(p, permission, input, what);
+                let par = self.eval_policy(p, permission, input, what, quiet);
                 if stricter(&own, &par) {
                     Sub {
                         reason: format!("{} (parent agent `{}`)", par.reason, p.agent),
@@ -444,7 +452,7 @@ impl<'a> Checker<'a> {
             } else {
                 what.clone()
             };
-            let s = self.eval(permission, MatchInput::Path(form), &label);
+            let s = self.eval(permission, MatchInput::Path(form), &label, checks.quiet);
             if best.as_ref().is_none_or(|b| stricter(b, &s)) {
                 best = Some(s);
             }
@@ -459,7 +467,12 @@ impl<'a> Checker<'a> {
             let outside: Vec<&PathForm> =
                 cp.forms().into_iter().filter(|f| f.rel.is_none()).collect();
             for form in outside {
-                let s = self.eval("external_directory", MatchInput::Path(form), &form.abs);
+                let s = self.eval(
+                    "external_directory",
+                    MatchInput::Path(form),
+                    &form.abs,
+                    checks.quiet,
+                );
                 checks.record("external_directory", &form.abs, &s);
                 if stricter(&out, &s) {
                     out = s;
@@ -591,7 +604,7 @@ impl<'a> Checker<'a> {
     }
 
     fn simple(&self, req: &Request, input: MatchInput<'_>, what: &str) -> Decision {
-        let s = self.eval(&req.permission, input, what);
+        let s = self.eval(&req.permission, input, what, false);
         let always = if s.action == Ask {
             vec![PermissionRule {
                 permission: req.permission.clone(),
@@ -697,7 +710,7 @@ impl<'a> Checker<'a> {
             full: clean.to_string(),
             host,
         };
-        let mut s = self.eval(permission, MatchInput::Url(&form), &form.full);
+        let mut s = self.eval(permission, MatchInput::Url(&form), &form.full, checks.quiet);
         let odd = if !parsed.username().is_empty() || parsed.password().is_some() {
             Some("the URL carries credentials (user@host)")
         } else if !matches!(parsed.scheme(), "http" | "https") {
@@ -801,6 +814,7 @@ impl<'a> Checker<'a> {
             permission,
             MatchInput::Words(&seg.words),
             &format!("`{what}`"),
+            quiet,
         );
         if !seg.opaque.is_empty() && s.action == Allow {
             let why: Vec<String> = seg.opaque.iter().map(|o| o.to_string()).collect();
