@@ -267,24 +267,33 @@ impl Runtime {
     }
 
     async fn set_agent(&self, state: &SessionState, agent: &str) -> Result<(), CoreError> {
+        let session = self
+            .patch_session(
+                state,
+                mia_store::SessionPatch {
+                    agent: Some(Some(agent.to_string())),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        self.emit(Event::SessionUpdated { session });
+        Ok(())
+    }
+
+    /// Update the stored session and the cached copy.
+    async fn patch_session(
+        &self,
+        state: &SessionState,
+        patch: mia_store::SessionPatch,
+    ) -> Result<Session, CoreError> {
         let id = lock(&state.session).id;
-        let agent_owned = agent.to_string();
         let session = self
             .inner
             .store
-            .call(move |db| {
-                db.update_session(
-                    &id,
-                    mia_store::SessionPatch {
-                        agent: Some(Some(agent_owned)),
-                        ..Default::default()
-                    },
-                )
-            })
+            .call(move |db| db.update_session(&id, patch))
             .await?;
         *lock(&state.session) = session.clone();
-        self.emit(Event::SessionUpdated { session });
-        Ok(())
+        Ok(session)
     }
 
     async fn turn(
@@ -314,14 +323,20 @@ impl Runtime {
             }
         };
         lock(&state.pending).clear();
-        *lock(&state.running) = None;
-        let _ = self
+        // Settle the session before another turn may start.
+        if let Err(e) = self
             .set_status(&state, mia_protocol::SessionStatus::Idle)
-            .await;
-        let queued = lock(&state.queued_agent).take();
-        if let Some(next) = queued {
-            let _ = self.set_agent(&state, &next).await;
+            .await
+        {
+            tracing::warn!(session = %session_id, error = %e, "could not mark the session idle");
         }
+        let queued = lock(&state.queued_agent).take();
+        if let Some(next) = queued
+            && let Err(e) = self.set_agent(&state, &next).await
+        {
+            tracing::warn!(session = %session_id, error = %e, "queued agent switch failed");
+        }
+        *lock(&state.running) = None;
         self.emit(Event::TurnFinished {
             session_id,
             end,
@@ -336,21 +351,14 @@ impl Runtime {
         state: &SessionState,
         status: mia_protocol::SessionStatus,
     ) -> Result<(), CoreError> {
-        let id = lock(&state.session).id;
-        let session = self
-            .inner
-            .store
-            .call(move |db| {
-                db.update_session(
-                    &id,
-                    mia_store::SessionPatch {
-                        status: Some(status),
-                        ..Default::default()
-                    },
-                )
-            })
-            .await?;
-        *lock(&state.session) = session;
+        self.patch_session(
+            state,
+            mia_store::SessionPatch {
+                status: Some(status),
+                ..Default::default()
+            },
+        )
+        .await?;
         Ok(())
     }
 

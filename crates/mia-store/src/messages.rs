@@ -35,25 +35,8 @@ impl SessionDb {
             .map_err(|e| StoreError::InvalidInput(format!("message metadata: {e}")))?;
         let now = now_ms();
         let id = new.id.unwrap_or_default();
-        let mut parts = Vec::with_capacity(new.parts.len());
-        let mut encoded = Vec::with_capacity(new.parts.len());
-        for (index, content) in new.parts.into_iter().enumerate() {
-            let json = content
-                .to_stored_json()
-                .map_err(|e| StoreError::InvalidInput(format!("part {index}: {e}")))?;
-            encoded.push(json);
-            parts.push(Part {
-                id: PartId::new(),
-                message_id: id,
-                index: u32::try_from(index)
-                    .map_err(|_| StoreError::InvalidInput("too many parts".into()))?,
-                created_at: now,
-                content,
-            });
-        }
-        let session_key = session_id.to_string();
-        let id_key = id.to_string();
-        self.write(|tx| {
+        let (session_key, id_key) = (session_id.to_string(), id.to_string());
+        let parts = self.write(|tx| {
             let n = tx
                 .prepare_cached("UPDATE sessions SET updated_at = ?1 WHERE id = ?2")
                 .and_then(|mut s| s.execute(params![now, session_key]))
@@ -75,23 +58,7 @@ impl SessionDb {
                 ])
             })
             .map_err(|e| tx.err(e))?;
-            let mut stmt = tx
-                .prepare_cached(
-                    "INSERT INTO parts (id, message_id, type, content, \"index\", created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )
-                .map_err(|e| tx.err(e))?;
-            for (part, json) in parts.iter().zip(&encoded) {
-                stmt.execute(params![
-                    part.id.to_string(),
-                    id_key,
-                    part.content.kind(),
-                    json,
-                    part.index,
-                    now
-                ])
-                .map_err(|e| tx.err(e))?;
-            }
-            Ok(())
+            append_in(tx, session_id, &id, new.parts)
         })?;
         Ok(Message {
             id,
