@@ -251,7 +251,8 @@ impl PathContext {
         let root = fs::canonicalize(&root_spelled)
             .map_err(|e| PathError::ProjectRoot(project_root.to_path_buf(), e.to_string()))?;
         let case_insensitive = detect_case_insensitive(&root);
-        let home = home.map(|h| fs::canonicalize(&h).unwrap_or(h));
+        // Kept as given: `~/` in rule patterns expands to the same spelling, and
+        // the real form of a path (symlinks resolved) is matched as well.
         Ok(Self {
             root,
             root_spelled,

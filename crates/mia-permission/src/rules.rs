@@ -78,22 +78,35 @@ pub struct PathForm {
     /// Components of `rel` (or of `abs` when outside the project), precomputed.
     #[serde(skip)]
     components: Vec<String>,
+    /// Bit set of the (ASCII-lowercased) last bytes of the components: a quick
+    /// reject for suffix and literal component patterns.
+    #[serde(skip)]
+    last_bytes: u64,
+}
+
+fn byte_bit(b: u8) -> u64 {
+    1u64 << (b.to_ascii_lowercase() % 64)
 }
 
 impl PathForm {
     pub fn new(abs: String, rel: Option<String>, case_insensitive: bool) -> Self {
-        let components = rel
+        let components: Vec<String> = rel
             .as_deref()
             .unwrap_or(&abs)
             .split('/')
             .filter(|c| !c.is_empty())
             .map(str::to_string)
             .collect();
+        let last_bytes = components
+            .iter()
+            .filter_map(|c| c.as_bytes().last())
+            .fold(0u64, |m, b| m | byte_bit(*b));
         Self {
             abs,
             rel,
             case_insensitive,
             components,
+            last_bytes,
         }
     }
 }
@@ -325,7 +338,15 @@ impl PathPattern {
         match self.anchor {
             Anchor::Abs => m(&path.abs),
             Anchor::Rel => path.rel.as_deref().is_some_and(m),
-            Anchor::Component => path.components.iter().any(|c| m(c)),
+            Anchor::Component => {
+                if let Fast::Suffix(x) | Fast::Literal(x) = &self.fast
+                    && let Some(b) = x.as_bytes().last()
+                    && path.last_bytes & byte_bit(*b) == 0
+                {
+                    return false;
+                }
+                path.components.iter().any(|c| m(c))
+            }
         }
     }
 }
