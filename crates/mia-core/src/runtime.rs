@@ -1091,6 +1091,7 @@ impl Runtime {
         let (hash, files, unavailable) = match pending {
             Err(reason) => (None, Vec::new(), Some(reason)),
             Ok(pending) => {
+                let before = pending.before.clone();
                 let repo = state.snapshots.clone();
                 let record = tokio::task::spawn_blocking(move || {
                     let mut guard = lock(&repo);
@@ -1103,6 +1104,24 @@ impl Runtime {
                 match record {
                     Ok(record) => {
                         let out = (Some(record.before.clone()), record.changes.clone(), None);
+                        // The index undo/revert work from, across processes.
+                        let snapshot =
+                            new_snapshot(session_id, &before, mia_store::SnapshotKind::Step);
+                        let step = new_step(session_id, &record);
+                        let stored = self
+                            .inner
+                            .store
+                            .call(move |db| {
+                                db.add_snapshot(&snapshot)?;
+                                if let Some(step) = step {
+                                    db.add_snapshot_step(&step)?;
+                                }
+                                Ok(())
+                            })
+                            .await;
+                        if let Err(e) = stored {
+                            tracing::warn!(session = %session_id, error = %e, "could not index a snapshot step");
+                        }
                         lock(&state.steps).push(record);
                         out
                     }
@@ -1111,6 +1130,24 @@ impl Runtime {
             }
         };
         let files: Vec<FileChange> = files;
+        if let Some(reason) = &unavailable {
+            let row = mia_store::NewSnapshot {
+                session_id,
+                hash: String::new(),
+                message_id: None,
+                tool_call_id: Some(call_id.to_string()),
+                kind: mia_store::SnapshotKind::Step,
+                files: 0,
+                excluded: serde_json::Value::Array(Vec::new()),
+                excluded_total: 0,
+                mode: String::new(),
+                ms: 0,
+                unavailable: Some(reason.clone()),
+            };
+            if let Err(e) = self.inner.store.call(move |db| db.add_snapshot(&row)).await {
+                tracing::warn!(session = %session_id, error = %e, "could not index an unavailable snapshot");
+            }
+        }
         (
             PartContent::Snapshot {
                 hash: hash.clone().unwrap_or_default(),
@@ -1127,6 +1164,52 @@ impl Runtime {
             },
         )
     }
+}
+
+/// The store's row for a snapshot mia-snapshot took.
+fn new_snapshot(
+    session_id: SessionId,
+    snap: &mia_snapshot::Snapshot,
+    kind: mia_store::SnapshotKind,
+) -> mia_store::NewSnapshot {
+    mia_store::NewSnapshot {
+        session_id,
+        hash: snap.hash.clone(),
+        message_id: snap.message_id.clone(),
+        tool_call_id: snap.tool_call_id.clone(),
+        kind,
+        files: snap.files,
+        excluded: serde_json::to_value(&snap.excluded).unwrap_or_default(),
+        excluded_total: snap.excluded_total,
+        mode: serde_json::to_value(snap.mode)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+        ms: snap.ms,
+        unavailable: None,
+    }
+}
+
+/// The store's row for a finished step; `None` if the record cannot be encoded.
+fn new_step(
+    session_id: SessionId,
+    record: &mia_snapshot::StepRecord,
+) -> Option<mia_store::NewStep> {
+    let kind = match record.kind {
+        mia_snapshot::StepKind::Tool => "tool",
+        mia_snapshot::StepKind::Revert { .. } => "revert",
+        mia_snapshot::StepKind::Redo { .. } => "redo",
+    };
+    Some(mia_store::NewStep {
+        id: record.id.clone(),
+        session_id,
+        message_id: record.message_id.clone(),
+        tool_call_id: record.tool_call_id.clone(),
+        kind: kind.to_string(),
+        before_hash: record.before.clone(),
+        after_hash: record.after.clone(),
+        record: serde_json::to_value(record).ok()?,
+    })
 }
 
 struct DoomLoop;

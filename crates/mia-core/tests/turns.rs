@@ -270,6 +270,30 @@ async fn multi_step_build_turn(provider: &str) {
     );
     assert_eq!(messages[4].metadata.tokens.unwrap().input, 1000);
 
+    // The steps are indexed in the store for undo/revert (edit and bash).
+    let id = h.session.id;
+    let steps = h
+        .runtime
+        .store()
+        .call(move |db| db.snapshot_steps(&id))
+        .await
+        .unwrap();
+    assert_eq!(steps.len(), 2, "{steps:#?}");
+    assert_eq!(steps[0].step.kind, "tool");
+    assert_eq!(steps[0].step.record["changes"][0]["path"], "greet.txt");
+    let snaps = h
+        .runtime
+        .store()
+        .call(move |db| db.snapshots(&id))
+        .await
+        .unwrap();
+    assert_eq!(snaps.len(), 2);
+    assert!(
+        snaps
+            .iter()
+            .all(|s| s.snapshot.unavailable.is_none() && !s.snapshot.hash.is_empty())
+    );
+
     // Every request was valid for the provider, and the system prompt was sent.
     h.server.assert_no_violations();
     let requests = h.server.requests();
