@@ -75,6 +75,8 @@ struct SessionState {
     todos: Arc<Mutex<mia_tools::TodoList>>,
     snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
     steps: Mutex<Vec<mia_snapshot::StepRecord>>,
+    /// "Always for this project" rules granted during the running turn.
+    new_approvals: Mutex<Vec<PermissionRule>>,
     /// Was the last finished turn run by plan? (tell the model when build takes over)
     last_agent: Mutex<Option<String>>,
 }
@@ -258,6 +260,7 @@ impl Runtime {
             todos: Arc::default(),
             snapshots: Arc::new(Mutex::new(None)),
             steps: Mutex::new(Vec::new()),
+            new_approvals: Mutex::new(Vec::new()),
             last_agent: Mutex::new(None),
         });
         Ok(lock(&self.inner.sessions)
@@ -484,6 +487,21 @@ impl Runtime {
             extra_env: Vec::new(),
         };
 
+        // "Always for this project" approvals and workspace trust (persisted).
+        let project_key = path_ctx.root.display().to_string();
+        let (approvals, trusted) = {
+            let key = project_key.clone();
+            self.inner
+                .store
+                .call(move |db| {
+                    Ok((
+                        db.project_approval_rules(&key)?,
+                        db.is_workspace_trusted(&key)?,
+                    ))
+                })
+                .await?
+        };
+        let mut approvals = approvals;
         let mut policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)> = None;
         let mut recent_calls: Vec<(String, String)> = Vec::new();
         let mut step = 0u32;
@@ -508,6 +526,12 @@ impl Runtime {
             let mut session_rules: Vec<PermissionRule> =
                 lock(&state.session_rules).rules().to_vec();
             session_rules.extend(opts.allow.iter().cloned());
+            let approvals_now = lock(&state.new_approvals).clone();
+            if !approvals_now.is_empty() {
+                approvals.extend(approvals_now);
+                lock(&state.new_approvals).clear();
+                policy_cache = None;
+            }
             if policy_cache
                 .as_ref()
                 .is_none_or(|(rules, _)| *rules != session_rules)
@@ -516,8 +540,8 @@ impl Runtime {
                     &config,
                     &agent_name,
                     session_rules.clone(),
-                    Vec::new(),
-                    false,
+                    approvals.clone(),
+                    trusted,
                     Some(home.display().to_string()),
                 );
                 policy_cache = Some((session_rules, permissions::compile(&input)));
@@ -907,6 +931,7 @@ impl Runtime {
                 .map(|t| checker.check(&permissions::request_for(&plan.permission, t)))
                 .collect()
         };
+        self.audit(session_id, agent, &decisions).await;
         decisions.sort_by_key(|d| std::cmp::Reverse(d.decision));
         let Some(decision) = decisions.into_iter().next() else {
             return Ok(None);
@@ -983,7 +1008,16 @@ impl Runtime {
                 }
             };
             lock(&state.session_rules).add(&outcome.session_rules);
-            // Project approvals are persisted by the store (see mia-store permissions).
+            if !outcome.project_rules.is_empty() {
+                let rules = outcome.project_rules.clone();
+                let project = state.directory.display().to_string();
+                let session = session_id.to_string();
+                self.inner
+                    .store
+                    .call(move |db| db.add_project_approvals(&project, &rules, Some(&session)))
+                    .await?;
+                lock(&state.new_approvals).extend(outcome.project_rules.iter().cloned());
+            }
             self.emit(Event::PermissionResolved {
                 session_id,
                 request_id,
@@ -1078,6 +1112,45 @@ impl Runtime {
         })
         .await
         .map_err(|e| e.to_string())?
+    }
+
+    /// Every check is an audit record: a tracing event (deny/ask at warn,
+    /// allow at debug) and a row in the store.
+    async fn audit(
+        &self,
+        session_id: SessionId,
+        agent: &str,
+        decisions: &[mia_permission::Decision],
+    ) {
+        let now = mia_protocol::now_ms();
+        let session = session_id.to_string();
+        let rows: Vec<mia_store::PermissionAudit> = decisions
+            .iter()
+            .map(|d| {
+                let r = mia_permission::AuditRecord::new(d, agent, Some(&session), now);
+                r.emit();
+                mia_store::PermissionAudit {
+                    timestamp_ms: r.timestamp_ms,
+                    session: r.session,
+                    agent: r.agent,
+                    permission: r.permission,
+                    target: r.target,
+                    matched_rule: r.matched_rule,
+                    layer: r.layer,
+                    source: r.source,
+                    decision: r.decision,
+                    reason: r.reason,
+                }
+            })
+            .collect();
+        if let Err(e) = self
+            .inner
+            .store
+            .call(move |db| db.record_permission_checks(&rows))
+            .await
+        {
+            tracing::warn!(session = %session_id, error = %e, "could not store permission audit rows");
+        }
     }
 
     /// Snapshot after the tool ran; the part to store and the Event to emit.

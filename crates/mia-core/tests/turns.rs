@@ -697,3 +697,103 @@ async fn unifier_commentary_is_requested_and_stored_apart() {
         matches!(parts[2], PartContent::Commentary { perspective, text } if perspective == "miette" && text == "A quiet moment in the code.")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_for_this_project_is_persisted_and_checks_are_audited() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "first"}), "call_1", "bash", json!({"command": "touch one.txt"})),
+        {"match": {"has_tool_result": "call_1"}, "response": {"events": [{"text": "one"}]}},
+        tool_step(json!({"last_message_contains": "second"}), "call_2", "bash", json!({"command": "touch two.txt"})),
+        {"match": {"has_tool_result": "call_2"}, "response": {"events": [{"text": "two"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"permissions": [{"permission": "bash", "action": "ask"}]}),
+        true,
+        "build",
+    )
+    .await;
+    h.send("first").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Project,
+        })
+        .await
+        .unwrap();
+    let (_, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+
+    // A new session in the same project is not asked again.
+    let OpResult::Session(other) = h
+        .runtime
+        .submit(Op::CreateSession {
+            directory: h.project.display().to_string(),
+            title: None,
+            agent: Some("build".into()),
+            model: Some("anthropic/claude-sonnet-4-5".into()),
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    h.runtime
+        .submit(Op::UserMessage {
+            session_id: other.id,
+            text: "second".into(),
+            agent: None,
+            model: None,
+        })
+        .await
+        .unwrap();
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionAsked { .. })),
+        "{events:#?}"
+    );
+    assert!(h.project.join("two.txt").exists());
+
+    let project = h.project.display().to_string();
+    let approvals = h
+        .runtime
+        .store()
+        .call(move |db| db.project_approvals(Some(&project)))
+        .await
+        .unwrap();
+    assert_eq!(approvals.len(), 1);
+    assert_eq!(approvals[0].rule.pattern.as_deref(), Some("touch *"));
+    let audit = h
+        .runtime
+        .store()
+        .call(|db| db.permission_audit(&mia_store::AuditQuery::default()))
+        .await
+        .unwrap();
+    assert_eq!(audit.len(), 2, "{audit:#?}");
+    assert!(
+        audit
+            .iter()
+            .any(|a| a.record.decision == mia_protocol::PermissionAction::Ask)
+    );
+    assert!(
+        audit.iter().any(
+            |a| a.record.decision == mia_protocol::PermissionAction::Allow
+                && a.record
+                    .layer
+                    .as_deref()
+                    .is_some_and(|l| l.contains("approval"))
+        ),
+        "{audit:#?}"
+    );
+}
