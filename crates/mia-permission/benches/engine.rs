@@ -67,6 +67,22 @@ fn main() {
         ..Default::default()
     });
     let total_rules = policy.rules().len();
+    if !std::env::var("MIA_BENCH_ONLY").is_ok_and(|v| v == "big") {
+        let input = PolicyInput {
+            agent: "plan".into(),
+            global: vec![RuleList::new(
+                "bench.json",
+                (0..50)
+                    .map(|i| rule(Deny, "read", &format!("dir{i}/**/*.key")))
+                    .collect(),
+            )],
+            home: Some("/home/bench".into()),
+            ..Default::default()
+        };
+        rate("policy compile (plan agent + 50 user rules)", 200, |_| {
+            black_box(Policy::compile(black_box(&input)));
+        });
+    }
     let form = PathForm::new(
         format!("{}/src/deep/er/file.rs", root.display()),
         Some("src/deep/er/file.rs".into()),

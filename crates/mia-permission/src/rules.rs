@@ -4,6 +4,8 @@
 
 use std::fmt;
 
+use std::sync::OnceLock;
+
 use globset::{Glob, GlobBuilder, GlobMatcher};
 use mia_protocol::{PermissionAction, PermissionRule};
 use serde::Serialize;
@@ -132,11 +134,35 @@ pub enum MatchInput<'a> {
     Text(&'a str),
 }
 
+/// A validated glob whose matcher (a regex) is only built when first needed:
+/// most patterns are decided by the fast paths, and compiling every regex up
+/// front made `Policy::compile` cost milliseconds.
+#[derive(Debug, Clone)]
+struct LazyGlob {
+    glob: Glob,
+    matcher: OnceLock<GlobMatcher>,
+}
+
+impl LazyGlob {
+    fn new(glob: Glob) -> Self {
+        Self {
+            glob,
+            matcher: OnceLock::new(),
+        }
+    }
+
+    fn is_match(&self, s: &str) -> bool {
+        self.matcher
+            .get_or_init(|| self.glob.compile_matcher())
+            .is_match(s)
+    }
+}
+
 #[derive(Debug, Clone)]
 enum WordTok {
     Any,
     Lit(String),
-    Glob(GlobMatcher),
+    Glob(LazyGlob),
 }
 
 #[derive(Debug, Clone)]
@@ -156,7 +182,7 @@ impl WordPattern {
                     .backslash_escape(true)
                     .build()
                     .map_err(|e| format!("bad word pattern {t:?}: {e}"))?;
-                toks.push(WordTok::Glob(g.compile_matcher()));
+                toks.push(WordTok::Glob(LazyGlob::new(g)));
             } else {
                 toks.push(WordTok::Lit(t.to_string()));
             }
@@ -210,8 +236,8 @@ enum Anchor {
 struct PathPattern {
     anchor: Anchor,
     fast: Fast,
-    cs: GlobMatcher,
-    ci: GlobMatcher,
+    cs: LazyGlob,
+    ci: LazyGlob,
 }
 
 /// Shapes matched without the regex engine (same results as the glob).
@@ -316,7 +342,7 @@ impl PathPattern {
                 .backslash_escape(true)
                 .case_insensitive(ci)
                 .build()
-                .map(|g: Glob| g.compile_matcher())
+                .map(LazyGlob::new)
                 .map_err(|e| format!("bad glob {p:?}: {e}"))
         };
         Ok(Self {
@@ -362,14 +388,17 @@ enum Matcher {
     /// Pattern of a `bash` rule.
     Words(WordPattern),
     /// Pattern of a `fetch`/`web_fetch` rule: with `://` on the whole URL, else on the host.
-    Url { full: bool, g: GlobMatcher },
+    Url { full: bool, g: LazyGlob },
     /// Any other permission: path glob, plus word/text forms for non-path inputs.
     General {
         path: Box<PathPattern>,
-        text: GlobMatcher,
+        text: LazyGlob,
         words: WordPattern,
     },
 }
+
+/// Longest accepted pattern (keeps every glob's regex small).
+pub const MAX_PATTERN_LEN: usize = 4096;
 
 /// Built-in marker patterns understood only in built-in rulesets.
 pub(crate) const READ_ONLY_MARKER: &str = "<read-only command>";
@@ -430,6 +459,15 @@ impl CompiledRule {
         } else {
             None
         };
+        if rule
+            .pattern
+            .as_ref()
+            .is_some_and(|p| p.len() > MAX_PATTERN_LEN)
+        {
+            return Err(err(format!(
+                "pattern is longer than {MAX_PATTERN_LEN} characters; split it into several rules"
+            )));
+        }
         let matcher = match rule.pattern.as_deref() {
             None => Matcher::Any,
             Some(p) if p.trim().is_empty() => {
@@ -452,8 +490,8 @@ impl CompiledRule {
                 })
                 .literal_separator(false)
                 .build()
-                .map_err(|e| err(format!("bad URL pattern {p:?}: {e}")))?
-                .compile_matcher();
+                .map_err(|e| err(format!("bad URL pattern {p:?}: {e}")))?;
+                let g = LazyGlob::new(g);
                 Matcher::Url { full, g }
             }
             Some(p) => Matcher::General {
@@ -461,8 +499,8 @@ impl CompiledRule {
                 text: GlobBuilder::new(p)
                     .literal_separator(false)
                     .build()
-                    .map_err(|e| err(format!("bad glob {p:?}: {e}")))?
-                    .compile_matcher(),
+                    .map(LazyGlob::new)
+                    .map_err(|e| err(format!("bad glob {p:?}: {e}")))?,
                 words: WordPattern::compile(p).map_err(err)?,
             },
         };

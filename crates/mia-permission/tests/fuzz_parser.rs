@@ -90,7 +90,7 @@ fn parser_and_checker_survive_arbitrary_input() {
     let cases = std::env::var("MIA_FUZZ_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1500);
+        .unwrap_or(3000);
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,

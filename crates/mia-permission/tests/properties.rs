@@ -146,7 +146,7 @@ fn adding_a_deny_rule_never_relaxes() {
         0usize..4,
         0usize..6,
     );
-    runner(300)
+    runner(1000)
         .run(&strat, |(w, req, deny, layer, pos)| {
             let req: Request = common::request(&fx, req);
             let before = Checker::new(&w.policy(&fx), &ctx).check(&req).decision;
@@ -186,7 +186,7 @@ fn decision_is_the_same_for_every_spelling() {
         prop::sample::select(&["read", "write", "edit"][..]),
         prop::sample::select(TARGETS),
     );
-    runner(200)
+    runner(500)
         .run(&strat, |(w, perm, target)| {
             let policy = w.policy(&fx);
             let checker = Checker::new(&policy, &ctx);
@@ -276,7 +276,7 @@ fn parse_failure_never_allows() {
     });
     let checker = Checker::new(&policy, &ctx);
     let parse_errors = std::cell::Cell::new(0u32);
-    runner(600)
+    runner(1500)
         .run(&broken_command(), |cmd| {
             let parsed = bash::parse(&cmd);
             let failed = parsed
