@@ -320,6 +320,10 @@ impl Fast {
 impl PathPattern {
     fn compile(p: &str, home: Option<&str>) -> Result<Self, String> {
         let mut pat = p.nfc().collect::<String>();
+        // `dir/` means everything below `dir`.
+        if pat.len() > 1 && pat.ends_with('/') {
+            pat.push_str("**");
+        }
         let anchor = if let Some(rest) = pat.strip_prefix("~/") {
             let home = home.ok_or_else(|| {
                 "pattern starts with `~/` but no home directory is known".to_string()

@@ -466,6 +466,12 @@ fn cases() -> Vec<Case> {
             Ask,
             "variable expansion",
         ),
+        c("wrappers", dev(), "bash: sudo -- rm x", Deny, "rm"),
+        c("wrappers", dev(), "bash: env -- rm x", Deny, "rm"),
+        c("wrappers", dev(), "bash: timeout -- 5 rm x", Deny, "rm"),
+        c("wrappers", dev(), "bash: bash -c -- 'rm x'", Deny, "rm"),
+        c("wrappers", dev(), "bash: rm -- -rf", Deny, "rm"),
+        c("wrappers", dev(), "bash: git status -- ; rm x", Deny, "rm"),
         c(
             "wrappers",
             dev(),
@@ -573,6 +579,36 @@ fn cases() -> Vec<Case> {
             "/etc/**",
         ),
         c("paths", secrets("custom"), "glob {ROOT}", Allow, ""),
+        c(
+            "paths",
+            Setup {
+                project: &["deny read secrets/"],
+                ..build()
+            },
+            "read secrets/key.pem",
+            Deny,
+            "secrets/",
+        ),
+        c(
+            "paths",
+            Setup {
+                project: &["deny read ./src/**"],
+                ..build()
+            },
+            "read src/a.ts",
+            Deny,
+            "./src/**",
+        ),
+        c(
+            "paths",
+            Setup {
+                project: &["deny read **/prod.env"],
+                ..build()
+            },
+            "read config/prod.env",
+            Deny,
+            "**/prod.env",
+        ),
         // ---- symlinks
         c(
             "symlinks",
