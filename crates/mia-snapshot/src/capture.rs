@@ -376,10 +376,10 @@ impl SnapshotRepo {
         if item.stat.size > self.config.max_file_size {
             return Ok(Some(Content::TooLarge));
         }
-        if let Some(seed) = seed {
-            if seed.matches(&item.stat) {
-                return Ok(Some(Content::Stored(seed.oid)));
-            }
+        if let Some(seed) = seed
+            && seed.matches(&item.stat)
+        {
+            return Ok(Some(Content::Stored(seed.oid)));
         }
         let mut file = match std::fs::File::open(&item.abs) {
             Ok(f) => f,
@@ -595,16 +595,16 @@ impl SnapshotRepo {
                     let content = match hit {
                         Some(c) => Some(c),
                         None => {
-                            if n % 32 == 0 {
-                                if let Err(e) = budget.check("hashing changed files") {
-                                    // Keep what was hashed so the next capture resumes.
-                                    cache.tree = None;
-                                    cache.dirs.clear();
-                                    cache.scan_started = scan_started;
-                                    let _ = cache.save(&self.cache_path());
-                                    self.cache = Some(cache);
-                                    return Err(e);
-                                }
+                            if n.is_multiple_of(32)
+                                && let Err(e) = budget.check("hashing changed files")
+                            {
+                                // Keep what was hashed so the next capture resumes.
+                                cache.tree = None;
+                                cache.dirs.clear();
+                                cache.scan_started = scan_started;
+                                let _ = cache.save(&self.cache_path());
+                                self.cache = Some(cache);
+                                return Err(e);
                             }
                             let item = ScanItem {
                                 rel: f.rel.clone(),
@@ -732,13 +732,13 @@ impl SnapshotRepo {
             return None;
         }
         let cfg = project_repo.config().ok()?;
-        if let Ok(v) = cfg.get_string("core.autocrlf") {
-            if !matches!(
+        if let Ok(v) = cfg.get_string("core.autocrlf")
+            && !matches!(
                 v.to_ascii_lowercase().as_str(),
                 "false" | "no" | "off" | "0"
-            ) {
-                return None;
-            }
+            )
+        {
+            return None;
         }
         let index_path = project_repo.path().join("index");
         let index_mtime = std::fs::metadata(&index_path).ok()?.modified().ok()?;

@@ -205,13 +205,12 @@ pub(crate) fn diff_trees(
     collect_changes(repo, Some(a), Some(b), "", &mut changed)?;
     let mut out = Vec::new();
     for (path, (old, new)) in changed {
-        if let Some(f) = filter {
-            if !f
+        if let Some(f) = filter
+            && !f
                 .iter()
                 .any(|p| path == *p || path.starts_with(&format!("{p}/")))
-            {
-                continue;
-            }
+        {
+            continue;
         }
         // A file that became a symlink (or back) is a deletion plus an
         // addition, as git shows it.
@@ -234,7 +233,7 @@ fn collect_changes(
     prefix: &str,
     out: &mut BTreeMap<String, (Side, Side)>,
 ) -> Result<(), git2::Error> {
-    let mut entries: BTreeMap<Vec<u8>, (Option<(u32, Oid)>, Option<(u32, Oid)>)> = BTreeMap::new();
+    let mut entries: BTreeMap<Vec<u8>, (Side, Side)> = BTreeMap::new();
     if let Some(a) = a {
         for e in a.iter() {
             entries.entry(e.name_bytes().to_vec()).or_default().0 =
@@ -436,7 +435,7 @@ fn quote_path(prefix: &str, path: &str) -> String {
             0x08 => out.push_str("\\b"),
             0x0b => out.push_str("\\v"),
             0x0c => out.push_str("\\f"),
-            b if b < 0x20 || b >= 0x7f => out.push_str(&format!("\\{b:03o}")),
+            b if !(0x20..0x7f).contains(&b) => out.push_str(&format!("\\{b:03o}")),
             b => out.push(b as char),
         }
     }

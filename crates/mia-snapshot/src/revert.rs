@@ -843,10 +843,10 @@ fn write_entry(project: &Path, rel: &str, mode: u32, content: &[u8]) -> Result<(
     if let Some(parent) = abs.parent() {
         std::fs::create_dir_all(parent).map_err(SnapshotError::io("creating", parent))?;
     }
-    if let Ok(m) = std::fs::symlink_metadata(&abs) {
-        if m.is_dir() {
-            std::fs::remove_dir(&abs).map_err(SnapshotError::io("removing the directory", &abs))?;
-        }
+    if let Ok(m) = std::fs::symlink_metadata(&abs)
+        && m.is_dir()
+    {
+        std::fs::remove_dir(&abs).map_err(SnapshotError::io("removing the directory", &abs))?;
     }
     let name = abs
         .file_name()

@@ -113,10 +113,10 @@ fn root_ignores(root: &Path) -> Ignores {
     if info.is_file() {
         let mut b = GitignoreBuilder::new(root);
         let _ = b.add(&info);
-        if let Ok(gi) = b.build() {
-            if !gi.is_empty() {
-                v.push((Arc::new(gi), Vec::new()));
-            }
+        if let Ok(gi) = b.build()
+            && !gi.is_empty()
+        {
+            v.push((Arc::new(gi), Vec::new()));
         }
     }
     Ignores(v)
@@ -236,10 +236,10 @@ fn process(
     {
         let mut b = GitignoreBuilder::new(&job.abs);
         let _ = b.add(job.abs.join(".gitignore"));
-        if let Ok(gi) = b.build() {
-            if !gi.is_empty() {
-                ignores.0.push((Arc::new(gi), job.rel.clone()));
-            }
+        if let Ok(gi) = b.build()
+            && !gi.is_empty()
+        {
+            ignores.0.push((Arc::new(gi), job.rel.clone()));
         }
     }
     let is_root = job.rel.is_empty();

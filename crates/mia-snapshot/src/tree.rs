@@ -96,11 +96,9 @@ impl Build<'_, '_> {
                 any_dirty |= changed;
             }
         }
-        if !any_dirty {
-            if let Some(oid) = self.known.get(rel) {
-                self.visited.push(rel.to_vec());
-                return Ok(Some((*oid, false)));
-            }
+        if !any_dirty && let Some(oid) = self.known.get(rel) {
+            self.visited.push(rel.to_vec());
+            return Ok(Some((*oid, false)));
         }
         let mut entries: Vec<(&[u8], u32, Oid)> = Vec::with_capacity(d.files.len() + subs.len());
         for f in &d.files {

@@ -247,10 +247,10 @@ fn process_events(
                     }
                     for p in &ev.paths {
                         if *p == marker {
-                            if let Ok(text) = std::fs::read_to_string(&marker) {
-                                if let Ok(n) = text.trim().parse::<u64>() {
-                                    st.sync_seen = st.sync_seen.max(n);
-                                }
+                            if let Ok(text) = std::fs::read_to_string(&marker)
+                                && let Ok(n) = text.trim().parse::<u64>()
+                            {
+                                st.sync_seen = st.sync_seen.max(n);
                             }
                             continue;
                         }
@@ -274,39 +274,25 @@ fn process_events(
             }
             cv.notify_all();
         }
-        if !new_dirs.is_empty() {
-            if let Ok(mut w) = watcher.lock() {
-                for d in new_dirs {
-                    for sub in watched_dirs(root, &d, excluded) {
-                        let _ = w.watch(&sub, RecursiveMode::NonRecursive);
-                        // Files created before the watch was added.
-                        if let Ok(rd) = std::fs::read_dir(&sub) {
-                            if let Ok(mut st) = lock.lock() {
-                                for e in rd.flatten() {
-                                    if let Ok(rel) = e.path().strip_prefix(root) {
-                                        st.changed.insert(rel.to_string_lossy().replace('\\', "/"));
-                                    }
-                                }
+        if !new_dirs.is_empty()
+            && let Ok(mut w) = watcher.lock()
+        {
+            for d in new_dirs {
+                for sub in watched_dirs(root, &d, excluded) {
+                    let _ = w.watch(&sub, RecursiveMode::NonRecursive);
+                    // Files created before the watch was added.
+                    if let Ok(rd) = std::fs::read_dir(&sub)
+                        && let Ok(mut st) = lock.lock()
+                    {
+                        for e in rd.flatten() {
+                            if let Ok(rel) = e.path().strip_prefix(root) {
+                                st.changed.insert(rel.to_string_lossy().replace('\\', "/"));
                             }
                         }
                     }
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn skips_internal_and_excluded_dirs() {
-        let ex = vec!["node_modules".to_string()];
-        assert!(is_skipped(".git/index", &ex));
-        assert!(is_skipped(".mia-code/snapshots/x", &ex));
-        assert!(is_skipped("web/node_modules/a.js", &ex));
-        assert!(!is_skipped("src/main.rs", &ex));
     }
 }
 
@@ -330,5 +316,19 @@ impl crate::SnapshotRepo {
                 self.capture(ctx, None)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_internal_and_excluded_dirs() {
+        let ex = vec!["node_modules".to_string()];
+        assert!(is_skipped(".git/index", &ex));
+        assert!(is_skipped(".mia-code/snapshots/x", &ex));
+        assert!(is_skipped("web/node_modules/a.js", &ex));
+        assert!(!is_skipped("src/main.rs", &ex));
     }
 }

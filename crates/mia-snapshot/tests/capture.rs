@@ -131,11 +131,11 @@ fn refuses_home_and_root() {
         matches!(err, SnapshotError::UnsafeProjectRoot { .. }),
         "{err}"
     );
-    if let Some(home) = std::env::var_os("HOME") {
-        if std::path::Path::new(&home).is_dir() {
-            let err = SnapshotRepo::open(&home, SnapshotConfig::default()).unwrap_err();
-            assert!(err.to_string().contains("home directory"), "{err}");
-        }
+    if let Some(home) = std::env::var_os("HOME")
+        && std::path::Path::new(&home).is_dir()
+    {
+        let err = SnapshotRepo::open(&home, SnapshotConfig::default()).unwrap_err();
+        assert!(err.to_string().contains("home directory"), "{err}");
     }
 }
 

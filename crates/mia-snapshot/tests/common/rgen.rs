@@ -133,7 +133,7 @@ pub fn mutate_tree(rng: &mut Rng, before: &Tree) -> Tree {
                     body: body.clone(),
                     exec: !exec,
                 }),
-                3 | 4 | 5 | 6 => Some(Node::File {
+                3..=6 => Some(Node::File {
                     body: edit_body(rng, body),
                     exec: *exec,
                 }),
