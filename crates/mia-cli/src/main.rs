@@ -29,6 +29,12 @@ enum Command {
     /// Show the effective configuration or its JSON Schema.
     #[command(subcommand)]
     Config(cmd::config::ConfigCommand),
+    /// Undo the session's last file-changing step.
+    Undo(cmd::history::HistoryArgs),
+    /// Redo the session's last undo or revert.
+    Redo(cmd::history::HistoryArgs),
+    /// Restore the files as they were before a message's first change.
+    Revert(cmd::history::RevertArgs),
     /// Run one turn headless: send a message, stream the answer, exit.
     Run(cmd::run::RunArgs),
     /// Serve the runtime over HTTP + SSE (loopback, bearer token) for the browser UI and scripts.
@@ -48,6 +54,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sessions(c) => cmd::sessions::run(c),
         Command::Config(c) => cmd::config::run(c),
+        Command::Undo(a) => cmd::history::run(cmd::history::Which::Undo(a)),
+        Command::Redo(a) => cmd::history::run(cmd::history::Which::Redo(a)),
+        Command::Revert(a) => cmd::history::run(cmd::history::Which::Revert(a)),
         Command::Run(a) => cmd::run::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),

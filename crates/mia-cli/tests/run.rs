@@ -105,6 +105,33 @@ async fn json_events_and_a_written_file() {
     let sessions: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(sessions[0]["title"], "create hello.txt");
     assert_eq!(sessions[0]["message_count"], 3);
+
+    // Undo from the shell removes the created file; redo brings it back.
+    let id = sessions[0]["id"].as_str().unwrap().to_string();
+    let out = env.cmd().args(["undo", "--session", &id]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("hello.txt: removed (was created)"), "{text}");
+    assert!(!env.project.join("hello.txt").exists());
+    let out = env
+        .cmd()
+        .args(["undo", "--session", &id, "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "nothing left to undo: {out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no file-modifying step"));
+    let out = env
+        .cmd()
+        .args(["redo", "--session", &id, "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["applied"], true);
+    assert_eq!(
+        std::fs::read_to_string(env.project.join("hello.txt")).unwrap(),
+        "hi\n"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

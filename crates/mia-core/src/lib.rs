@@ -14,6 +14,7 @@ pub mod permissions;
 pub mod prompt;
 mod runtime;
 mod store;
+mod undo;
 pub mod unifier;
 
 pub use error::CoreError;

@@ -62,18 +62,19 @@ impl RuntimeOptions {
 pub enum OpResult {
     Done,
     Session(Session),
+    Reverted(mia_protocol::RevertSummary),
 }
 
 /// Per-session state shared by the actor's ops and the running turn.
-struct SessionState {
-    session: Mutex<Session>,
-    directory: PathBuf,
+pub(crate) struct SessionState {
+    pub(crate) session: Mutex<Session>,
+    pub(crate) directory: PathBuf,
     session_rules: Mutex<SessionRules>,
     pending: Mutex<HashMap<String, oneshot::Sender<PermissionReplyKind>>>,
-    running: Mutex<Option<CancellationToken>>,
+    pub(crate) running: Mutex<Option<CancellationToken>>,
     queued_agent: Mutex<Option<String>>,
     todos: Arc<Mutex<mia_tools::TodoList>>,
-    snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
+    pub(crate) snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
     steps: Mutex<Vec<mia_snapshot::StepRecord>>,
     /// "Always for this project" rules granted during the running turn.
     new_approvals: Mutex<Vec<PermissionRule>>,
@@ -95,7 +96,7 @@ pub struct Runtime {
     inner: Arc<Inner>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -206,6 +207,22 @@ impl Runtime {
                 }
                 Ok(OpResult::Done)
             }
+            Op::Undo { session_id, force } => self
+                .revert(session_id, crate::undo::Action::Undo, force)
+                .await
+                .map(OpResult::Reverted),
+            Op::Revert {
+                session_id,
+                message_id,
+                force,
+            } => self
+                .revert(session_id, crate::undo::Action::Revert(message_id), force)
+                .await
+                .map(OpResult::Reverted),
+            Op::Redo { session_id, force } => self
+                .revert(session_id, crate::undo::Action::Redo, force)
+                .await
+                .map(OpResult::Reverted),
             Op::SwitchAgent { session_id, agent } => {
                 let state = self.state(session_id).await?;
                 let config = Config::load(&self.inner.opts.paths, Some(&state.directory))?;
@@ -241,11 +258,11 @@ impl Runtime {
         }
     }
 
-    fn emit(&self, event: Event) {
+    pub(crate) fn emit(&self, event: Event) {
         let _ = self.inner.events.send(event);
     }
 
-    async fn state(&self, id: SessionId) -> Result<Arc<SessionState>, CoreError> {
+    pub(crate) async fn state(&self, id: SessionId) -> Result<Arc<SessionState>, CoreError> {
         if let Some(s) = lock(&self.inner.sessions).get(&id) {
             return Ok(s.clone());
         }
@@ -1240,7 +1257,7 @@ impl Runtime {
 }
 
 /// The store's row for a snapshot mia-snapshot took.
-fn new_snapshot(
+pub(crate) fn new_snapshot(
     session_id: SessionId,
     snap: &mia_snapshot::Snapshot,
     kind: mia_store::SnapshotKind,
@@ -1264,7 +1281,7 @@ fn new_snapshot(
 }
 
 /// The store's row for a finished step; `None` if the record cannot be encoded.
-fn new_step(
+pub(crate) fn new_step(
     session_id: SessionId,
     record: &mia_snapshot::StepRecord,
 ) -> Option<mia_store::NewStep> {

@@ -797,3 +797,105 @@ async fn always_for_this_project_is_persisted_and_checks_are_audited() {
         "{audit:#?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_after_an_edit_restores_the_file_and_redo_brings_it_back() {
+    let mut h = harness("anthropic", build_scenario(), json!({}), false, "build").await;
+    h.send("Please fix the greeting").await;
+    let (_, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    assert_eq!(h.read("greet.txt"), "hello world\n");
+
+    let OpResult::Reverted(summary) = h
+        .runtime
+        .submit(Op::Undo {
+            session_id: h.session.id,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(summary.applied, "{summary:?}");
+    assert_eq!(summary.restored, vec!["greet.txt".to_string()]);
+    assert_eq!(h.read("greet.txt"), "hello\n", "the edit was undone");
+    let messages = h.messages().await;
+    let last = messages.last().unwrap();
+    assert_eq!(last.message_type, mia_protocol::MessageType::Revert);
+    assert!(last.parts.iter().any(|p| p.content.kind() == "revert"));
+
+    // Nothing else to undo: the bash step changed nothing.
+    let err = h
+        .runtime
+        .submit(Op::Undo {
+            session_id: h.session.id,
+            force: false,
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("no file-modifying step"), "{err}");
+
+    let OpResult::Reverted(redo) = h
+        .runtime
+        .submit(Op::Redo {
+            session_id: h.session.id,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(redo.applied, "{redo:?}");
+    assert_eq!(h.read("greet.txt"), "hello world\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_refuses_to_overwrite_outside_changes_unless_forced() {
+    let mut h = harness("openai", build_scenario(), json!({}), false, "build").await;
+    h.send("Please fix the greeting").await;
+    let (_, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    std::fs::write(h.project.join("greet.txt"), "edited by hand\n").unwrap();
+    let OpResult::Reverted(s) = h
+        .runtime
+        .submit(Op::Undo {
+            session_id: h.session.id,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(!s.applied);
+    assert_eq!(s.conflicts.len(), 1);
+    assert!(s.conflicts[0].reason.contains("outside"), "{s:?}");
+    assert_eq!(
+        h.read("greet.txt"),
+        "edited by hand\n",
+        "nothing overwritten"
+    );
+    let OpResult::Reverted(s) = h
+        .runtime
+        .submit(Op::Undo {
+            session_id: h.session.id,
+            force: true,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(s.applied);
+    assert_eq!(h.read("greet.txt"), "hello\n");
+    let backup = s.conflicts[0]
+        .backup
+        .clone()
+        .expect("the hand edit was kept");
+    assert_eq!(
+        std::fs::read_to_string(h.project.join(backup)).unwrap(),
+        "edited by hand\n"
+    );
+}

@@ -45,6 +45,47 @@ pub enum Op {
         session_id: SessionId,
         agent: String,
     },
+    /// Undo the session's last file-changing step.
+    Undo {
+        session_id: SessionId,
+        /// Overwrite files changed outside mia-code since (their content is kept as a backup).
+        #[serde(default)]
+        force: bool,
+    },
+    /// Restore the state before `message_id`'s first change (cumulative).
+    Revert {
+        session_id: SessionId,
+        message_id: MessageId,
+        #[serde(default)]
+        force: bool,
+    },
+    /// Undo the most recent undo/revert.
+    Redo {
+        session_id: SessionId,
+        #[serde(default)]
+        force: bool,
+    },
+}
+
+/// What an undo, revert or redo did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RevertSummary {
+    /// False when conflicts stopped it: nothing was changed.
+    pub applied: bool,
+    /// The spec 021 message (also appended to the session when applied).
+    pub message: String,
+    pub restored: Vec<String>,
+    pub removed: Vec<String>,
+    pub conflicts: Vec<RevertConflict>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RevertConflict {
+    pub path: String,
+    pub reason: String,
+    /// Where the current content was kept before a forced revert.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
 }
 
 /// How a person answered a permission ask.

@@ -10,7 +10,10 @@ mod message;
 mod permission;
 mod session;
 
-pub use event::{CommandSegment, Event, Op, PermissionReplyKind, PermissionRequest, TurnEnd};
+pub use event::{
+    CommandSegment, Event, Op, PermissionReplyKind, PermissionRequest, RevertConflict,
+    RevertSummary, TurnEnd,
+};
 pub use ids::{IdParseError, MessageId, PartId, SessionId, now_ms};
 pub use message::{
     CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType, NewMessage,

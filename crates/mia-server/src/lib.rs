@@ -58,6 +58,9 @@ pub fn router(runtime: Runtime, token: String, loopback_only: bool) -> Router {
         )
         .route("/api/sessions/{id}/cancel", post(cancel))
         .route("/api/sessions/{id}/agent", post(switch_agent))
+        .route("/api/sessions/{id}/undo", post(undo))
+        .route("/api/sessions/{id}/redo", post(redo))
+        .route("/api/sessions/{id}/revert", post(revert))
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
@@ -216,6 +219,7 @@ async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) ->
     };
     match s.runtime.submit(op).await {
         Ok(OpResult::Session(session)) => (StatusCode::CREATED, Json(session)).into_response(),
+        Ok(OpResult::Reverted(summary)) => Json(summary).into_response(),
         Ok(OpResult::Done) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => core_error(e),
     }
@@ -246,6 +250,11 @@ async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Respo
 async fn submit(s: &AppState, op: Op) -> Response {
     match s.runtime.submit(op).await {
         Ok(OpResult::Session(session)) => Json(session).into_response(),
+        // A revert stopped by conflicts changed nothing: 409 with the details.
+        Ok(OpResult::Reverted(summary)) if !summary.applied => {
+            (StatusCode::CONFLICT, Json(summary)).into_response()
+        }
+        Ok(OpResult::Reverted(summary)) => Json(summary).into_response(),
         Ok(OpResult::Done) => (StatusCode::ACCEPTED, Json(json!({ "ok": true }))).into_response(),
         Err(e) => core_error(e),
     }
@@ -336,6 +345,67 @@ async fn switch_agent(
         }
         Err(r) => r,
     }
+}
+
+#[derive(Deserialize, Default)]
+struct ForceBody {
+    #[serde(default)]
+    force: bool,
+}
+
+async fn undo(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: Option<Json<ForceBody>>,
+) -> Response {
+    let force = body.map(|b| b.force).unwrap_or_default();
+    match parse_id(&id) {
+        Ok(session_id) => submit(&s, Op::Undo { session_id, force }).await,
+        Err(r) => r,
+    }
+}
+
+async fn redo(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    body: Option<Json<ForceBody>>,
+) -> Response {
+    let force = body.map(|b| b.force).unwrap_or_default();
+    match parse_id(&id) {
+        Ok(session_id) => submit(&s, Op::Redo { session_id, force }).await,
+        Err(r) => r,
+    }
+}
+
+#[derive(Deserialize)]
+struct RevertBody {
+    message_id: String,
+    #[serde(default)]
+    force: bool,
+}
+
+async fn revert(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(b): Json<RevertBody>,
+) -> Response {
+    let session_id = match parse_id(&id) {
+        Ok(id) => id,
+        Err(r) => return r,
+    };
+    let message_id = match b.message_id.parse() {
+        Ok(m) => m,
+        Err(e) => return error(StatusCode::BAD_REQUEST, format!("{e}")),
+    };
+    submit(
+        &s,
+        Op::Revert {
+            session_id,
+            message_id,
+            force: b.force,
+        },
+    )
+    .await
 }
 
 async fn any_op(State(s): State<AppState>, Json(op): Json<Op>) -> Response {

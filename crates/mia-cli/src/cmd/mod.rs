@@ -1,5 +1,6 @@
 pub mod config;
 pub mod doctor;
+pub mod history;
 pub mod run;
 pub mod serve;
 pub mod sessions;
