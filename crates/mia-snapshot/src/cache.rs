@@ -89,6 +89,8 @@ pub enum Content {
     Stored(Oid),
     Binary,
     TooLarge,
+    /// Could not be read (permissions, a race): retried next time, never cached.
+    Unreadable,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +179,10 @@ impl StatCache {
                     out.push(2);
                     out.extend_from_slice(&[0u8; 20]);
                 }
+                Content::Unreadable => {
+                    out.push(3);
+                    out.extend_from_slice(&[0u8; 20]);
+                }
             }
         }
         for (path, oid) in &self.dirs {
@@ -221,6 +227,7 @@ impl StatCache {
                 0 => Content::Stored(Oid::from_bytes(oid).ok()?),
                 1 => Content::Binary,
                 2 => Content::TooLarge,
+                3 => Content::Unreadable,
                 _ => return None,
             };
             files.insert(path, CacheEntry { stat, content });

@@ -364,7 +364,7 @@ impl SnapshotRepo {
             let target = match std::fs::read_link(&item.abs) {
                 Ok(t) => t,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(SnapshotError::io("reading the symlink", &item.abs)(e)),
+                Err(_) => return Ok(Some(Content::Unreadable)),
             };
             let bytes = rel_bytes(&target);
             let oid = self.repo.blob(&bytes).map_err(self.git_err())?;
@@ -384,11 +384,14 @@ impl SnapshotRepo {
         let mut file = match std::fs::File::open(&item.abs) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(SnapshotError::io("reading", &item.abs)(e)),
+            // Permission denied, a directory swapped in mid-scan, ...: noted,
+            // not fatal for the whole capture.
+            Err(_) => return Ok(Some(Content::Unreadable)),
         };
         let mut bytes = Vec::with_capacity(usize::try_from(item.stat.size).unwrap_or(0));
-        file.read_to_end(&mut bytes)
-            .map_err(SnapshotError::io("reading", &item.abs))?;
+        if file.read_to_end(&mut bytes).is_err() {
+            return Ok(Some(Content::Unreadable));
+        }
         if bytes.len() as u64 > self.config.max_file_size {
             return Ok(Some(Content::TooLarge));
         }
@@ -614,7 +617,7 @@ impl SnapshotRepo {
                             let s = seed.as_ref().and_then(|s| s.get(&f.rel));
                             let c = self.content_for(&item, s)?;
                             d.dirty = true;
-                            if let Some(c) = c {
+                            if let Some(c) = c.filter(|c| *c != Content::Unreadable) {
                                 cache.files.insert(
                                     f.rel.clone(),
                                     CacheEntry {
@@ -641,7 +644,12 @@ impl SnapshotRepo {
         let present: usize = out
             .dirs
             .values()
-            .map(|d| d.files.iter().filter(|f| f.hit.is_some()).count())
+            .map(|d| {
+                d.files
+                    .iter()
+                    .filter(|f| f.hit.is_some_and(|c| c != Content::Unreadable))
+                    .count()
+            })
             .sum();
         if cache.files.len() != present {
             let keep: std::collections::HashSet<&[u8]> = out
@@ -650,7 +658,7 @@ impl SnapshotRepo {
                 .flat_map(|d| {
                     d.files
                         .iter()
-                        .filter(|f| f.hit.is_some())
+                        .filter(|f| f.hit.is_some_and(|c| c != Content::Unreadable))
                         .map(|f| f.rel.as_slice())
                 })
                 .collect();
@@ -865,6 +873,7 @@ fn excluded_for(rel: &[u8], content: Content) -> ExcludedFile {
         path: String::from_utf8_lossy(rel).into_owned(),
         reason: match content {
             Content::TooLarge => ExcludeReason::TooLarge,
+            Content::Unreadable => ExcludeReason::Unreadable,
             _ => ExcludeReason::Binary,
         },
     }
