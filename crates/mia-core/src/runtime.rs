@@ -78,8 +78,6 @@ pub(crate) struct SessionState {
     steps: Mutex<Vec<mia_snapshot::StepRecord>>,
     /// "Always for this project" rules granted during the running turn.
     new_approvals: Mutex<Vec<PermissionRule>>,
-    /// Was the last finished turn run by plan? (tell the model when build takes over)
-    last_agent: Mutex<Option<String>>,
 }
 
 struct Inner {
@@ -121,6 +119,10 @@ impl Runtime {
 
     pub fn store(&self) -> &StoreHandle {
         &self.inner.store
+    }
+
+    pub fn options(&self) -> &RuntimeOptions {
+        &self.inner.opts
     }
 
     /// Apply an Op. Turns run in the background; their Events follow.
@@ -278,7 +280,6 @@ impl Runtime {
             snapshots: Arc::new(Mutex::new(None)),
             steps: Mutex::new(Vec::new()),
             new_approvals: Mutex::new(Vec::new()),
-            last_agent: Mutex::new(None),
         });
         Ok(lock(&self.inner.sessions)
             .entry(id)
@@ -444,15 +445,35 @@ impl Runtime {
             .parse()
             .map_err(|_| CoreError::BadModel(model_text.clone()))?;
 
-        // Tell the model when build takes over from plan (spec 014).
-        let previous = lock(&state.last_agent).clone();
-        let mut user_text = text;
+        // Tell the model when build takes over from plan (spec 014): compare
+        // with the agent of the previous user message, as stored.
+        let previous = self
+            .inner
+            .store
+            .call(move |db| {
+                db.get_messages(
+                    &session_id,
+                    &mia_store::MessageQuery {
+                        limit: Some(50),
+                        tail: true,
+                        ..Default::default()
+                    },
+                )
+            })
+            .await?
+            .into_iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .and_then(|m| m.metadata.agent);
+        let mut user_parts = vec![PartContent::text(text)];
         if previous.as_deref() == Some("plan") && agent_name != "plan" {
-            user_text = format!(
-                "[The user switched from plan mode to {agent_name} mode: you may now make changes.]\n\n{user_text}"
-            );
+            user_parts.push(PartContent::Text {
+                text: format!(
+                    "[The user switched from plan mode to {agent_name} mode: you may now make changes.]"
+                ),
+                synthetic: true,
+            });
         }
-        *lock(&state.last_agent) = Some(agent_name.clone());
 
         self.add_message(
             session_id,
@@ -463,7 +484,7 @@ impl Runtime {
                     model: Some(model.to_string()),
                     ..Default::default()
                 },
-                parts: vec![PartContent::text(user_text)],
+                parts: user_parts,
                 ..Default::default()
             },
         )
@@ -519,6 +540,7 @@ impl Runtime {
                 .await?
         };
         let mut approvals = approvals;
+        let snapshot_config = snapshot_config(&config);
         let mut policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)> = None;
         let mut recent_calls: Vec<(String, String)> = Vec::new();
         let mut step = 0u32;
@@ -845,6 +867,7 @@ impl Runtime {
                         &call,
                         &tool_ctx,
                         outcome.is_some(),
+                        snapshot_config.as_ref(),
                     )
                     .await?;
                 if let Some(end) = end {
@@ -929,6 +952,7 @@ impl Runtime {
         call: &mia_providers::ToolCall,
         ctx: &ToolContext,
         doom_loop: bool,
+        snapshot_config: Option<&mia_snapshot::SnapshotConfig>,
     ) -> Result<Option<TurnEnd>, CoreError> {
         let registry = &self.inner.tools;
         let plan = match registry.plan(&call.name, &call.input, ctx) {
@@ -1053,11 +1077,19 @@ impl Runtime {
         }
 
         // Snapshot what the call may change.
-        let pending = match &plan.modifies {
-            Some(paths) if paths.is_empty() => None,
-            modifies => Some(
-                self.begin_snapshot(state, session_id, message_id, &call.id, modifies.clone())
-                    .await,
+        let pending = match (&plan.modifies, snapshot_config) {
+            (Some(paths), _) if paths.is_empty() => None,
+            (_, None) => None,
+            (modifies, Some(cfg)) => Some(
+                self.begin_snapshot(
+                    state,
+                    session_id,
+                    message_id,
+                    &call.id,
+                    modifies.clone(),
+                    cfg.clone(),
+                )
+                .await,
             ),
         };
 
@@ -1107,7 +1139,19 @@ impl Runtime {
         message_id: MessageId,
         call_id: &str,
         paths: Option<Vec<PathBuf>>,
+        config: mia_snapshot::SnapshotConfig,
     ) -> Result<mia_snapshot::PendingStep, String> {
+        // A session's first change is preceded by its baseline snapshot
+        // (kept by retention for good), once per session across processes.
+        let needs_baseline = lock(&state.snapshots).is_none()
+            && !self
+                .inner
+                .store
+                .call(move |db| db.snapshots(&session_id))
+                .await
+                .map_err(|e| e.to_string())?
+                .iter()
+                .any(|s| s.snapshot.kind == mia_store::SnapshotKind::Baseline);
         let repo = state.snapshots.clone();
         let dir = state.directory.clone();
         let ctx = mia_snapshot::CaptureContext {
@@ -1115,20 +1159,44 @@ impl Runtime {
             message_id: Some(message_id.to_string()),
             tool_call_id: Some(call_id.to_string()),
         };
-        tokio::task::spawn_blocking(move || {
+        let (pending, baseline) = tokio::task::spawn_blocking(move || {
             let mut guard = lock(&repo);
             if guard.is_none() {
                 *guard = Some(
-                    mia_snapshot::SnapshotRepo::open(&dir, mia_snapshot::SnapshotConfig::default())
-                        .map_err(|e| e.to_string())?,
+                    mia_snapshot::SnapshotRepo::open(&dir, config).map_err(|e| e.to_string())?,
                 );
             }
             let repo = guard.as_mut().ok_or("snapshot repository unavailable")?;
-            repo.begin_step(ctx, paths.as_deref())
-                .map_err(|e| e.to_string())
+            let baseline = if needs_baseline {
+                let base_ctx = mia_snapshot::CaptureContext {
+                    session_id: ctx.session_id.clone(),
+                    message_id: None,
+                    tool_call_id: None,
+                };
+                match repo.capture(&base_ctx, None) {
+                    Ok(snap) => Some(snap),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "baseline snapshot unavailable");
+                        None
+                    }
+                }
+            } else {
+                None
+            };
+            let pending = repo
+                .begin_step(ctx, paths.as_deref())
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((pending, baseline))
         })
         .await
-        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())??;
+        if let Some(snap) = baseline {
+            let row = new_snapshot(session_id, &snap, mia_store::SnapshotKind::Baseline);
+            if let Err(e) = self.inner.store.call(move |db| db.add_snapshot(&row)).await {
+                tracing::warn!(session = %session_id, error = %e, "could not index the baseline snapshot");
+            }
+        }
+        Ok(pending)
     }
 
     /// Every check is an audit record: a tracing event (deny/ask at warn,
@@ -1254,6 +1322,36 @@ impl Runtime {
             },
         )
     }
+}
+
+/// The snapshot engine's settings from the `snapshot` config section;
+/// `None` when snapshots are turned off.
+pub(crate) fn snapshot_config(config: &Config) -> Option<mia_snapshot::SnapshotConfig> {
+    let section = config.merged.snapshot.clone().unwrap_or_default();
+    if section.enabled == Some(false) {
+        return None;
+    }
+    let mut out = mia_snapshot::SnapshotConfig::default();
+    if let Some(n) = section.max_file_size {
+        out.max_file_size = n;
+    }
+    if let Some(ms) = section.capture_budget_ms {
+        out.time_budget = std::time::Duration::from_millis(ms);
+    }
+    if let Some(n) = section.retention {
+        out.keep_per_session = n as usize;
+    }
+    // Plain directory names join the built-in excluded directories.
+    for pattern in section.exclude.iter().flatten() {
+        let name = pattern.trim_matches('/');
+        if !name.is_empty()
+            && !name.contains(['*', '?', '[', '/'])
+            && !out.excluded_dirs.iter().any(|d| d == name)
+        {
+            out.excluded_dirs.push(name.to_string());
+        }
+    }
+    Some(out)
 }
 
 /// The store's row for a snapshot mia-snapshot took.

@@ -41,13 +41,15 @@ impl Runtime {
             .map_err(|e| {
                 CoreError::Internal(format!("a stored snapshot step is unreadable: {e}"))
             })?;
+        let config = mia_config::Config::load(&self.options().paths, Some(&state.directory))?;
+        let snapshot_config = crate::runtime::snapshot_config(&config).unwrap_or_default();
         let repo = state.snapshots.clone();
         let dir = state.directory.clone();
         let outcome = tokio::task::spawn_blocking(move || {
             let mut guard = lock(&repo);
             if guard.is_none() {
                 *guard = Some(
-                    mia_snapshot::SnapshotRepo::open(&dir, mia_snapshot::SnapshotConfig::default())
+                    mia_snapshot::SnapshotRepo::open(&dir, snapshot_config)
                         .map_err(|e| e.to_string())?,
                 );
             }

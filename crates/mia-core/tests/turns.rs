@@ -287,7 +287,16 @@ async fn multi_step_build_turn(provider: &str) {
         .call(move |db| db.snapshots(&id))
         .await
         .unwrap();
-    assert_eq!(snaps.len(), 2);
+    let kinds: Vec<_> = snaps.iter().map(|s| s.snapshot.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            mia_store::SnapshotKind::Baseline,
+            mia_store::SnapshotKind::Step,
+            mia_store::SnapshotKind::Step
+        ],
+        "a baseline before the session's first change, then one per step"
+    );
     assert!(
         snaps
             .iter()
@@ -898,4 +907,21 @@ async fn undo_refuses_to_overwrite_outside_changes_unless_forced() {
         std::fs::read_to_string(h.project.join(backup)).unwrap(),
         "edited by hand\n"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_can_be_turned_off() {
+    let mut h = harness(
+        "anthropic",
+        build_scenario(),
+        json!({"snapshot": {"enabled": false}}),
+        false,
+        "build",
+    )
+    .await;
+    h.send("Please fix the greeting").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    assert!(!events.iter().any(|e| matches!(e, Event::Snapshot { .. })));
+    assert!(!h.project.join(".mia-code/snapshots").exists());
 }
