@@ -19,6 +19,10 @@ use crate::tree::{self, Change};
 
 /// Bytes inspected for a NUL to decide a file is binary (git uses 8000).
 const BINARY_SNIFF: usize = 8000;
+/// From this many files to hash in one scan on, objects go to one pack.
+const BULK_THRESHOLD: usize = 1000;
+/// Flush the in-memory pack at this size (bounds memory on huge trees).
+const BULK_FLUSH_BYTES: u64 = 256 * 1024 * 1024;
 
 /// One file or symlink found by a walk.
 #[derive(Debug)]
@@ -227,6 +231,7 @@ impl SnapshotRepo {
             rels.push(rel);
         }
         let base_tree = self.repo.find_tree(base).map_err(self.git_err())?;
+        let odb = self.repo.odb().map_err(self.git_err())?;
         let mut changes: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
         let mut excluded = Vec::new();
         for rel in rels {
@@ -257,7 +262,7 @@ impl SnapshotRepo {
                 let prefix = format!("{rel}/");
                 let mut seen = std::collections::HashSet::new();
                 for item in items {
-                    match self.content_for(&item, None)? {
+                    match self.content_for(&odb, &item, None)? {
                         Some(Content::Stored(oid)) => {
                             seen.insert(item.rel.clone());
                             changes.insert(
@@ -305,7 +310,7 @@ impl SnapshotRepo {
                 abs,
                 stat: StatInfo::from_metadata(&meta),
             };
-            match self.content_for(&item, None)? {
+            match self.content_for(&odb, &item, None)? {
                 Some(Content::Stored(oid)) => {
                     changes.insert(
                         item.rel,
@@ -357,6 +362,7 @@ impl SnapshotRepo {
     /// is left out. `None` when the file vanished while we looked.
     pub(crate) fn content_for(
         &self,
+        odb: &git2::Odb<'_>,
         item: &ScanItem,
         seed: Option<&SeedEntry>,
     ) -> Result<Option<Content>> {
@@ -367,7 +373,9 @@ impl SnapshotRepo {
                 Err(_) => return Ok(Some(Content::Unreadable)),
             };
             let bytes = rel_bytes(&target);
-            let oid = self.repo.blob(&bytes).map_err(self.git_err())?;
+            let oid = odb
+                .write(ObjectType::Blob, &bytes)
+                .map_err(self.git_err())?;
             return Ok(Some(Content::Stored(oid)));
         }
         if is_binary_name(&item.rel) {
@@ -398,7 +406,9 @@ impl SnapshotRepo {
         if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
             return Ok(Some(Content::Binary));
         }
-        let oid = self.repo.blob(&bytes).map_err(self.git_err())?;
+        let oid = odb
+            .write(ObjectType::Blob, &bytes)
+            .map_err(self.git_err())?;
         Ok(Some(Content::Stored(oid)))
     }
 
@@ -585,8 +595,59 @@ impl SnapshotRepo {
         let mut changes = 0usize;
         let mut total = 0usize;
         let mut n = 0usize;
+        // Many files to hash (a first snapshot, a big checkout): write the
+        // objects into memory and then as one pack instead of thousands of
+        // loose files.
+        let misses = out
+            .dirs
+            .values()
+            .map(|d| d.files.iter().filter(|f| f.hit.is_none()).count())
+            .sum::<usize>();
+        let bulk_repo = if misses >= BULK_THRESHOLD {
+            Some(git2::Repository::open_bare(&self.dir).map_err(self.git_err())?)
+        } else {
+            None
+        };
+        let bulk_odb = match &bulk_repo {
+            Some(r) => Some(r.odb().map_err(self.git_err())?),
+            None => None,
+        };
+        let mempack = match &bulk_odb {
+            Some(o) => Some(o.add_new_mempack_backend(1000).map_err(self.git_err())?),
+            None => None,
+        };
+        let main_odb = self.repo.odb().map_err(self.git_err())?;
+        let odb = bulk_odb.as_ref().unwrap_or(&main_odb);
+        let mut pending_bytes = 0u64;
+        let dir = self.dir.clone();
+        // Objects written to the in-memory backend, to be packed.
+        let written: std::cell::RefCell<Vec<Oid>> = std::cell::RefCell::default();
+        let flush = |pending: &mut u64| -> Result<()> {
+            let gerr = |source| SnapshotError::Git {
+                repo: dir.clone(),
+                source,
+            };
+            if let (Some(repo), Some(mp)) = (&bulk_repo, &mempack) {
+                let oids = std::mem::take(&mut *written.borrow_mut());
+                if !oids.is_empty() {
+                    let mut pb = repo.packbuilder().map_err(gerr)?;
+                    for oid in oids {
+                        pb.insert_object(oid, None).map_err(gerr)?;
+                    }
+                    let mut buf = git2::Buf::new();
+                    pb.write_buf(&mut buf).map_err(gerr)?;
+                    let mut pw = main_odb.packwriter().map_err(gerr)?;
+                    std::io::Write::write_all(&mut pw, &buf)
+                        .map_err(SnapshotError::io("writing a pack into", &dir))?;
+                    pw.commit().map_err(gerr)?;
+                    main_odb.refresh().map_err(gerr)?;
+                }
+                mp.reset().map_err(gerr)?;
+            }
+            *pending = 0;
+            Ok(())
+        };
         {
-            let odb = self.repo.odb().map_err(self.git_err())?;
             for d in out.dirs.values_mut() {
                 for f in &mut d.files {
                     n += 1;
@@ -602,6 +663,7 @@ impl SnapshotRepo {
                                 && let Err(e) = budget.check("hashing changed files")
                             {
                                 // Keep what was hashed so the next capture resumes.
+                                flush(&mut pending_bytes)?;
                                 cache.tree = None;
                                 cache.dirs.clear();
                                 cache.scan_started = scan_started;
@@ -615,8 +677,18 @@ impl SnapshotRepo {
                                 stat: f.stat,
                             };
                             let s = seed.as_ref().and_then(|s| s.get(&f.rel));
-                            let c = self.content_for(&item, s)?;
+                            let seeded = s.is_some_and(|s| s.matches(&f.stat));
+                            let c = self.content_for(odb, &item, s)?;
+                            if let (Some(Content::Stored(oid)), false, true) =
+                                (c, seeded, bulk_repo.is_some())
+                            {
+                                written.borrow_mut().push(oid);
+                            }
                             d.dirty = true;
+                            pending_bytes += f.stat.size;
+                            if pending_bytes > BULK_FLUSH_BYTES {
+                                flush(&mut pending_bytes)?;
+                            }
                             if let Some(c) = c.filter(|c| *c != Content::Unreadable) {
                                 cache.files.insert(
                                     f.rel.clone(),
@@ -682,9 +754,12 @@ impl SnapshotRepo {
         }
         let resolve_t = t2.elapsed();
         let t3 = Instant::now();
-        let (root, visited, changed_dirs) =
-            tree::build_scanned(&self.repo, &out.dirs, &cache.dirs, &dirty)
-                .map_err(self.git_err())?;
+        let (root, visited, changed_dirs, new_trees) =
+            tree::build_scanned(odb, &out.dirs, &cache.dirs, &dirty).map_err(self.git_err())?;
+        if bulk_repo.is_some() {
+            written.borrow_mut().extend(new_trees);
+        }
+        flush(&mut pending_bytes)?;
         if cache.tree != Some(root) {
             changes += 1;
         }

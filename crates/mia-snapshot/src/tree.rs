@@ -43,26 +43,30 @@ pub fn serialize_tree(entries: &mut [(&[u8], u32, Oid)]) -> Vec<u8> {
 /// is new.
 #[allow(clippy::type_complexity)]
 pub(crate) fn build_scanned(
-    repo: &Repository,
+    odb: &git2::Odb<'_>,
     dirs: &FastMap<Vec<u8>, DirScan>,
     known: &FastMap<Vec<u8>, Oid>,
     dirty: &HashSet<Vec<u8>>,
-) -> Result<(Oid, Vec<Vec<u8>>, Vec<(Vec<u8>, Oid)>), git2::Error> {
-    let odb = repo.odb()?;
+) -> Result<(Oid, Vec<Vec<u8>>, Vec<(Vec<u8>, Oid)>, Vec<Oid>), git2::Error> {
     let mut ctx = Build {
-        odb: &odb,
+        odb,
         dirs,
         known,
         dirty,
         visited: Vec::with_capacity(dirs.len()),
         changed: Vec::new(),
+        written: Vec::new(),
     };
     let root = ctx.dir(b"")?;
     let root = match root {
         Some((r, _)) => r,
-        None => odb.write(ObjectType::Tree, &[])?,
+        None => {
+            let oid = odb.write(ObjectType::Tree, &[])?;
+            ctx.written.push(oid);
+            oid
+        }
     };
-    Ok((root, ctx.visited, ctx.changed))
+    Ok((root, ctx.visited, ctx.changed, ctx.written))
 }
 
 struct Build<'a, 'r> {
@@ -72,6 +76,8 @@ struct Build<'a, 'r> {
     dirty: &'a HashSet<Vec<u8>>,
     visited: Vec<Vec<u8>>,
     changed: Vec<(Vec<u8>, Oid)>,
+    /// Trees written (not found in the object store).
+    written: Vec<Oid>,
 }
 
 impl Build<'_, '_> {
@@ -120,6 +126,7 @@ impl Build<'_, '_> {
         if changed {
             if !self.odb.exists(oid) {
                 self.odb.write(ObjectType::Tree, &body)?;
+                self.written.push(oid);
             }
             self.changed.push((rel.to_vec(), oid));
         }

@@ -247,3 +247,36 @@ fn fresh_processes_with_a_stale_cache_file_still_match_git() {
         assert_eq!(s.hash, reference_tree(&p.path()), "round {round}");
     }
 }
+
+#[test]
+fn bulk_first_snapshot_goes_to_a_pack_and_restores() {
+    let p = Project::new();
+    for i in 0..1500 {
+        p.write(&format!("d{}/f{i}.txt", i % 37), &format!("content {i}\n"));
+    }
+    let mut repo = p.repo();
+    let snap = repo.capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(snap.hash, reference_tree(&p.path()));
+    let packs: Vec<_> = std::fs::read_dir(repo.git_dir().join("objects/pack"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+        .collect();
+    assert_eq!(packs.len(), 1, "objects were written as one pack");
+    std::fs::remove_file(p.path().join("d5/f5.txt")).unwrap();
+    let out = repo
+        .restore(&snap.hash, Some(&[PathBuf::from("d5/f5.txt")]), false)
+        .unwrap();
+    assert!(out.applied);
+    assert_eq!(p.read("d5/f5.txt").as_deref(), Some("content 5\n"));
+    // git itself can read everything.
+    common::git(
+        repo.git_dir(),
+        &[
+            "--git-dir",
+            repo.git_dir().to_str().unwrap(),
+            "fsck",
+            "--no-dangling",
+        ],
+    );
+}
