@@ -117,6 +117,79 @@ fn main() {
         );
         println!("    ratio vs baseline: {:.2}x slower", base / evals);
         evals_per_s = evals;
+
+        // A realistic mix: suffix, prefix, literal, regex-only and absolute patterns.
+        let mixed: Vec<PermissionRule> = [
+            "*.pem",
+            "*.key",
+            "*.env",
+            "*.p12",
+            "*.sqlite",
+            "*.log",
+            "*.lock",
+            "*.bak",
+            "*.tmp",
+            "*.swp",
+            "secrets/**",
+            "vendor/**",
+            "dist/**",
+            "build/**",
+            "target/**",
+            "node_modules/**",
+            ".venv/**",
+            "coverage/**",
+            "tmp/**",
+            "out/**",
+            "id_rsa",
+            "credentials",
+            ".npmrc",
+            ".pypirc",
+            ".netrc",
+            "Dockerfile",
+            "Makefile",
+            "package-lock.json",
+            "yarn.lock",
+            "Cargo.lock",
+            "**/*.{pem,key}",
+            "src/**/generated_*.rs",
+            "docs/**/*.md",
+            "config/*.y?ml",
+            "**/test_*.py",
+            "[Ss]ecret*",
+            "*.min.*",
+            "**/.env.*",
+            "scripts/*.sh",
+            "migrations/[0-9]*",
+            "/etc/**",
+            "/var/**",
+            "~/.aws/**",
+            "~/.kube/**",
+            "~/.docker/**",
+            "/usr/**",
+            "/opt/**",
+            "~/.gnupg/**",
+            "/private/**",
+            "~/.config/gcloud/**",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| rule(if i % 2 == 0 { Deny } else { Ask }, "read", p))
+        .collect();
+        assert_eq!(mixed.len(), 50);
+        let mixed_policy = Policy::compile(&PolicyInput {
+            agent: "custom".into(),
+            global: vec![RuleList::new("mixed.json", mixed)],
+            home: Some("/home/bench".into()),
+            ..Default::default()
+        });
+        let mixed_evals = rate(
+            "path rule evaluation, realistic mixed 50 rules (incl. regex)",
+            1_000_000,
+            |_| {
+                black_box(mixed_policy.first_match("read", MatchInput::Path(black_box(&form))));
+            },
+        );
+        println!("    ratio vs baseline: {:.2}x slower", base / mixed_evals);
     }
     if std::env::var("MIA_BENCH_ONLY").is_ok_and(|v| v == "rules") {
         return;

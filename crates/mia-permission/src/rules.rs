@@ -84,6 +84,9 @@ pub struct PathForm {
     /// reject for suffix and literal component patterns.
     #[serde(skip)]
     last_bytes: u64,
+    /// Same for the second-to-last bytes.
+    #[serde(skip)]
+    second_last_bytes: u64,
 }
 
 fn byte_bit(b: u8) -> u64 {
@@ -103,12 +106,17 @@ impl PathForm {
             .iter()
             .filter_map(|c| c.as_bytes().last())
             .fold(0u64, |m, b| m | byte_bit(*b));
+        let second_last_bytes = components
+            .iter()
+            .filter_map(|c| c.as_bytes().iter().rev().nth(1))
+            .fold(0u64, |m, b| m | byte_bit(*b));
         Self {
             abs,
             rel,
             case_insensitive,
             components,
             last_bytes,
+            second_last_bytes,
         }
     }
 }
@@ -249,7 +257,9 @@ enum Fast {
     Suffix(String),
     /// `X/**` (X without glob characters): starts with `X/`.
     Prefix(String),
-    Regex,
+    /// Anything else: the regex decides, after a check of the literal text
+    /// before the first and after the last glob character (necessary conditions).
+    Regex { prefix: String, suffix: String },
 }
 
 fn has_meta(s: &str) -> bool {
@@ -289,7 +299,23 @@ impl Fast {
         {
             Self::Prefix(format!("{pre}/"))
         } else {
-            Self::Regex
+            let is_meta = |c: char| matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\');
+            let prefix: String = pat.chars().take_while(|c| !is_meta(*c)).collect();
+            let suffix: String = {
+                let rev: Vec<char> = pat.chars().rev().take_while(|c| !is_meta(*c)).collect();
+                rev.into_iter().rev().collect()
+            };
+            // `**/` can match zero directories (`**/x` matches `x`): drop a
+            // separator next to the glob part so the conditions stay necessary.
+            let prefix = prefix
+                .strip_suffix('/')
+                .map(str::to_string)
+                .unwrap_or(prefix);
+            let suffix = suffix
+                .strip_prefix('/')
+                .map(str::to_string)
+                .unwrap_or(suffix);
+            Self::Regex { prefix, suffix }
         }
     }
 
@@ -298,21 +324,43 @@ impl Fast {
         if ci && !s.is_ascii() {
             return None;
         }
+        if let Self::Regex { prefix, suffix } = self {
+            let ok = if ci {
+                if !prefix.is_ascii() || !suffix.is_ascii() {
+                    return None;
+                }
+                starts_with_ci(s, prefix) && ends_with_ci(s, suffix)
+            } else {
+                let (b, p, x) = (s.as_bytes(), prefix.as_bytes(), suffix.as_bytes());
+                b.len() >= p.len()
+                    && b.len() >= x.len()
+                    && bytes_eq(&b[..p.len()], p)
+                    && bytes_eq(&b[b.len() - x.len()..], x)
+            };
+            return if ok { None } else { Some(false) };
+        }
+        let pattern_ascii = match self {
+            Self::Literal(x) | Self::Suffix(x) | Self::Prefix(x) => x.is_ascii(),
+            Self::Regex { .. } => false,
+        };
+        if ci && !pattern_ascii {
+            return None;
+        }
         Some(match (self, ci) {
             (Self::Literal(l), false) => s == l,
-            (Self::Literal(l), true) => l.is_ascii() && s.eq_ignore_ascii_case(l),
+            (Self::Literal(l), true) => s.eq_ignore_ascii_case(l),
             (Self::Suffix(x), false) => {
                 // Cheap last-byte check before the comparison call.
                 let (s, x) = (s.as_bytes(), x.as_bytes());
                 s.len() >= x.len() && bytes_eq(&s[s.len() - x.len()..], x)
             }
-            (Self::Suffix(x), true) => x.is_ascii() && ends_with_ci(s, x),
+            (Self::Suffix(x), true) => ends_with_ci(s, x),
             (Self::Prefix(x), false) => {
                 let (s, x) = (s.as_bytes(), x.as_bytes());
                 s.len() >= x.len() && bytes_eq(&s[..x.len()], x)
             }
-            (Self::Prefix(x), true) => x.is_ascii() && starts_with_ci(s, x),
-            (Self::Regex, _) => return None,
+            (Self::Prefix(x), true) => starts_with_ci(s, x),
+            (Self::Regex { .. }, _) => return None,
         })
     }
 }
@@ -369,11 +417,17 @@ impl PathPattern {
             Anchor::Abs => m(&path.abs),
             Anchor::Rel => path.rel.as_deref().is_some_and(m),
             Anchor::Component => {
-                if let Fast::Suffix(x) | Fast::Literal(x) = &self.fast
-                    && let Some(b) = x.as_bytes().last()
-                    && path.last_bytes & byte_bit(*b) == 0
-                {
-                    return false;
+                if let Fast::Suffix(x) | Fast::Literal(x) = &self.fast {
+                    let mut rev = x.as_bytes().iter().rev();
+                    if rev
+                        .next()
+                        .is_some_and(|b| path.last_bytes & byte_bit(*b) == 0)
+                        || rev
+                            .next()
+                            .is_some_and(|b| path.second_last_bytes & byte_bit(*b) == 0)
+                    {
+                        return false;
+                    }
                 }
                 path.components.iter().any(|c| m(c))
             }
@@ -623,5 +677,93 @@ impl CompiledRule {
 impl fmt::Display for CompiledRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.rule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(rel: &str, ci: bool) -> PathForm {
+        PathForm::new(format!("/p/{rel}"), Some(rel.to_string()), ci)
+    }
+
+    /// The fast paths and prefilters agree with globset on every pair.
+    #[test]
+    fn fast_paths_agree_with_globset() {
+        let patterns = [
+            "*.env",
+            "secrets/**",
+            "Cargo.lock",
+            "**/x",
+            "**/test_*.py",
+            "a/**/b",
+            "src/**/gen_*.rs",
+            "[Ss]ecret*",
+            "*.min.*",
+            "**/.env.*",
+            "config/*.y?ml",
+            "{a,b}/c",
+            "caf\u{e9}.txt",
+            "x\\*y",
+            "docs/**/*.md",
+            "**/*.{pem,key}",
+            "/p/**",
+            "/p/a/*",
+        ];
+        let paths = [
+            "x",
+            "a/x",
+            "a/b",
+            "a/c/b",
+            "test_a.py",
+            "t/test_b.py",
+            "src/gen_a.rs",
+            "src/q/gen_b.rs",
+            "Secret.txt",
+            "secrets/k",
+            "app.min.js",
+            ".env.local",
+            "d/.env.prod",
+            "config/a.yml",
+            "config/a.yaml",
+            "a/c",
+            "b/c",
+            "caf\u{e9}.txt",
+            "CAF\u{c9}.TXT",
+            "x*y",
+            "docs/a/b.md",
+            "k.pem",
+            "z/k.key",
+            ".ENV",
+            "Cargo.lock",
+            "cargo.LOCK",
+            "a.env",
+        ];
+        for p in patterns {
+            for ci in [false, true] {
+                let pat = PathPattern::compile(p, None).unwrap();
+                let g = GlobBuilder::new(p)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .case_insensitive(ci)
+                    .build()
+                    .unwrap()
+                    .compile_matcher();
+                for path in paths {
+                    let f = form(path, ci);
+                    let expected = match pat.anchor {
+                        Anchor::Abs => g.is_match(&f.abs),
+                        Anchor::Rel => g.is_match(path),
+                        Anchor::Component => path.split('/').any(|c| g.is_match(c)),
+                    };
+                    assert_eq!(
+                        pat.matches(&f),
+                        expected,
+                        "pattern {p:?} path {path:?} ci {ci}"
+                    );
+                }
+            }
+        }
     }
 }
