@@ -310,3 +310,26 @@ fn parse_failure_never_allows() {
         parse_errors.get()
     );
 }
+
+/// `availability` is the most permissive decision any target can get: no
+/// concrete check is ever more permissive than it.
+#[test]
+fn availability_bounds_every_check() {
+    let fx = Fixture::new();
+    let ctx = fx.ctx();
+    runner(500)
+        .run(&(world(), prop::sample::select(REQUESTS)), |(w, req)| {
+            let req: Request = common::request(&fx, req);
+            let policy = w.policy(&fx);
+            let checker = Checker::new(&policy, &ctx);
+            let d = checker.check(&req);
+            let a = checker.availability(&req.permission);
+            prop_assert!(
+                d.decision >= a,
+                "{req:?}: check {} is more permissive than availability {a} in {w:?}",
+                d.decision
+            );
+            Ok(())
+        })
+        .unwrap();
+}
