@@ -165,9 +165,18 @@ async fn health() -> Json<Value> {
     Json(json!({ "ok": true, "version": env!("CARGO_PKG_VERSION") }))
 }
 
-fn parse_id(id: &str) -> Result<SessionId, Response> {
+/// A request that could not be understood: answered with 400 and the reason.
+struct BadRequest(String);
+
+impl IntoResponse for BadRequest {
+    fn into_response(self) -> Response {
+        error(StatusCode::BAD_REQUEST, self.0)
+    }
+}
+
+fn parse_id(id: &str) -> Result<SessionId, BadRequest> {
     id.parse()
-        .map_err(|e: mia_protocol::IdParseError| error(StatusCode::BAD_REQUEST, e.to_string()))
+        .map_err(|e: mia_protocol::IdParseError| BadRequest(e.to_string()))
 }
 
 #[derive(Deserialize)]
@@ -228,7 +237,7 @@ async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) ->
 async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Response {
     let id = match parse_id(&id) {
         Ok(id) => id,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let result = s
         .runtime
@@ -285,7 +294,7 @@ async fn send_message(
             )
             .await
         }
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -311,14 +320,14 @@ async fn reply_permission(
             )
             .await
         }
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
 async fn cancel(State(s): State<AppState>, Path(id): Path<String>) -> Response {
     match parse_id(&id) {
         Ok(session_id) => submit(&s, Op::Cancel { session_id }).await,
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -343,7 +352,7 @@ async fn switch_agent(
             )
             .await
         }
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -361,7 +370,7 @@ async fn undo(
     let force = body.map(|b| b.force).unwrap_or_default();
     match parse_id(&id) {
         Ok(session_id) => submit(&s, Op::Undo { session_id, force }).await,
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -373,7 +382,7 @@ async fn redo(
     let force = body.map(|b| b.force).unwrap_or_default();
     match parse_id(&id) {
         Ok(session_id) => submit(&s, Op::Redo { session_id, force }).await,
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -391,7 +400,7 @@ async fn revert(
 ) -> Response {
     let session_id = match parse_id(&id) {
         Ok(id) => id,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let message_id = match b.message_id.parse() {
         Ok(m) => m,
@@ -420,7 +429,7 @@ struct EventsQuery {
 async fn events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Response {
     let filter = match q.session.as_deref().map(parse_id).transpose() {
         Ok(f) => f,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let stream = BroadcastStream::new(s.runtime.subscribe()).filter_map(move |item| async move {
         match item {
