@@ -971,20 +971,73 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
                     return;
                 }
                 let payload = s.words[i].clone();
-                let via = format!("{p} -c");
-                let parsed = parse_at_depth(&payload, depth + 1);
-                for mut inner in parsed.segments {
-                    inner.via.insert(0, via.clone());
-                    inner.via.splice(0..0, s.via.iter().cloned());
-                    for o in &s.opaque {
-                        inner.flag(o.clone());
-                    }
-                    inner.redirects.extend(s.redirects.iter().cloned());
-                    out.push(inner);
-                }
+                push_payload(&s, &payload, &format!("{p} -c"), depth, out);
                 return;
             }
             None
+        }
+        "eval" => {
+            // `eval WORDS`: the words joined by spaces are parsed as a command.
+            if s.words.len() > 1 && (1..s.words.len()).all(|k| s.is_literal(k)) {
+                let payload = s.words[1..].join(" ");
+                push_payload(&s, &payload, "eval", depth, out);
+                return;
+            }
+            None
+        }
+        "su" | "runuser" => {
+            // `su [user] -c 'payload'`: judge the whole command and the payload.
+            if let Some(k) = s.words.iter().position(|w| w == "-c" || w == "--command")
+                && k + 1 < s.words.len()
+                && s.is_literal(k + 1)
+            {
+                let payload = s.words[k + 1].clone();
+                out.push(s.clone());
+                push_payload(&s, &payload, &format!("{prog} -c"), depth, out);
+                return;
+            }
+            None
+        }
+        "find" | "fd" | "fdfind" => {
+            // `find ... -exec CMD ... ;` / `fd ... -x CMD`: judge CMD too.
+            let execs: &[&str] = if prog == "find" {
+                &["-exec", "-execdir", "-ok", "-okdir"]
+            } else {
+                &["-x", "--exec", "-X", "--exec-batch"]
+            };
+            let mut inners = Vec::new();
+            let mut k = 1;
+            while k < s.words.len() {
+                if execs.contains(&s.words[k].as_str()) {
+                    let start = k + 1;
+                    let mut end = start;
+                    while end < s.words.len() && !matches!(s.words[end].as_str(), ";" | "+") {
+                        end += 1;
+                    }
+                    if start < end {
+                        let mut inner = Segment::new();
+                        inner.words = s.words[start..end].to_vec();
+                        inner.non_literal = s
+                            .non_literal
+                            .iter()
+                            .filter(|&&j| j >= start && j < end)
+                            .map(|j| j - start)
+                            .collect();
+                        inner.opaque = s.opaque.clone();
+                        inner.flag(Opaque::DynamicArguments);
+                        inner.via = s.via.clone();
+                        inner.via.push(format!("{prog} {}", s.words[k]));
+                        inners.push(inner);
+                    }
+                    k = end;
+                }
+                k += 1;
+            }
+            out.push(s);
+            for inner in inners {
+                unwrap_into(inner, depth + 1, out);
+            }
+            return;
         }
         _ => None,
     };
@@ -1005,6 +1058,21 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
             unwrap_into(inner, depth + 1, out);
         }
         _ => out.push(s),
+    }
+}
+
+/// Parse `payload` (from `bash -c`, `eval`, `su -c`) and add its segments,
+/// inheriting the outer segment's flags, redirects and wrapper chain.
+fn push_payload(s: &Segment, payload: &str, via: &str, depth: usize, out: &mut Vec<Segment>) {
+    let parsed = parse_at_depth(payload, depth + 1);
+    for mut inner in parsed.segments {
+        inner.via.insert(0, via.to_string());
+        inner.via.splice(0..0, s.via.iter().cloned());
+        for o in &s.opaque {
+            inner.flag(o.clone());
+        }
+        inner.redirects.extend(s.redirects.iter().cloned());
+        out.push(inner);
     }
 }
 
