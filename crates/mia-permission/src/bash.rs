@@ -180,6 +180,9 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
         unwrap_into(s, depth, &mut segments);
     }
     apply_cd(&mut segments);
+    for seg in &mut segments {
+        flag_hidden_code(seg);
+    }
     if segments.is_empty() {
         let mut s = Segment::new();
         s.words = command.split_whitespace().map(str::to_string).collect();
@@ -1058,6 +1061,73 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
             unwrap_into(inner, depth + 1, out);
         }
         _ => out.push(s),
+    }
+}
+
+const INTERPRETERS: &[&str] = &[
+    "python",
+    "python2",
+    "python3",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "Rscript",
+    "osascript",
+    "pwsh",
+    "powershell",
+];
+
+/// Code this parser cannot see: inline interpreter code (`python -c`,
+/// `node -e`, ...), a shell reading its program from stdin (`curl … | sh`),
+/// git aliases that run shell commands (`git -c alias.x='!…'`). Such a
+/// segment can never be auto-allowed.
+fn flag_hidden_code(seg: &mut Segment) {
+    let Some(first) = seg.words.first() else {
+        return;
+    };
+    let Some(prog) = system_program(first) else {
+        return;
+    };
+    let base = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let args = &seg.words[1..];
+    let inline = |flags: &[&str]| {
+        args.iter().any(|a| {
+            flags
+                .iter()
+                .any(|f| a == f || (a.starts_with(f) && !a.starts_with("--")))
+        })
+    };
+    let info_only = !args.is_empty()
+        && args
+            .iter()
+            .all(|a| matches!(a.as_str(), "--version" | "-V" | "--help" | "-h" | "-v"));
+    let hidden = if info_only {
+        false
+    } else if INTERPRETERS.contains(&prog) || INTERPRETERS.contains(&base) {
+        inline(&["-c", "-e", "-E", "-r", "--eval", "--print", "-p"])
+            || args.iter().all(|a| a.starts_with('-'))
+    } else if SHELLS.contains(&prog) {
+        // Not unwrapped (no literal -c payload): the program comes from stdin or a variable.
+        args.iter()
+            .all(|a| a.starts_with('-') || a.starts_with('+'))
+            || args
+                .iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
+    } else if prog == "git" {
+        args.windows(2).any(|w| w[0] == "-c" && w[1].contains("=!"))
+            || args.iter().any(|a| a.starts_with("--config-env"))
+    } else {
+        false
+    };
+    if hidden {
+        seg.flag(Opaque::Unsupported(
+            "code the parser cannot see (inline script, stdin or alias)".into(),
+        ));
     }
 }
 
