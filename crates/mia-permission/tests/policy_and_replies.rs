@@ -469,3 +469,67 @@ fn many_tiny_segments_are_all_judged() {
     assert_eq!(d.decision, PermissionAction::Deny, "{}", d.reason);
     assert_eq!(d.segments.len(), 13_001);
 }
+
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn audit_events_deny_and_ask_at_warn_allow_at_debug() {
+    let fx = Fixture::new();
+    let s = Setup {
+        agent: "build",
+        project: &["deny write *.lock", "ask edit README.md"],
+        ..Default::default()
+    };
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        for req in ["write Cargo.lock", "edit README.md", "read src/main.rs"] {
+            let d = s.check(&fx, &request(&fx, req));
+            AuditRecord::new(&d, "build", Some("ses_1"), 1).emit();
+        }
+    });
+    let out = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("permission check"))
+        .collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].contains("WARN")
+            && lines[0].contains("decision=\"deny\"")
+            && lines[0].contains("Cargo.lock"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains("deny write *.lock") && lines[0].contains(".mia-code.json"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains("WARN") && lines[1].contains("decision=\"ask\""),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].contains("DEBUG") && lines[2].contains("decision=\"allow\""),
+        "{}",
+        lines[2]
+    );
+}
