@@ -373,7 +373,16 @@ impl Walker<'_> {
                 self.push(s);
             }
             let after = self.segments.len();
-            for s in &mut self.segments[before.min(after)..after] {
+            // A simple command is pushed after the commands of its substitutions:
+            // the redirects belong to it alone. Groups and subshells share them.
+            let bodies: Vec<&Node<'_>> =
+                children.iter().filter(|c| !is_redirect(c.kind())).collect();
+            let start = if bodies.len() == 1 && bodies[0].kind() == "command" && after > before {
+                after - 1
+            } else {
+                before.min(after)
+            };
+            for s in &mut self.segments[start..after] {
                 s.redirects.extend(redirects.iter().cloned());
                 for f in &flags {
                     s.flag(f.clone());
