@@ -93,8 +93,10 @@ fn is_binary_name(rel: &[u8]) -> bool {
     let name = tree::split_parent(rel).1;
     match name.iter().rposition(|c| *c == b'.') {
         Some(i) if i > 0 => {
-            let ext = String::from_utf8_lossy(&name[i + 1..]).to_ascii_lowercase();
-            BINARY_EXTENSIONS.contains(&ext.as_str())
+            let ext = &name[i + 1..];
+            BINARY_EXTENSIONS
+                .iter()
+                .any(|b| b.as_bytes().eq_ignore_ascii_case(ext))
         }
         _ => false,
     }
@@ -562,24 +564,28 @@ impl SnapshotRepo {
             cache.dirs.clear();
         }
         let mut mode = CaptureMode::FullScan;
-        let seed = if cache.files.is_empty() && self.latest().is_none() {
-            let ts = Instant::now();
-            let s = self.seed_from_project_git();
-            tracing::debug!(seed_t = ?ts.elapsed(), entries = s.as_ref().map(|s| s.len()), "seeded from the project index");
-            if s.is_some() {
-                mode = CaptureMode::Seeded;
-            }
-            s
-        } else {
-            None
-        };
+        let want_seed = cache.files.is_empty() && self.latest().is_none();
         let t1 = Instant::now();
-        let mut out = scan::scan(
-            &self.project,
-            &self.config.excluded_dirs,
-            &cache,
-            budget.deadline(),
-        );
+        // The project's index is read while the tree is walked.
+        let (seeded, mut out) = std::thread::scope(|s| {
+            let project = &self.project;
+            let reader = want_seed.then(|| s.spawn(move || read_project_seed(project)));
+            let out = scan::scan(
+                &self.project,
+                &self.config.excluded_dirs,
+                &cache,
+                budget.deadline(),
+            );
+            (reader.and_then(|h| h.join().ok()).flatten(), out)
+        });
+        let seed = match seeded {
+            Some((map, objects)) if self.borrow_objects(&objects) => {
+                mode = CaptureMode::Seeded;
+                tracing::debug!(entries = map.len(), "seeded from the project index");
+                Some(map)
+            }
+            _ => None,
+        };
         if out.timed_out {
             self.cache = Some(cache);
             return Err(budget_err(
@@ -671,14 +677,27 @@ impl SnapshotRepo {
                                 self.cache = Some(cache);
                                 return Err(e);
                             }
-                            let item = ScanItem {
-                                rel: f.rel.clone(),
-                                abs: self.project.join(bytes_to_path(&f.rel)),
-                                stat: f.stat,
-                            };
                             let s = seed.as_ref().and_then(|s| s.get(&f.rel));
                             let seeded = s.is_some_and(|s| s.matches(&f.stat));
-                            let c = self.content_for(odb, &item, s)?;
+                            let c = match s {
+                                // The project's index vouches for it: no I/O.
+                                Some(se)
+                                    if seeded
+                                        && f.stat.mode != MODE_LINK
+                                        && f.stat.size <= self.config.max_file_size
+                                        && !is_binary_name(&f.rel) =>
+                                {
+                                    Some(Content::Stored(se.oid))
+                                }
+                                _ => {
+                                    let item = ScanItem {
+                                        rel: f.rel.clone(),
+                                        abs: self.project.join(bytes_to_path(&f.rel)),
+                                        stat: f.stat,
+                                    };
+                                    self.content_for(odb, &item, s)?
+                                }
+                            };
                             if let (Some(Content::Stored(oid)), false, true) =
                                 (c, seeded, bulk_repo.is_some())
                             {
@@ -808,10 +827,32 @@ impl SnapshotRepo {
     /// whose stat still matches it, and borrow its objects (alternates)
     /// instead of hashing every file. Skipped when git would transform file
     /// content (autocrlf, filters/eol attributes) for any file.
-    fn seed_from_project_git(&self) -> Option<FastMap<Vec<u8>, SeedEntry>> {
-        let project_repo = Repository::open(&self.project).ok()?;
+    fn borrow_objects(&self, objects_str: &str) -> bool {
+        let Ok(odb) = self.repo.odb() else {
+            return false;
+        };
+        if odb.add_disk_alternate(objects_str).is_err() {
+            return false;
+        }
+        let alt = self.dir.join("objects/info/alternates");
+        let existing = std::fs::read_to_string(&alt).unwrap_or_default();
+        if !existing.lines().any(|l| l == objects_str) {
+            let _ = std::fs::create_dir_all(self.dir.join("objects/info"));
+            if std::fs::write(&alt, format!("{existing}{objects_str}\n")).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The project's git index as seed entries plus its objects directory (to
+/// borrow as an alternate), or None when seeding is not safe.
+fn read_project_seed(project: &Path) -> Option<(FastMap<Vec<u8>, SeedEntry>, String)> {
+    {
+        let project_repo = Repository::open(project).ok()?;
         let workdir = project_repo.workdir()?.canonicalize().ok()?;
-        if workdir != self.project {
+        if workdir != project {
             return None;
         }
         let cfg = project_repo.config().ok()?;
@@ -827,9 +868,11 @@ impl SnapshotRepo {
         let index_mtime = std::fs::metadata(&index_path).ok()?.modified().ok()?;
         let (index_s, index_ns) = system_time_parts(index_mtime);
         let index = project_repo.index().ok()?;
+        // One pass over the index (each entry is converted once).
+        let entries: Vec<git2::IndexEntry> = index.iter().collect();
         let has_attributes = project_repo.commondir().join("info/attributes").exists()
             || cfg.get_string("core.attributesFile").is_ok()
-            || index.iter().any(|e| e.path.ends_with(b".gitattributes"));
+            || entries.iter().any(|e| e.path.ends_with(b".gitattributes"));
         let objects = project_repo
             .commondir()
             .join("objects")
@@ -837,7 +880,7 @@ impl SnapshotRepo {
             .ok()?;
         let objects_str = objects.to_str()?.to_string();
         let mut out = FastMap::with_capacity_and_hasher(index.len(), Default::default());
-        for e in index.iter() {
+        for e in entries {
             let stage = (e.flags >> 12) & 0x3;
             // Intent-to-add and skip-worktree entries do not describe the file.
             if stage != 0 || e.flags_extended & (0x2000 | 0x4000) != 0 {
@@ -882,7 +925,7 @@ impl SnapshotRepo {
                 }
             }
             out.insert(
-                e.path.clone(),
+                e.path,
                 SeedEntry {
                     size: e.file_size,
                     mtime: (e.mtime.seconds(), e.mtime.nanoseconds()),
@@ -896,16 +939,8 @@ impl SnapshotRepo {
         if out.is_empty() {
             return None;
         }
-        // Borrow the project's objects now; gc copies them in later.
-        let odb = self.repo.odb().ok()?;
-        odb.add_disk_alternate(&objects_str).ok()?;
-        let alt = self.dir.join("objects/info/alternates");
-        let existing = std::fs::read_to_string(&alt).unwrap_or_default();
-        if !existing.lines().any(|l| l == objects_str) {
-            let _ = std::fs::create_dir_all(self.dir.join("objects/info"));
-            let _ = std::fs::write(&alt, format!("{existing}{objects_str}\n"));
-        }
-        Some(out)
+        // The caller borrows the project's objects; gc copies them in later.
+        Some((out, objects_str))
     }
 }
 

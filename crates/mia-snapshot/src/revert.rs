@@ -68,8 +68,23 @@ impl SnapshotRepo {
                     .iter()
                     .map(|p| self.relative_path(p))
                     .collect::<Result<Vec<_>>>()?;
-                let mut unc: Vec<ExcludedFile> = pending.before.excluded.clone();
-                unc.extend(captured.excluded);
+                // Only exclusions among the step's own paths (a first capture
+                // may have been a full scan listing the whole project's).
+                let mine = |e: &ExcludedFile| {
+                    rels.iter().any(|r| {
+                        e.path == *r
+                            || e.path.strip_suffix('/') == Some(r.as_str())
+                            || e.path.starts_with(&format!("{r}/"))
+                    })
+                };
+                let mut unc: Vec<ExcludedFile> = pending
+                    .before
+                    .excluded
+                    .iter()
+                    .filter(|e| mine(e))
+                    .cloned()
+                    .collect();
+                unc.extend(captured.excluded.into_iter().filter(|e| mine(e)));
                 unc.sort_by(|a, b| a.path.cmp(&b.path));
                 unc.dedup_by(|a, b| a.path == b.path);
                 (captured.tree, Some(rels), unc)

@@ -311,3 +311,23 @@ fn restore_refuses_to_drop_uncaptured_content_without_force() {
         b"binary\0now"
     );
 }
+
+#[test]
+fn first_step_without_a_prior_snapshot_lists_only_its_own_exclusions() {
+    let p = Project::new();
+    p.write("node_modules/x/i.js", "x\n");
+    std::fs::write(p.path().join("logo.png"), b"png").unwrap();
+    p.write("a.txt", "a\n");
+    let mut repo = p.repo();
+    // No snapshot yet: begin_step falls back to a full scan.
+    let rec = step(&mut repo, "m1", "t1", &["a.txt"], || {
+        p.write("a.txt", "b\n")
+    });
+    assert!(rec.uncaptured.is_empty(), "{:?}", rec.uncaptured);
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
+    assert!(out.applied);
+    assert!(!out.message.contains("not restored"), "{}", out.message);
+    assert_eq!(p.read("a.txt").as_deref(), Some("a\n"));
+}
