@@ -353,7 +353,10 @@ fn doctor_passes_then_fails_on_broken_config() {
         .output()
         .unwrap();
     let text = stdout(&out);
-    assert!(text.contains("key present in $OPENAI_API_KEY"), "{text}");
+    assert!(
+        text.contains("key present (environment variable OPENAI_API_KEY)"),
+        "{text}"
+    );
     assert!(!text.contains("sk-test-not-printed"), "never prints a key");
 
     std::fs::write(env.project.join(".mia-code.json"), "{\n \"modle\": 1\n}").unwrap();

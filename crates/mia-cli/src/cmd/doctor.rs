@@ -119,32 +119,33 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         }
     };
 
-    for (provider, vars) in PROVIDER_KEYS {
-        let from_env = vars
+    // Where each provider's key would come from (never the key itself).
+    let credentials = mia_providers::credentials::Credentials::system();
+    let providers: Vec<&str> = PROVIDER_KEYS.iter().map(|(p, _)| *p).collect();
+    for found in credentials.list(&providers) {
+        let provider = found.provider.as_str();
+        let vars = PROVIDER_KEYS
             .iter()
-            .find(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()));
+            .find(|(p, _)| *p == provider)
+            .map(|(_, v)| v.join(" or "))
+            .unwrap_or_default();
         let from_config = config
             .as_ref()
             .and_then(|c| c.merged.providers.as_ref())
             .and_then(|p| p.get(provider))
             .and_then(|p| p.api_key.as_ref());
-        let (status, detail) = match (from_env, from_config) {
-            (Some(var), _) => (Status::Ok, format!("key present in ${var}")),
-            (None, Some(reference)) => {
-                match mia_config::resolve_env_refs(
-                    reference,
-                    &format!("providers.{provider}.apiKey"),
-                ) {
-                    Ok(_) => (Status::Ok, "key set in global config".to_string()),
-                    Err(e) => (Status::Warn, e.to_string()),
-                }
-            }
+        let (status, detail) = match (from_config, found.sources.first()) {
+            (Some(reference), _) => match mia_config::resolve_env_refs(
+                reference,
+                &format!("providers.{provider}.apiKey"),
+            ) {
+                Ok(_) => (Status::Ok, "key set in global config".to_string()),
+                Err(e) => (Status::Warn, e.to_string()),
+            },
+            (None, Some(source)) => (Status::Ok, format!("key present ({source})")),
             (None, None) => (
                 Status::Warn,
-                format!(
-                    "no key (set {} or `mia-code auth set {provider}`)",
-                    vars.join(" or ")
-                ),
+                format!("no key (set {vars} or run `mia-code auth set {provider}`)"),
             ),
         };
         push(&format!("provider {provider}"), status, detail);
