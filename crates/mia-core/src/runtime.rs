@@ -665,22 +665,19 @@ impl Runtime {
             let started = Instant::now();
             let mut completion = mia_providers::Completion::default();
             let mut stream = provider.stream(request, cancel.clone());
-            let mut pending_text = String::new();
-            let mut last_flush = Instant::now();
+            let mut batch = DeltaBatch::new(session_id, message_id);
             let mut failure: Option<mia_providers::ProviderError> = None;
             loop {
-                // Flush batched text on time even when the stream pauses.
-                let item = if pending_text.is_empty() {
-                    stream.next().await
-                } else {
-                    tokio::select! {
+                // Flush batched deltas on time even when the stream pauses.
+                let item = match batch.deadline() {
+                    None => stream.next().await,
+                    Some(deadline) => tokio::select! {
                         item = stream.next() => item,
-                        () = tokio::time::sleep_until((last_flush + DELTA_BATCH).into()) => {
-                            self.flush_text(session_id, message_id, &mut pending_text);
-                            last_flush = Instant::now();
+                        () = tokio::time::sleep_until(deadline.into()) => {
+                            batch.flush(|e| self.emit(e));
                             continue;
                         }
-                    }
+                    },
                 };
                 let Some(item) = item else { break };
                 match item {
@@ -688,19 +685,10 @@ impl Runtime {
                         completion.apply(&event);
                         match &event {
                             StreamEvent::TextDelta { text } => {
-                                pending_text.push_str(text);
-                                if last_flush.elapsed() >= DELTA_BATCH {
-                                    self.flush_text(session_id, message_id, &mut pending_text);
-                                    last_flush = Instant::now();
-                                }
+                                batch.push(false, text, |e| self.emit(e));
                             }
                             StreamEvent::ReasoningDelta { text, .. } => {
-                                self.flush_text(session_id, message_id, &mut pending_text);
-                                self.emit(Event::ReasoningDelta {
-                                    session_id,
-                                    message_id,
-                                    text: text.clone(),
-                                });
+                                batch.push(true, text, |e| self.emit(e));
                             }
                             StreamEvent::Retrying {
                                 attempt,
@@ -721,7 +709,7 @@ impl Runtime {
                     }
                 }
             }
-            self.flush_text(session_id, message_id, &mut pending_text);
+            batch.flush(|e| self.emit(e));
 
             // Record what arrived, even when the stream failed or was cancelled.
             let mut parts = Vec::new();
@@ -874,16 +862,6 @@ impl Runtime {
                     return Ok(end);
                 }
             }
-        }
-    }
-
-    fn flush_text(&self, session_id: SessionId, message_id: MessageId, text: &mut String) {
-        if !text.is_empty() {
-            self.emit(Event::TextDelta {
-                session_id,
-                message_id,
-                text: std::mem::take(text),
-            });
         }
     }
 
@@ -1401,6 +1379,67 @@ pub(crate) fn new_step(
 }
 
 struct DoomLoop;
+
+/// Text and reasoning deltas coalesced into one Event per kind every
+/// [`DELTA_BATCH`] (UIs repaint at ~60 Hz; one Event per token is waste).
+struct DeltaBatch {
+    session_id: SessionId,
+    message_id: MessageId,
+    reasoning: bool,
+    text: String,
+    since: Instant,
+}
+
+impl DeltaBatch {
+    fn new(session_id: SessionId, message_id: MessageId) -> Self {
+        Self {
+            session_id,
+            message_id,
+            reasoning: false,
+            text: String::new(),
+            since: Instant::now(),
+        }
+    }
+
+    /// When the pending text must go out, if any is pending.
+    fn deadline(&self) -> Option<Instant> {
+        (!self.text.is_empty()).then(|| self.since + DELTA_BATCH)
+    }
+
+    fn push(&mut self, reasoning: bool, text: &str, emit: impl Fn(Event)) {
+        if reasoning != self.reasoning {
+            self.flush(&emit);
+            self.reasoning = reasoning;
+        }
+        if self.text.is_empty() {
+            self.since = Instant::now();
+        }
+        self.text.push_str(text);
+        if self.since.elapsed() >= DELTA_BATCH {
+            self.flush(emit);
+        }
+    }
+
+    fn flush(&mut self, emit: impl Fn(Event)) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        emit(if self.reasoning {
+            Event::ReasoningDelta {
+                session_id: self.session_id,
+                message_id: self.message_id,
+                text,
+            }
+        } else {
+            Event::TextDelta {
+                session_id: self.session_id,
+                message_id: self.message_id,
+                text,
+            }
+        });
+    }
+}
 
 /// What a permission check needs; a `Checker` is built from it on demand
 /// (it borrows a non-`Sync` resolver, so it never lives across an await).

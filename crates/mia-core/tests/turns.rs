@@ -925,3 +925,43 @@ async fn snapshots_can_be_turned_off() {
     assert!(!events.iter().any(|e| matches!(e, Event::Snapshot { .. })));
     assert!(!h.project.join(".mia-code/snapshots").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reasoning_streams_apart_from_text_and_is_stored() {
+    for provider in ["anthropic", "openai", "google"] {
+        let steps = json!([
+            {"match": {}, "response": {"events": [
+                {"reasoning": "Let me think"}, {"reasoning": " about it."},
+                {"text": "The answer"}, {"text": " is 42."}
+            ]}}
+        ]);
+        let mut h = harness(provider, steps, json!({}), false, "build").await;
+        h.send("question").await;
+        let (events, end) = h.turn().await;
+        assert_eq!(end, TurnEnd::Completed, "{provider}: {events:#?}");
+        let mut reasoning = String::new();
+        let mut text = String::new();
+        let mut text_started = false;
+        for e in &events {
+            match e {
+                Event::ReasoningDelta { text: t, .. } => {
+                    assert!(!text_started, "{provider}: reasoning after text");
+                    reasoning.push_str(t);
+                }
+                Event::TextDelta { text: t, .. } => {
+                    text_started = true;
+                    text.push_str(t);
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(reasoning, "Let me think about it.", "{provider}");
+        assert_eq!(text, "The answer is 42.", "{provider}");
+        let messages = h.messages().await;
+        assert!(
+            matches!(&messages[1].parts[0].content, PartContent::Reasoning { text } if text == "Let me think about it."),
+            "{provider}: {:?}",
+            messages[1].parts
+        );
+    }
+}
