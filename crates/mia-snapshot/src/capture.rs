@@ -13,12 +13,28 @@ use crate::cache::{CacheEntry, Content, FastMap, MODE_LINK, StatCache, StatInfo}
 use crate::config::BINARY_EXTENSIONS;
 use crate::error::{Result, SnapshotError};
 use crate::model::{CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, now_ms};
+use crate::pack::{PackBuf, store_pack};
 use crate::repo::{MIA_DIR, REF_SCAN, REF_SCAN_SAVED, SnapshotRepo};
 use crate::scan;
 use crate::tree::{self, Change};
 
 /// Bytes inspected for a NUL to decide a file is binary (git uses 8000).
 const BINARY_SNIFF: usize = 8000;
+/// Where new objects go: the object store directly, or a pack being built.
+pub(crate) enum Sink<'a, 'r> {
+    Odb(&'a git2::Odb<'r>),
+    Pack(&'a std::cell::RefCell<PackBuf>),
+}
+
+impl Sink<'_, '_> {
+    pub(crate) fn write(&self, kind: ObjectType, data: &[u8]) -> Result<Oid, git2::Error> {
+        match self {
+            Self::Odb(odb) => odb.write(kind, data),
+            Self::Pack(p) => p.borrow_mut().add(kind, data),
+        }
+    }
+}
+
 /// From this many files to hash in one scan on, objects go to one pack.
 const BULK_THRESHOLD: usize = 1000;
 /// Flush the in-memory pack at this size (bounds memory on huge trees).
@@ -264,7 +280,7 @@ impl SnapshotRepo {
                 let prefix = format!("{rel}/");
                 let mut seen = std::collections::HashSet::new();
                 for item in items {
-                    match self.content_for(&odb, &item, None)? {
+                    match self.content_for(&Sink::Odb(&odb), &item, None)? {
                         Some(Content::Stored(oid)) => {
                             seen.insert(item.rel.clone());
                             changes.insert(
@@ -312,7 +328,7 @@ impl SnapshotRepo {
                 abs,
                 stat: StatInfo::from_metadata(&meta),
             };
-            match self.content_for(&odb, &item, None)? {
+            match self.content_for(&Sink::Odb(&odb), &item, None)? {
                 Some(Content::Stored(oid)) => {
                     changes.insert(
                         item.rel,
@@ -364,7 +380,7 @@ impl SnapshotRepo {
     /// is left out. `None` when the file vanished while we looked.
     pub(crate) fn content_for(
         &self,
-        odb: &git2::Odb<'_>,
+        sink: &Sink<'_, '_>,
         item: &ScanItem,
         seed: Option<&SeedEntry>,
     ) -> Result<Option<Content>> {
@@ -375,7 +391,7 @@ impl SnapshotRepo {
                 Err(_) => return Ok(Some(Content::Unreadable)),
             };
             let bytes = rel_bytes(&target);
-            let oid = odb
+            let oid = sink
                 .write(ObjectType::Blob, &bytes)
                 .map_err(self.git_err())?;
             return Ok(Some(Content::Stored(oid)));
@@ -408,7 +424,7 @@ impl SnapshotRepo {
         if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
             return Ok(Some(Content::Binary));
         }
-        let oid = odb
+        let oid = sink
             .write(ObjectType::Blob, &bytes)
             .map_err(self.git_err())?;
         Ok(Some(Content::Stored(oid)))
@@ -609,49 +625,27 @@ impl SnapshotRepo {
             .values()
             .map(|d| d.files.iter().filter(|f| f.hit.is_none()).count())
             .sum::<usize>();
-        let bulk_repo = if misses >= BULK_THRESHOLD {
-            Some(git2::Repository::open_bare(&self.dir).map_err(self.git_err())?)
-        } else {
-            None
-        };
-        let bulk_odb = match &bulk_repo {
-            Some(r) => Some(r.odb().map_err(self.git_err())?),
-            None => None,
-        };
-        let mempack = match &bulk_odb {
-            Some(o) => Some(o.add_new_mempack_backend(1000).map_err(self.git_err())?),
-            None => None,
-        };
         let main_odb = self.repo.odb().map_err(self.git_err())?;
-        let odb = bulk_odb.as_ref().unwrap_or(&main_odb);
-        let mut pending_bytes = 0u64;
+        let pack = std::cell::RefCell::new(PackBuf::default());
+        let sink = if misses >= BULK_THRESHOLD {
+            Sink::Pack(&pack)
+        } else {
+            Sink::Odb(&main_odb)
+        };
+        let odb = &main_odb;
         let dir = self.dir.clone();
-        // Objects written to the in-memory backend, to be packed.
-        let written: std::cell::RefCell<Vec<Oid>> = std::cell::RefCell::default();
-        let flush = |pending: &mut u64| -> Result<()> {
-            let gerr = |source| SnapshotError::Git {
+        let flush = || -> Result<()> {
+            let bytes = {
+                let mut p = pack.borrow_mut();
+                if p.is_empty() {
+                    return Ok(());
+                }
+                p.take_pack()
+            };
+            store_pack(&main_odb, &bytes).map_err(|source| SnapshotError::Git {
                 repo: dir.clone(),
                 source,
-            };
-            if let (Some(repo), Some(mp)) = (&bulk_repo, &mempack) {
-                let oids = std::mem::take(&mut *written.borrow_mut());
-                if !oids.is_empty() {
-                    let mut pb = repo.packbuilder().map_err(gerr)?;
-                    for oid in oids {
-                        pb.insert_object(oid, None).map_err(gerr)?;
-                    }
-                    let mut buf = git2::Buf::new();
-                    pb.write_buf(&mut buf).map_err(gerr)?;
-                    let mut pw = main_odb.packwriter().map_err(gerr)?;
-                    std::io::Write::write_all(&mut pw, &buf)
-                        .map_err(SnapshotError::io("writing a pack into", &dir))?;
-                    pw.commit().map_err(gerr)?;
-                    main_odb.refresh().map_err(gerr)?;
-                }
-                mp.reset().map_err(gerr)?;
-            }
-            *pending = 0;
-            Ok(())
+            })
         };
         {
             for d in out.dirs.values_mut() {
@@ -669,7 +663,7 @@ impl SnapshotRepo {
                                 && let Err(e) = budget.check("hashing changed files")
                             {
                                 // Keep what was hashed so the next capture resumes.
-                                flush(&mut pending_bytes)?;
+                                flush()?;
                                 cache.tree = None;
                                 cache.dirs.clear();
                                 cache.scan_started = scan_started;
@@ -695,18 +689,12 @@ impl SnapshotRepo {
                                         abs: self.project.join(bytes_to_path(&f.rel)),
                                         stat: f.stat,
                                     };
-                                    self.content_for(odb, &item, s)?
+                                    self.content_for(&sink, &item, s)?
                                 }
                             };
-                            if let (Some(Content::Stored(oid)), false, true) =
-                                (c, seeded, bulk_repo.is_some())
-                            {
-                                written.borrow_mut().push(oid);
-                            }
                             d.dirty = true;
-                            pending_bytes += f.stat.size;
-                            if pending_bytes > BULK_FLUSH_BYTES {
-                                flush(&mut pending_bytes)?;
+                            if pack.borrow().len() as u64 > BULK_FLUSH_BYTES {
+                                flush()?;
                             }
                             if let Some(c) = c.filter(|c| *c != Content::Unreadable) {
                                 cache.files.insert(
@@ -774,11 +762,10 @@ impl SnapshotRepo {
         let resolve_t = t2.elapsed();
         let t3 = Instant::now();
         let (root, visited, changed_dirs, new_trees) =
-            tree::build_scanned(odb, &out.dirs, &cache.dirs, &dirty).map_err(self.git_err())?;
-        if bulk_repo.is_some() {
-            written.borrow_mut().extend(new_trees);
-        }
-        flush(&mut pending_bytes)?;
+            tree::build_scanned(&sink, &main_odb, &out.dirs, &cache.dirs, &dirty)
+                .map_err(self.git_err())?;
+        let _ = new_trees;
+        flush()?;
         if cache.tree != Some(root) {
             changes += 1;
         }

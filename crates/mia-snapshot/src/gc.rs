@@ -152,7 +152,9 @@ impl SnapshotRepo {
                 self.cache = None;
             }
         }
-        self.git(&["gc", "-q", "--prune=1.hour.ago"])?;
+        // Shallow delta chains: trees are read back on every known-path
+        // capture, and long chains make each read slow.
+        self.git(&["-c", "pack.depth=8", "gc", "-q", "--prune=1.hour.ago"])?;
         report.bytes_after = self.size_bytes();
         report.ms = start.elapsed().as_millis() as u64;
         Ok(report)

@@ -10,6 +10,7 @@ mod diff;
 mod error;
 mod gc;
 mod model;
+mod pack;
 mod render;
 mod repo;
 mod revert;

@@ -43,12 +43,14 @@ pub fn serialize_tree(entries: &mut [(&[u8], u32, Oid)]) -> Vec<u8> {
 /// is new.
 #[allow(clippy::type_complexity)]
 pub(crate) fn build_scanned(
+    sink: &crate::capture::Sink<'_, '_>,
     odb: &git2::Odb<'_>,
     dirs: &FastMap<Vec<u8>, DirScan>,
     known: &FastMap<Vec<u8>, Oid>,
     dirty: &HashSet<Vec<u8>>,
 ) -> Result<(Oid, Vec<Vec<u8>>, Vec<(Vec<u8>, Oid)>, Vec<Oid>), git2::Error> {
     let mut ctx = Build {
+        sink,
         odb,
         dirs,
         known,
@@ -61,7 +63,7 @@ pub(crate) fn build_scanned(
     let root = match root {
         Some((r, _)) => r,
         None => {
-            let oid = odb.write(ObjectType::Tree, &[])?;
+            let oid = sink.write(ObjectType::Tree, &[])?;
             ctx.written.push(oid);
             oid
         }
@@ -70,6 +72,7 @@ pub(crate) fn build_scanned(
 }
 
 struct Build<'a, 'r> {
+    sink: &'a crate::capture::Sink<'a, 'r>,
     odb: &'a git2::Odb<'r>,
     dirs: &'a FastMap<Vec<u8>, DirScan>,
     known: &'a FastMap<Vec<u8>, Oid>,
@@ -125,7 +128,7 @@ impl Build<'_, '_> {
         let changed = self.known.get(rel) != Some(&oid);
         if changed {
             if !self.odb.exists(oid) {
-                self.odb.write(ObjectType::Tree, &body)?;
+                self.sink.write(ObjectType::Tree, &body)?;
                 self.written.push(oid);
             }
             self.changed.push((rel.to_vec(), oid));
