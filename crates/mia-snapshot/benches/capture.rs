@@ -171,6 +171,29 @@ fn known_paths_in_process(proj: &Path, paths: &[String], rounds: usize, offset: 
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("--child-loop") {
+        // --child-loop DIR N PATH...: N in-process captures of PATHs, each
+        // after appending a line to them.
+        let proj = PathBuf::from(&args[1]);
+        let n: usize = args[2].parse().unwrap();
+        let paths: Vec<PathBuf> = args[3..].iter().map(PathBuf::from).collect();
+        let mut repo = SnapshotRepo::open(&proj, cfg()).unwrap();
+        let mut times = Vec::new();
+        for r in 0..n {
+            for p in &paths {
+                let f = proj.join(p);
+                let mut s = std::fs::read_to_string(&f).unwrap_or_default();
+                s.push_str(&format!("loop {r}\n"));
+                std::fs::write(f, s).unwrap();
+            }
+            let t = Instant::now();
+            repo.capture(&CaptureContext::default(), Some(&paths))
+                .unwrap();
+            times.push(t.elapsed());
+        }
+        println!("{:?}", times.iter().map(|t| ms(*t)).collect::<Vec<_>>());
+        return;
+    }
     if args.first().map(String::as_str) == Some("--child-capture") {
         child_main(&args[1..]);
         return;

@@ -203,17 +203,24 @@ impl SnapshotRepo {
         self.set_ref(REF_LATEST, oid)
     }
 
+    /// Point a ref at an object by writing the loose ref file ourselves
+    /// (`<name>.lock` + rename, as git does). libgit2's reference API checks
+    /// every existing ref for name conflicts on each write, which made each
+    /// capture cost O(number of snapshots).
     pub(crate) fn set_ref(&self, name: &str, oid: Oid) -> Result<()> {
-        self.repo
-            .reference(name, oid, true, "mia-code snapshot")
-            .map(|_| ())
-            .map_err(self.git_err())
+        let path = self.dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(SnapshotError::io("creating", parent))?;
+        }
+        let tmp = self.dir.join(format!("{name}.lock"));
+        std::fs::write(&tmp, format!("{oid}\n")).map_err(SnapshotError::io("writing", &tmp))?;
+        std::fs::rename(&tmp, &path).map_err(SnapshotError::io("updating the ref", &path))
     }
 
     /// Keep a snapshot reachable (git gc never drops what a ref names).
     pub(crate) fn keep(&self, oid: Oid) -> Result<()> {
         let name = format!("{REF_PREFIX}{oid}");
-        if self.repo.find_reference(&name).is_ok() {
+        if self.dir.join(&name).exists() || self.repo.find_reference(&name).is_ok() {
             return Ok(());
         }
         self.set_ref(&name, oid)
