@@ -89,6 +89,7 @@ fn seed(env: &Env) -> (mia_protocol::Session, mia_protocol::Session) {
                     call_id: "c1".into(),
                     tool: "read".into(),
                     input: serde_json::json!({"path": "src/form.tsx"}),
+                    signature: None,
                 },
             ],
             ..Default::default()

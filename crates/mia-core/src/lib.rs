@@ -9,7 +9,6 @@
 
 pub mod agents;
 mod error;
-pub mod history;
 pub mod permissions;
 pub mod prompt;
 mod runtime;

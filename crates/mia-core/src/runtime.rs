@@ -21,7 +21,7 @@ use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::agents::Agents;
-use crate::{CoreError, StoreHandle, history, permissions, prompt};
+use crate::{CoreError, StoreHandle, permissions, prompt};
 
 /// How text deltas are batched into Events (UIs repaint at ~60 Hz).
 const DELTA_BATCH: Duration = Duration::from_millis(25);
@@ -647,7 +647,10 @@ impl Runtime {
                 .store
                 .call(move |db| db.get_messages(&session_id, &mia_store::MessageQuery::default()))
                 .await?;
-            let mut request = ChatRequest::new(wire_model.clone(), history::to_chat(&messages));
+            let mut request = ChatRequest::new(
+                wire_model.clone(),
+                mia_providers::convert::history_to_messages(&messages),
+            );
             request.system = system;
             request.tools = tools;
             request.temperature = agent.temperature.map(|t| t as f32);
@@ -712,32 +715,28 @@ impl Runtime {
             batch.flush(|e| self.emit(e));
 
             // Record what arrived, even when the stream failed or was cancelled.
-            let mut parts = Vec::new();
-            if !completion.reasoning.is_empty() {
-                parts.push(PartContent::Reasoning {
-                    text: completion.reasoning.clone(),
-                });
-            }
-            if !completion.text.is_empty() {
-                let (body, notes) = crate::unifier::split_commentary(&completion.text);
-                if !body.trim().is_empty() {
-                    parts.push(PartContent::text(body));
-                }
-                for (perspective, text) in notes {
-                    parts.push(PartContent::Commentary { perspective, text });
-                }
-            }
             let calls = if failure.is_none() {
                 completion.tool_calls.clone()
             } else {
                 Vec::new()
             };
-            for call in &calls {
-                parts.push(PartContent::ToolCall {
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    input: call.input.clone(),
-                });
+            // Reasoning, text (🧠/🌸 lines split into commentary parts) and
+            // the calls that will run; a call cut off by a failure is dropped.
+            let mut parts = Vec::new();
+            for part in mia_providers::convert::completion_parts(&completion) {
+                match part {
+                    PartContent::Text { text, .. } => {
+                        let (body, notes) = crate::unifier::split_commentary(&text);
+                        if !body.trim().is_empty() {
+                            parts.push(PartContent::text(body));
+                        }
+                        for (perspective, text) in notes {
+                            parts.push(PartContent::Commentary { perspective, text });
+                        }
+                    }
+                    PartContent::ToolCall { .. } if failure.is_some() => {}
+                    other => parts.push(other),
+                }
             }
             let cancelled = cancel.is_cancelled()
                 || matches!(failure, Some(mia_providers::ProviderError::Cancelled));

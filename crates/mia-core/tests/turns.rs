@@ -959,7 +959,7 @@ async fn reasoning_streams_apart_from_text_and_is_stored() {
         assert_eq!(text, "The answer is 42.", "{provider}");
         let messages = h.messages().await;
         assert!(
-            matches!(&messages[1].parts[0].content, PartContent::Reasoning { text } if text == "Let me think about it."),
+            matches!(&messages[1].parts[0].content, PartContent::Reasoning { text, .. } if text == "Let me think about it."),
             "{provider}: {:?}",
             messages[1].parts
         );

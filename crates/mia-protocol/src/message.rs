@@ -142,11 +142,18 @@ pub enum PartContent {
     },
     Reasoning {
         text: String,
+        /// Provider signature that must accompany the reasoning when it is
+        /// sent back (Anthropic thinking with tool use).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     ToolCall {
         call_id: String,
         tool: String,
         input: Value,
+        /// Opaque provider data sent back with the call (Gemini `thoughtSignature`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
     },
     ToolResult {
         call_id: String,
@@ -207,16 +214,10 @@ pub enum PartContent {
         status: String,
     },
     /// Dual-perspective commentary from the unifier layer (specs 012/014).
-    Commentary {
-        perspective: String,
-        text: String,
-    },
+    Commentary { perspective: String, text: String },
     /// A part written by a newer build; kept verbatim.
     #[serde(skip)]
-    Unknown {
-        kind: String,
-        raw: Value,
-    },
+    Unknown { kind: String, raw: Value },
 }
 
 impl PartContent {
@@ -331,6 +332,7 @@ mod tests {
             call_id: "c1".into(),
             tool: "read".into(),
             input: serde_json::json!({"path": "a.rs"}),
+            signature: None,
         };
         let s = c.to_stored_json().unwrap();
         let v: Value = serde_json::from_str(&s).unwrap();

@@ -11,6 +11,7 @@ pub fn completion_parts(c: &Completion) -> Vec<PartContent> {
     if !c.reasoning.is_empty() {
         parts.push(PartContent::Reasoning {
             text: c.reasoning.clone(),
+            signature: c.reasoning_signature.clone(),
         });
     }
     if !c.text.is_empty() {
@@ -21,6 +22,7 @@ pub fn completion_parts(c: &Completion) -> Vec<PartContent> {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             input: call.input.clone(),
+            signature: call.signature.clone(),
         });
     }
     parts
@@ -39,64 +41,91 @@ fn push(out: &mut Vec<ChatMessage>, role: ChatRole, part: ContentPart) {
 /// Turn stored messages into the conversation sent to a provider.
 ///
 /// Tool results are sent as user content whichever message stores them (an
-/// assistant message holding its own results is split around them);
-/// compaction summaries become user text; system messages, errors,
-/// snapshots and other bookkeeping parts are not sent. Messages replaced by
-/// a compaction summary (`compacted_by`) are skipped.
-///
-/// Stored reasoning has no provider signature (`PartContent::Reasoning`
-/// carries none), so it is not replayed to Anthropic.
+/// assistant message holding its own results is split around them); a tool
+/// call whose result was never stored (the turn was cancelled or crashed)
+/// gets an error result so the conversation stays valid; compaction
+/// summaries become user text; a revert record becomes a short user note so
+/// the model knows files changed back; other system messages, errors,
+/// snapshots and bookkeeping parts are not sent. Messages replaced by a
+/// compaction summary (`compacted_by`) are skipped. Reasoning and tool calls
+/// carry their provider signatures back.
 pub fn history_to_messages(history: &[Message]) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = Vec::new();
     for m in history.iter().filter(|m| m.compacted_by.is_none()) {
         let role = match m.role {
             Role::User => ChatRole::User,
             Role::Assistant => ChatRole::Assistant,
-            Role::System => continue,
+            Role::System => {
+                for part in &m.parts {
+                    if let PartContent::Revert {
+                        restored, removed, ..
+                    } = &part.content
+                    {
+                        push(
+                            &mut out,
+                            ChatRole::User,
+                            ContentPart::text(format!(
+                                "[The user reverted file changes: {} restored, {} removed. Re-read files before editing them.]",
+                                restored.len(),
+                                removed.len()
+                            )),
+                        );
+                    }
+                }
+                continue;
+            }
         };
+        let mut unanswered: Vec<(String, String)> = Vec::new();
         for part in &m.parts {
             match &part.content {
                 PartContent::Text { text, .. } if !text.trim().is_empty() => {
                     push(&mut out, role, ContentPart::text(text.clone()));
                 }
-                PartContent::Reasoning { text } if role == ChatRole::Assistant => push(
+                PartContent::Reasoning { text, signature } if role == ChatRole::Assistant => push(
                     &mut out,
                     role,
                     ContentPart::Reasoning {
                         text: text.clone(),
-                        signature: None,
+                        signature: signature.clone(),
                     },
                 ),
                 PartContent::ToolCall {
                     call_id,
                     tool,
                     input,
-                } => push(
-                    &mut out,
-                    ChatRole::Assistant,
-                    ContentPart::ToolCall {
-                        id: call_id.clone(),
-                        name: tool.clone(),
-                        input: input.clone(),
-                        signature: None,
-                    },
-                ),
+                    signature,
+                } => {
+                    unanswered.push((call_id.clone(), tool.clone()));
+                    push(
+                        &mut out,
+                        ChatRole::Assistant,
+                        ContentPart::ToolCall {
+                            id: call_id.clone(),
+                            name: tool.clone(),
+                            input: input.clone(),
+                            signature: signature.clone(),
+                        },
+                    )
+                }
                 PartContent::ToolResult {
                     call_id,
                     tool,
                     output,
                     is_error,
                     ..
-                } => push(
-                    &mut out,
-                    ChatRole::User,
-                    ContentPart::ToolResult {
-                        call_id: call_id.clone(),
-                        name: tool.clone(),
-                        content: output.clone(),
-                        is_error: *is_error,
-                    },
-                ),
+                } => {
+                    unanswered.retain(|(id, _)| id != call_id);
+                    push(
+                        &mut out,
+                        ChatRole::User,
+                        ContentPart::ToolResult {
+                            call_id: call_id.clone(),
+                            name: tool.clone(),
+                            content: output.clone(),
+                            is_error: *is_error,
+                        },
+                    )
+                }
                 PartContent::Image { media_type, data } if !data.starts_with("file://") => push(
                     &mut out,
                     role,
@@ -112,6 +141,20 @@ pub fn history_to_messages(history: &[Message]) -> Vec<ChatMessage> {
                 ),
                 _ => {}
             }
+        }
+        for (call_id, tool) in unanswered {
+            push(
+                &mut out,
+                ChatRole::User,
+                ContentPart::ToolResult {
+                    call_id,
+                    name: tool,
+                    content:
+                        "The tool call was interrupted before it finished; it may not have run."
+                            .into(),
+                    is_error: true,
+                },
+            );
         }
     }
     out
@@ -155,12 +198,16 @@ mod tests {
             msg(
                 Role::Assistant,
                 vec![
-                    PartContent::Reasoning { text: "hmm".into() },
+                    PartContent::Reasoning {
+                        text: "hmm".into(),
+                        signature: Some("sig".into()),
+                    },
                     PartContent::text("Reading."),
                     PartContent::ToolCall {
                         call_id: "c1".into(),
                         tool: "read".into(),
                         input: json!({"path": "a"}),
+                        signature: None,
                     },
                     PartContent::ToolResult {
                         call_id: "c1".into(),
@@ -197,6 +244,45 @@ mod tests {
         assert_eq!(msgs[1].content.len(), 3);
         assert!(matches!(msgs[2].content[0], ContentPart::ToolResult { .. }));
         assert_eq!(msgs[4].content.len(), 1, "blank text dropped");
+    }
+
+    #[test]
+    fn unanswered_calls_get_an_error_result_and_reverts_a_note() {
+        let history = vec![
+            msg(Role::User, vec![PartContent::text("go")]),
+            msg(
+                Role::Assistant,
+                vec![PartContent::ToolCall {
+                    call_id: "c9".into(),
+                    tool: "bash".into(),
+                    input: json!({"command": "sleep 9"}),
+                    signature: Some("gsig".into()),
+                }],
+            ),
+            msg(
+                Role::System,
+                vec![PartContent::Revert {
+                    target_message_id: None,
+                    restored: vec!["a".into()],
+                    removed: vec![],
+                    conflicts: vec![],
+                    pre_revert_snapshot: None,
+                }],
+            ),
+            msg(Role::User, vec![PartContent::text("again")]),
+        ];
+        let msgs = history_to_messages(&history);
+        assert!(
+            matches!(&msgs[1].content[0], ContentPart::ToolCall { signature: Some(s), .. } if s == "gsig")
+        );
+        assert_eq!(msgs[2].role, ChatRole::User);
+        assert!(
+            matches!(&msgs[2].content[0], ContentPart::ToolResult { call_id, is_error: true, .. } if call_id == "c9")
+        );
+        assert!(
+            matches!(&msgs[2].content[1], ContentPart::Text { text } if text.contains("reverted"))
+        );
+        assert!(matches!(&msgs[2].content[2], ContentPart::Text { text } if text == "again"));
     }
 
     #[test]

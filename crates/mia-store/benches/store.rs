@@ -48,6 +48,7 @@ fn parts(n: usize) -> Vec<PartContent> {
             call_id: format!("call-{n}"),
             tool: "read".into(),
             input: serde_json::json!({"path": format!("src/module_{}.rs", n % 50)}),
+            signature: None,
         },
         PartContent::ToolResult {
             call_id: format!("call-{n}"),

@@ -24,6 +24,7 @@ fn payload(writer: &str, n: u64) -> Vec<PartContent> {
             call_id: format!("{writer}-{n}"),
             tool: "bash".into(),
             input: serde_json::json!({"command": format!("echo {n}"), "writer": writer}),
+            signature: None,
         },
         PartContent::ToolResult {
             call_id: format!("{writer}-{n}"),

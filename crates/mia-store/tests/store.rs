@@ -147,6 +147,7 @@ fn messages_round_trip_with_parts_in_order() {
             call_id: "c1".into(),
             tool: "read".into(),
             input: serde_json::json!({"path": "src/main.rs"}),
+            signature: None,
         },
         PartContent::ToolResult {
             call_id: "c1".into(),
@@ -427,6 +428,7 @@ fn parts_can_be_appended_and_metadata_updated() {
                     call_id: "c1".into(),
                     tool: "bash".into(),
                     input: serde_json::json!({"command": "ls"}),
+                    signature: None,
                 }],
             ),
         )

@@ -274,7 +274,7 @@ fn show(db: &SessionDb, reference: &str, json: bool, all: bool) -> anyhow::Resul
 fn print_part(content: &PartContent) {
     match content {
         PartContent::Text { text, .. } => println!("{text}"),
-        PartContent::Reasoning { text } => println!("(thinking) {text}"),
+        PartContent::Reasoning { text, .. } => println!("(thinking) {text}"),
         PartContent::Commentary { perspective, text } => println!("[{perspective}] {text}"),
         PartContent::ToolCall { tool, input, .. } => println!("  ▸ {tool} {input}"),
         PartContent::ToolResult {
