@@ -41,6 +41,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Check paths, the session database, config and provider keys.
     Doctor(cmd::doctor::DoctorArgs),
+    #[command(flatten)]
+    Snapshot(cmd::snapshot::Commands),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, powershell or elvish.
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd::run::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Snapshot(c) => cmd::snapshot::run(c),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

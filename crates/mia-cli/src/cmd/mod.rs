@@ -4,3 +4,4 @@ pub mod history;
 pub mod run;
 pub mod serve;
 pub mod sessions;
+pub mod snapshot;

@@ -1,0 +1,523 @@
+//! `mia-code snapshot capture|diff|restore|gc` and the session-level
+//! `snapshots` and `diff` commands (issue 7; `undo`/`redo`/`revert` go
+//! through the runtime in `history.rs`). A thin adapter over `mia-snapshot`
+//! (the engine) and `mia-store` (the index).
+
+use std::io::IsTerminal as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use mia_protocol::Session;
+use mia_snapshot::{
+    CaptureContext, FileDiff, RenderOptions, RevertOutcome, SnapshotConfig, SnapshotRepo, StepKind,
+    StepRecord, render_terminal, stats, summary_line, to_patch,
+};
+use mia_store::{NewSnapshot, SessionDb, SnapshotKind};
+use serde::Serialize;
+
+use crate::context;
+use crate::output::{datetime, print_json};
+
+/// Exit code when a revert/restore was blocked by files changed outside
+/// mia-code (nothing was changed; re-run with --force).
+const EXIT_CONFLICT: u8 = 3;
+
+/// The snapshot commands, flattened into the top-level command list.
+#[derive(Debug, Subcommand)]
+pub enum Commands {
+    /// Capture, diff and restore snapshots of a project (the hidden repo in .mia-code/snapshots).
+    #[command(subcommand)]
+    Snapshot(SnapshotCommand),
+    /// List a session's snapshots (one per file-modifying step).
+    Snapshots(SessionsArgs),
+    /// Show what a session (or one of its messages) changed.
+    Diff(SessionDiffArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SnapshotCommand {
+    /// Snapshot the project now.
+    Capture {
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Record the snapshot in this session's index.
+        #[arg(long)]
+        session: Option<String>,
+        /// Only refresh these paths on top of the latest snapshot.
+        #[arg(long, num_args = 1..)]
+        paths: Vec<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Diff snapshot A against B or the working tree.
+    Diff {
+        a: String,
+        b: Option<String>,
+        /// Compare with the working tree (the default without B).
+        #[arg(long, conflicts_with = "b")]
+        worktree: bool,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Restore files from a snapshot (every differing file without --paths).
+    Restore {
+        hash: String,
+        #[arg(long, num_args = 1..)]
+        paths: Vec<PathBuf>,
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Overwrite files whose current content cannot be captured (a backup is kept).
+        #[arg(long)]
+        force: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Prune snapshots beyond retention (last N per session + baselines) and reclaim space.
+    Gc {
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Snapshots kept per session (default 100).
+        #[arg(long)]
+        keep: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+    Patch,
+    Stat,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[arg(long)]
+    session: String,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionDiffArgs {
+    #[arg(long)]
+    session: String,
+    /// Only what this message changed (before its first step → after its last).
+    #[arg(long)]
+    message: Option<String>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+pub fn run(cmd: Commands) -> anyhow::Result<ExitCode> {
+    match cmd {
+        Commands::Snapshot(c) => snapshot(c),
+        Commands::Snapshots(a) => list(a),
+        Commands::Diff(a) => session_diff(a),
+    }
+}
+
+fn open_repo(project: Option<&std::path::Path>) -> anyhow::Result<SnapshotRepo> {
+    let dir = context::project_dir(project)?;
+    Ok(SnapshotRepo::open(&dir, SnapshotConfig::default())?)
+}
+
+/// The `snapshot capture --json` shape (stable: scripts rely on it).
+#[derive(Serialize)]
+struct CaptureJson<'a> {
+    hash: &'a str,
+    files: u64,
+    excluded: &'a [mia_snapshot::ExcludedFile],
+    ms: u64,
+}
+
+fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        SnapshotCommand::Capture {
+            project,
+            session,
+            paths,
+            json,
+        } => {
+            let (db, session) = match &session {
+                Some(s) => {
+                    let paths = context::paths()?;
+                    let db = context::open_store(&paths)?;
+                    let sess = crate::cmd::sessions::resolve(&db, s)?;
+                    (Some(db), Some(sess))
+                }
+                None => (None, None),
+            };
+            let project = match (&project, &session) {
+                (None, Some(s)) => Some(PathBuf::from(&s.directory)),
+                _ => project,
+            };
+            let mut repo = open_repo(project.as_deref())?;
+            let ctx = CaptureContext {
+                session_id: session.as_ref().map(|s| s.id.to_string()),
+                ..CaptureContext::default()
+            };
+            let snap =
+                repo.capture_unbounded(&ctx, (!paths.is_empty()).then_some(paths.as_slice()))?;
+            if let (Some(mut db), Some(s)) = (db, session) {
+                let first = db.snapshots(&s.id)?.is_empty();
+                db.add_snapshot(&NewSnapshot {
+                    session_id: s.id,
+                    hash: snap.hash.clone(),
+                    message_id: None,
+                    tool_call_id: None,
+                    kind: if first {
+                        SnapshotKind::Baseline
+                    } else {
+                        SnapshotKind::Step
+                    },
+                    files: snap.files,
+                    excluded: serde_json::to_value(&snap.excluded)?,
+                    excluded_total: snap.excluded_total,
+                    mode: serde_json::to_value(snap.mode)?
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_string(),
+                    ms: snap.ms,
+                    unavailable: None,
+                })?;
+            }
+            if json {
+                print_json(&CaptureJson {
+                    hash: &snap.hash,
+                    files: snap.files,
+                    excluded: &snap.excluded,
+                    ms: snap.ms,
+                })?;
+            } else {
+                println!("{}", snap.hash);
+                eprintln!(
+                    "{} files in {} ms; {} excluded",
+                    snap.files, snap.ms, snap.excluded_total
+                );
+                for e in &snap.excluded {
+                    eprintln!("  excluded {} ({})", e.path, e.reason.as_str());
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        SnapshotCommand::Diff {
+            a,
+            b,
+            worktree: _,
+            project,
+            format,
+        } => {
+            let mut repo = open_repo(project.as_deref())?;
+            let diffs = match b {
+                Some(b) => repo.diff_full(&a, &b)?,
+                None => repo.diff_worktree(&a, None)?,
+            };
+            print_diffs(&diffs, format)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SnapshotCommand::Restore {
+            hash,
+            paths,
+            project,
+            force,
+            json,
+        } => {
+            let mut repo = open_repo(project.as_deref())?;
+            let outcome = repo.restore(
+                &hash,
+                (!paths.is_empty()).then_some(paths.as_slice()),
+                force,
+            )?;
+            report(&outcome, json)
+        }
+        SnapshotCommand::Gc {
+            project,
+            keep,
+            json,
+        } => gc(project, keep, json),
+    }
+}
+
+fn print_diffs(diffs: &[FileDiff], format: Format) -> anyhow::Result<()> {
+    match format {
+        Format::Json => print_json(&diffs)?,
+        Format::Patch => print!("{}", to_patch(diffs)),
+        Format::Stat => {
+            for d in diffs {
+                println!(
+                    "{}  {}  +{} -{}",
+                    d.status.as_str(),
+                    d.file,
+                    d.additions,
+                    d.deletions
+                );
+            }
+            println!("{}", summary_line(&stats(diffs)));
+        }
+        Format::Text => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            print!(
+                "{}",
+                render_terminal(
+                    diffs,
+                    RenderOptions {
+                        color,
+                        highlight: color
+                    }
+                )
+            );
+        }
+    }
+    Ok(())
+}
+
+fn report(outcome: &RevertOutcome, json: bool) -> anyhow::Result<ExitCode> {
+    if json {
+        print_json(outcome)?;
+    } else if outcome.applied {
+        println!("{}", outcome.message);
+    } else {
+        eprintln!("{}", outcome.message);
+    }
+    Ok(if outcome.applied {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_CONFLICT)
+    })
+}
+
+/// A session, its store and its step records.
+struct SessionCtx {
+    db: SessionDb,
+    session: Session,
+    records: Vec<StepRecord>,
+}
+
+fn session_ctx(reference: &str) -> anyhow::Result<SessionCtx> {
+    let paths = context::paths()?;
+    let db = context::open_store(&paths)?;
+    let session = crate::cmd::sessions::resolve(&db, reference)?;
+    let records = db
+        .snapshot_steps(&session.id)?
+        .into_iter()
+        .map(|row| {
+            serde_json::from_value::<StepRecord>(row.step.record)
+                .with_context(|| format!("decoding step {} of session {}", row.step.id, session.id))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(SessionCtx {
+        db,
+        session,
+        records,
+    })
+}
+
+#[derive(Serialize)]
+struct ListedStep<'a> {
+    index: usize,
+    #[serde(flatten)]
+    record: &'a StepRecord,
+}
+
+fn action_word(kind: mia_protocol::FileChangeKind) -> &'static str {
+    match kind {
+        mia_protocol::FileChangeKind::Added => "create",
+        mia_protocol::FileChangeKind::Modified => "modify",
+        mia_protocol::FileChangeKind::Deleted => "delete",
+    }
+}
+
+fn list(args: SessionsArgs) -> anyhow::Result<ExitCode> {
+    let ctx = session_ctx(&args.session)?;
+    let unavailable: Vec<_> = ctx
+        .db
+        .snapshots(&ctx.session.id)?
+        .into_iter()
+        .filter(|s| s.snapshot.unavailable.is_some())
+        .collect();
+    if args.json {
+        let steps: Vec<ListedStep<'_>> = ctx
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, record)| ListedStep {
+                index: i + 1,
+                record,
+            })
+            .collect();
+        print_json(&serde_json::json!({
+            "session": ctx.session.id.to_string(),
+            "steps": steps,
+            "unavailable": unavailable,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("Snapshots:");
+    if ctx.records.is_empty() {
+        println!("  (none: this session has not changed any file)");
+    }
+    for (i, r) in ctx.records.iter().enumerate() {
+        let files = if r.changes.is_empty() {
+            "(no changes)".to_string()
+        } else {
+            r.changes
+                .iter()
+                .map(|c| format!("{} ({})", c.path, action_word(c.kind)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let label = match &r.kind {
+            StepKind::Tool => String::new(),
+            StepKind::Revert { .. } => "[revert] ".into(),
+            StepKind::Redo { .. } => "[redo] ".into(),
+        };
+        println!(
+            "  #{:<3} {}  {}  {}{}",
+            i + 1,
+            r.message_id,
+            datetime(r.created_at),
+            label,
+            files
+        );
+    }
+    for s in unavailable {
+        println!(
+            "  --   {}  {}  undo unavailable: {}",
+            s.snapshot.message_id.as_deref().unwrap_or("-"),
+            datetime(s.created_at),
+            s.snapshot.unavailable.as_deref().unwrap_or("")
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn session_diff(args: SessionDiffArgs) -> anyhow::Result<ExitCode> {
+    let ctx = session_ctx(&args.session)?;
+    let mut repo = SnapshotRepo::open(&ctx.session.directory, SnapshotConfig::default())?;
+    let diffs = match &args.message {
+        Some(m) => {
+            let steps: Vec<&StepRecord> = ctx
+                .records
+                .iter()
+                .filter(|r| &r.message_id == m && r.kind == StepKind::Tool)
+                .collect();
+            let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
+                bail!("message {m} changed no files in session {}", ctx.session.id);
+            };
+            // Only the files this message's steps changed.
+            let mut files: Vec<String> = steps
+                .iter()
+                .flat_map(|r| r.changes.iter().map(|c| c.path.clone()))
+                .collect();
+            files.sort();
+            files.dedup();
+            repo.diff_paths(&first.before, &last.after, &files)?
+        }
+        None => {
+            let baseline = ctx
+                .db
+                .snapshots(&ctx.session.id)?
+                .into_iter()
+                .find(|s| {
+                    s.snapshot.kind == SnapshotKind::Baseline && s.snapshot.unavailable.is_none()
+                })
+                .map(|s| s.snapshot.hash)
+                .or_else(|| ctx.records.first().map(|r| r.before.clone()));
+            let Some(base) = baseline else {
+                bail!(
+                    "session {} has no snapshot yet: nothing to diff",
+                    ctx.session.id
+                );
+            };
+            // Only the files the session touched, against the working tree.
+            let mut files: Vec<PathBuf> = ctx
+                .records
+                .iter()
+                .flat_map(|r| r.changes.iter().map(|c| PathBuf::from(&c.path)))
+                .collect();
+            files.sort();
+            files.dedup();
+            if files.is_empty() {
+                Vec::new()
+            } else {
+                repo.diff_worktree(&base, Some(&files))?
+            }
+        }
+    };
+    print_diffs(&diffs, args.format)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `mia-code snapshot gc`: apply retention from the session index, drop
+/// the refs of pruned snapshots and let git reclaim the space.
+pub fn gc(project: Option<PathBuf>, keep: Option<usize>, json: bool) -> anyhow::Result<ExitCode> {
+    let dir = context::project_dir(project.as_deref())?;
+    let paths = context::paths()?;
+    let mut db = context::open_store(&paths)?;
+    let config = SnapshotConfig::default();
+    let keep = keep.unwrap_or(config.keep_per_session);
+    let rows = db.project_snapshots(&dir.to_string_lossy())?;
+    let mut per_session: std::collections::BTreeMap<String, Vec<mia_snapshot::RetainedSnapshot>> =
+        std::collections::BTreeMap::new();
+    for r in &rows {
+        if r.snapshot.hash.is_empty() {
+            continue;
+        }
+        per_session
+            .entry(r.snapshot.session_id.to_string())
+            .or_default()
+            .push(mia_snapshot::RetainedSnapshot {
+                hash: r.snapshot.hash.clone(),
+                created_at: r.created_at,
+                baseline: r.snapshot.kind == SnapshotKind::Baseline,
+            });
+    }
+    let plan = mia_snapshot::plan_retention(&per_session, keep);
+    let mut pruned = 0u64;
+    for (session, hash) in &plan.prune {
+        let sid: mia_protocol::SessionId = session.parse()?;
+        pruned += db.delete_snapshots(&sid, std::slice::from_ref(hash))?;
+    }
+    // A kept snapshot keeps the step it starts alive, "after" included.
+    let mut live = plan.keep.clone();
+    let sessions: std::collections::BTreeSet<mia_protocol::SessionId> =
+        rows.iter().map(|r| r.snapshot.session_id).collect();
+    for sid in sessions {
+        for step in db.snapshot_steps(&sid)? {
+            if live.contains(&step.step.before_hash) {
+                live.insert(step.step.after_hash.clone());
+            }
+        }
+    }
+    let mut repo = SnapshotRepo::open(&dir, config)?;
+    let report = repo.gc(Some(&live))?;
+    if json {
+        print_json(&serde_json::json!({
+            "pruned_snapshots": pruned,
+            "kept_snapshots": plan.keep.len(),
+            "gc": report,
+        }))?;
+    } else {
+        println!(
+            "pruned {pruned} snapshot(s), kept {}; removed {} ref(s); {} -> {} bytes in {} ms{}",
+            plan.keep.len(),
+            report.refs_removed,
+            report.bytes_before,
+            report.bytes_after,
+            report.ms,
+            report
+                .skipped
+                .as_deref()
+                .map(|s| format!(" (git gc skipped: {s})"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,317 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `mia-code snapshot ...`, `snapshots` and `diff --session`
+//! against a real project, a real hidden repo and a real session store.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use mia_protocol::SessionId;
+use mia_snapshot::{CaptureContext, SnapshotConfig, SnapshotRepo};
+use mia_store::{NewSession, NewSnapshot, NewStep, SessionDb, SnapshotKind};
+
+struct Env {
+    home: tempfile::TempDir,
+    project: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn dir(&self) -> PathBuf {
+        self.project.path().canonicalize().unwrap()
+    }
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("mia-code").unwrap();
+        c.env("MIA_CODE_HOME", self.home.path())
+            .env("NO_COLOR", "1")
+            .current_dir(self.dir());
+        c
+    }
+    fn write(&self, rel: &str, body: &str) {
+        let p = self.dir().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, body).unwrap();
+    }
+    fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.dir().join(rel)).ok()
+    }
+    fn db(&self) -> SessionDb {
+        SessionDb::open(self.home.path().join("data.db")).unwrap()
+    }
+}
+
+fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn capture_diff_restore_from_the_cli() {
+    let env = Env::new();
+    env.write("a.txt", "one\n");
+    env.write("img.png", "fake");
+    let out = env
+        .cmd()
+        .args(["snapshot", "capture", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys, ["excluded", "files", "hash", "ms"]);
+    assert_eq!(v["files"], 1);
+    assert_eq!(v["excluded"][0]["path"], "img.png");
+    assert_eq!(v["excluded"][0]["reason"], "binary");
+    let hash = v["hash"].as_str().unwrap().to_string();
+
+    env.write("a.txt", "two\n");
+    let out = env
+        .cmd()
+        .args(["snapshot", "diff", &hash, "--format", "patch"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let patch = stdout(&out);
+    assert!(patch.contains("-one\n+two\n"), "{patch}");
+    let out = env
+        .cmd()
+        .args(["snapshot", "diff", &hash, "--worktree", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v[0]["file"], "a.txt");
+    assert_eq!(v[0]["status"], "modified");
+    let out = env
+        .cmd()
+        .args(["snapshot", "diff", &hash, "--format", "stat"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("1 file changed, 1 insertion(+), 1 deletion(-)"),
+        "{}",
+        stdout(&out)
+    );
+    let out = env
+        .cmd()
+        .args(["snapshot", "diff", &hash])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("■ a.txt [modified]"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = env
+        .cmd()
+        .args(["snapshot", "restore", &hash, "--paths", "a.txt"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.read("a.txt").as_deref(), Some("one\n"));
+}
+
+/// What the runtime will do for one tool call: snapshot, run, record.
+fn runtime_step(
+    env: &Env,
+    db: &mut SessionDb,
+    session: SessionId,
+    msg: &str,
+    call: &str,
+    path: &str,
+    f: impl FnOnce(),
+) {
+    let mut repo = SnapshotRepo::open(env.dir(), SnapshotConfig::default()).unwrap();
+    let ctx = CaptureContext {
+        session_id: Some(session.to_string()),
+        message_id: Some(msg.into()),
+        tool_call_id: Some(call.into()),
+    };
+    let pending = repo.begin_step(ctx, Some(&[PathBuf::from(path)])).unwrap();
+    f();
+    let before = pending.before.clone();
+    let rec = repo.finish_step(pending).unwrap();
+    db.add_snapshot(&NewSnapshot {
+        session_id: session,
+        hash: before.hash.clone(),
+        message_id: Some(msg.into()),
+        tool_call_id: Some(call.into()),
+        kind: SnapshotKind::Step,
+        files: before.files,
+        excluded: serde_json::json!([]),
+        excluded_total: 0,
+        mode: "paths".into(),
+        ms: before.ms,
+        unavailable: None,
+    })
+    .unwrap();
+    db.add_snapshot_step(&NewStep {
+        id: rec.id.clone(),
+        session_id: session,
+        message_id: rec.message_id.clone(),
+        tool_call_id: rec.tool_call_id.clone(),
+        kind: "tool".into(),
+        before_hash: rec.before.clone(),
+        after_hash: rec.after.clone(),
+        record: serde_json::to_value(&rec).unwrap(),
+    })
+    .unwrap();
+}
+
+fn session_with_steps(env: &Env) -> SessionId {
+    env.write("src/auth.ts", "auth v1\n");
+    env.write("notes.txt", "mine\n");
+    let mut db = env.db();
+    let s = db
+        .create_session(NewSession {
+            directory: env.dir().to_string_lossy().into_owned(),
+            ..Default::default()
+        })
+        .unwrap();
+    let out = env
+        .cmd()
+        .args([
+            "snapshot",
+            "capture",
+            "--session",
+            &s.id.to_string(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    runtime_step(env, &mut db, s.id, "msg-1", "tc-1", "src/auth.ts", || {
+        env.write("src/auth.ts", "auth v2\n")
+    });
+    runtime_step(env, &mut db, s.id, "msg-2", "tc-2", "src/types.ts", || {
+        env.write("src/types.ts", "types\n")
+    });
+    s.id
+}
+
+fn ok(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        stdout(out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn session_snapshots_and_diff() {
+    let env = Env::new();
+    let sid = session_with_steps(&env);
+    let id = sid.to_string();
+
+    let out = env
+        .cmd()
+        .args(["snapshots", "--session", &id])
+        .output()
+        .unwrap();
+    ok(&out);
+    let text = stdout(&out);
+    assert!(text.starts_with("Snapshots:\n"), "{text}");
+    assert!(
+        text.contains("#1") && text.contains("msg-1") && text.contains("src/auth.ts (modify)"),
+        "{text}"
+    );
+    assert!(text.contains("src/types.ts (create)"), "{text}");
+
+    let out = env
+        .cmd()
+        .args(["diff", "--session", &id, "--format", "stat"])
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(stdout(&out).contains("2 files changed"), "{}", stdout(&out));
+    let out = env
+        .cmd()
+        .args([
+            "diff",
+            "--session",
+            &id,
+            "--message",
+            "msg-1",
+            "--format",
+            "patch",
+        ])
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(stdout(&out).contains("-auth v1\n+auth v2\n") && !stdout(&out).contains("types"));
+
+    // Only the files the session touched appear in the session diff, even
+    // when the user edits others.
+    env.write("notes.txt", "mine, edited\n");
+    let out = env
+        .cmd()
+        .args(["diff", "--session", &id, "--format", "json"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let files: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["src/auth.ts", "src/types.ts"]);
+    let out = env
+        .cmd()
+        .args(["snapshots", "--session", &id, "--json"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["steps"].as_array().unwrap().len(), 2);
+    assert_eq!(v["steps"][0]["changes"][0]["path"], "src/auth.ts");
+}
+
+#[test]
+fn gc_applies_retention_and_keeps_recent_snapshots() {
+    let env = Env::new();
+    let sid = session_with_steps(&env);
+    let mut db = env.db();
+    runtime_step(&env, &mut db, sid, "msg-3", "tc-3", "src/third.ts", || {
+        env.write("src/third.ts", "third\n")
+    });
+    drop(db);
+    // Snapshot rows now: baseline B, before tc-1 (= B), before tc-2, before tc-3.
+    let out = env
+        .cmd()
+        .args(["snapshot", "gc", "--keep", "1", "--json"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    // The baseline and the newest stay; "before tc-2" goes.
+    assert_eq!(v["pruned_snapshots"], 1, "{v}");
+    assert_eq!(v["kept_snapshots"], 2, "{v}");
+    assert!(v["gc"]["bytes_after"].as_u64().unwrap() > 0);
+    // The kept snapshots still diff.
+    let out = env
+        .cmd()
+        .args(["diff", "--session", &sid.to_string(), "--format", "stat"])
+        .output()
+        .unwrap();
+    ok(&out);
+    assert!(stdout(&out).contains("3 files changed"), "{}", stdout(&out));
+}
