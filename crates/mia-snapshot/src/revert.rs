@@ -815,9 +815,30 @@ fn applied_message(o: &RevertOutcome) -> String {
     }
     s.push('\n');
     let n = o.plan.files.len();
+    let files = format!("{n} file{}", if n == 1 { "" } else { "s" });
+    if o.plan.kind == PlanKind::Restore {
+        // A plain restore undoes no recorded step: count what it changed.
+        let (add, del) = o
+            .record
+            .as_ref()
+            .map(|r| {
+                r.changes
+                    .iter()
+                    .fold((0u32, 0u32), |(a, d), c| (a + c.additions, d + c.deletions))
+            })
+            .unwrap_or((0, 0));
+        s.push_str(&format!("  {files} affected (+{add} -{del})."));
+        if let Some(p) = &o.pre_revert_snapshot {
+            s.push_str(&format!(
+                "\n  The previous state is snapshot {} (`mia-code snapshot restore {}` brings it back).",
+                short(p),
+                short(p)
+            ));
+        }
+        return s;
+    }
     s.push_str(&format!(
-        "  {n} file{} affected, {} addition{} restored, {} deletion{} undone.",
-        if n == 1 { "" } else { "s" },
+        "  {files} affected, {} addition{} restored, {} deletion{} undone.",
         o.plan.step_additions,
         if o.plan.step_additions == 1 { "" } else { "s" },
         o.plan.step_deletions,
