@@ -310,3 +310,47 @@ fn scan_threads() -> usize {
                 .clamp(2, 16)
         })
 }
+
+/// Would a full scan skip `rel` (gitignored, inside `.git`/`.mia-code`, an
+/// excluded or ignored directory)? Reads the `.gitignore` files on the way
+/// down, so it is meant for a handful of paths (watcher reports), not a tree.
+pub(crate) fn scan_skips(root: &Path, rel: &str, excluded_dirs: &[String]) -> bool {
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() {
+        return false;
+    }
+    if parts.contains(&".git") || parts[0] == MIA_DIR {
+        return true;
+    }
+    let mut ignores = root_ignores(root);
+    let mut dir = root.to_path_buf();
+    let mut dir_rel: Vec<u8> = Vec::new();
+    for (i, part) in parts.iter().enumerate() {
+        let gi_path = dir.join(".gitignore");
+        if gi_path.is_file() {
+            let mut b = GitignoreBuilder::new(&dir);
+            let _ = b.add(&gi_path);
+            if let Ok(gi) = b.build()
+                && !gi.is_empty()
+            {
+                ignores.0.push((Arc::new(gi), dir_rel.clone()));
+            }
+        }
+        let mut rel_here = dir_rel.clone();
+        if !rel_here.is_empty() {
+            rel_here.push(b'/');
+        }
+        rel_here.extend_from_slice(part.as_bytes());
+        let is_last = i + 1 == parts.len();
+        let is_dir = !is_last || dir.join(part).is_dir();
+        if is_dir && excluded_dirs.iter().any(|d| d == part) {
+            return true;
+        }
+        if ignores.ignored(&rel_here, is_dir) {
+            return true;
+        }
+        dir.push(part);
+        dir_rel = rel_here;
+    }
+    false
+}

@@ -305,19 +305,76 @@ impl crate::SnapshotRepo {
         ctx: &crate::CaptureContext,
         watcher: &ProjectWatcher,
     ) -> Result<crate::Snapshot> {
+        match self.watched_paths(watcher) {
+            Some(paths) if self.latest().is_some() => self.capture(ctx, Some(&paths)),
+            _ => self.capture(ctx, None),
+        }
+    }
+
+    /// The watcher's changes as capture paths, minus what a scan would skip
+    /// (gitignored files); None when a full scan is needed instead.
+    fn watched_paths(&self, watcher: &ProjectWatcher) -> Option<Vec<PathBuf>> {
         match watcher.take_changes() {
-            OutsideChanges::Known(paths) if self.latest().is_some() => {
-                let paths: Vec<PathBuf> = paths.into_iter().map(PathBuf::from).collect();
-                self.capture(ctx, Some(&paths))
+            OutsideChanges::Known(paths) if paths.len() <= MAX_NARROWED_PATHS => Some(
+                paths
+                    .into_iter()
+                    .filter(|p| {
+                        !crate::scan::scan_skips(&self.project, p, &self.config.excluded_dirs)
+                    })
+                    .map(PathBuf::from)
+                    .collect(),
+            ),
+            OutsideChanges::Known(paths) => {
+                tracing::info!(
+                    n = paths.len(),
+                    "many outside changes, scanning the project"
+                );
+                None
             }
-            OutsideChanges::Known(_) => self.capture(ctx, None),
             OutsideChanges::Unknown { reason } => {
                 tracing::info!(%reason, "watcher unavailable, scanning the project");
-                self.capture(ctx, None)
+                None
             }
         }
     }
+
+    /// [`begin_step`](Self::begin_step) for a step that cannot name its
+    /// paths (bash), narrowed by the watcher; starts a new watch period.
+    pub fn begin_step_with_watcher(
+        &mut self,
+        ctx: crate::CaptureContext,
+        paths: Option<&[PathBuf]>,
+        watcher: &ProjectWatcher,
+    ) -> Result<crate::PendingStep> {
+        if paths.is_some() {
+            return self.begin_step(ctx, paths);
+        }
+        let before = self.capture_with_watcher(&ctx, watcher)?;
+        Ok(crate::PendingStep {
+            ctx,
+            before,
+            paths: None,
+        })
+    }
+
+    /// [`finish_step`](Self::finish_step) that, for a step without named
+    /// paths, captures only what the watcher saw change during the step
+    /// (on top of the "before" tree), or scans when it cannot tell.
+    pub fn finish_step_with_watcher(
+        &mut self,
+        mut pending: crate::PendingStep,
+        watcher: &ProjectWatcher,
+    ) -> Result<crate::StepRecord> {
+        if pending.paths.is_none() {
+            pending.paths = self.watched_paths(watcher);
+        }
+        self.finish_step(pending)
+    }
 }
+
+/// Above this many watcher-reported paths a scan is cheaper than checking
+/// each against the ignore rules.
+const MAX_NARROWED_PATHS: usize = 2000;
 
 #[cfg(test)]
 mod tests {

@@ -52,3 +52,61 @@ fn watcher_reports_outside_changes_and_narrows_captures() {
         "only outside changes are reported, never .git or .mia-code: {peek:?}"
     );
 }
+
+#[test]
+fn bash_steps_narrowed_by_the_watcher_record_exactly_what_changed() {
+    let p = Project::new();
+    p.write(".gitignore", "*.log\n");
+    p.write("src/a.rs", "a\n");
+    p.write("src/b.rs", "b\n");
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let w = ProjectWatcher::start(&p.path(), repo.config().excluded_dirs.clone()).unwrap();
+    assert!(w.sync(Duration::from_secs(5)));
+    // Outside change before the step: part of the "before" state.
+    p.write("src/b.rs", "b edited by the user\n");
+    let ctx = CaptureContext {
+        session_id: Some("s".into()),
+        message_id: Some("m".into()),
+        tool_call_id: Some("bash-1".into()),
+    };
+    let pending = repo.begin_step_with_watcher(ctx, None, &w).unwrap();
+    assert_eq!(pending.before.mode, CaptureMode::Paths);
+    // What the "bash command" does.
+    p.write("src/a.rs", "a changed by bash\n");
+    p.write("gen/new.rs", "new\n");
+    p.write("build.log", "ignored\n");
+    let rec = repo.finish_step_with_watcher(pending, &w).unwrap();
+    let mut changed: Vec<(String, mia_protocol::FileChangeKind)> = rec
+        .changes
+        .iter()
+        .map(|c| (c.path.clone(), c.kind))
+        .collect();
+    changed.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        changed,
+        vec![
+            (
+                "gen/new.rs".to_string(),
+                mia_protocol::FileChangeKind::Added
+            ),
+            (
+                "src/a.rs".to_string(),
+                mia_protocol::FileChangeKind::Modified
+            ),
+        ]
+    );
+    // The narrowed "after" tree is the real state.
+    assert!(repo.diff_worktree(&rec.after, None).unwrap().is_empty());
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read("src/a.rs").as_deref(), Some("a\n"));
+    assert_eq!(
+        p.read("src/b.rs").as_deref(),
+        Some("b edited by the user\n")
+    );
+    assert!(!p.path().join("gen").exists());
+    assert_eq!(p.read("build.log").as_deref(), Some("ignored\n"));
+}
