@@ -161,7 +161,14 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
         segments: Vec::new(),
         overflow: false,
     };
-    let tree = parse_tree(command);
+    // tree-sitter-bash 0.25.1 crashes (SIGSEGV) on some non-ASCII input, e.g.
+    // `{` followed by U+E01B7 (found by tests/fuzz_parser.rs). The parser only
+    // ever sees an ASCII shadow of the command: every non-ASCII character is
+    // replaced by as many `a` bytes as it has UTF-8 bytes, so byte offsets are
+    // unchanged and words are still read from the real command text. Bash
+    // treats non-ASCII bytes as word characters, as it does `a`.
+    let shadow = ascii_shadow(command);
+    let tree = parse_tree(&shadow);
     match tree {
         Some(tree) => {
             let root = tree.root_node();
@@ -196,6 +203,24 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
         }
     }
     ParsedCommand { segments }
+}
+
+/// The command with every non-ASCII character replaced by `a`s of the same byte length.
+fn ascii_shadow(command: &str) -> std::borrow::Cow<'_, str> {
+    if command.is_ascii() {
+        return std::borrow::Cow::Borrowed(command);
+    }
+    let mut out = String::with_capacity(command.len());
+    for c in command.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            for _ in 0..c.len_utf8() {
+                out.push('a');
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 thread_local! {
@@ -1298,6 +1323,21 @@ mod tests {
         // a path-qualified wrapper is not unwrapped
         assert_eq!(words("./timeout 1 ls"), vec![vec!["./timeout", "1", "ls"]]);
         assert_eq!(parse("bash -c 'ls'").segments[0].via, vec!["bash -c"]);
+    }
+
+    #[test]
+    fn input_that_crashed_tree_sitter_is_parsed() {
+        // `{` + U+E01B7 made tree-sitter-bash 0.25.1 segfault.
+        let p = parse("G\u{1d53b}{\u{e01b7}\u{b13}:b%");
+        assert_eq!(p.segments.len(), 1);
+        let p = parse("echo {\u{e01b7} && rm x");
+        assert_eq!(p.segments[0].words[0], "echo");
+        assert_eq!(p.segments[1].words, vec!["rm", "x"]);
+        // words keep their real (non-ASCII) text
+        assert_eq!(
+            words("cat caf\u{e9}.txt"),
+            vec![vec!["cat", "caf\u{e9}.txt"]]
+        );
     }
 
     #[test]

@@ -271,6 +271,12 @@ impl Checks {
     }
 }
 
+/// Canonical paths resolved while judging one command line (`(base, raw)` → result).
+type PathCache = std::collections::HashMap<
+    (Option<String>, String),
+    Result<CanonicalPath, crate::error::PathError>,
+>;
+
 /// Who can answer an ask.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answerer {
@@ -518,11 +524,16 @@ impl<'a> Checker<'a> {
         raw: &str,
         base: Option<&str>,
         checks: &mut Checks,
+        cache: &mut PathCache,
     ) -> Vec<Sub> {
-        match self.resolver.resolve(raw, base) {
+        let key = (base.map(str::to_string), raw.to_string());
+        let resolved = cache
+            .entry(key)
+            .or_insert_with(|| self.resolver.resolve(raw, base));
+        match resolved {
             Ok(cp) => perms
                 .iter()
-                .map(|p| self.eval_path(p, &cp, checks))
+                .map(|p| self.eval_path(p, cp, checks))
                 .collect(),
             Err(e) => perms
                 .iter()
@@ -733,13 +744,15 @@ impl<'a> Checker<'a> {
 
     fn check_command(&self, req: &Request, cmd: &str) -> Decision {
         let parsed = bash::parse(cmd);
+        let mut cache = PathCache::new();
         let mut segs = Vec::with_capacity(parsed.segments.len());
         let mut worst: Option<(Sub, usize)> = None;
         let mut always: Vec<PermissionRule> = Vec::new();
         let mut always_ok = true;
         for (i, seg) in parsed.segments.iter().enumerate() {
             let quiet = cmd.len() > bash::MAX_AUTO_ALLOW_LEN;
-            let (s, checks, from_rule_only) = self.judge_segment(&req.permission, seg, quiet);
+            let (s, checks, from_rule_only) =
+                self.judge_segment(&req.permission, seg, quiet, &mut cache);
             if s.action == Ask {
                 let prefix = if seg.opaque.is_empty()
                     && from_rule_only
@@ -808,6 +821,7 @@ impl<'a> Checker<'a> {
         permission: &str,
         seg: &Segment,
         quiet: bool,
+        cache: &mut PathCache,
     ) -> (Sub, Vec<SubCheck>, bool) {
         let what = seg.display();
         let mut s = self.eval(
@@ -863,7 +877,7 @@ impl<'a> Checker<'a> {
             } else {
                 &["read"]
             };
-            for t in self.path_subs(perms, cand, base, &mut checks) {
+            for t in self.path_subs(perms, cand, base, &mut checks, cache) {
                 fold(&mut s, t, &mut rule_only);
             }
         }
@@ -872,7 +886,15 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let perm = if r.write { "write" } else { "read" };
-            let (t, _) = self.path_sub(perm, &r.target, base, &mut checks, Ask);
+            let t = self
+                .path_subs(&[perm], &r.target, base, &mut checks, cache)
+                .into_iter()
+                .next()
+                .unwrap_or(Sub {
+                    action: Ask,
+                    matched: None,
+                    reason: "no path check".into(),
+                });
             fold(&mut s, t, &mut rule_only);
         }
         (s, checks.list, rule_only)

