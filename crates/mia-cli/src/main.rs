@@ -39,6 +39,9 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Serve the runtime over HTTP + SSE (loopback, bearer token) for the browser UI and scripts.
     Serve(cmd::serve::ServeArgs),
+    /// Manage stored provider API keys (set reads the key from stdin; keys are never printed).
+    #[command(subcommand)]
+    Auth(cmd::auth::AuthCommand),
     /// Check paths, the session database, config and provider keys.
     Doctor(cmd::doctor::DoctorArgs),
     #[command(flatten)]
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Revert(a) => cmd::history::run(cmd::history::Which::Revert(a)),
         Command::Run(a) => cmd::run::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Auth(c) => cmd::auth::run(c),
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Snapshot(c) => cmd::snapshot::run(c),
         Command::Completions { shell } => {

@@ -112,10 +112,7 @@ fn execute(
             let source = creds.store(&provider, key, target)?;
             writeln!(out, "Saved the {provider} key in the {source}.")?;
             if let Some(var) = env_note(&provider, env) {
-                writeln!(
-                    out,
-                    "Note: {var} is set and is used before the stored key."
-                )?;
+                writeln!(out, "Note: {var} is set and is used before the stored key.")?;
             }
         }
         AuthCommand::List { json } => {
@@ -149,8 +146,7 @@ fn execute(
                     };
                     writeln!(out, "{:<12} {found}", e.provider)?;
                 }
-                let mut notes: Vec<&String> =
-                    entries.iter().flat_map(|e| &e.unavailable).collect();
+                let mut notes: Vec<&String> = entries.iter().flat_map(|e| &e.unavailable).collect();
                 notes.sort();
                 notes.dedup();
                 for n in notes {
@@ -215,21 +211,41 @@ mod tests {
         );
 
         let out = exec(&c, AuthCommand::List { json: false }, "").unwrap();
-        assert!(out.contains("anthropic") && out.contains("credentials.json"), "{out}");
+        assert!(
+            out.contains("anthropic") && out.contains("credentials.json"),
+            "{out}"
+        );
         assert!(out.contains("google       no key"), "{out}");
         let json = exec(&c, AuthCommand::List { json: true }, "").unwrap();
         let v: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(v[0]["provider"], "anthropic");
         assert_eq!(v[0]["sources"].as_array().unwrap().len(), 1);
 
-        let out = exec(&c, AuthCommand::Remove { provider: "anthropic".into() }, "").unwrap();
+        let out = exec(
+            &c,
+            AuthCommand::Remove {
+                provider: "anthropic".into(),
+            },
+            "",
+        )
+        .unwrap();
         assert!(out.contains("Removed the anthropic key"), "{out}");
         assert!(c.resolve("anthropic", None).unwrap().is_none());
-        let out = exec(&c, AuthCommand::Remove { provider: "anthropic".into() }, "").unwrap();
+        let out = exec(
+            &c,
+            AuthCommand::Remove {
+                provider: "anthropic".into(),
+            },
+            "",
+        )
+        .unwrap();
         assert!(out.contains("No stored key"), "{out}");
 
         // The secret never reaches the output.
-        for cmd in [AuthCommand::List { json: true }, AuthCommand::List { json: false }] {
+        for cmd in [
+            AuthCommand::List { json: true },
+            AuthCommand::List { json: false },
+        ] {
             assert!(!exec(&c, cmd, "").unwrap().contains(SECRET));
         }
     }
