@@ -42,6 +42,9 @@ enum Command {
     /// Manage stored provider API keys (set reads the key from stdin; keys are never printed).
     #[command(subcommand)]
     Auth(cmd::auth::AuthCommand),
+    /// Check, explain and show permission rules; manage approvals and workspace trust.
+    #[command(subcommand)]
+    Permissions(cmd::permissions::PermissionsCommand),
     /// Check paths, the session database, config and provider keys.
     Doctor(cmd::doctor::DoctorArgs),
     #[command(flatten)]
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd::run::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Auth(c) => cmd::auth::run(c),
+        Command::Permissions(c) => cmd::permissions::run(c),
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Snapshot(c) => cmd::snapshot::run(c),
         Command::Completions { shell } => {

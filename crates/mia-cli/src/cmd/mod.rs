@@ -2,6 +2,7 @@ pub mod auth;
 pub mod config;
 pub mod doctor;
 pub mod history;
+pub mod permissions;
 pub mod run;
 pub mod serve;
 pub mod sessions;

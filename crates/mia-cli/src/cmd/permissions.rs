@@ -103,7 +103,14 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     let approvals = db.project_approval_rules(&project_key)?;
     let trusted = db.is_workspace_trusted(&project_key)?;
     let home = paths.user_home.to_string_lossy().to_string();
-    let input = mia_core::permissions::policy_input(&cfg, &agent, Vec::new(), approvals, trusted, Some(home));
+    let input = mia_core::permissions::policy_input(
+        &cfg,
+        &agent,
+        Vec::new(),
+        approvals,
+        trusted,
+        Some(home),
+    );
     let policy = Policy::compile(&input);
     for e in &policy.errors {
         eprintln!("warning: {e}");
@@ -115,7 +122,9 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
 
 fn check(args: &CheckArgs, explain: bool) -> anyhow::Result<ExitCode> {
     let permission = match (&args.command, &args.permission) {
-        (Some(_), Some(p)) if p != "bash" => bail!("--command implies --permission bash (got --permission {p})"),
+        (Some(_), Some(p)) if p != "bash" => {
+            bail!("--command implies --permission bash (got --permission {p})")
+        }
         (Some(_), _) => "bash".to_string(),
         (None, Some(p)) => p.clone(),
         (None, None) => bail!("give --permission (and --pattern) or --command"),
@@ -184,7 +193,13 @@ fn approvals(cmd: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
                 println!("No \"always for this project\" approvals.");
             } else {
                 for a in &list {
-                    println!("{:>5}  {:<40} {}  {}", a.id, a.rule.to_string(), datetime(a.created_at), a.project);
+                    println!(
+                        "{:>5}  {:<40} {}  {}",
+                        a.id,
+                        a.rule.to_string(),
+                        datetime(a.created_at),
+                        a.project
+                    );
                 }
             }
         }
@@ -203,9 +218,15 @@ fn trust(project: Option<&Path>, trust: bool) -> anyhow::Result<ExitCode> {
     let key = dir.to_string_lossy();
     if trust {
         db.trust_workspace(&key)?;
-        println!("Trusted {}: its project config may now allow as well as deny or ask.", dir.display());
+        println!(
+            "Trusted {}: its project config may now allow as well as deny or ask.",
+            dir.display()
+        );
     } else if db.untrust_workspace(&key)? {
-        println!("{} is no longer trusted: its project config may only deny or ask.", dir.display());
+        println!(
+            "{} is no longer trusted: its project config may only deny or ask.",
+            dir.display()
+        );
     } else {
         println!("{} was not trusted.", dir.display());
     }
