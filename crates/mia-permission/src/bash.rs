@@ -37,6 +37,7 @@ pub enum Opaque {
     TooDeep,
     TooManySegments,
     DynamicArguments,
+    HiddenCode,
     ChangesDirectory,
     Empty,
 }
@@ -62,6 +63,7 @@ impl fmt::Display for Opaque {
             Self::TooDeep => "nesting too deep",
             Self::TooManySegments => "too many commands",
             Self::DynamicArguments => "arguments read at run time (xargs)",
+            Self::HiddenCode => "code the parser cannot see (inline script, stdin or alias)",
             Self::ChangesDirectory => "directory change that cannot be followed",
             Self::Empty => "empty command",
         };
@@ -1159,9 +1161,7 @@ fn flag_hidden_code(seg: &mut Segment) {
         false
     };
     if hidden {
-        seg.flag(Opaque::Unsupported(
-            "code the parser cannot see (inline script, stdin or alias)".into(),
-        ));
+        seg.flag(Opaque::HiddenCode);
     }
 }
 
