@@ -492,18 +492,29 @@ impl Runtime {
         self.set_status(state, mia_protocol::SessionStatus::Busy)
             .await?;
 
+        // The credential chain may ask the OS keychain, which blocks.
         let entry = config
             .merged
             .providers
             .as_ref()
-            .and_then(|p| p.get(&model.provider_id));
-        let resolved = mia_providers::settings::resolve_provider(
-            &model.provider_id,
-            entry,
-            &opts.credentials,
-            opts.client.clone(),
-        )
-        .map_err(|e| CoreError::Setup(e.to_string()))?;
+            .and_then(|p| p.get(&model.provider_id))
+            .cloned();
+        let resolved = {
+            let provider_id = model.provider_id.clone();
+            let credentials = opts.credentials.clone();
+            let client = opts.client.clone();
+            tokio::task::spawn_blocking(move || {
+                mia_providers::settings::resolve_provider(
+                    &provider_id,
+                    entry.as_ref(),
+                    &credentials,
+                    client,
+                )
+            })
+            .await
+            .map_err(|e| CoreError::Internal(format!("credential lookup failed: {e}")))?
+            .map_err(|e| CoreError::Setup(e.to_string()))?
+        };
         let provider = mia_providers::build_provider(resolved.config)
             .map_err(|e| CoreError::Setup(e.to_string()))?;
         let catalog = mia_providers::catalog::builtin();
