@@ -533,3 +533,12 @@ fn audit_events_deny_and_ask_at_warn_allow_at_debug() {
         lines[2]
     );
 }
+
+#[test]
+fn engine_types_are_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Policy>();
+    assert_send_sync::<PathContext>();
+    assert_send_sync::<Checker<'static>>();
+    assert_send_sync::<mia_permission::Decision>();
+}
