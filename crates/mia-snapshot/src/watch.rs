@@ -18,7 +18,9 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use crate::error::{Result, SnapshotError};
 use crate::repo::MIA_DIR;
 
-const SYNC_FILE: &str = "watch-sync";
+/// Sync markers are `.mia-code/watch-sync-<n>`: the number is in the name,
+/// so a late event of an older marker can never vouch for a newer one.
+const SYNC_PREFIX: &str = "watch-sync-";
 
 /// What the watcher knows about outside changes since the last take.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,10 +122,11 @@ impl ProjectWatcher {
             }
             Err(_) => return false,
         };
-        let marker = self.root.join(MIA_DIR).join(SYNC_FILE);
-        if std::fs::write(&marker, n.to_string()).is_err() {
+        let marker = self.root.join(MIA_DIR).join(format!("{SYNC_PREFIX}{n}"));
+        if std::fs::write(&marker, b"").is_err() {
             return false;
         }
+        let _cleanup = RemoveOnDrop(marker);
         let deadline = Instant::now() + timeout;
         let (lock, cv) = &*self.state;
         let Ok(mut st) = lock.lock() else {
@@ -190,6 +193,14 @@ impl ProjectWatcher {
     }
 }
 
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 fn lock_poisoned(root: &Path) -> SnapshotError {
     SnapshotError::io("watching", root)(std::io::Error::other("watcher lock poisoned"))
 }
@@ -232,7 +243,7 @@ fn process_events(
     state: &Arc<(Mutex<State>, Condvar)>,
     watcher: &Arc<Mutex<RecommendedWatcher>>,
 ) {
-    let marker = root.join(MIA_DIR).join(SYNC_FILE);
+    let mia = root.join(MIA_DIR);
     for ev in rx {
         let (lock, cv) = &**state;
         let mut new_dirs = Vec::new();
@@ -246,9 +257,12 @@ fn process_events(
                             Some("the file watcher overflowed; a full scan is needed".into());
                     }
                     for p in &ev.paths {
-                        if *p == marker {
-                            if let Ok(text) = std::fs::read_to_string(&marker)
-                                && let Ok(n) = text.trim().parse::<u64>()
+                        if p.parent() == Some(mia.as_path()) {
+                            if let Some(n) = p
+                                .file_name()
+                                .and_then(|f| f.to_str())
+                                .and_then(|f| f.strip_prefix(SYNC_PREFIX))
+                                .and_then(|n| n.parse::<u64>().ok())
                             {
                                 st.sync_seen = st.sync_seen.max(n);
                             }
