@@ -11,6 +11,7 @@ pub mod agents;
 mod error;
 pub mod permissions;
 pub mod prompt;
+pub mod retention;
 mod runtime;
 mod store;
 mod undo;

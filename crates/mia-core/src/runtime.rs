@@ -301,6 +301,40 @@ impl Runtime {
         Ok(())
     }
 
+    /// Apply snapshot retention for the session's project in the background:
+    /// prune the index, then let gc drop unreferenced trees (only when
+    /// something was pruned).
+    fn spawn_retention(&self, state: &SessionState) {
+        let Ok(config) = Config::load(&self.inner.opts.paths, Some(&state.directory)) else {
+            return;
+        };
+        let Some(snapshot_config) = snapshot_config(&config) else {
+            return;
+        };
+        let store = self.inner.store.clone();
+        let dir = state.directory.clone();
+        tokio::spawn(async move {
+            let key = dir.display().to_string();
+            let keep = snapshot_config.keep_per_session;
+            match store
+                .call(move |db| crate::retention::prune_index(db, &key, keep))
+                .await
+            {
+                Ok(p) if p.pruned > 0 => {
+                    tracing::info!(project = %dir.display(), pruned = p.pruned, kept = p.kept, "snapshot retention");
+                    // A detached thread: gc takes the repo lock, captures wait for it.
+                    drop(mia_snapshot::gc_in_background(
+                        dir,
+                        snapshot_config,
+                        Some(p.live),
+                    ));
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "snapshot retention failed"),
+            }
+        });
+    }
+
     /// Update the stored session and the cached copy.
     async fn patch_session(
         &self,
@@ -326,6 +360,7 @@ impl Runtime {
         cancel: CancellationToken,
     ) {
         let session_id = lock(&state.session).id;
+        let steps_before = lock(&state.steps).len();
         let mut totals = TurnTotals::default();
         let end = match self
             .run_turn(&state, text, agent, model, &cancel, &mut totals)
@@ -358,6 +393,9 @@ impl Runtime {
             tracing::warn!(session = %session_id, error = %e, "queued agent switch failed");
         }
         *lock(&state.running) = None;
+        if lock(&state.steps).len() > steps_before {
+            self.spawn_retention(&state);
+        }
         self.emit(Event::TurnFinished {
             session_id,
             end,

@@ -965,3 +965,69 @@ async fn reasoning_streams_apart_from_text_and_is_stored() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_prunes_old_snapshots_but_keeps_the_baseline_and_undo() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "three"}), "c1", "write", json!({"path": "a.txt", "content": "a\n"})),
+        tool_step(json!({"has_tool_result": "c1"}), "c2", "write", json!({"path": "b.txt", "content": "b\n"})),
+        tool_step(json!({"has_tool_result": "c2"}), "c3", "write", json!({"path": "c.txt", "content": "c\n"})),
+        {"match": {"has_tool_result": "c3"}, "response": {"events": [{"text": "done"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"snapshot": {"retention": 1}}),
+        false,
+        "build",
+    )
+    .await;
+    h.send("write three files").await;
+    let (_, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    let id = h.session.id;
+    // Snapshots before the steps: H0 (baseline and step 1), H1 (step 2), H2 (step 3).
+    // Keeping 1 per session plus the baseline prunes H1. Retention runs in the
+    // background after the turn: poll with a deadline.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let rows = loop {
+        let snaps = h
+            .runtime
+            .store()
+            .call(move |db| db.snapshots(&id))
+            .await
+            .unwrap();
+        if snaps.len() < 4 || std::time::Instant::now() > deadline {
+            break snaps;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let kinds: Vec<_> = rows.iter().map(|s| s.snapshot.kind).collect();
+    assert_eq!(
+        kinds,
+        vec![
+            mia_store::SnapshotKind::Baseline,
+            mia_store::SnapshotKind::Step,
+            mia_store::SnapshotKind::Step
+        ],
+        "{rows:#?}"
+    );
+    assert_eq!(
+        rows[0].snapshot.hash, rows[1].snapshot.hash,
+        "step 1 shares the baseline's tree"
+    );
+    // The latest step can still be undone.
+    let OpResult::Reverted(s) = h
+        .runtime
+        .submit(Op::Undo {
+            session_id: id,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(s.applied, "{s:?}");
+    assert!(!h.project.join("c.txt").exists());
+}

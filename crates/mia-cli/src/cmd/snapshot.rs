@@ -463,51 +463,20 @@ pub fn gc(project: Option<PathBuf>, keep: Option<usize>, json: bool) -> anyhow::
     let mut db = context::open_store(&paths)?;
     let config = SnapshotConfig::default();
     let keep = keep.unwrap_or(config.keep_per_session);
-    let rows = db.project_snapshots(&dir.to_string_lossy())?;
-    let mut per_session: std::collections::BTreeMap<String, Vec<mia_snapshot::RetainedSnapshot>> =
-        std::collections::BTreeMap::new();
-    for r in &rows {
-        if r.snapshot.hash.is_empty() {
-            continue;
-        }
-        per_session
-            .entry(r.snapshot.session_id.to_string())
-            .or_default()
-            .push(mia_snapshot::RetainedSnapshot {
-                hash: r.snapshot.hash.clone(),
-                created_at: r.created_at,
-                baseline: r.snapshot.kind == SnapshotKind::Baseline,
-            });
-    }
-    let plan = mia_snapshot::plan_retention(&per_session, keep);
-    let mut pruned = 0u64;
-    for (session, hash) in &plan.prune {
-        let sid: mia_protocol::SessionId = session.parse()?;
-        pruned += db.delete_snapshots(&sid, std::slice::from_ref(hash))?;
-    }
-    // A kept snapshot keeps the step it starts alive, "after" included.
-    let mut live = plan.keep.clone();
-    let sessions: std::collections::BTreeSet<mia_protocol::SessionId> =
-        rows.iter().map(|r| r.snapshot.session_id).collect();
-    for sid in sessions {
-        for step in db.snapshot_steps(&sid)? {
-            if live.contains(&step.step.before_hash) {
-                live.insert(step.step.after_hash.clone());
-            }
-        }
-    }
+    let mia_core::retention::Pruned { pruned, kept, live } =
+        mia_core::retention::prune_index(&mut db, &dir.to_string_lossy(), keep)?;
     let mut repo = SnapshotRepo::open(&dir, config)?;
     let report = repo.gc(Some(&live))?;
     if json {
         print_json(&serde_json::json!({
             "pruned_snapshots": pruned,
-            "kept_snapshots": plan.keep.len(),
+            "kept_snapshots": kept,
             "gc": report,
         }))?;
     } else {
         println!(
             "pruned {pruned} snapshot(s), kept {}; removed {} ref(s); {} -> {} bytes in {} ms{}",
-            plan.keep.len(),
+            kept,
             report.refs_removed,
             report.bytes_before,
             report.bytes_after,
