@@ -52,6 +52,9 @@ pub struct PolicyInput {
     pub workspace_trusted: bool,
     /// Home directory (expands `~/` in patterns).
     pub home: Option<String>,
+    /// More paths whose writes always ask, added to the built-in invariants: e.g.
+    /// `$MIA_CODE_HOME/**` when it is not under `~/.mia-code`. Absolute or `~/` patterns.
+    pub extra_protected: Vec<String>,
 }
 
 /// Source label of session override rules.
@@ -118,13 +121,17 @@ impl Policy {
             lint: Vec::new(),
         };
         let builtin = agents::builtin_agent(&input.agent).unwrap_or_default();
-        p.push_list(
-            Layer::Invariant,
-            BUILT_IN,
-            &agents::invariant_rules(),
-            home,
-            false,
-        );
+        let mut invariants = agents::invariant_rules();
+        for pat in &input.extra_protected {
+            for perm in ["write", "edit"] {
+                invariants.push(PermissionRule {
+                    permission: perm.into(),
+                    pattern: Some(pat.clone()),
+                    action: PermissionAction::Ask,
+                });
+            }
+        }
+        p.push_list(Layer::Invariant, BUILT_IN, &invariants, home, false);
         p.push_list(Layer::Session, SESSION_SOURCE, &input.session, home, false);
         p.push_list(
             Layer::ProjectApproval,

@@ -887,6 +887,20 @@ fn cases() -> Vec<Case> {
             "deny write from built-in",
         ),
         c("self-modification", build(), "write src/main.rs", Allow, ""),
+        c(
+            "self-modification",
+            build(),
+            "write state/data.db",
+            Ask,
+            "invariant",
+        ),
+        c(
+            "self-modification",
+            build(),
+            "bash: rm state/data.db",
+            Ask,
+            "invariant",
+        ),
         // ---- exfiltration through fetch and shell
         c(
             "exfiltration",
