@@ -200,6 +200,44 @@ fn headless_and_agents_and_project_dir() {
 }
 
 #[test]
+fn mia_code_home_is_protected() {
+    let env = Env::new("", "");
+    // A MIA_CODE_HOME whose name is not `.mia-code`: protected through extra_protected.
+    let state = env.home.join("mia-state");
+    let db = state.join("data.db").to_string_lossy().to_string();
+    let out = env
+        .cmd()
+        .env("MIA_CODE_HOME", &state)
+        .args([
+            "permissions",
+            "check",
+            "--permission",
+            "write",
+            "--pattern",
+            &db,
+            "--agent",
+            "build",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decision"], "ask", "{v}");
+    assert_eq!(v["matched"]["layer"], "invariant");
+    assert!(
+        v["matched"]["rule"]["pattern"]
+            .as_str()
+            .unwrap()
+            .ends_with("mia-state/**")
+    );
+}
+
+#[test]
 fn bad_input_exits_non_zero() {
     let env = Env::new("", "");
     let out = env

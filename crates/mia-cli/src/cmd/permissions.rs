@@ -103,7 +103,7 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     let approvals = db.project_approval_rules(&project_key)?;
     let trusted = db.is_workspace_trusted(&project_key)?;
     let home = paths.user_home.to_string_lossy().to_string();
-    let input = mia_core::permissions::policy_input(
+    let mut input = mia_core::permissions::policy_input(
         &cfg,
         &agent,
         Vec::new(),
@@ -111,6 +111,10 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
         trusted,
         Some(home),
     );
+    // mia-code's own data (sessions, approvals, logs) wherever MIA_CODE_HOME points.
+    input
+        .extra_protected
+        .push(format!("{}/**", paths.home.display()));
     let policy = Policy::compile(&input);
     for e in &policy.errors {
         eprintln!("warning: {e}");
