@@ -75,6 +75,9 @@ pub(crate) struct SessionState {
     queued_agent: Mutex<Option<String>>,
     todos: Arc<Mutex<mia_tools::TodoList>>,
     pub(crate) snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
+    /// Watches the project once the repo is open; narrows bash captures to
+    /// what changed (a scan when it cannot tell).
+    watcher: Arc<Mutex<Option<mia_snapshot::ProjectWatcher>>>,
     steps: Mutex<Vec<mia_snapshot::StepRecord>>,
     /// "Always for this project" rules granted during the running turn.
     new_approvals: Mutex<Vec<PermissionRule>>,
@@ -278,6 +281,7 @@ impl Runtime {
             queued_agent: Mutex::new(None),
             todos: Arc::default(),
             snapshots: Arc::new(Mutex::new(None)),
+            watcher: Arc::new(Mutex::new(None)),
             steps: Mutex::new(Vec::new()),
             new_approvals: Mutex::new(Vec::new()),
         });
@@ -1185,12 +1189,22 @@ impl Runtime {
             message_id: Some(message_id.to_string()),
             tool_call_id: Some(call_id.to_string()),
         };
+        let watcher = state.watcher.clone();
         let (pending, baseline) = tokio::task::spawn_blocking(move || {
             let mut guard = lock(&repo);
             if guard.is_none() {
-                *guard = Some(
-                    mia_snapshot::SnapshotRepo::open(&dir, config).map_err(|e| e.to_string())?,
-                );
+                let opened =
+                    mia_snapshot::SnapshotRepo::open(&dir, config).map_err(|e| e.to_string())?;
+                match mia_snapshot::ProjectWatcher::start(
+                    opened.project(),
+                    opened.config().excluded_dirs.clone(),
+                ) {
+                    Ok(w) => *lock(&watcher) = Some(w),
+                    Err(e) => {
+                        tracing::info!(error = %e, "no file watcher; bash steps scan the project")
+                    }
+                }
+                *guard = Some(opened);
             }
             let repo = guard.as_mut().ok_or("snapshot repository unavailable")?;
             let baseline = if needs_baseline {
@@ -1209,9 +1223,11 @@ impl Runtime {
             } else {
                 None
             };
-            let pending = repo
-                .begin_step(ctx, paths.as_deref())
-                .map_err(|e| e.to_string())?;
+            let pending = match lock(&watcher).as_ref() {
+                Some(w) => repo.begin_step_with_watcher(ctx, paths.as_deref(), w),
+                None => repo.begin_step(ctx, paths.as_deref()),
+            }
+            .map_err(|e| e.to_string())?;
             Ok::<_, String>((pending, baseline))
         })
         .await
@@ -1277,10 +1293,15 @@ impl Runtime {
             Ok(pending) => {
                 let before = pending.before.clone();
                 let repo = state.snapshots.clone();
+                let watcher = state.watcher.clone();
                 let record = tokio::task::spawn_blocking(move || {
                     let mut guard = lock(&repo);
                     let repo = guard.as_mut().ok_or("snapshot repository unavailable")?;
-                    repo.finish_step(pending).map_err(|e| e.to_string())
+                    match lock(&watcher).as_ref() {
+                        Some(w) => repo.finish_step_with_watcher(pending, w),
+                        None => repo.finish_step(pending),
+                    }
+                    .map_err(|e| e.to_string())
                 })
                 .await
                 .map_err(|e| e.to_string())

@@ -1031,3 +1031,82 @@ async fn retention_prunes_old_snapshots_but_keeps_the_baseline_and_undo() {
     assert!(s.applied, "{s:?}");
     assert!(!h.project.join("c.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_steps_record_exactly_what_they_changed() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "first"}), "c1", "bash", json!({"command": "touch made.txt"})),
+        {"match": {"has_tool_result": "c1"}, "response": {"events": [{"text": "made"}]}},
+        tool_step(json!({"last_message_contains": "second"}), "c2", "bash", json!({"command": "rm greet.txt"})),
+        {"match": {"has_tool_result": "c2"}, "response": {"events": [{"text": "removed"}]}}
+    ]);
+    let mut h = harness("anthropic", steps, json!({}), false, "build").await;
+    h.send("first").await;
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    // A change made by hand between turns is not the session's.
+    std::fs::write(h.project.join("by-hand.txt"), "mine\n").unwrap();
+    h.send("second").await;
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    let id = h.session.id;
+    let steps = h
+        .runtime
+        .store()
+        .call(move |db| db.snapshot_steps(&id))
+        .await
+        .unwrap();
+    let changed: Vec<Vec<String>> = steps
+        .iter()
+        .map(|s| {
+            s.step.record["changes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {}",
+                        c["path"].as_str().unwrap(),
+                        c["kind"].as_str().unwrap()
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(
+        changed,
+        vec![
+            vec!["made.txt added".to_string()],
+            vec!["greet.txt deleted".to_string()]
+        ]
+    );
+    // The watcher narrowed the bash captures instead of scanning the project.
+    let snaps = h
+        .runtime
+        .store()
+        .call(move |db| db.snapshots(&id))
+        .await
+        .unwrap();
+    let modes: Vec<&str> = snaps
+        .iter()
+        .filter(|s| s.snapshot.kind == mia_store::SnapshotKind::Step)
+        .map(|s| s.snapshot.mode.as_str())
+        .collect();
+    assert_eq!(modes, vec!["paths", "paths"], "{snaps:#?}");
+    // Undo both: greet.txt comes back, made.txt goes, the hand-made file stays.
+    for _ in 0..2 {
+        let OpResult::Reverted(s) = h
+            .runtime
+            .submit(Op::Undo {
+                session_id: id,
+                force: false,
+            })
+            .await
+            .unwrap()
+        else {
+            panic!()
+        };
+        assert!(s.applied, "{s:?}");
+    }
+    assert_eq!(h.read("greet.txt"), "hello\n");
+    assert!(!h.project.join("made.txt").exists());
+    assert_eq!(h.read("by-hand.txt"), "mine\n");
+}
