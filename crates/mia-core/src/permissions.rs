@@ -61,6 +61,14 @@ pub fn policy_input(
     input
 }
 
+/// mia-code's own data (sessions, approvals, logs, credentials) is a
+/// protected path wherever `MIA_CODE_HOME` points.
+pub fn protect_mia_home(input: &mut PolicyInput, mia_home: &std::path::Path) {
+    input
+        .extra_protected
+        .push(format!("{}/**", mia_home.display()));
+}
+
 /// The engine request for one planned tool target.
 pub fn request_for(permission: &str, target: &mia_tools::Target) -> Request {
     match target {
@@ -71,8 +79,15 @@ pub fn request_for(permission: &str, target: &mia_tools::Target) -> Request {
     }
 }
 
-/// "File editing: DENIED"-style lines for the system prompt.
+/// "File editing: DENIED"-style lines for the system prompt. When some
+/// targets fare better than the general rule (plan's read-only shell
+/// commands), the line says so.
 pub fn summary(checker: &Checker<'_>) -> String {
+    let verdict = |a: PermissionAction| match a {
+        PermissionAction::Allow => "ALLOWED",
+        PermissionAction::Ask => "ASK — requires the user's permission",
+        PermissionAction::Deny => "DENIED",
+    };
     [
         ("read", "Reading files"),
         ("glob", "Listing files"),
@@ -80,26 +95,32 @@ pub fn summary(checker: &Checker<'_>) -> String {
         ("edit", "Editing files"),
         ("write", "Creating and overwriting files"),
         ("bash", "Shell commands"),
+        ("fetch", "Fetching web pages"),
         ("external_directory", "Files outside the project"),
         ("todo_create", "Todo list"),
     ]
     .iter()
     .map(|(perm, label)| {
-        let d = checker.check(&Request::bare(perm));
-        let verdict = match d.decision {
-            PermissionAction::Allow => "ALLOWED",
-            PermissionAction::Ask => "ASK — requires the user's permission",
-            PermissionAction::Deny => "DENIED",
-        };
-        format!("- {label}: {verdict}")
+        let general = checker.check(&Request::bare(perm)).decision;
+        let best = checker.availability(perm);
+        if best < general {
+            let some = match best {
+                PermissionAction::Allow => "allowed",
+                _ => "possible with the user's permission",
+            };
+            format!("- {label}: {} (some targets: {some})", verdict(general))
+        } else {
+            format!("- {label}: {}", verdict(general))
+        }
     })
     .collect::<Vec<_>>()
     .join("\n")
 }
 
-/// Whether a tool is offered to the model at all (not denied outright).
+/// Whether a tool is offered to the model at all: some target of its
+/// permission could be allowed (or asked, when a person can answer).
 pub fn tool_offered(checker: &Checker<'_>, permission: &str) -> bool {
-    checker.check(&Request::bare(permission)).decision != PermissionAction::Deny
+    checker.availability(permission) != PermissionAction::Deny
 }
 
 /// The dialog payload for an ask.

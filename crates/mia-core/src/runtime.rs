@@ -628,7 +628,7 @@ impl Runtime {
                 .as_ref()
                 .is_none_or(|(rules, _)| *rules != session_rules)
             {
-                let input = permissions::policy_input(
+                let mut input = permissions::policy_input(
                     &config,
                     &agent_name,
                     session_rules.clone(),
@@ -636,6 +636,7 @@ impl Runtime {
                     trusted,
                     Some(home.display().to_string()),
                 );
+                permissions::protect_mia_home(&mut input, &opts.paths.home);
                 policy_cache = Some((session_rules, permissions::compile(&input)));
             }
             let Some((_, policy)) = policy_cache.as_ref() else {

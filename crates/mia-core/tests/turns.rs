@@ -439,6 +439,14 @@ async fn plan_mode_refuses_writes_and_sed_in_place_headless() {
         "{tools}"
     );
     assert!(tools.contains("\"read\""));
+    // Its shell is offered: read-only commands are allowed even headless.
+    assert!(tools.contains("\"bash\""), "{tools}");
+    let system = h.server.requests()[0].body.to_string();
+    assert!(
+        system.contains("Shell commands: DENIED (some targets: allowed)"),
+        "{system}"
+    );
+    assert!(system.contains("some targets: allowed"), "{system}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1109,4 +1117,45 @@ async fn bash_steps_record_exactly_what_they_changed() {
     assert_eq!(h.read("greet.txt"), "hello\n");
     assert!(!h.project.join("made.txt").exists());
     assert_eq!(h.read("by-hand.txt"), "mine\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_cannot_write_mia_codes_own_data_headless() {
+    // The harness's MIA_CODE_HOME is <tmp>/home/.mia-code; the project is <tmp>/project.
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "tamper"}), "c1", "write",
+            json!({"path": "../home/.mia-code/credentials.json", "content": "{}"})),
+        {"match": {"has_tool_result": "c1"}, "response": {"events": [{"text": "refused"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"permissions": [{"permission": "*", "action": "allow"}]}),
+        false,
+        "build",
+    )
+    .await;
+    h.send("tamper with it").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    let result = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolResult {
+                output, is_error, ..
+            } => Some((output.clone(), *is_error)),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        result.1 && result.0.starts_with("Permission denied"),
+        "{result:?}"
+    );
+    assert!(
+        !h.project
+            .parent()
+            .unwrap()
+            .join("home/.mia-code/credentials.json")
+            .exists()
+    );
 }

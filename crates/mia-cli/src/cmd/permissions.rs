@@ -111,10 +111,7 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
         trusted,
         Some(home),
     );
-    // mia-code's own data (sessions, approvals, logs) wherever MIA_CODE_HOME points.
-    input
-        .extra_protected
-        .push(format!("{}/**", paths.home.display()));
+    mia_core::permissions::protect_mia_home(&mut input, &paths.home);
     let policy = Policy::compile(&input);
     for e in &policy.errors {
         eprintln!("warning: {e}");
