@@ -479,11 +479,17 @@ async fn cancel_mid_bash_stops_the_process_and_the_turn() {
         .await
         .unwrap();
     let pid_file = h.project.join("sh.pid");
+    // The shell creates the file before it writes the pid: wait for a number.
+    let read_pid = || {
+        std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok())
+    };
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !pid_file.exists() && std::time::Instant::now() < deadline {
+    while read_pid().is_none() && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(pid_file.exists());
+    let pid = read_pid().expect("the command started and wrote its pid");
     h.runtime
         .submit(Op::Cancel {
             session_id: h.session.id,
@@ -492,11 +498,6 @@ async fn cancel_mid_bash_stops_the_process_and_the_turn() {
         .unwrap();
     let (events, end) = h.turn().await;
     assert_eq!(end, TurnEnd::Cancelled, "{events:#?}");
-    let pid: i32 = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     let gone = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| s.split(") ").nth(1).unwrap_or("").starts_with('Z'))
