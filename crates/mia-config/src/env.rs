@@ -1,42 +1,56 @@
 use crate::ConfigError;
 
-/// Resolve environment references in a config value:
-/// a whole value `$VAR`, or any number of `{env:VAR}` inside a string.
-/// `key` names the config key for the error message.
+/// Resolve environment references in a config value: a whole value `$VAR`,
+/// and any number of `{env:VAR}` or `${VAR}` inside a string. `key` names the
+/// config key for error messages. An unset or empty variable is an error.
 pub fn resolve_env_refs(value: &str, key: &str) -> Result<String, ConfigError> {
-    resolve_with(value, key, |var| std::env::var(var).ok())
+    resolve_env_refs_with(value, key, &|var| std::env::var(var).ok())
 }
 
-pub(crate) fn resolve_with(
+/// [`resolve_env_refs`] with an injectable lookup (tests, other sources).
+pub fn resolve_env_refs_with(
     value: &str,
     key: &str,
-    lookup: impl Fn(&str) -> Option<String>,
+    lookup: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, ConfigError> {
-    let missing = |var: &str| ConfigError::MissingEnv {
-        var: var.to_string(),
+    let bad = || ConfigError::BadEnvRef {
         key: key.to_string(),
+        value: value.to_string(),
+    };
+    let get = |var: &str| -> Result<String, ConfigError> {
+        if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(bad());
+        }
+        lookup(var)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| ConfigError::MissingEnv {
+                var: var.to_string(),
+                key: key.to_string(),
+            })
     };
     if let Some(var) = value.strip_prefix('$')
-        && !var.is_empty()
-        && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !var.starts_with('{')
     {
-        return lookup(var).ok_or_else(|| missing(var));
+        return get(var);
     }
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
-    while let Some(start) = rest.find("{env:") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 5..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[start..]);
+    loop {
+        let next = [rest.find("{env:"), rest.find("${")]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(start) = next else {
+            out.push_str(rest);
             return Ok(out);
         };
-        let var = after[..end].trim();
-        out.push_str(&lookup(var).ok_or_else(|| missing(var))?);
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        let skip = if after.starts_with("{env:") { 5 } else { 2 };
+        let end = after.find('}').ok_or_else(bad)?;
+        out.push_str(&get(after.get(skip..end).ok_or_else(bad)?.trim())?);
         rest = &after[end + 1..];
     }
-    out.push_str(rest);
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -47,26 +61,28 @@ mod tests {
         match var {
             "KEY" => Some("sk-123".into()),
             "HOST" => Some("example.test".into()),
+            "EMPTY" => Some(String::new()),
             _ => None,
         }
     }
 
     #[test]
     fn forms() {
-        assert_eq!(resolve_with("$KEY", "k", env).unwrap(), "sk-123");
-        assert_eq!(resolve_with("{env:KEY}", "k", env).unwrap(), "sk-123");
+        let r = |v: &str| resolve_env_refs_with(v, "k", &env);
+        assert_eq!(r("$KEY").unwrap(), "sk-123");
+        assert_eq!(r("{env:KEY}").unwrap(), "sk-123");
+        assert_eq!(r("${KEY}").unwrap(), "sk-123");
         assert_eq!(
-            resolve_with("https://{env:HOST}/v1?k={env: KEY }", "k", env).unwrap(),
+            r("https://{env:HOST}/v1?k={env: KEY }").unwrap(),
             "https://example.test/v1?k=sk-123"
         );
-        assert_eq!(
-            resolve_with("plain $ text", "k", env).unwrap(),
-            "plain $ text"
-        );
-        assert_eq!(resolve_with("{env:KEY", "k", env).unwrap(), "{env:KEY");
-        let err = resolve_with("{env:NOPE}", "providers.openai.apiKey", env).unwrap_err();
+        assert_eq!(r("plain text").unwrap(), "plain text");
+        let err = resolve_env_refs_with("{env:NOPE}", "providers.openai.apiKey", &env).unwrap_err();
         assert!(err.to_string().contains("NOPE"), "{err}");
         assert!(err.to_string().contains("providers.openai.apiKey"), "{err}");
-        assert!(resolve_with("$NOPE", "k", env).is_err());
+        assert!(matches!(r("$NOPE"), Err(ConfigError::MissingEnv { .. })));
+        assert!(matches!(r("$EMPTY"), Err(ConfigError::MissingEnv { .. })));
+        assert!(matches!(r("{env:KEY"), Err(ConfigError::BadEnvRef { .. })));
+        assert!(matches!(r("{env:a-b}"), Err(ConfigError::BadEnvRef { .. })));
     }
 }

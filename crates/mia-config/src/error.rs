@@ -29,6 +29,10 @@ pub enum ConfigError {
         "environment variable {var} (referenced by `{key}`) is not set; export it or change the reference"
     )]
     MissingEnv { var: String, key: String },
+    #[error(
+        "`{key}` has a malformed environment reference in {value:?}; use $VAR, {{env:VAR}} or ${{VAR}} with letters, digits and _"
+    )]
+    BadEnvRef { key: String, value: String },
     #[error("cannot find your home directory; set HOME (or MIA_CODE_HOME for mia-code's data)")]
     NoHome,
 }

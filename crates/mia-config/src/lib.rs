@@ -13,7 +13,7 @@ mod load;
 mod paths;
 mod types;
 
-pub use env::resolve_env_refs;
+pub use env::{resolve_env_refs, resolve_env_refs_with};
 pub use error::ConfigError;
 pub use load::{Config, Layer, LayerKind, PROJECT_FILE_NAMES, builtin_defaults, parse_file};
 pub use paths::Paths;

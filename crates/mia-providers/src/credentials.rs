@@ -116,51 +116,25 @@ pub fn mia_home() -> PathBuf {
 
 type EnvFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
 
-/// Expand `{env:VAR}`, `${VAR}` and a whole-value `$VAR`. Text without a
-/// reference is returned as is.
+/// Expand `{env:VAR}`, `${VAR}` and a whole-value `$VAR` (mia-config's
+/// rules). Text without a reference is returned as is.
 pub fn expand_env_refs(
     provider: &str,
     value: &str,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String, CredentialError> {
-    let bad = || CredentialError::BadReference {
-        provider: provider.into(),
-        value: value.into(),
-    };
-    let lookup = |var: &str| -> Result<String, CredentialError> {
-        if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(bad());
-        }
-        env(var)
-            .filter(|v| !v.is_empty())
-            .ok_or_else(|| CredentialError::MissingVariable {
+    mia_config::resolve_env_refs_with(value, &format!("providers.{provider}.apiKey"), env).map_err(
+        |e| match e {
+            mia_config::ConfigError::MissingEnv { var, .. } => CredentialError::MissingVariable {
                 provider: provider.into(),
-                var: var.into(),
-            })
-    };
-    if let Some(var) = value.strip_prefix('$')
-        && !var.starts_with('{')
-    {
-        return lookup(var);
-    }
-    let mut out = String::new();
-    let mut rest = value;
-    loop {
-        let next = [rest.find("{env:"), rest.find("${")]
-            .into_iter()
-            .flatten()
-            .min();
-        let Some(start) = next else {
-            out.push_str(rest);
-            return Ok(out);
-        };
-        out.push_str(&rest[..start]);
-        let after = &rest[start..];
-        let skip = if after.starts_with("{env:") { 5 } else { 2 };
-        let end = after.find('}').ok_or_else(bad)?;
-        out.push_str(&lookup(after.get(skip..end).ok_or_else(bad)?)?);
-        rest = &after[end + 1..];
-    }
+                var,
+            },
+            _ => CredentialError::BadReference {
+                provider: provider.into(),
+                value: value.into(),
+            },
+        },
+    )
 }
 
 /// A place keys can be kept.
