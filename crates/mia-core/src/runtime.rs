@@ -70,7 +70,8 @@ pub(crate) struct SessionState {
     pub(crate) session: Mutex<Session>,
     pub(crate) directory: PathBuf,
     session_rules: Mutex<SessionRules>,
-    pending: Mutex<HashMap<String, oneshot::Sender<PermissionReplyKind>>>,
+    /// Pending asks by request id.
+    pending: Mutex<HashMap<String, PendingAsk>>,
     pub(crate) running: Mutex<Option<CancellationToken>>,
     queued_agent: Mutex<Option<String>>,
     todos: Arc<Mutex<mia_tools::TodoList>>,
@@ -196,14 +197,22 @@ impl Runtime {
                 reply,
             } => {
                 let state = self.state(session_id).await?;
-                let waiter = lock(&state.pending).remove(&request_id);
-                match waiter {
-                    Some(tx) => {
-                        let _ = tx.send(reply);
-                        Ok(OpResult::Done)
-                    }
-                    None => Err(CoreError::NoSuchRequest(request_id)),
+                let mut pending = lock(&state.pending);
+                let Some((offered, _)) = pending.get(&request_id) else {
+                    return Err(CoreError::NoSuchRequest(request_id));
+                };
+                let kind = reply_name(&reply);
+                if !offered.iter().any(|o| o == kind) {
+                    // Not consumed: the ask still waits for a valid answer.
+                    return Err(CoreError::Setup(format!(
+                        "`{kind}` is not offered for this request (offered: {}); an \"always\" answer is not offered for commands with expansions or dangerous parts",
+                        offered.join(", ")
+                    )));
                 }
+                if let Some((_, tx)) = pending.remove(&request_id) {
+                    let _ = tx.send(reply);
+                }
+                Ok(OpResult::Done)
             }
             Op::Cancel { session_id } => {
                 let state = self.state(session_id).await?;
@@ -1049,7 +1058,7 @@ impl Runtime {
                 );
             }
             let (tx, rx) = oneshot::channel();
-            lock(&state.pending).insert(request_id.clone(), tx);
+            lock(&state.pending).insert(request_id.clone(), (request.options.clone(), tx));
             self.emit(Event::PermissionAsked { request });
             let reply = tokio::select! {
                 r = rx => r.ok(),
@@ -1400,6 +1409,22 @@ pub(crate) fn snapshot_config(config: &Config) -> Option<mia_snapshot::SnapshotC
         }
     }
     Some(out)
+}
+
+/// A permission ask waiting for its answer: the replies offered and where
+/// to send the one given.
+type PendingAsk = (Vec<String>, oneshot::Sender<PermissionReplyKind>);
+
+/// The option name of a reply, as offered in `PermissionRequest::options`.
+fn reply_name(reply: &PermissionReplyKind) -> &'static str {
+    match reply {
+        PermissionReplyKind::Once => "once",
+        PermissionReplyKind::Session => "session",
+        PermissionReplyKind::Project => "project",
+        PermissionReplyKind::Deny => "deny",
+        PermissionReplyKind::Never => "never",
+        PermissionReplyKind::RejectWithFeedback { .. } => "reject_with_feedback",
+    }
 }
 
 /// The store's row for a snapshot mia-snapshot took.

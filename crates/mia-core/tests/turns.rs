@@ -470,6 +470,17 @@ async fn cancel_mid_bash_stops_the_process_and_the_turn() {
         !request.options.contains(&"session".to_string()),
         "no 'always' for expansions"
     );
+    // An answer that was not offered is refused and the ask keeps waiting.
+    let err = h
+        .runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Session,
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("not offered"), "{err}");
     h.runtime
         .submit(Op::PermissionReply {
             session_id: h.session.id,
