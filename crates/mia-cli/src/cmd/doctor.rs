@@ -164,6 +164,23 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         ),
     }
 
+    match std::process::Command::new("bash").arg("--version").output() {
+        Ok(out) if out.status.success() => push(
+            "bash",
+            Status::Ok,
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .next()
+                .unwrap_or("bash")
+                .to_string(),
+        ),
+        _ => push(
+            "bash",
+            Status::Warn,
+            "bash not found on PATH; the agent's shell tool needs it".into(),
+        ),
+    }
+
     let failed = checks.iter().any(|c| c.status == Status::Error);
     if args.json {
         crate::output::print_json(&serde_json::json!({ "ok": !failed, "checks": checks }))?;
