@@ -196,6 +196,25 @@ impl SessionDb {
         Ok(value)
     }
 
+    /// Like [`SessionDb::write`] but committed without an fsync
+    /// (`synchronous=NORMAL` for this transaction only). In WAL mode the rows
+    /// become durable with the next fully synced commit; a crash before that
+    /// can lose them but never corrupts the database. For logs (the
+    /// permission audit), not for conversation data.
+    pub(crate) fn write_relaxed<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
+        self.conn
+            .execute_batch("PRAGMA synchronous = NORMAL")
+            .map_err(|e| self.err(e))?;
+        let result = self.write(f);
+        let restored = self
+            .conn
+            .execute_batch("PRAGMA synchronous = FULL")
+            .map_err(|e| self.err(e));
+        let value = result?;
+        restored?;
+        Ok(value)
+    }
+
     /// Map a SQLite error from this connection to a typed store error.
     pub(crate) fn err(&self, e: rusqlite::Error) -> StoreError {
         let waited_ms = u64::try_from(self.busy_timeout.as_millis()).unwrap_or(u64::MAX);
@@ -346,4 +365,37 @@ fn move_aside(path: &Path) -> Result<PathBuf> {
         }
     }
     Ok(backup)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn synchronous(db: &SessionDb) -> i64 {
+        db.conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn relaxed_writes_restore_full_sync() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut db = SessionDb::open(dir.path().join("data.db")).unwrap();
+        assert_eq!(synchronous(&db), 2, "FULL by default");
+        db.write_relaxed(|tx| {
+            assert_eq!(
+                tx.query_row("PRAGMA synchronous", [], |r| r.get::<_, i64>(0))
+                    .unwrap(),
+                1,
+                "NORMAL inside"
+            );
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(synchronous(&db), 2, "FULL again after");
+        // Also after a failed relaxed write.
+        let err = db.write_relaxed(|_| -> Result<()> { Err(StoreError::InvalidInput("x".into())) });
+        assert!(err.is_err());
+        assert_eq!(synchronous(&db), 2);
+    }
 }

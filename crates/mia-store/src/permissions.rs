@@ -108,9 +108,10 @@ fn to_approval(
 const APPROVAL_COLUMNS: &str = "id, project, permission, pattern, action, session_id, created_at";
 
 impl SessionDb {
-    /// Append audit rows (one transaction).
+    /// Append audit rows (one transaction, not fsync'd on its own: they are
+    /// made durable by the next synced commit, e.g. the tool result).
     pub fn record_permission_checks(&mut self, records: &[PermissionAudit]) -> Result<()> {
-        self.write(|tx| {
+        self.write_relaxed(|tx| {
             let mut stmt = tx
                 .prepare_cached(
                     "INSERT INTO permission_audit (ts, session_id, agent, permission, target, decision, rule, layer, source, reason)
