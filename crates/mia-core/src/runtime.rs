@@ -651,13 +651,8 @@ impl Runtime {
             let Some((_, policy)) = policy_cache.as_ref() else {
                 return Err(CoreError::Internal("no permission policy".into()));
             };
-            let judge = Judge {
-                policy,
-                paths: &path_ctx,
-                answerer,
-            };
+            let checker = Checker::new(policy, &path_ctx).with_answerer(answerer);
             let (tools, permission_summary) = {
-                let checker = judge.checker();
                 let tools: Vec<ToolDefinition> = self
                     .inner
                     .tools
@@ -910,7 +905,7 @@ impl Runtime {
                 let end = self
                     .run_tool(
                         state,
-                        &judge,
+                        &checker,
                         &agent_name,
                         session_id,
                         message_id,
@@ -985,7 +980,7 @@ impl Runtime {
     async fn run_tool(
         &self,
         state: &Arc<SessionState>,
-        judge: &Judge<'_>,
+        checker: &Checker<'_>,
         agent: &str,
         session_id: SessionId,
         message_id: MessageId,
@@ -1005,13 +1000,11 @@ impl Runtime {
         };
 
         // Permission: every target must be allowed; the strictest decides.
-        let mut decisions: Vec<mia_permission::Decision> = {
-            let checker = judge.checker();
-            plan.targets
-                .iter()
-                .map(|t| checker.check(&permissions::request_for(&plan.permission, t)))
-                .collect()
-        };
+        let mut decisions: Vec<mia_permission::Decision> = plan
+            .targets
+            .iter()
+            .map(|t| checker.check(&permissions::request_for(&plan.permission, t)))
+            .collect();
         self.audit(session_id, agent, &decisions).await;
         decisions.sort_by_key(|d| std::cmp::Reverse(d.decision));
         let Some(decision) = decisions.into_iter().next() else {
@@ -1533,20 +1526,6 @@ impl DeltaBatch {
                 text,
             }
         });
-    }
-}
-
-/// What a permission check needs; a `Checker` is built from it on demand
-/// (it borrows a non-`Sync` resolver, so it never lives across an await).
-struct Judge<'a> {
-    policy: &'a mia_permission::Policy,
-    paths: &'a PathContext,
-    answerer: Answerer,
-}
-
-impl Judge<'_> {
-    fn checker(&self) -> Checker<'_> {
-        Checker::new(self.policy, self.paths).with_answerer(self.answerer)
     }
 }
 
