@@ -16,7 +16,6 @@ use mia_providers::credentials::Credentials;
 use mia_providers::{ChatRequest, ClientOptions, ModelRef, StreamEvent, ToolDefinition};
 use mia_store::NewSession;
 use mia_tools::{ToolContext, ToolRegistry};
-use serde_json::Value;
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -882,26 +881,22 @@ impl Runtime {
                 let key = (call.name.clone(), call.input.to_string());
                 recent_calls.push(key.clone());
                 let repeats = recent_calls.iter().rev().take_while(|k| **k == key).count();
-                let outcome = if repeats >= DOOM_LOOP {
-                    if !opts.interactive {
-                        let msg = format!(
-                            "Stopped: {} was called {repeats} times in a row with identical arguments",
-                            call.name
-                        );
-                        self.record_result(session_id, message_id, &call, msg.clone(), true, 0)
-                            .await?;
-                        self.emit(Event::Error {
-                            session_id: Some(session_id),
-                            kind: "doom_loop".into(),
-                            message: msg,
-                            retryable: false,
-                        });
-                        return Ok(TurnEnd::Blocked);
-                    }
-                    Some(DoomLoop)
-                } else {
-                    None
-                };
+                let doom_loop = repeats >= DOOM_LOOP;
+                if doom_loop && !opts.interactive {
+                    let msg = format!(
+                        "Stopped: {} was called {repeats} times in a row with identical arguments",
+                        call.name
+                    );
+                    self.record_result(session_id, message_id, &call, msg.clone(), true, 0)
+                        .await?;
+                    self.emit(Event::Error {
+                        session_id: Some(session_id),
+                        kind: "doom_loop".into(),
+                        message: msg,
+                        retryable: false,
+                    });
+                    return Ok(TurnEnd::Blocked);
+                }
                 let end = self
                     .run_tool(
                         state,
@@ -911,7 +906,7 @@ impl Runtime {
                         message_id,
                         &call,
                         &tool_ctx,
-                        outcome.is_some(),
+                        doom_loop,
                         snapshot_config.as_ref(),
                     )
                     .await?;
@@ -1466,8 +1461,6 @@ pub(crate) fn new_step(
     })
 }
 
-struct DoomLoop;
-
 /// Text and reasoning deltas coalesced into one Event per kind every
 /// [`DELTA_BATCH`] (UIs repaint at ~60 Hz; one Event per token is waste).
 struct DeltaBatch {
@@ -1576,11 +1569,3 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
 }
-
-#[allow(dead_code)]
-fn _assert_send(rt: Runtime) -> impl Send {
-    rt
-}
-
-#[allow(dead_code)]
-fn _unused(_: Value) {}

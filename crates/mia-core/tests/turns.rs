@@ -1171,3 +1171,68 @@ async fn the_agent_cannot_write_mia_codes_own_data_headless() {
             .exists()
     );
 }
+
+fn same_call_three_times() -> Value {
+    json!([
+        tool_step(json!({"last_message_contains": "loop"}), "c1", "read", json!({"path": "greet.txt"})),
+        tool_step(json!({"has_tool_result": "c1"}), "c2", "read", json!({"path": "greet.txt"})),
+        tool_step(json!({"has_tool_result": "c2"}), "c3", "read", json!({"path": "greet.txt"})),
+        {"match": {"has_tool_result": "c3"}, "response": {"events": [{"text": "stopped looping"}]}}
+    ])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doom_loop_stops_headless_and_asks_a_person() {
+    let mut h = harness(
+        "anthropic",
+        same_call_three_times(),
+        json!({}),
+        false,
+        "build",
+    )
+    .await;
+    h.send("loop please").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Blocked, "{events:#?}");
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Error { kind, .. } if kind == "doom_loop"))
+    );
+    let results = events
+        .iter()
+        .filter(|e| matches!(e, Event::ToolResult { .. }))
+        .count();
+    assert_eq!(results, 3, "two reads ran, the third was stopped");
+
+    let mut h = harness(
+        "anthropic",
+        same_call_three_times(),
+        json!({}),
+        true,
+        "build",
+    )
+    .await;
+    h.send("loop please").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert!(request.reason.contains("3 times in a row"), "{request:?}");
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::RejectWithFeedback {
+                feedback: "you already read it".into(),
+            },
+        })
+        .await
+        .unwrap();
+    let (_, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    let last = h.server.requests().last().unwrap().body.to_string();
+    assert!(last.contains("you already read it"), "{last}");
+}
