@@ -2,7 +2,7 @@
 
 use mia_config::{Config, LayerKind};
 use mia_permission::{
-    Checker, Decision, PermissionAction, PermissionRule, Policy, PolicyInput, Request, RuleList,
+    Checker, Decision, PermissionAction, PermissionRule, PolicyInput, Request, RuleList,
 };
 use mia_protocol::{CommandSegment, PermissionReplyKind, PermissionRequest, SessionId};
 use serde_json::Value;
@@ -175,9 +175,4 @@ pub fn engine_reply(reply: &PermissionReplyKind) -> mia_permission::Reply {
             Reply::RejectWithFeedback(feedback.clone())
         }
     }
-}
-
-/// Compile the policy for one agent.
-pub fn compile(input: &PolicyInput) -> Policy {
-    Policy::compile(input)
 }

@@ -78,7 +78,8 @@ pub(crate) struct SessionState {
     /// Watches the project once the repo is open; narrows bash captures to
     /// what changed (a scan when it cannot tell).
     watcher: Arc<Mutex<Option<mia_snapshot::ProjectWatcher>>>,
-    steps: Mutex<Vec<mia_snapshot::StepRecord>>,
+    /// File-changing steps recorded in this process (retention runs after turns that added some).
+    steps_taken: std::sync::atomic::AtomicUsize,
     /// "Always for this project" rules granted during the running turn.
     new_approvals: Mutex<Vec<PermissionRule>>,
 }
@@ -290,7 +291,7 @@ impl Runtime {
             todos: Arc::default(),
             snapshots: Arc::new(Mutex::new(None)),
             watcher: Arc::new(Mutex::new(None)),
-            steps: Mutex::new(Vec::new()),
+            steps_taken: std::sync::atomic::AtomicUsize::new(0),
             new_approvals: Mutex::new(Vec::new()),
         });
         Ok(lock(&self.inner.sessions)
@@ -372,7 +373,7 @@ impl Runtime {
         cancel: CancellationToken,
     ) {
         let session_id = lock(&state.session).id;
-        let steps_before = lock(&state.steps).len();
+        let steps_before = state.steps_taken.load(std::sync::atomic::Ordering::Relaxed);
         let mut totals = TurnTotals::default();
         let end = match self
             .run_turn(&state, text, agent, model, &cancel, &mut totals)
@@ -405,7 +406,7 @@ impl Runtime {
             tracing::warn!(session = %session_id, error = %e, "queued agent switch failed");
         }
         *lock(&state.running) = None;
-        if lock(&state.steps).len() > steps_before {
+        if state.steps_taken.load(std::sync::atomic::Ordering::Relaxed) > steps_before {
             self.spawn_retention(&state);
         }
         self.emit(Event::TurnFinished {
@@ -645,7 +646,7 @@ impl Runtime {
                     Some(home.display().to_string()),
                 );
                 permissions::protect_mia_home(&mut input, &opts.paths.home);
-                policy_cache = Some((session_rules, permissions::compile(&input)));
+                policy_cache = Some((session_rules, mia_permission::Policy::compile(&input)));
             }
             let Some((_, policy)) = policy_cache.as_ref() else {
                 return Err(CoreError::Internal("no permission policy".into()));
@@ -1325,7 +1326,9 @@ impl Runtime {
                         if let Err(e) = stored {
                             tracing::warn!(session = %session_id, error = %e, "could not index a snapshot step");
                         }
-                        lock(&state.steps).push(record);
+                        state
+                            .steps_taken
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         out
                     }
                     Err(reason) => (None, Vec::new(), Some(reason)),

@@ -1,7 +1,6 @@
 //! `mia-code undo|redo|revert --session ID`: point-and-click undo from the shell.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -70,7 +69,6 @@ pub fn run(which: Which) -> anyhow::Result<ExitCode> {
     let store = StoreHandle::spawn(db)?;
     let mut opts = RuntimeOptions::new(paths);
     opts.interactive = false;
-    opts.credentials = Arc::new(mia_providers::credentials::Credentials::system());
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

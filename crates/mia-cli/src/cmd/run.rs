@@ -6,7 +6,6 @@
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::{Context as _, bail};
 use clap::{Args, ValueEnum};
@@ -111,7 +110,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut opts = RuntimeOptions::new(paths);
     opts.interactive = false;
     opts.allow = args.allow.clone();
-    opts.credentials = Arc::new(mia_providers::credentials::Credentials::system());
 
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -3,7 +3,6 @@
 use std::io::Write as _;
 use std::net::IpAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -25,8 +24,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let paths = context::paths()?;
     let db = context::open_store(&paths)?;
     let store = StoreHandle::spawn(db)?;
-    let mut opts = RuntimeOptions::new(paths.clone());
-    opts.credentials = Arc::new(mia_providers::credentials::Credentials::system());
+    let opts = RuntimeOptions::new(paths.clone());
     let token = mia_server::new_token();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
