@@ -45,9 +45,12 @@ pub enum Op {
         session_id: SessionId,
         agent: String,
     },
-    /// Undo the session's last file-changing step.
+    /// Undo the session's last file-changing step, or the step `step` (a step
+    /// or tool call id from the timeline) when given.
     Undo {
         session_id: SessionId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
         /// Overwrite files changed outside mia-code since (their content is kept as a backup).
         #[serde(default)]
         force: bool,
@@ -65,6 +68,16 @@ pub enum Op {
         #[serde(default)]
         force: bool,
     },
+    /// Rename, archive or unarchive a session.
+    UpdateSession {
+        session_id: SessionId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        archived: Option<bool>,
+    },
+    /// Delete a session and its messages (refused while a turn runs).
+    DeleteSession { session_id: SessionId },
 }
 
 /// What an undo, revert or redo did.

@@ -4,12 +4,15 @@
 //! `serde`-serialisable and is what the store persists, the runtime emits and
 //! the UI renders.
 
+mod diff;
 mod event;
 mod ids;
 mod message;
 mod permission;
 mod session;
+mod view;
 
+pub use diff::{DiffLine, DiffStats, DiffStatus, FileDiff, Hunk, LineType};
 pub use event::{
     CommandSegment, Event, Op, PermissionReplyKind, PermissionRequest, RevertConflict,
     RevertSummary, TurnEnd,
@@ -21,3 +24,40 @@ pub use message::{
 };
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus};
+pub use view::{
+    AgentInfo, AgentModeView, ApprovalView, DiffScope, DiffView, HistoryAction, PermissionsView,
+    PreviewAction, PreviewFile, ProjectSummary, ProviderInfo, RevertPreview, RuleView, ServerInfo,
+    SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+};
+
+/// Every type a front end sends or receives, as one JSON Schema document
+/// (`schema/protocol.schema.json`; the UI's TypeScript types are generated
+/// from it by `npm run gen:types` in `ui/`).
+pub fn protocol_schema() -> serde_json::Value {
+    #[derive(schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Protocol {
+        op: Op,
+        event: Event,
+        session: Session,
+        session_summary: SessionSummary,
+        session_detail: SessionDetail,
+        project_summary: ProjectSummary,
+        message: Message,
+        permission_request: PermissionRequest,
+        permission_reply_kind: PermissionReplyKind,
+        revert_summary: RevertSummary,
+        timeline_step: TimelineStep,
+        history_action: HistoryAction,
+        revert_preview: RevertPreview,
+        diff_scope: DiffScope,
+        diff_view: DiffView,
+        agent_info: AgentInfo,
+        settings_view: SettingsView,
+        settings_update: SettingsUpdate,
+        permissions_view: PermissionsView,
+        approval_view: ApprovalView,
+        server_info: ServerInfo,
+    }
+    serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
+}

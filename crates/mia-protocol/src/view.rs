@@ -1,0 +1,269 @@
+//! What front ends read (as opposed to [`crate::Op`]s, which change things):
+//! the shapes of the query endpoints of `mia-code serve` and of the desktop
+//! app's commands. TypeScript types for the UI are generated from these.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{DiffStats, FileChange, FileDiff, Message, PermissionRequest, Session};
+
+/// A session in a list, with its message count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionSummary {
+    #[serde(flatten)]
+    pub session: Session,
+    pub message_count: u64,
+}
+
+/// A session opened in a front end: everything needed to draw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionDetail {
+    pub session: Session,
+    pub messages: Vec<Message>,
+    /// Asks waiting for an answer (oldest first), so a reloaded window shows them.
+    #[serde(default)]
+    pub pending_permissions: Vec<PermissionRequest>,
+    /// A turn is running in this process.
+    #[serde(default)]
+    pub running: bool,
+    /// An agent switch waiting for the running turn to end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued_agent: Option<String>,
+    /// The primary agent the next message goes to.
+    pub agent: String,
+}
+
+/// A project the store knows sessions for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProjectSummary {
+    pub directory: String,
+    pub project_id: String,
+    pub sessions: u64,
+    pub last_used: i64,
+}
+
+/// What kind of entry a timeline step is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum StepKindView {
+    /// A tool call that changed files.
+    Tool,
+    /// An undo or revert (its changes put files back).
+    Revert,
+    /// A redo of an undo/revert.
+    Redo,
+}
+
+/// One file-changing step of a session (spec 021's `/snapshots`), for the undo timeline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TimelineStep {
+    /// 1-based position in the session's timeline.
+    pub index: u32,
+    pub id: String,
+    pub message_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// The tool that made the change (`write`, `edit`, `bash`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    pub kind: StepKindView,
+    pub before: String,
+    pub after: String,
+    pub changes: Vec<FileChange>,
+    /// Paths whose content could not be captured (binary, too large): not restorable.
+    #[serde(default)]
+    pub uncaptured: Vec<String>,
+    /// This step's changes are currently undone.
+    pub undone: bool,
+    pub created_at: i64,
+}
+
+/// Which history operation a preview is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum HistoryAction {
+    /// The session's last file-changing step, or `step` when given.
+    Undo {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        step: Option<String>,
+    },
+    /// Back to the state before `message_id`'s first change.
+    Revert {
+        message_id: String,
+    },
+    Redo,
+}
+
+/// What a file will go through if a planned undo/revert/redo is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PreviewAction {
+    /// Written back with its earlier content.
+    Restore,
+    /// Deleted (the steps created it).
+    Remove,
+}
+
+/// One file of a preview.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PreviewFile {
+    pub path: String,
+    pub action: PreviewAction,
+    /// What the undone steps did to it.
+    pub was: crate::FileChangeKind,
+    /// Set when the file changed outside mia-code since: applying without
+    /// `force` refuses; with `force` the current content is kept as a backup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<String>,
+}
+
+/// Exactly which files an undo/revert/redo will change, computed without changing anything.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RevertPreview {
+    pub action: HistoryAction,
+    /// Ids of the steps it undoes (for redo: the revert it undoes).
+    pub steps: Vec<String>,
+    pub files: Vec<PreviewFile>,
+    /// Touched files that cannot be restored (never captured).
+    #[serde(default)]
+    pub unrestorable: Vec<String>,
+    pub additions: u32,
+    pub deletions: u32,
+    /// The diff from the current files to the state it restores.
+    pub diff: Vec<FileDiff>,
+}
+
+/// What a diff request covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "scope", rename_all = "snake_case")]
+pub enum DiffScope {
+    /// Session start → the files on disk now (only files the session touched).
+    Session,
+    /// Before the message's first step → after its last.
+    Message { message_id: String },
+    /// Before → after one step (a tool call id or step id).
+    Step { step: String },
+}
+
+/// A diff ready to show (spec 077): files, statistics, the summary line and a patch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DiffView {
+    pub scope: DiffScope,
+    pub files: Vec<FileDiff>,
+    pub stats: DiffStats,
+    /// e.g. `3 files changed, 45 insertions(+), 12 deletions(-)`.
+    pub summary: String,
+    /// Unified diff that `git apply` accepts.
+    pub patch: String,
+}
+
+/// Whether an agent can be selected as the conversation's agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentModeView {
+    Primary,
+    Subagent,
+    All,
+}
+
+/// An agent as the UI lists it (mode toggle, settings).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AgentInfo {
+    pub name: String,
+    pub description: String,
+    pub mode: AgentModeView,
+    /// `provider/model` configured for it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub builtin: bool,
+    /// Cannot write or edit (plan-like).
+    pub read_only: bool,
+}
+
+/// A configured provider and where its key comes from (never the key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProviderInfo {
+    pub id: String,
+    /// Wire format: `anthropic`, `openai`, `gemini`.
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// `config`, `env:NAME`, `keychain`, `file`; absent when no key is found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_source: Option<String>,
+    /// Models of the bundled catalog for this provider.
+    #[serde(default)]
+    pub models: Vec<String>,
+}
+
+/// The settings screen: what is configured and where it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SettingsView {
+    pub providers: Vec<ProviderInfo>,
+    pub default_agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    pub agents: Vec<AgentInfo>,
+    /// The global config file settings are written to.
+    pub global_config: String,
+    /// Config files that were read, lowest precedence first.
+    pub config_files: Vec<String>,
+}
+
+/// A change to the global config made from the settings screen.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SettingsUpdate {
+    /// `plan`, `build`, ... (empty string: remove the setting).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_agent: Option<String>,
+    /// Default `provider/model` (empty string: remove).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Per-agent `provider/model` (empty string: remove).
+    #[serde(default)]
+    pub agent_models: std::collections::BTreeMap<String, String>,
+}
+
+/// One compiled permission rule, in the order it is checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RuleView {
+    pub permission: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    pub action: String,
+    /// Which layer it comes from (invariant, session, project approval, agent config, ...).
+    pub layer: String,
+    /// File and index, or `built-in`.
+    pub source: String,
+}
+
+/// The compiled rules of one agent, with lint warnings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PermissionsView {
+    pub agent: String,
+    pub rules: Vec<RuleView>,
+    pub warnings: Vec<String>,
+    pub trusted: bool,
+}
+
+/// An "always for this project" approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ApprovalView {
+    pub id: i64,
+    pub permission: String,
+    pub pattern: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub created_at: i64,
+}
+
+/// About the running backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ServerInfo {
+    pub version: String,
+    /// A scripted demo (mock model): the UI labels itself so.
+    pub demo: bool,
+    /// The project to open first (`mia-code serve --project`, the demo's sample project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    pub home: String,
+}

@@ -1,0 +1,1069 @@
+/* Generated from schema/protocol.schema.json (the Rust types in crates/mia-protocol) by `npm run gen:types`. Do not edit. */
+
+/**
+ * Whether an agent can be selected as the conversation's agent.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AgentModeView".
+ */
+export type AgentModeView = "primary" | "subagent" | "all";
+/**
+ * What a diff request covers.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DiffScope".
+ */
+export type DiffScope =
+  | {
+      scope: "session";
+    }
+  | {
+      message_id: string;
+      scope: "message";
+    }
+  | {
+      scope: "step";
+      step: string;
+    };
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "LineType".
+ */
+export type LineType = "add" | "delete" | "context";
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DiffStatus".
+ */
+export type DiffStatus = "added" | "deleted" | "modified";
+/**
+ * A notification out of the runtime.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Event".
+ */
+export type Event =
+  | {
+      session: Session;
+      type: "session_updated";
+    }
+  | {
+      message: Message;
+      type: "message_stored";
+    }
+  | {
+      agent: string;
+      message_id: MessageId;
+      model: string;
+      session_id: SessionId;
+      type: "step_started";
+    }
+  | {
+      message_id: MessageId;
+      session_id: SessionId;
+      text: string;
+      type: "text_delta";
+    }
+  | {
+      message_id: MessageId;
+      session_id: SessionId;
+      text: string;
+      type: "reasoning_delta";
+    }
+  | {
+      call_id: string;
+      input: unknown;
+      message_id: MessageId;
+      session_id: SessionId;
+      tool: string;
+      type: "tool_call";
+    }
+  | {
+      request: PermissionRequest;
+      type: "permission_asked";
+    }
+  | {
+      /**
+       * `rule`, `user`, `headless`, ...
+       */
+      by: string;
+      /**
+       * `allow` or `deny`.
+       */
+      decision: string;
+      reason: string;
+      request_id: string;
+      session_id: SessionId;
+      type: "permission_resolved";
+    }
+  | {
+      call_id: string;
+      duration_ms: number;
+      is_error: boolean;
+      message_id: MessageId;
+      output: string;
+      session_id: SessionId;
+      tool: string;
+      type: "tool_result";
+    }
+  | {
+      call_id: string;
+      files: FileChange[];
+      hash?: string | null;
+      session_id: SessionId;
+      type: "snapshot";
+      unavailable?: string | null;
+    }
+  | {
+      attempt: number;
+      delay_ms: number;
+      reason: string;
+      session_id: SessionId;
+      type: "retrying";
+    }
+  | {
+      from: string;
+      /**
+       * True when the switch waits for the running turn to finish.
+       */
+      queued: boolean;
+      session_id: SessionId;
+      to: string;
+      type: "agent_switched";
+    }
+  | {
+      kind: string;
+      message: string;
+      retryable: boolean;
+      session_id?: SessionId | null;
+      type: "error";
+    }
+  | {
+      cost_usd?: number | null;
+      end: TurnEnd;
+      session_id: SessionId;
+      steps: number;
+      type: "turn_finished";
+      usage: TokenUsage;
+    };
+/**
+ * A time-ordered identifier (UUID v7): ids sort in creation order.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "MessageId".
+ */
+export type MessageId = string;
+/**
+ * A time-ordered identifier (UUID v7): ids sort in creation order.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionId".
+ */
+export type SessionId = string;
+/**
+ * What a session is doing right now.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionStatus".
+ */
+export type SessionStatus = "idle" | "busy" | "compacting";
+/**
+ * The content of one part, tagged by `type`. New variants may be added; a
+ * reader that meets a type it does not know keeps it as [`PartContent::Unknown`]
+ * so nothing is lost when an older build opens a newer database.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PartContent".
+ */
+export type PartContent =
+  | {
+      /**
+       * Written by mia-code rather than typed by a person or the model.
+       */
+      synthetic?: boolean;
+      text: string;
+      type: "text";
+    }
+  | {
+      /**
+       * Provider signature that must accompany the reasoning when it is
+       * sent back (Anthropic thinking with tool use).
+       */
+      signature?: string | null;
+      text: string;
+      type: "reasoning";
+    }
+  | {
+      call_id: string;
+      input: unknown;
+      /**
+       * Opaque provider data sent back with the call (Gemini `thoughtSignature`).
+       */
+      signature?: string | null;
+      tool: string;
+      type: "tool_call";
+    }
+  | {
+      call_id: string;
+      duration_ms?: number | null;
+      is_error?: boolean;
+      output: string;
+      tool: string;
+      type: "tool_result";
+    }
+  | {
+      /**
+       * Machine-readable class (`rate_limited`, `network`, `auth`, ...).
+       */
+      kind: string;
+      message: string;
+      retryable?: boolean;
+      type: "error";
+    }
+  | {
+      /**
+       * Base64 data, or a `file://` reference for large images.
+       */
+      data: string;
+      media_type: string;
+      type: "image";
+    }
+  | {
+      media_type?: string | null;
+      path: string;
+      type: "file";
+    }
+  | {
+      files?: FileChange[];
+      hash: string;
+      tool_call_id?: string | null;
+      type: "snapshot";
+      /**
+       * Set when no snapshot could be taken; undo is unavailable for the step.
+       */
+      unavailable?: string | null;
+    }
+  | {
+      conflicts?: string[];
+      /**
+       * Snapshot of the state just before the revert (so it can be redone).
+       */
+      pre_revert_snapshot?: string | null;
+      removed: string[];
+      restored: string[];
+      target_message_id?: MessageId | null;
+      type: "revert";
+    }
+  | {
+      /**
+       * Number of messages this summary stands for.
+       */
+      compacted_messages: number;
+      summary: string;
+      type: "compaction_summary";
+    }
+  | {
+      agent: string;
+      description: string;
+      session_id: SessionId;
+      status: string;
+      type: "subagent";
+    }
+  | {
+      perspective: string;
+      text: string;
+      type: "commentary";
+    };
+/**
+ * How a step changed one file.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "FileChangeKind".
+ */
+export type FileChangeKind = "added" | "modified" | "deleted";
+/**
+ * A time-ordered identifier (UUID v7): ids sort in creation order.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PartId".
+ */
+export type PartId = string;
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Role".
+ */
+export type Role = "user" | "assistant" | "system";
+/**
+ * What kind of message this is, beyond its role.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "MessageType".
+ */
+export type MessageType = "normal" | "compaction_summary" | "revert" | "fork" | "mode_switch";
+/**
+ * Why a turn ended.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TurnEnd".
+ */
+export type TurnEnd = ("completed" | "cancelled" | "error" | "step_limit") | "blocked";
+/**
+ * Which history operation a preview is for.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HistoryAction".
+ */
+export type HistoryAction =
+  | {
+      action: "undo";
+      step?: string | null;
+    }
+  | {
+      action: "revert";
+      message_id: string;
+    }
+  | {
+      action: "redo";
+    };
+/**
+ * A command into the runtime.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Op".
+ */
+export type Op =
+  | {
+      agent?: string | null;
+      directory: string;
+      model?: string | null;
+      title?: string | null;
+      type: "create_session";
+    }
+  | {
+      /**
+       * Use this primary agent from this message on.
+       */
+      agent?: string | null;
+      /**
+       * `provider/model` for this turn.
+       */
+      model?: string | null;
+      session_id: SessionId;
+      text: string;
+      type: "user_message";
+    }
+  | {
+      reply: PermissionReplyKind;
+      request_id: string;
+      session_id: SessionId;
+      type: "permission_reply";
+    }
+  | {
+      session_id: SessionId;
+      type: "cancel";
+    }
+  | {
+      agent: string;
+      session_id: SessionId;
+      type: "switch_agent";
+    }
+  | {
+      /**
+       * Overwrite files changed outside mia-code since (their content is kept as a backup).
+       */
+      force?: boolean;
+      session_id: SessionId;
+      step?: string | null;
+      type: "undo";
+    }
+  | {
+      force?: boolean;
+      message_id: MessageId;
+      session_id: SessionId;
+      type: "revert";
+    }
+  | {
+      force?: boolean;
+      session_id: SessionId;
+      type: "redo";
+    }
+  | {
+      archived?: boolean | null;
+      session_id: SessionId;
+      title?: string | null;
+      type: "update_session";
+    }
+  | {
+      session_id: SessionId;
+      type: "delete_session";
+    };
+/**
+ * How a person answered a permission ask.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionReplyKind".
+ */
+export type PermissionReplyKind =
+  | {
+      kind: "once";
+    }
+  | {
+      kind: "session";
+    }
+  | {
+      kind: "project";
+    }
+  | {
+      kind: "deny";
+    }
+  | {
+      kind: "never";
+    }
+  | {
+      feedback: string;
+      kind: "reject_with_feedback";
+    };
+/**
+ * What a file will go through if a planned undo/revert/redo is applied.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PreviewAction".
+ */
+export type PreviewAction = "restore" | "remove";
+/**
+ * What kind of entry a timeline step is.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StepKindView".
+ */
+export type StepKindView = "tool" | "revert" | "redo";
+
+export interface Protocol {
+  agent_info: AgentInfo;
+  approval_view: ApprovalView;
+  diff_scope: DiffScope;
+  diff_view: DiffView;
+  event: Event;
+  history_action: HistoryAction;
+  message: Message;
+  op: Op;
+  permission_reply_kind: PermissionReplyKind;
+  permission_request: PermissionRequest;
+  permissions_view: PermissionsView;
+  project_summary: ProjectSummary;
+  revert_preview: RevertPreview;
+  revert_summary: RevertSummary;
+  server_info: ServerInfo;
+  session: Session;
+  session_detail: SessionDetail;
+  session_summary: SessionSummary;
+  settings_update: SettingsUpdate;
+  settings_view: SettingsView;
+  timeline_step: TimelineStep;
+}
+/**
+ * An agent as the UI lists it (mode toggle, settings).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AgentInfo".
+ */
+export interface AgentInfo {
+  builtin: boolean;
+  description: string;
+  mode: AgentModeView;
+  /**
+   * `provider/model` configured for it, if any.
+   */
+  model?: string | null;
+  name: string;
+  /**
+   * Cannot write or edit (plan-like).
+   */
+  read_only: boolean;
+}
+/**
+ * An "always for this project" approval.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ApprovalView".
+ */
+export interface ApprovalView {
+  agent?: string | null;
+  created_at: number;
+  id: number;
+  pattern: string;
+  permission: string;
+}
+/**
+ * A diff ready to show (spec 077): files, statistics, the summary line and a patch.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DiffView".
+ */
+export interface DiffView {
+  files: FileDiff[];
+  /**
+   * Unified diff that `git apply` accepts.
+   */
+  patch: string;
+  scope: DiffScope;
+  stats: DiffStats;
+  /**
+   * e.g. `3 files changed, 45 insertions(+), 12 deletions(-)`.
+   */
+  summary: string;
+}
+/**
+ * How one file differs between two snapshots.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "FileDiff".
+ */
+export interface FileDiff {
+  additions: number;
+  /**
+   * Full content after (empty when deleted or binary).
+   */
+  after: string;
+  /**
+   * Full content before (empty when added or binary).
+   */
+  before: string;
+  /**
+   * Binary content (NUL byte or not UTF-8): reported, not diffed.
+   */
+  binary?: boolean;
+  deletions: number;
+  file: string;
+  hunks: Hunk[];
+  newId?: string | null;
+  newMode?: string | null;
+  oldId?: string | null;
+  /**
+   * Git modes (`100644`, `100755`, `120000`).
+   */
+  oldMode?: string | null;
+  status: DiffStatus;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Hunk".
+ */
+export interface Hunk {
+  lines: DiffLine[];
+  linesAfter: number;
+  linesBefore: number;
+  startAfter: number;
+  /**
+   * 1-based start in the before-version (git's convention: the line
+   * before the hunk when it has no before-lines).
+   */
+  startBefore: number;
+}
+/**
+ * One line of a hunk.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DiffLine".
+ */
+export interface DiffLine {
+  /**
+   * The line without its trailing newline (a `\r` of CRLF is kept).
+   */
+  content: string;
+  /**
+   * Line number in the "after" file for additions and context, in the
+   * "before" file for deletions (1-based).
+   */
+  lineNumber: number;
+  newLine?: number | null;
+  /**
+   * The file ends with this line and it has no newline.
+   */
+  noNewline?: boolean;
+  oldLine?: number | null;
+  type: LineType;
+}
+/**
+ * Aggregate statistics over a set of [`FileDiff`]s.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DiffStats".
+ */
+export interface DiffStats {
+  /**
+   * additions − deletions.
+   */
+  estimatedLOCImpact: number;
+  filesAdded: number;
+  filesChanged: number;
+  filesDeleted: number;
+  filesModified: number;
+  totalAdditions: number;
+  totalDeletions: number;
+}
+/**
+ * One conversation.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Session".
+ */
+export interface Session {
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  archived_at?: number | null;
+  created_at: number;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  fork?: ForkInfo | null;
+  id: SessionId;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
+  parent_id?: SessionId | null;
+  /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+   */
+  slug: string;
+  status: SessionStatus;
+  title: string;
+  updated_at: number;
+  /**
+   * mia-code version that created the session.
+   */
+  version: string;
+}
+/**
+ * Where a forked session came from (spec 020).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForkInfo".
+ */
+export interface ForkInfo {
+  fork_depth: number;
+  forked_at: number;
+  source_message_id: MessageId;
+  source_session_id: SessionId;
+}
+/**
+ * One stored message with its parts in order.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Message".
+ */
+export interface Message {
+  /**
+   * Set when a compaction summary replaced this message in the model's
+   * context; the message itself is kept (spec 019: nothing is lost).
+   */
+  compacted_by?: MessageId | null;
+  created_at: number;
+  id: MessageId;
+  metadata: MessageMetadata;
+  parts: Part[];
+  role: Role;
+  session_id: SessionId;
+  type: MessageType;
+}
+/**
+ * Free-form but typed message metadata: model, tokens, cost, timing.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "MessageMetadata".
+ */
+export interface MessageMetadata {
+  agent?: string | null;
+  /**
+   * Cost in US dollars; absent when the model's price is unknown.
+   */
+  cost_usd?: number | null;
+  duration_ms?: number | null;
+  /**
+   * Why the model stopped (`end_turn`, `tool_use`, `max_tokens`, `cancelled`, ...).
+   */
+  finish?: string | null;
+  model?: string | null;
+  tokens?: TokenUsage | null;
+  [k: string]: unknown | undefined;
+}
+/**
+ * Token counts reported by a provider for one assistant message.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TokenUsage".
+ */
+export interface TokenUsage {
+  cache_read?: number;
+  cache_write?: number;
+  input: number;
+  output: number;
+}
+/**
+ * One stored content unit of a message.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Part".
+ */
+export interface Part {
+  content: PartContent;
+  created_at: number;
+  id: PartId;
+  index: number;
+  message_id: MessageId;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "FileChange".
+ */
+export interface FileChange {
+  additions?: number;
+  deletions?: number;
+  kind: FileChangeKind;
+  path: string;
+}
+/**
+ * Everything a permission dialog needs.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionRequest".
+ */
+export interface PermissionRequest {
+  agent: string;
+  id: string;
+  input: unknown;
+  /**
+   * The rule that produced "ask", e.g. `ask bash (built-in defaults)`; absent when no rule matched.
+   */
+  matched_rule?: string | null;
+  /**
+   * Which replies can be offered (e.g. no "session"/"project" for commands with expansions).
+   */
+  options: string[];
+  permission: string;
+  reason: string;
+  segments?: CommandSegment[];
+  session_id: SessionId;
+  /**
+   * The path, command or URL being judged, as shown to the user.
+   */
+  target: string;
+  tool: string;
+}
+/**
+ * One judged piece of a shell command, for the permission dialog.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommandSegment".
+ */
+export interface CommandSegment {
+  command: string;
+  dangerous?: boolean;
+  decision: string;
+  reason?: string | null;
+}
+/**
+ * The compiled rules of one agent, with lint warnings.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionsView".
+ */
+export interface PermissionsView {
+  agent: string;
+  rules: RuleView[];
+  trusted: boolean;
+  warnings: string[];
+}
+/**
+ * One compiled permission rule, in the order it is checked.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "RuleView".
+ */
+export interface RuleView {
+  action: string;
+  /**
+   * Which layer it comes from (invariant, session, project approval, agent config, ...).
+   */
+  layer: string;
+  pattern?: string | null;
+  permission: string;
+  /**
+   * File and index, or `built-in`.
+   */
+  source: string;
+}
+/**
+ * A project the store knows sessions for.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ProjectSummary".
+ */
+export interface ProjectSummary {
+  directory: string;
+  last_used: number;
+  project_id: string;
+  sessions: number;
+}
+/**
+ * Exactly which files an undo/revert/redo will change, computed without changing anything.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "RevertPreview".
+ */
+export interface RevertPreview {
+  action: HistoryAction;
+  additions: number;
+  deletions: number;
+  /**
+   * The diff from the current files to the state it restores.
+   */
+  diff: FileDiff[];
+  files: PreviewFile[];
+  /**
+   * Ids of the steps it undoes (for redo: the revert it undoes).
+   */
+  steps: string[];
+  /**
+   * Touched files that cannot be restored (never captured).
+   */
+  unrestorable?: string[];
+}
+/**
+ * One file of a preview.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PreviewFile".
+ */
+export interface PreviewFile {
+  action: PreviewAction;
+  /**
+   * Set when the file changed outside mia-code since: applying without
+   * `force` refuses; with `force` the current content is kept as a backup.
+   */
+  conflict?: string | null;
+  path: string;
+  /**
+   * How a step changed one file.
+   */
+  was: "added" | "modified" | "deleted";
+}
+/**
+ * What an undo, revert or redo did.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "RevertSummary".
+ */
+export interface RevertSummary {
+  /**
+   * False when conflicts stopped it: nothing was changed.
+   */
+  applied: boolean;
+  conflicts: RevertConflict[];
+  /**
+   * The spec 021 message (also appended to the session when applied).
+   */
+  message: string;
+  removed: string[];
+  restored: string[];
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "RevertConflict".
+ */
+export interface RevertConflict {
+  /**
+   * Where the current content was kept before a forced revert.
+   */
+  backup?: string | null;
+  path: string;
+  reason: string;
+}
+/**
+ * About the running backend.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ServerInfo".
+ */
+export interface ServerInfo {
+  /**
+   * A scripted demo (mock model): the UI labels itself so.
+   */
+  demo: boolean;
+  home: string;
+  /**
+   * The project to open first (`mia-code serve --project`, the demo's sample project).
+   */
+  project?: string | null;
+  version: string;
+}
+/**
+ * A session opened in a front end: everything needed to draw it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionDetail".
+ */
+export interface SessionDetail {
+  /**
+   * The primary agent the next message goes to.
+   */
+  agent: string;
+  messages: Message[];
+  /**
+   * Asks waiting for an answer (oldest first), so a reloaded window shows them.
+   */
+  pending_permissions?: PermissionRequest[];
+  /**
+   * An agent switch waiting for the running turn to end.
+   */
+  queued_agent?: string | null;
+  /**
+   * A turn is running in this process.
+   */
+  running?: boolean;
+  session: Session;
+}
+/**
+ * A session in a list, with its message count.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionSummary".
+ */
+export interface SessionSummary {
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  archived_at?: number | null;
+  created_at: number;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  fork?: ForkInfo | null;
+  id: SessionId;
+  message_count: number;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
+  parent_id?: SessionId | null;
+  /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+   */
+  slug: string;
+  status: SessionStatus;
+  title: string;
+  updated_at: number;
+  /**
+   * mia-code version that created the session.
+   */
+  version: string;
+}
+/**
+ * A change to the global config made from the settings screen.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SettingsUpdate".
+ */
+export interface SettingsUpdate {
+  /**
+   * Per-agent `provider/model` (empty string: remove).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * `plan`, `build`, ... (empty string: remove the setting).
+   */
+  default_agent?: string | null;
+  /**
+   * Default `provider/model` (empty string: remove).
+   */
+  model?: string | null;
+}
+/**
+ * The settings screen: what is configured and where it comes from.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SettingsView".
+ */
+export interface SettingsView {
+  agents: AgentInfo[];
+  /**
+   * Config files that were read, lowest precedence first.
+   */
+  config_files: string[];
+  default_agent: string;
+  /**
+   * The global config file settings are written to.
+   */
+  global_config: string;
+  model?: string | null;
+  providers: ProviderInfo[];
+}
+/**
+ * A configured provider and where its key comes from (never the key).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ProviderInfo".
+ */
+export interface ProviderInfo {
+  base_url?: string | null;
+  id: string;
+  /**
+   * `config`, `env:NAME`, `keychain`, `file`; absent when no key is found.
+   */
+  key_source?: string | null;
+  /**
+   * Wire format: `anthropic`, `openai`, `gemini`.
+   */
+  kind: string;
+  /**
+   * Models of the bundled catalog for this provider.
+   */
+  models?: string[];
+}
+/**
+ * One file-changing step of a session (spec 021's `/snapshots`), for the undo timeline.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TimelineStep".
+ */
+export interface TimelineStep {
+  after: string;
+  before: string;
+  changes: FileChange[];
+  created_at: number;
+  id: string;
+  /**
+   * 1-based position in the session's timeline.
+   */
+  index: number;
+  kind: StepKindView;
+  message_id: string;
+  /**
+   * The tool that made the change (`write`, `edit`, `bash`), when known.
+   */
+  tool?: string | null;
+  tool_call_id?: string | null;
+  /**
+   * Paths whose content could not be captured (binary, too large): not restorable.
+   */
+  uncaptured?: string[];
+  /**
+   * This step's changes are currently undone.
+   */
+  undone: boolean;
+}

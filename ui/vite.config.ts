@@ -1,0 +1,23 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from "vite";
+import react from "@vitejs/plugin-react";
+
+// The same build is served by `mia-code serve --ui ui/dist` and embedded in the desktop app.
+export default defineConfig({
+  plugins: [react()],
+  base: "./",
+  clearScreen: false,
+  build: {
+    outDir: "dist",
+    target: "es2022",
+    sourcemap: false,
+    chunkSizeWarningLimit: 1500,
+  },
+  server: { port: 5173, strictPort: false },
+  test: {
+    environment: "jsdom",
+    globals: true,
+    setupFiles: ["./src/test-setup.ts"],
+    include: ["src/**/*.test.{ts,tsx}"],
+  },
+});
