@@ -1,0 +1,3 @@
+// Self-contained UI components: data and callbacks in, no fetching, no global state.
+export { PermissionDialog } from "./permission/PermissionDialog";
+export type { PermissionDialogProps } from "./permission/PermissionDialog";

@@ -1,0 +1,310 @@
+import { useCallback, useEffect, useId, useRef, useState } from "react";
+import type { KeyboardEvent as ReactKeyboardEvent } from "react";
+import type { PermissionReplyKind, PermissionRequest } from "../../protocol/generated";
+import { escapeReply, offeredActions, prettyInput, targetLabel } from "./actions";
+import type { ActionSpec } from "./actions";
+import { SegmentList } from "./SegmentList";
+import "./PermissionDialog.css";
+
+export interface PermissionDialogProps {
+  /** Pending asks, oldest first. The dialog answers the first one; nothing is shown when empty. */
+  requests: PermissionRequest[];
+  /** Send a reply. While the returned promise is pending, every action is disabled. */
+  onReply(requestId: string, reply: PermissionReplyKind): void | Promise<void>;
+}
+
+type SendState =
+  | { state: "idle" }
+  | { state: "sending" }
+  /** Sent: waits for the runtime to resolve the ask (the request leaves the queue). */
+  | { state: "sent" }
+  | { state: "error"; message: string };
+
+const FOCUSABLE =
+  'button:not([disabled]), textarea:not([disabled]), summary, [href], input:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === "string") return err;
+  return "the reply could not be sent";
+}
+
+/** Modal, keyboard-driven dialog answering the oldest pending permission ask. */
+export function PermissionDialog({ requests, onReply }: PermissionDialogProps) {
+  const request = requests[0];
+  if (!request) return null;
+  // Keyed by the request so every ask starts with fresh state (no feedback text carried over).
+  return <DialogBody key={request.id} request={request} queue={requests} onReply={onReply} />;
+}
+
+interface DialogBodyProps {
+  request: PermissionRequest;
+  queue: PermissionRequest[];
+  onReply: PermissionDialogProps["onReply"];
+}
+
+function DialogBody({ request, queue, onReply }: DialogBodyProps) {
+  const titleId = useId();
+  const dialogRef = useRef<HTMLDivElement>(null);
+  const feedbackRef = useRef<HTMLTextAreaElement>(null);
+  // A ref, not only state: two key presses in the same frame must not send twice.
+  const inFlight = useRef(false);
+  const [send, setSend] = useState<SendState>({ state: "idle" });
+  const [feedbackOpen, setFeedbackOpen] = useState(false);
+  const [feedback, setFeedback] = useState("");
+
+  const actions = offeredActions(request.options);
+  const segments = request.segments ?? [];
+  const disabled = send.state === "sending" || send.state === "sent";
+
+  const reply = useCallback(
+    (kind: PermissionReplyKind) => {
+      if (inFlight.current) return;
+      inFlight.current = true;
+      setSend({ state: "sending" });
+      let result: void | Promise<void>;
+      try {
+        result = onReply(request.id, kind);
+      } catch (err) {
+        inFlight.current = false;
+        setSend({ state: "error", message: errorText(err) });
+        return;
+      }
+      Promise.resolve(result).then(
+        () => setSend({ state: "sent" }),
+        (err: unknown) => {
+          inFlight.current = false;
+          setSend({ state: "error", message: errorText(err) });
+        },
+      );
+    },
+    [onReply, request.id],
+  );
+
+  const choose = useCallback(
+    (action: ActionSpec) => {
+      if (inFlight.current) return;
+      if (action.kind === "reject_with_feedback") {
+        setFeedbackOpen(true);
+        return;
+      }
+      reply({ kind: action.kind });
+    },
+    [reply],
+  );
+
+  const submitFeedback = () => {
+    const text = feedback.trim();
+    if (!text) return;
+    reply({ kind: "reject_with_feedback", feedback: text });
+  };
+
+  // Focus: the dialog takes focus when an ask appears and gives it back when it is gone.
+  useEffect(() => {
+    const previous = document.activeElement instanceof HTMLElement ? document.activeElement : null;
+    dialogRef.current?.focus();
+    const keepFocus = (e: FocusEvent) => {
+      const dialog = dialogRef.current;
+      if (dialog && e.target instanceof Node && !dialog.contains(e.target)) dialog.focus();
+    };
+    document.addEventListener("focusin", keepFocus);
+    return () => {
+      document.removeEventListener("focusin", keepFocus);
+      if (previous && previous.isConnected) previous.focus();
+    };
+  }, []);
+
+  useEffect(() => {
+    if (feedbackOpen) feedbackRef.current?.focus();
+    else dialogRef.current?.focus();
+  }, [feedbackOpen]);
+
+  const trapTab = (e: ReactKeyboardEvent) => {
+    const dialog = dialogRef.current;
+    if (!dialog) return;
+    const items = Array.from(dialog.querySelectorAll<HTMLElement>(FOCUSABLE));
+    if (items.length === 0) return;
+    e.preventDefault();
+    const at = items.indexOf(document.activeElement as HTMLElement);
+    const step = e.shiftKey ? -1 : 1;
+    const next = at === -1 ? (e.shiftKey ? items.length - 1 : 0) : (at + step + items.length) % items.length;
+    items[next]?.focus();
+  };
+
+  const onKeyDown = (e: ReactKeyboardEvent<HTMLDivElement>) => {
+    if (e.key === "Tab") {
+      trapTab(e);
+      return;
+    }
+    if (e.altKey || e.ctrlKey || e.metaKey || e.nativeEvent.isComposing) return;
+    const target = e.target as HTMLElement;
+    const inTextarea = target.tagName === "TEXTAREA";
+
+    if (feedbackOpen) {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        e.stopPropagation();
+        setFeedbackOpen(false);
+      } else if (e.key === "Enter" && !e.shiftKey && inTextarea) {
+        e.preventDefault();
+        submitFeedback();
+      }
+      return;
+    }
+
+    if (e.key === "Escape") {
+      e.preventDefault();
+      e.stopPropagation();
+      const r = escapeReply(request.options);
+      if (r) reply(r);
+      return;
+    }
+    if (e.key === "Enter") {
+      // A focused button or disclosure keeps its own Enter; elsewhere Enter allows once.
+      if (target.tagName === "BUTTON" || target.tagName === "SUMMARY" || inTextarea) return;
+      e.preventDefault();
+      if (e.repeat) return;
+      if (request.options.includes("once")) reply({ kind: "once" });
+      return;
+    }
+    if (/^[1-9]$/.test(e.key) && !inTextarea && !e.shiftKey) {
+      const action = actions[Number(e.key) - 1];
+      if (action) {
+        e.preventDefault();
+        choose(action);
+      }
+    }
+  };
+
+  const label = targetLabel(request.tool, request.target, segments.length > 0);
+  const pending = queue.length;
+
+  return (
+    <div className="mia-perm-backdrop">
+      <div
+        ref={dialogRef}
+        className="mia-perm"
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={titleId}
+        tabIndex={-1}
+        data-testid="permission-dialog"
+        onKeyDown={onKeyDown}
+      >
+        <header className="mia-perm-header">
+          <h2 id={titleId} className="mia-perm-title">
+            Allow <span className="mia-perm-tool" data-testid="permission-tool">{request.tool}</span>?
+          </h2>
+          <span className="mia-perm-queue-count" data-testid="permission-queue" aria-live="polite">
+            1 of {pending} pending
+          </span>
+        </header>
+        <p className="mia-perm-meta">
+          Agent <strong>{request.agent}</strong> asks for permission <code>{request.permission}</code>
+        </p>
+
+        <div className="mia-perm-target-row">
+          <span className="mia-perm-label">{label}</span>
+          <code className="mia-perm-target" data-testid="permission-target">
+            {request.target}
+          </code>
+        </div>
+
+        {segments.length > 0 && <SegmentList segments={segments} />}
+
+        <p className="mia-perm-rule" data-testid="permission-rule">
+          {request.matched_rule ? (
+            <>
+              Rule: <code>{request.matched_rule}</code>
+            </>
+          ) : (
+            "no rule matched: asking by default"
+          )}
+        </p>
+        {request.reason && <p className="mia-perm-reason">{request.reason}</p>}
+
+        <details className="mia-perm-args">
+          <summary>Arguments</summary>
+          <pre className="mia-perm-json">{prettyInput(request.input)}</pre>
+        </details>
+
+        {feedbackOpen ? (
+          <div className="mia-perm-feedback">
+            <label htmlFor={`${titleId}-fb`} className="mia-perm-label">
+              Tell the agent what to do instead (Enter sends, Shift+Enter new line, Escape goes back)
+            </label>
+            <textarea
+              id={`${titleId}-fb`}
+              ref={feedbackRef}
+              className="mia-perm-feedback-input"
+              data-testid="permission-feedback-input"
+              rows={3}
+              value={feedback}
+              disabled={disabled}
+              onChange={(e) => setFeedback(e.target.value)}
+            />
+            <div className="mia-perm-actions">
+              <button
+                type="button"
+                className="mia-perm-btn mia-perm-btn-deny"
+                data-testid="permission-feedback-submit"
+                disabled={disabled || feedback.trim() === ""}
+                onClick={submitFeedback}
+              >
+                Deny and send feedback <kbd>Enter</kbd>
+              </button>
+              <button type="button" className="mia-perm-btn" disabled={disabled} onClick={() => setFeedbackOpen(false)}>
+                Back <kbd>Esc</kbd>
+              </button>
+            </div>
+          </div>
+        ) : (
+          <div className="mia-perm-actions" role="group" aria-label="Reply">
+            {actions.map((action, i) => (
+              <button
+                key={action.kind}
+                type="button"
+                className={`mia-perm-btn mia-perm-btn-${action.tone}`}
+                data-testid={action.testId}
+                disabled={disabled}
+                onClick={() => choose(action)}
+                aria-keyshortcuts={shortcutFor(action, i, request.options)}
+              >
+                <kbd className="mia-perm-key">{i + 1}</kbd> {action.label}
+                {action.kind === "once" && <kbd className="mia-perm-key mia-perm-key-alt">Enter</kbd>}
+                {escapeReply(request.options)?.kind === action.kind && (
+                  <kbd className="mia-perm-key mia-perm-key-alt">Esc</kbd>
+                )}
+              </button>
+            ))}
+          </div>
+        )}
+
+        {send.state === "sending" && <p className="mia-perm-status">Sending…</p>}
+        {send.state === "sent" && <p className="mia-perm-status">Sent, waiting for the agent…</p>}
+        {send.state === "error" && (
+          <p className="mia-perm-error" role="alert">
+            Could not send the reply: {send.message}
+          </p>
+        )}
+
+        {pending > 1 && (
+          <ol className="mia-perm-queue" aria-label="Pending permission asks">
+            {queue.map((r, i) => (
+              <li key={r.id} className={i === 0 ? "mia-perm-queue-current" : undefined}>
+                <span className="mia-perm-queue-tool">{r.tool}</span> <code>{r.target}</code>
+              </li>
+            ))}
+          </ol>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function shortcutFor(action: ActionSpec, index: number, options: readonly string[]): string {
+  const keys = [String(index + 1)];
+  if (action.kind === "once") keys.push("Enter");
+  if (escapeReply(options)?.kind === action.kind) keys.push("Escape");
+  return keys.join(" ");
+}
