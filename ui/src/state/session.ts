@@ -1,0 +1,325 @@
+import type {
+  Event,
+  FileChange,
+  Message,
+  Part,
+  PartContent,
+  PermissionRequest,
+  Session,
+  SessionDetail,
+  TokenUsage,
+  TurnEnd,
+} from "../protocol/generated";
+
+/** What the UI knows about one tool call, gathered from events and stored parts. */
+export interface ToolInfo {
+  callId: string;
+  tool: string;
+  input: unknown;
+  messageId: string;
+  startedAt?: number;
+  output?: string;
+  isError?: boolean;
+  durationMs?: number;
+  decision?: { decision: string; by: string; reason: string };
+  files?: FileChange[];
+  snapshotUnavailable?: string | null;
+}
+
+export interface SessionError {
+  kind: string;
+  message: string;
+  retryable: boolean;
+}
+
+export interface SessionState {
+  id: string;
+  session: Session | null;
+  /** The primary agent the next message goes to. */
+  agent: string;
+  /** A switch waiting for the running turn to end. */
+  queuedAgent: string | null;
+  running: boolean;
+  /** Stored messages, in order. Not copied by deltas. */
+  messages: Message[];
+  /** Assistant drafts being streamed (replaced by message_stored). */
+  live: Message[];
+  tools: Record<string, ToolInfo>;
+  permissions: PermissionRequest[];
+  error: SessionError | null;
+  retrying: { attempt: number; delayMs: number; reason: string } | null;
+  lastTurn: { usage: TokenUsage; costUsd: number | null; end: TurnEnd; steps: number } | null;
+}
+
+export function emptySession(id: string): SessionState {
+  return {
+    id,
+    session: null,
+    agent: "build",
+    queuedAgent: null,
+    running: false,
+    messages: [],
+    live: [],
+    tools: {},
+    permissions: [],
+    error: null,
+    retrying: null,
+    lastTurn: null,
+  };
+}
+
+/** A session as loaded from GET /api/sessions/{id} (on open, reconnect and `lagged`). */
+export function fromDetail(detail: SessionDetail): SessionState {
+  let tools: Record<string, ToolInfo> = {};
+  for (const m of detail.messages) tools = mergeParts(tools, m, false);
+  return {
+    ...emptySession(detail.session.id),
+    session: detail.session,
+    agent: detail.agent,
+    queuedAgent: detail.queued_agent ?? null,
+    running: detail.running ?? false,
+    messages: detail.messages,
+    tools,
+    permissions: detail.pending_permissions ?? [],
+  };
+}
+
+/** Collects tool calls, results and snapshots of a message's parts into the tool map. */
+function mergeParts(tools: Record<string, ToolInfo>, m: Message, copy: boolean): Record<string, ToolInfo> {
+  let out = tools;
+  const touch = (callId: string, fallback: () => ToolInfo, patch: Partial<ToolInfo>) => {
+    if (copy && out === tools) out = { ...tools };
+    const prev = out[callId] ?? fallback();
+    out[callId] = { ...prev, ...patch };
+  };
+  for (const p of m.parts) {
+    const c = p.content;
+    if (c.type === "tool_call") {
+      touch(c.call_id, () => ({ callId: c.call_id, tool: c.tool, input: c.input, messageId: m.id }), {
+        tool: c.tool,
+        input: c.input,
+        messageId: m.id,
+      });
+    } else if (c.type === "tool_result") {
+      const patch: Partial<ToolInfo> = { output: c.output, isError: c.is_error ?? false };
+      if (c.duration_ms != null) patch.durationMs = c.duration_ms;
+      touch(c.call_id, () => ({ callId: c.call_id, tool: c.tool, input: null, messageId: m.id }), patch);
+    } else if (c.type === "snapshot" && c.tool_call_id) {
+      const id = c.tool_call_id;
+      const patch: Partial<ToolInfo> = { snapshotUnavailable: c.unavailable ?? null };
+      if (c.files) patch.files = c.files;
+      touch(id, () => ({ callId: id, tool: "", input: null, messageId: m.id }), patch);
+    }
+  }
+  return out;
+}
+
+function draft(id: string, sessionId: string, now: number, agent?: string, model?: string): Message {
+  const metadata: Message["metadata"] = {};
+  if (agent) metadata.agent = agent;
+  if (model) metadata.model = model;
+  return { id, session_id: sessionId, role: "assistant", type: "normal", created_at: now, metadata, parts: [] };
+}
+
+function part(messageId: string, index: number, content: PartContent, now: number): Part {
+  return { id: `${messageId}:${index}`, message_id: messageId, index, created_at: now, content };
+}
+
+/** Appends streamed text to the last part of the same kind, or starts a new part. */
+function appendDelta(m: Message, kind: "text" | "reasoning", text: string, now: number): Message {
+  const last = m.parts[m.parts.length - 1];
+  const parts = m.parts.slice();
+  if (last && last.content.type === kind) {
+    parts[parts.length - 1] = { ...last, content: { ...last.content, text: last.content.text + text } };
+  } else {
+    parts.push(part(m.id, parts.length, { type: kind, text }, now));
+  }
+  return { ...m, parts };
+}
+
+function setTool(s: SessionState, callId: string, patch: Partial<ToolInfo>, base: () => ToolInfo): SessionState {
+  const prev = s.tools[callId] ?? base();
+  return { ...s, tools: { ...s.tools, [callId]: { ...prev, ...patch } } };
+}
+
+/** Which tool card a resolved permission belongs to. */
+function cardForPermission(s: SessionState, requestId: string, request?: PermissionRequest): string | null {
+  if (s.tools[requestId]) return requestId;
+  const linked = request && "call_id" in request ? (request as PermissionRequest & { call_id?: unknown }).call_id : undefined;
+  if (typeof linked === "string" && s.tools[linked]) return linked;
+  if (!request) return null;
+  // No link: the latest call of that tool that has no result and no decision yet.
+  const candidates = Object.values(s.tools).filter(
+    (t) => t.tool === request.tool && t.output === undefined && !t.decision,
+  );
+  return candidates.length ? candidates[candidates.length - 1]!.callId : null;
+}
+
+/**
+ * The pure reducer: one Event into one session's state. Deltas copy only the
+ * streaming draft (never the stored message list).
+ */
+export function applyEvent(s: SessionState, e: Event, now: number = Date.now()): SessionState {
+  switch (e.type) {
+    case "session_updated":
+      return e.session.id === s.id ? { ...s, session: e.session } : s;
+    case "step_started": {
+      if (e.session_id !== s.id) return s;
+      const exists = s.live.some((m) => m.id === e.message_id);
+      const live = exists ? s.live : [...s.live, draft(e.message_id, s.id, now, e.agent, e.model)];
+      return { ...s, running: true, retrying: null, error: null, live };
+    }
+    case "text_delta":
+    case "reasoning_delta": {
+      if (e.session_id !== s.id) return s;
+      const kind = e.type === "text_delta" ? "text" : "reasoning";
+      const i = s.live.findIndex((m) => m.id === e.message_id);
+      const live = s.live.slice();
+      if (i >= 0) live[i] = appendDelta(live[i]!, kind, e.text, now);
+      else if (s.messages.some((m) => m.id === e.message_id)) return s; // already stored: the stored form wins
+      else live.push(appendDelta(draft(e.message_id, s.id, now), kind, e.text, now));
+      return { ...s, live, running: true };
+    }
+    case "tool_call": {
+      if (e.session_id !== s.id) return s;
+      let next = setTool(
+        s,
+        e.call_id,
+        { tool: e.tool, input: e.input, messageId: e.message_id, startedAt: now },
+        () => ({ callId: e.call_id, tool: e.tool, input: e.input, messageId: e.message_id }),
+      );
+      next = ensureToolPart(next, e.message_id, e.call_id, e.tool, e.input, now);
+      return next;
+    }
+    case "tool_result": {
+      if (e.session_id !== s.id) return s;
+      return setTool(
+        s,
+        e.call_id,
+        { output: e.output, isError: e.is_error, durationMs: e.duration_ms },
+        () => ({ callId: e.call_id, tool: e.tool, input: null, messageId: e.message_id }),
+      );
+    }
+    case "snapshot": {
+      if (e.session_id !== s.id) return s;
+      return setTool(s, e.call_id, { files: e.files, snapshotUnavailable: e.unavailable ?? null }, () => ({
+        callId: e.call_id,
+        tool: "",
+        input: null,
+        messageId: "",
+      }));
+    }
+    case "permission_asked": {
+      if (e.request.session_id !== s.id || s.permissions.some((p) => p.id === e.request.id)) return s;
+      return { ...s, permissions: [...s.permissions, e.request] };
+    }
+    case "permission_resolved": {
+      if (e.session_id !== s.id) return s;
+      const request = s.permissions.find((p) => p.id === e.request_id);
+      const permissions = s.permissions.filter((p) => p.id !== e.request_id);
+      const card = cardForPermission(s, e.request_id, request);
+      const next = { ...s, permissions };
+      if (!card) return next;
+      return setTool(next, card, { decision: { decision: e.decision, by: e.by, reason: e.reason } }, () => s.tools[card]!);
+    }
+    case "message_stored": {
+      const m = e.message;
+      if (m.session_id !== s.id) return s;
+      const live = s.live.filter((d) => d.id !== m.id);
+      const at = s.messages.findIndex((x) => x.id === m.id);
+      let messages: Message[];
+      if (at >= 0) {
+        messages = s.messages.slice();
+        messages[at] = m;
+      } else {
+        messages = [...s.messages, m];
+      }
+      return { ...s, live, messages, tools: mergeParts(s.tools, m, true) };
+    }
+    case "agent_switched": {
+      if (e.session_id !== s.id) return s;
+      return e.queued ? { ...s, queuedAgent: e.to } : { ...s, agent: e.to, queuedAgent: null };
+    }
+    case "retrying":
+      if (e.session_id !== s.id) return s;
+      return { ...s, retrying: { attempt: e.attempt, delayMs: e.delay_ms, reason: e.reason } };
+    case "error":
+      if (e.session_id && e.session_id !== s.id) return s;
+      return { ...s, error: { kind: e.kind, message: e.message, retryable: e.retryable }, retrying: null };
+    case "turn_finished": {
+      if (e.session_id !== s.id) return s;
+      // Drafts that were never stored (cut off) stay visible as they are.
+      const messages = s.live.length ? [...s.messages, ...s.live] : s.messages;
+      return {
+        ...s,
+        running: false,
+        retrying: null,
+        messages,
+        live: [],
+        agent: s.queuedAgent ?? s.agent,
+        queuedAgent: null,
+        permissions: [],
+        lastTurn: { usage: e.usage, costUsd: e.cost_usd ?? null, end: e.end, steps: e.steps },
+      };
+    }
+    default:
+      return s;
+  }
+}
+
+/** Gives a message a tool_call part for a call it does not list yet (so its card has a place). */
+function ensureToolPart(s: SessionState, messageId: string, callId: string, tool: string, input: unknown, now: number): SessionState {
+  const has = (m: Message) => m.parts.some((p) => p.content.type === "tool_call" && p.content.call_id === callId);
+  const add = (m: Message): Message => ({
+    ...m,
+    parts: [...m.parts, part(m.id, m.parts.length, { type: "tool_call", call_id: callId, tool, input }, now)],
+  });
+  const li = s.live.findIndex((m) => m.id === messageId);
+  if (li >= 0) {
+    if (has(s.live[li]!)) return s;
+    const live = s.live.slice();
+    live[li] = add(live[li]!);
+    return { ...s, live };
+  }
+  const mi = s.messages.findIndex((m) => m.id === messageId);
+  if (mi >= 0) {
+    if (has(s.messages[mi]!)) return s;
+    const messages = s.messages.slice();
+    messages[mi] = add(messages[mi]!);
+    return { ...s, messages };
+  }
+  return { ...s, live: [...s.live, add(draft(messageId, s.id, now))] };
+}
+
+/** Sum of tokens and cost over the session's assistant messages. */
+export function sessionTotals(messages: Message[]): { input: number; output: number; cost: number; priced: boolean } {
+  let input = 0;
+  let output = 0;
+  let cost = 0;
+  let priced = false;
+  for (const m of messages) {
+    const t = m.metadata.tokens;
+    if (t) {
+      input += t.input;
+      output += t.output;
+    }
+    if (typeof m.metadata.cost_usd === "number") {
+      cost += m.metadata.cost_usd;
+      priced = true;
+    }
+  }
+  return { input, output, cost, priced };
+}
+
+/** The text of the latest user message (what Retry and history use). */
+export function userTexts(messages: Message[]): string[] {
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m.role !== "user" || m.type !== "normal") continue;
+    const text = m.parts
+      .map((p) => (p.content.type === "text" && !p.content.synthetic ? p.content.text : ""))
+      .join("");
+    if (text) out.push(text);
+  }
+  return out;
+}

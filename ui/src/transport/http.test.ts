@@ -1,0 +1,141 @@
+import { describe, expect, it, vi } from "vitest";
+import type { Event } from "../protocol/generated";
+import { HttpTransport, takeToken, type EventSourceLike } from "./http";
+import { ApiError } from "./types";
+
+class FakeEventSource implements EventSourceLike {
+  static instances: FakeEventSource[] = [];
+  listeners = new Map<string, ((e: MessageEvent) => void)[]>();
+  onerror: ((e: globalThis.Event) => void) | null = null;
+  onopen: ((e: globalThis.Event) => void) | null = null;
+  closed = false;
+  constructor(readonly url: string) {
+    FakeEventSource.instances.push(this);
+  }
+  addEventListener(type: string, l: (e: MessageEvent) => void) {
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), l]);
+  }
+  close() {
+    this.closed = true;
+  }
+  emit(type: string, data: unknown) {
+    const e = new MessageEvent(type, { data: typeof data === "string" ? data : JSON.stringify(data) });
+    for (const l of this.listeners.get(type) ?? []) l(e);
+  }
+}
+
+function jsonResponse(status: number, body: unknown): Response {
+  return new Response(body === undefined ? null : JSON.stringify(body), { status });
+}
+
+describe("HttpTransport.request", () => {
+  it("sends the bearer token and JSON body to the same origin", async () => {
+    const fetch = vi.fn(async () => jsonResponse(200, { id: "s1" }));
+    const t = new HttpTransport({ token: "tok123", fetch });
+    const answer = await t.request<{ id: string }>("POST", "/api/sessions", { directory: "/p" });
+    expect(answer).toEqual({ id: "s1" });
+    expect(fetch).toHaveBeenCalledTimes(1);
+    const [url, init] = fetch.mock.calls[0] as unknown as [string, RequestInit];
+    expect(url).toBe("/api/sessions");
+    expect(init.method).toBe("POST");
+    expect((init.headers as Record<string, string>).Authorization).toBe("Bearer tok123");
+    expect(init.body).toBe(JSON.stringify({ directory: "/p" }));
+  });
+
+  it("maps non-2xx answers to ApiError with the server's error text", async () => {
+    const fetch = vi.fn(async () => jsonResponse(409, { error: "a turn is running in this session" }));
+    const t = new HttpTransport({ token: "t", fetch });
+    const err = await t.request("DELETE", "/api/sessions/x").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(409);
+    expect((err as ApiError).message).toBe("a turn is running in this session");
+  });
+
+  it("resolves an empty 204 answer", async () => {
+    const fetch = vi.fn(async () => new Response(null, { status: 204 }));
+    const t = new HttpTransport({ token: "t", fetch });
+    await expect(t.request("DELETE", "/api/approvals/1")).resolves.toBeUndefined();
+  });
+
+  it("reports a network failure as ApiError status 0", async () => {
+    const fetch = vi.fn(async () => {
+      throw new TypeError("Failed to fetch");
+    });
+    const t = new HttpTransport({ token: "t", fetch });
+    await expect(t.request("GET", "/api/info")).rejects.toMatchObject({ status: 0 });
+  });
+});
+
+describe("HttpTransport.subscribe", () => {
+  it("opens the SSE URL with session and token, dispatches named events", () => {
+    FakeEventSource.instances = [];
+    const t = new HttpTransport({ token: "tok", EventSource: FakeEventSource, schedule: () => 0 });
+    const events: Event[] = [];
+    const states: string[] = [];
+    const stop = t.subscribe("sess-1", (e) => events.push(e), (s) => states.push(s));
+    const es = FakeEventSource.instances[0]!;
+    expect(es.url).toBe("/api/events?session=sess-1&token=tok");
+    es.onopen?.(new globalThis.Event("open"));
+    const delta: Event = { type: "text_delta", session_id: "sess-1", message_id: "m1", text: "hi" };
+    es.emit("text_delta", delta);
+    es.emit("turn_finished", { type: "turn_finished", session_id: "sess-1", end: "completed", steps: 1, usage: { input: 1, output: 2 } });
+    expect(events.map((e) => e.type)).toEqual(["text_delta", "turn_finished"]);
+    expect(events[0]).toEqual(delta);
+    expect(states).toEqual(["open"]);
+    stop();
+    expect(es.closed).toBe(true);
+  });
+
+  it("reconnects with backoff after an error and reports lagged", () => {
+    FakeEventSource.instances = [];
+    const scheduled: [() => void, number][] = [];
+    const t = new HttpTransport({
+      token: "tok",
+      EventSource: FakeEventSource,
+      schedule: (fn, ms) => scheduled.push([fn, ms]),
+    });
+    const states: string[] = [];
+    const events: Event[] = [];
+    const stop = t.subscribe(null, (e) => events.push(e), (s) => states.push(s));
+    const first = FakeEventSource.instances[0]!;
+    expect(first.url).toBe("/api/events?token=tok");
+    first.onerror?.(new globalThis.Event("error"));
+    expect(first.closed).toBe(true);
+    expect(states).toEqual(["reconnecting"]);
+    expect(scheduled).toHaveLength(1);
+    expect(scheduled[0]![1]).toBe(500);
+    scheduled[0]![0]();
+    const second = FakeEventSource.instances[1]!;
+    second.onerror?.(new globalThis.Event("error"));
+    expect(scheduled[1]![1]).toBe(1000);
+    scheduled[1]![0]();
+    const third = FakeEventSource.instances[2]!;
+    third.onopen?.(new globalThis.Event("open"));
+    third.emit("lagged", "12");
+    expect(states).toEqual(["reconnecting", "reconnecting", "open", "lagged"]);
+    expect(events).toEqual([]);
+    stop();
+    expect(third.closed).toBe(true);
+    // An error after unsubscribing schedules nothing.
+    third.onerror?.(new globalThis.Event("error"));
+    expect(scheduled).toHaveLength(2);
+  });
+});
+
+describe("takeToken", () => {
+  it("moves #token= to sessionStorage and removes it from the URL", () => {
+    history.replaceState(null, "", "/app?x=1#token=secret42");
+    sessionStorage.clear();
+    expect(takeToken()).toBe("secret42");
+    expect(sessionStorage.getItem("mia-code.token")).toBe("secret42");
+    expect(window.location.hash).toBe("");
+    expect(window.location.search).toBe("?x=1");
+    // Next start (reload) finds it in sessionStorage.
+    expect(takeToken()).toBe("secret42");
+  });
+  it("returns null when there is no token anywhere", () => {
+    history.replaceState(null, "", "/");
+    sessionStorage.clear();
+    expect(takeToken()).toBeNull();
+  });
+});

@@ -1,0 +1,63 @@
+import { describe, expect, it, vi } from "vitest";
+import type { Event } from "../protocol/generated";
+import { TauriTransport, type ChannelLike, type InvokeFn } from "./tauri";
+import { ApiError } from "./types";
+
+class FakeChannel<T> implements ChannelLike<T> {
+  static last: FakeChannel<unknown> | null = null;
+  onmessage: (m: T) => void = () => undefined;
+  constructor() {
+    FakeChannel.last = this as FakeChannel<unknown>;
+  }
+}
+
+function fakeInvoke(handler: (cmd: string, args?: Record<string, unknown>) => unknown) {
+  const calls: [string, Record<string, unknown> | undefined][] = [];
+  const fn = vi.fn(async (cmd: string, args?: Record<string, unknown>) => {
+    calls.push([cmd, args]);
+    return handler(cmd, args);
+  });
+  return { invoke: fn as unknown as InvokeFn, calls };
+}
+
+describe("TauriTransport", () => {
+  it("routes requests through invoke('api') and returns the body", async () => {
+    const { invoke, calls } = fakeInvoke(() => ({ status: 200, body: [{ directory: "/p" }] }));
+    const t = new TauriTransport(invoke, FakeChannel);
+    await expect(t.request("GET", "/api/projects")).resolves.toEqual([{ directory: "/p" }]);
+    expect(calls[0]).toEqual(["api", { method: "GET", path: "/api/projects", body: null }]);
+    await t.request("PUT", "/api/settings", { model: "a/b" });
+    expect(calls[1]).toEqual(["api", { method: "PUT", path: "/api/settings", body: { model: "a/b" } }]);
+  });
+
+  it("maps status >= 400 to ApiError with body.error", async () => {
+    const summary = { applied: false, conflicts: [{ path: "a.txt", reason: "changed" }], message: "m", removed: [], restored: [] };
+    const { invoke } = fakeInvoke(() => ({ status: 409, body: { error: "conflicts", ...summary } }));
+    const t = new TauriTransport(invoke, FakeChannel);
+    const err = (await t.request("POST", "/api/sessions/s/undo", {}).catch((e: unknown) => e)) as ApiError;
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.status).toBe(409);
+    expect(err.message).toBe("conflicts");
+    expect(err.body).toMatchObject({ applied: false });
+  });
+
+  it("subscribes with a Channel, dispatches its messages and unsubscribes by id", async () => {
+    const { invoke, calls } = fakeInvoke((cmd) => (cmd === "subscribe" ? 7 : null));
+    const t = new TauriTransport(invoke, FakeChannel);
+    const events: Event[] = [];
+    const states: string[] = [];
+    const stop = t.subscribe("s1", (e) => events.push(e), (s) => states.push(s));
+    const ch = FakeChannel.last!;
+    expect(calls[0]![0]).toBe("subscribe");
+    expect(calls[0]![1]).toMatchObject({ session: "s1" });
+    expect(calls[0]![1]!.onEvent).toBe(ch);
+    const e: Event = { type: "text_delta", session_id: "s1", message_id: "m", text: "x" };
+    ch.onmessage(e);
+    expect(events).toEqual([e]);
+    await vi.waitFor(() => expect(states).toEqual(["open"]));
+    stop();
+    await vi.waitFor(() => expect(calls.at(-1)).toEqual(["unsubscribe", { id: 7 }]));
+    ch.onmessage(e);
+    expect(events).toHaveLength(1);
+  });
+});

@@ -1,0 +1,88 @@
+import type { Event } from "../protocol/generated";
+import { ApiError, errorText, type HttpMethod, type Platform, type StreamState, type Transport } from "./types";
+
+export type InvokeFn = <T>(cmd: string, args?: Record<string, unknown>) => Promise<T>;
+/** The part of `@tauri-apps/api/core`'s Channel the transport uses. */
+export interface ChannelLike<T> {
+  onmessage: (message: T) => void;
+}
+export type ChannelCtor = new <T>() => ChannelLike<T>;
+
+interface ApiAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** Desktop: the same router in-process via `invoke("api")`, Events over one Channel per subscription. */
+export class TauriTransport implements Transport {
+  constructor(
+    private readonly invoke: InvokeFn,
+    private readonly Channel: ChannelCtor,
+  ) {}
+
+  async request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
+    let answer: ApiAnswer;
+    try {
+      answer = await this.invoke<ApiAnswer>("api", { method, path, body: body ?? null });
+    } catch (e) {
+      throw new ApiError(0, e instanceof Error ? e.message : String(e));
+    }
+    if (answer.status >= 400) throw new ApiError(answer.status, errorText(answer.status, answer.body), answer.body);
+    return answer.body as T;
+  }
+
+  subscribe(
+    sessionId: string | null,
+    onEvent: (e: Event) => void,
+    onState?: (s: StreamState) => void,
+  ): () => void {
+    const ch = new this.Channel<Event>();
+    let closed = false;
+    ch.onmessage = (e) => {
+      if (!closed) onEvent(e);
+    };
+    const id = this.invoke<number>("subscribe", { session: sessionId, onEvent: ch }).then(
+      (id) => {
+        onState?.("open");
+        return id;
+      },
+      () => {
+        onState?.("reconnecting");
+        return null;
+      },
+    );
+    return () => {
+      closed = true;
+      void id.then((id) => {
+        if (id !== null) void this.invoke("unsubscribe", { id }).catch(() => undefined);
+      });
+    };
+  }
+}
+
+/** Desktop platform: native dialog, notifications and the system browser (plugins loaded on demand). */
+export const desktopPlatform: Platform = {
+  kind: "desktop",
+  async pickFolder() {
+    const { open } = await import("@tauri-apps/plugin-dialog");
+    const picked = await open({ directory: true, multiple: false });
+    return typeof picked === "string" ? picked : null;
+  },
+  notify(title, body) {
+    if (document.hasFocus()) return;
+    void (async () => {
+      const n = await import("@tauri-apps/plugin-notification");
+      let granted = await n.isPermissionGranted();
+      if (!granted) granted = (await n.requestPermission()) === "granted";
+      if (granted) n.sendNotification({ title, body });
+    })().catch(() => undefined);
+  },
+  openExternal(url) {
+    void import("@tauri-apps/plugin-opener").then((o) => o.openUrl(url)).catch(() => undefined);
+  },
+};
+
+export async function createTauriTransport(): Promise<TauriTransport> {
+  const core = await import("@tauri-apps/api/core");
+  return new TauriTransport(core.invoke as InvokeFn, core.Channel as unknown as ChannelCtor);
+}

@@ -1,0 +1,65 @@
+import type { Event } from "../protocol/generated";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type StreamState = "open" | "reconnecting" | "lagged";
+
+/** One way to talk to the runtime: HTTP + SSE in a browser, Tauri IPC in the desktop app. */
+export interface Transport {
+  /** Throws ApiError for non-2xx answers (message = the server's `{"error"}` text). */
+  request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T>;
+  /** Streams Events of one session (or all, with null). Returns the unsubscribe function. */
+  subscribe(
+    sessionId: string | null,
+    onEvent: (e: Event) => void,
+    onState?: (s: StreamState) => void,
+  ): () => void;
+}
+
+/** What differs between the desktop app and a browser tab. */
+export interface Platform {
+  kind: "desktop" | "browser";
+  /** A native folder dialog; null in a browser (the UI shows a path field instead) or when cancelled. */
+  pickFolder(): Promise<string | null>;
+  notify(title: string, body: string): void;
+  openExternal(url: string): void;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  /** The answer's body, when it was JSON (a 409 on undo carries a RevertSummary). */
+  readonly body: unknown;
+  constructor(status: number, message: string, body?: unknown) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.body = body;
+  }
+}
+
+/** The server's `{"error": "..."}` text, or a generic line. */
+export function errorText(status: number, body: unknown): string {
+  if (body && typeof body === "object" && "error" in body) {
+    const e = (body as { error: unknown }).error;
+    if (typeof e === "string" && e) return e;
+  }
+  if (typeof body === "string" && body.trim()) return body.trim();
+  return `Request failed (HTTP ${status})`;
+}
+
+/** Every Event type name: SSE event names equal the Event's `type`. */
+export const EVENT_TYPES: readonly Event["type"][] = [
+  "session_updated",
+  "message_stored",
+  "step_started",
+  "text_delta",
+  "reasoning_delta",
+  "tool_call",
+  "permission_asked",
+  "permission_resolved",
+  "tool_result",
+  "snapshot",
+  "retrying",
+  "agent_switched",
+  "error",
+  "turn_finished",
+];
