@@ -16,8 +16,10 @@ mod runtime;
 mod store;
 mod undo;
 pub mod unifier;
+mod views;
 
 pub use error::CoreError;
 pub use mia_protocol::{Event, Op};
 pub use runtime::{OpResult, Runtime, RuntimeOptions};
 pub use store::StoreHandle;
+pub use views::MAX_FILES;

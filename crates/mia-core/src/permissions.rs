@@ -143,6 +143,7 @@ pub fn dialog(
         session_id,
         agent: agent.to_string(),
         tool: tool.to_string(),
+        call_id: None,
         permission: decision.permission.clone(),
         input: input.clone(),
         target: decision.target.clone(),

@@ -70,9 +70,9 @@ pub(crate) struct SessionState {
     pub(crate) directory: PathBuf,
     session_rules: Mutex<SessionRules>,
     /// Pending asks by request id.
-    pending: Mutex<HashMap<String, PendingAsk>>,
+    pub(crate) pending: Mutex<HashMap<String, PendingAsk>>,
     pub(crate) running: Mutex<Option<CancellationToken>>,
-    queued_agent: Mutex<Option<String>>,
+    pub(crate) queued_agent: Mutex<Option<String>>,
     todos: Arc<Mutex<mia_tools::TodoList>>,
     pub(crate) snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
     /// Watches the project once the repo is open; narrows bash captures to
@@ -198,9 +198,10 @@ impl Runtime {
             } => {
                 let state = self.state(session_id).await?;
                 let mut pending = lock(&state.pending);
-                let Some((offered, _)) = pending.get(&request_id) else {
+                let Some((request, _)) = pending.get(&request_id) else {
                     return Err(CoreError::NoSuchRequest(request_id));
                 };
+                let offered = &request.options;
                 let kind = reply_name(&reply);
                 if !offered.iter().any(|o| o == kind) {
                     // Not consumed: the ask still waits for a valid answer.
@@ -221,10 +222,66 @@ impl Runtime {
                 }
                 Ok(OpResult::Done)
             }
-            Op::Undo { session_id, force } => self
-                .revert(session_id, crate::undo::Action::Undo, force)
-                .await
-                .map(OpResult::Reverted),
+            Op::Undo {
+                session_id,
+                step,
+                force,
+            } => {
+                let action = match step {
+                    Some(step) => crate::undo::Action::UndoStep(step),
+                    None => crate::undo::Action::Undo,
+                };
+                self.revert(session_id, action, force)
+                    .await
+                    .map(OpResult::Reverted)
+            }
+            Op::UpdateSession {
+                session_id,
+                title,
+                archived,
+            } => {
+                let state = self.state(session_id).await?;
+                let mut patch = mia_store::SessionPatch::default();
+                if let Some(t) = title {
+                    let t = t.trim().to_string();
+                    if t.is_empty() {
+                        return Err(CoreError::Setup("a session title cannot be empty".into()));
+                    }
+                    patch.title = Some(t);
+                }
+                let mut session = self.patch_session(&state, patch).await?;
+                if let Some(archived) = archived {
+                    session = self
+                        .inner
+                        .store
+                        .call(move |db| {
+                            if archived {
+                                db.archive_session(&session_id)
+                            } else {
+                                db.unarchive_session(&session_id)
+                            }
+                        })
+                        .await?;
+                    *lock(&state.session) = session.clone();
+                }
+                self.emit(Event::SessionUpdated {
+                    session: session.clone(),
+                });
+                Ok(OpResult::Session(session))
+            }
+            Op::DeleteSession { session_id } => {
+                if let Some(state) = lock(&self.inner.sessions).get(&session_id).cloned()
+                    && lock(&state.running).is_some()
+                {
+                    return Err(CoreError::Busy(session_id.to_string()));
+                }
+                self.inner
+                    .store
+                    .call(move |db| db.delete_session(&session_id))
+                    .await?;
+                lock(&self.inner.sessions).remove(&session_id);
+                Ok(OpResult::Done)
+            }
             Op::Revert {
                 session_id,
                 message_id,
@@ -274,6 +331,11 @@ impl Runtime {
 
     pub(crate) fn emit(&self, event: Event) {
         let _ = self.inner.events.send(event);
+    }
+
+    /// The live state of a session this process has opened, if any.
+    pub(crate) fn loaded_state(&self, id: SessionId) -> Option<Arc<SessionState>> {
+        lock(&self.inner.sessions).get(&id).cloned()
     }
 
     pub(crate) async fn state(&self, id: SessionId) -> Result<Arc<SessionState>, CoreError> {
@@ -1040,6 +1102,7 @@ impl Runtime {
                 &call.input,
                 &decision,
             );
+            request.call_id = Some(call.id.clone());
             if doom_loop {
                 request.reason = format!(
                     "{} has been called {DOOM_LOOP} times in a row with the same arguments; it may be stuck in a loop",
@@ -1047,7 +1110,7 @@ impl Runtime {
                 );
             }
             let (tx, rx) = oneshot::channel();
-            lock(&state.pending).insert(request_id.clone(), (request.options.clone(), tx));
+            lock(&state.pending).insert(request_id.clone(), (request.clone(), tx));
             self.emit(Event::PermissionAsked { request });
             let reply = tokio::select! {
                 r = rx => r.ok(),
@@ -1404,7 +1467,10 @@ pub(crate) fn snapshot_config(config: &Config) -> Option<mia_snapshot::SnapshotC
 
 /// A permission ask waiting for its answer: the replies offered and where
 /// to send the one given.
-type PendingAsk = (Vec<String>, oneshot::Sender<PermissionReplyKind>);
+pub(crate) type PendingAsk = (
+    mia_protocol::PermissionRequest,
+    oneshot::Sender<PermissionReplyKind>,
+);
 
 /// The option name of a reply, as offered in `PermissionRequest::options`.
 fn reply_name(reply: &PermissionReplyKind) -> &'static str {

@@ -14,6 +14,8 @@ use crate::runtime::{Runtime, lock, new_snapshot, new_step};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     Undo,
+    /// Undo one step (step id or tool call id) of the timeline.
+    UndoStep(String),
     Revert(MessageId),
     Redo,
 }
@@ -58,6 +60,7 @@ impl Runtime {
                 .ok_or_else(|| "snapshot repository unavailable".to_string())?;
             let plan = match &action {
                 Action::Undo => repo.plan_undo(&records),
+                Action::UndoStep(step) => repo.plan_undo_step(&records, step),
                 Action::Revert(m) => repo.plan_revert(&records, &m.to_string()),
                 Action::Redo => repo.plan_redo(&records),
             }

@@ -838,6 +838,7 @@ async fn undo_after_an_edit_restores_the_file_and_redo_brings_it_back() {
     let OpResult::Reverted(summary) = h
         .runtime
         .submit(Op::Undo {
+            step: None,
             session_id: h.session.id,
             force: false,
         })
@@ -858,6 +859,7 @@ async fn undo_after_an_edit_restores_the_file_and_redo_brings_it_back() {
     let err = h
         .runtime
         .submit(Op::Undo {
+            step: None,
             session_id: h.session.id,
             force: false,
         })
@@ -890,6 +892,7 @@ async fn undo_refuses_to_overwrite_outside_changes_unless_forced() {
     let OpResult::Reverted(s) = h
         .runtime
         .submit(Op::Undo {
+            step: None,
             session_id: h.session.id,
             force: false,
         })
@@ -909,6 +912,7 @@ async fn undo_refuses_to_overwrite_outside_changes_unless_forced() {
     let OpResult::Reverted(s) = h
         .runtime
         .submit(Op::Undo {
+            step: None,
             session_id: h.session.id,
             force: true,
         })
@@ -1040,6 +1044,7 @@ async fn retention_prunes_old_snapshots_but_keeps_the_baseline_and_undo() {
     let OpResult::Reverted(s) = h
         .runtime
         .submit(Op::Undo {
+            step: None,
             session_id: id,
             force: false,
         })
@@ -1116,6 +1121,7 @@ async fn bash_steps_record_exactly_what_they_changed() {
         let OpResult::Reverted(s) = h
             .runtime
             .submit(Op::Undo {
+                step: None,
                 session_id: id,
                 force: false,
             })

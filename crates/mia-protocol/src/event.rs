@@ -137,6 +137,9 @@ pub struct PermissionRequest {
     pub session_id: SessionId,
     pub agent: String,
     pub tool: String,
+    /// The tool call this ask is about (links the dialog to its tool card).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
     pub permission: String,
     pub input: Value,
     /// The path, command or URL being judged, as shown to the user.

@@ -39,18 +39,76 @@ struct AppState {
     runtime: Runtime,
     token: String,
     loopback_only: bool,
+    demo: bool,
+    project: Option<String>,
 }
+
+/// How the router is set up.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// The bearer token every `/api/*` request must carry.
+    pub token: String,
+    /// Refuse requests whose `Host` is not a loopback name (DNS rebinding).
+    pub loopback_only: bool,
+    /// Serve the web UI's build (`ui/dist`) at `/`.
+    pub ui_dir: Option<std::path::PathBuf>,
+    /// A scripted demo: `/api/info` says so and the UI labels itself.
+    pub demo: bool,
+    /// The project the UI opens first.
+    pub project: Option<String>,
+}
+
+/// The Content-Security-Policy of the web UI: nothing but its own scripts,
+/// no eval, no network images, connections only back to this server.
+pub const UI_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// The HTTP API. `loopback_only` refuses requests whose `Host` is not a loopback name.
 pub fn router(runtime: Runtime, token: String, loopback_only: bool) -> Router {
+    router_with(
+        runtime,
+        ServerOptions {
+            token,
+            loopback_only,
+            ..Default::default()
+        },
+    )
+}
+
+/// The HTTP API (and the web UI when `ui_dir` is set).
+pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
     let state = AppState {
         runtime,
-        token,
-        loopback_only,
+        token: opts.token,
+        loopback_only: opts.loopback_only,
+        demo: opts.demo,
+        project: opts.project,
     };
     let api = Router::new()
+        .route("/api/info", get(info))
+        .route("/api/projects", get(projects))
         .route("/api/sessions", get(list_sessions).post(create_session))
-        .route("/api/sessions/{id}", get(get_session))
+        .route(
+            "/api/sessions/{id}",
+            get(get_session)
+                .patch(update_session)
+                .delete(delete_session),
+        )
+        .route("/api/sessions/{id}/timeline", get(timeline))
+        .route("/api/sessions/{id}/preview", post(preview))
+        .route("/api/sessions/{id}/diff", get(diff))
+        .route("/api/agents", get(agents))
+        .route("/api/files", get(files))
+        .route("/api/settings", get(settings).put(update_settings))
+        .route(
+            "/api/settings/keys/{provider}",
+            axum::routing::put(set_key).delete(delete_key),
+        )
+        .route("/api/permissions", get(permissions))
+        .route("/api/approvals", get(approvals))
+        .route(
+            "/api/approvals/{id}",
+            axum::routing::delete(revoke_approval),
+        )
         .route("/api/sessions/{id}/messages", post(send_message))
         .route(
             "/api/sessions/{id}/permissions/{request}",
@@ -64,12 +122,39 @@ pub fn router(runtime: Runtime, token: String, loopback_only: bool) -> Router {
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
-    Router::new()
+    let mut app = Router::new()
         .route("/api/health", get(health))
         .route("/api/openapi.json", get(|| async { Json(openapi()) }))
-        .merge(api)
-        .layer(middleware::from_fn_with_state(state.clone(), host_guard))
+        .merge(api);
+    if let Some(dir) = opts.ui_dir {
+        let index = dir.join("index.html");
+        let files = tower_http::services::ServeDir::new(&dir)
+            .fallback(tower_http::services::ServeFile::new(index));
+        app = app
+            .fallback_service(files)
+            .layer(middleware::from_fn(ui_headers));
+    }
+    app.layer(middleware::from_fn_with_state(state.clone(), host_guard))
         .with_state(state)
+}
+
+/// Security headers on every response: the UI's CSP, no sniffing, no framing.
+async fn ui_headers(req: Request, next: Next) -> Response {
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static(UI_CSP),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        header::REFERRER_POLICY,
+        header::HeaderValue::from_static("no-referrer"),
+    );
+    res
 }
 
 /// Serve until `shutdown` resolves.
@@ -81,6 +166,22 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let addr: SocketAddr = listener.local_addr()?;
     let app = router(runtime, token, addr.ip().is_loopback());
+    axum::serve(listener, app)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Serve with [`ServerOptions`] until `shutdown` resolves (`loopback_only`
+/// is set from the listener's address).
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    runtime: Runtime,
+    mut opts: ServerOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let addr: SocketAddr = listener.local_addr()?;
+    opts.loopback_only = addr.ip().is_loopback();
+    let app = router_with(runtime, opts);
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await
@@ -187,6 +288,27 @@ struct ListQuery {
     limit: Option<u32>,
 }
 
+async fn info(State(s): State<AppState>) -> Response {
+    Json(mia_protocol::ServerInfo {
+        version: env!("CARGO_PKG_VERSION").into(),
+        demo: s.demo,
+        project: s.project.clone(),
+        home: s.runtime.options().paths.home.display().to_string(),
+    })
+    .into_response()
+}
+
+async fn projects(State(s): State<AppState>) -> Response {
+    reply(s.runtime.projects().await)
+}
+
+fn reply<T: serde::Serialize>(r: Result<T, CoreError>) -> Response {
+    match r {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => core_error(e),
+    }
+}
+
 async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListQuery>) -> Response {
     let filter = mia_store::SessionFilter {
         project_id: q.project.as_deref().map(|p| {
@@ -200,15 +322,7 @@ async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListQuery>) ->
         limit: q.limit,
         ..Default::default()
     };
-    match s
-        .runtime
-        .store()
-        .call(move |db| db.list_sessions(&filter))
-        .await
-    {
-        Ok(items) => Json(items).into_response(),
-        Err(e) => core_error(e),
-    }
+    reply(s.runtime.list_sessions(filter).await)
 }
 
 #[derive(Deserialize)]
@@ -235,24 +349,201 @@ async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) ->
 }
 
 async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+    match parse_id(&id) {
+        Ok(id) => reply(s.runtime.session_detail(id).await),
+        Err(r) => r.into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+struct UpdateBody {
+    title: Option<String>,
+    archived: Option<bool>,
+}
+
+async fn update_session(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(b): Json<UpdateBody>,
+) -> Response {
+    match parse_id(&id) {
+        Ok(session_id) => {
+            submit(
+                &s,
+                Op::UpdateSession {
+                    session_id,
+                    title: b.title,
+                    archived: b.archived,
+                },
+            )
+            .await
+        }
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn delete_session(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+    match parse_id(&id) {
+        Ok(session_id) => match s.runtime.submit(Op::DeleteSession { session_id }).await {
+            Ok(_) => StatusCode::NO_CONTENT.into_response(),
+            Err(e) => core_error(e),
+        },
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn timeline(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+    match parse_id(&id) {
+        Ok(id) => reply(s.runtime.timeline(id).await),
+        Err(r) => r.into_response(),
+    }
+}
+
+async fn preview(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(action): Json<mia_protocol::HistoryAction>,
+) -> Response {
+    match parse_id(&id) {
+        Ok(id) => reply(s.runtime.preview(id, action).await),
+        Err(r) => r.into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+struct DiffQuery {
+    scope: Option<String>,
+    message_id: Option<String>,
+    step: Option<String>,
+}
+
+async fn diff(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<DiffQuery>,
+) -> Response {
     let id = match parse_id(&id) {
         Ok(id) => id,
         Err(r) => return r.into_response(),
     };
-    let result = s
-        .runtime
-        .store()
-        .call(move |db| {
-            let session = db.get_session(&id)?;
-            let messages = db.get_messages(&id, &mia_store::MessageQuery::default())?;
-            Ok((session, messages))
-        })
-        .await;
-    match result {
-        Ok((session, messages)) => {
-            Json(json!({ "session": session, "messages": messages })).into_response()
+    let scope = match (
+        q.scope.as_deref().unwrap_or("session"),
+        q.message_id,
+        q.step,
+    ) {
+        ("session", _, _) => mia_protocol::DiffScope::Session,
+        ("message", Some(message_id), _) => mia_protocol::DiffScope::Message { message_id },
+        ("step", _, Some(step)) => mia_protocol::DiffScope::Step { step },
+        (other, _, _) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "scope `{other}` needs its id: use scope=session, scope=message&message_id=ID or scope=step&step=ID"
+                ),
+            );
         }
+    };
+    reply(s.runtime.diff(id, scope).await)
+}
+
+#[derive(Deserialize)]
+struct DirQuery {
+    directory: Option<String>,
+    agent: Option<String>,
+}
+
+fn directory(q: &DirQuery) -> Result<std::path::PathBuf, Response> {
+    match q.directory.as_deref().filter(|d| !d.is_empty()) {
+        Some(d) => Ok(std::path::PathBuf::from(d)),
+        None => Err(error(
+            StatusCode::BAD_REQUEST,
+            "missing ?directory=<project folder>",
+        )),
+    }
+}
+
+async fn agents(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    match directory(&q) {
+        Ok(d) => reply(s.runtime.agents(&d)),
+        Err(r) => r,
+    }
+}
+
+async fn files(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    match directory(&q) {
+        Ok(d) => reply(s.runtime.files(d).await),
+        Err(r) => r,
+    }
+}
+
+async fn settings(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    let dir = q
+        .directory
+        .as_deref()
+        .filter(|d| !d.is_empty())
+        .map(std::path::Path::new);
+    reply(s.runtime.settings(dir))
+}
+
+async fn update_settings(
+    State(s): State<AppState>,
+    Query(q): Query<DirQuery>,
+    Json(update): Json<mia_protocol::SettingsUpdate>,
+) -> Response {
+    if let Err(e) = s.runtime.update_settings(update) {
+        return core_error(e);
+    }
+    settings(State(s), Query(q)).await
+}
+
+#[derive(Deserialize)]
+struct KeyBody {
+    key: String,
+}
+
+async fn set_key(
+    State(s): State<AppState>,
+    Path(provider): Path<String>,
+    Json(b): Json<KeyBody>,
+) -> Response {
+    match s.runtime.set_key(&provider, &b.key) {
+        Ok(_) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => core_error(e),
+    }
+}
+
+async fn delete_key(State(s): State<AppState>, Path(provider): Path<String>) -> Response {
+    match s.runtime.delete_key(&provider) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => core_error(e),
+    }
+}
+
+async fn permissions(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    match directory(&q) {
+        Ok(d) => reply(s.runtime.permissions_view(d, q.agent.clone()).await),
+        Err(r) => r,
+    }
+}
+
+async fn approvals(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    match directory(&q) {
+        Ok(d) => reply(s.runtime.approvals(d).await),
+        Err(r) => r,
+    }
+}
+
+async fn revoke_approval(
+    State(s): State<AppState>,
+    Path(id): Path<i64>,
+    Query(q): Query<DirQuery>,
+) -> Response {
+    match directory(&q) {
+        Ok(d) => match s.runtime.revoke_approval(d, id).await {
+            Ok(()) => StatusCode::NO_CONTENT.into_response(),
+            Err(e) => core_error(e),
+        },
+        Err(r) => r,
     }
 }
 
@@ -360,6 +651,8 @@ async fn switch_agent(
 struct ForceBody {
     #[serde(default)]
     force: bool,
+    #[serde(default)]
+    step: Option<String>,
 }
 
 async fn undo(
@@ -367,9 +660,19 @@ async fn undo(
     Path(id): Path<String>,
     body: Option<Json<ForceBody>>,
 ) -> Response {
-    let force = body.map(|b| b.force).unwrap_or_default();
+    let (force, step) = body.map(|b| (b.0.force, b.0.step)).unwrap_or_default();
     match parse_id(&id) {
-        Ok(session_id) => submit(&s, Op::Undo { session_id, force }).await,
+        Ok(session_id) => {
+            submit(
+                &s,
+                Op::Undo {
+                    session_id,
+                    step,
+                    force,
+                },
+            )
+            .await
+        }
         Err(r) => r.into_response(),
     }
 }
@@ -379,7 +682,7 @@ async fn redo(
     Path(id): Path<String>,
     body: Option<Json<ForceBody>>,
 ) -> Response {
-    let force = body.map(|b| b.force).unwrap_or_default();
+    let force = body.map(|b| b.0.force).unwrap_or_default();
     match parse_id(&id) {
         Ok(session_id) => submit(&s, Op::Redo { session_id, force }).await,
         Err(r) => r.into_response(),

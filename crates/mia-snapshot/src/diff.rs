@@ -186,19 +186,31 @@ fn mode_str(m: u32) -> String {
 }
 
 fn file_diff(repo: &Repository, path: &str, old: Side, new: Side) -> Result<FileDiff, git2::Error> {
-    let status = match (old, new) {
+    let load = |s: Side| -> Result<Option<(u32, Vec<u8>, String)>, git2::Error> {
+        match s {
+            Some((mode, oid)) => Ok(Some((
+                mode,
+                repo.find_blob(oid)?.content().to_vec(),
+                oid.to_string(),
+            ))),
+            None => Ok(None),
+        }
+    };
+    Ok(bytes_diff(path, load(old)?, load(new)?))
+}
+
+/// A [`FileDiff`] from two optional `(mode, content, object id)` sides
+/// (`None`: the file does not exist on that side).
+pub(crate) fn bytes_diff(
+    path: &str,
+    old: Option<(u32, Vec<u8>, String)>,
+    new: Option<(u32, Vec<u8>, String)>,
+) -> FileDiff {
+    let status = match (&old, &new) {
         (None, _) => DiffStatus::Added,
         (_, None) => DiffStatus::Deleted,
         _ => DiffStatus::Modified,
     };
-    let load = |s: Side| -> Result<Vec<u8>, git2::Error> {
-        match s {
-            Some((_, oid)) => Ok(repo.find_blob(oid)?.content().to_vec()),
-            None => Ok(Vec::new()),
-        }
-    };
-    let before_bytes = load(old)?;
-    let after_bytes = load(new)?;
     let mut d = FileDiff {
         file: path.to_string(),
         status,
@@ -208,11 +220,13 @@ fn file_diff(repo: &Repository, path: &str, old: Side, new: Side) -> Result<File
         deletions: 0,
         hunks: Vec::new(),
         binary: false,
-        old_mode: old.map(|(m, _)| mode_str(m)),
-        new_mode: new.map(|(m, _)| mode_str(m)),
-        old_id: old.map(|(_, o)| o.to_string()),
-        new_id: new.map(|(_, o)| o.to_string()),
+        old_mode: old.as_ref().map(|(m, _, _)| mode_str(*m)),
+        new_mode: new.as_ref().map(|(m, _, _)| mode_str(*m)),
+        old_id: old.as_ref().map(|(_, _, o)| o.clone()),
+        new_id: new.as_ref().map(|(_, _, o)| o.clone()),
     };
+    let before_bytes = old.map(|(_, b, _)| b).unwrap_or_default();
+    let after_bytes = new.map(|(_, b, _)| b).unwrap_or_default();
     let (before, after) = match (
         String::from_utf8(before_bytes),
         String::from_utf8(after_bytes),
@@ -220,7 +234,7 @@ fn file_diff(repo: &Repository, path: &str, old: Side, new: Side) -> Result<File
         (Ok(b), Ok(a)) if !b.contains('\0') && !a.contains('\0') => (b, a),
         _ => {
             d.binary = true;
-            return Ok(d);
+            return d;
         }
     };
     let (hunks, additions, deletions) = compute_hunks(&before, &after);
@@ -229,7 +243,7 @@ fn file_diff(repo: &Repository, path: &str, old: Side, new: Side) -> Result<File
     d.deletions = deletions;
     d.before = before;
     d.after = after;
-    Ok(d)
+    d
 }
 
 /// Split into lines keeping each line's `\n`.

@@ -34,6 +34,6 @@ pub use render::{RenderOptions, render_terminal, summary_line};
 pub use repo::{RepoLock, SNAPSHOT_DIR, SnapshotRepo, validate_project_root};
 pub use revert::{
     Conflict, Expectation, FileAction, PendingStep, PlanKind, PlannedFile, RevertOutcome,
-    RevertPlan,
+    RevertPlan, undone_steps,
 };
 pub use watch::{OutsideChanges, ProjectWatcher};

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cache::{MODE_EXEC, MODE_LINK, StatInfo};
 use crate::capture::{Budget, rel_bytes};
-use crate::diff::{DiffStatus, diff_trees};
+use crate::diff::{DiffStatus, FileDiff, diff_trees};
 use crate::error::{Result, SnapshotError};
 use crate::model::{CaptureContext, ExcludedFile, Snapshot, StepKind, StepRecord, now_ms};
 use crate::repo::{MIA_DIR, SnapshotRepo};
@@ -220,6 +220,86 @@ impl SnapshotRepo {
             PlanKind::Revert,
             Some(message_id.to_string()),
         )
+    }
+
+    /// Undo one step of the session (`step`: a step id or its tool call
+    /// id), whether or not it is the last one. Later steps that changed the
+    /// same files make their current content a conflict (shown, not overwritten).
+    pub fn plan_undo_step(&self, records: &[StepRecord], step: &str) -> Result<RevertPlan> {
+        let st = ActiveState::of(records);
+        let Some(idx) = records.iter().position(|r| {
+            r.kind == StepKind::Tool && (r.id == step || r.tool_call_id.as_deref() == Some(step))
+        }) else {
+            return Err(SnapshotError::NothingToRevert {
+                what: "undo",
+                detail: format!("step {step} is not a file-changing step of this session"),
+            });
+        };
+        if st.undone.contains(&records[idx].id) || records[idx].changes.is_empty() {
+            return Err(SnapshotError::NothingToRevert {
+                what: "undo",
+                detail: format!("step {step} is already undone or changed no file"),
+            });
+        }
+        self.plan_for(records, &[idx], PlanKind::Undo, None)
+    }
+
+    /// What applying `plan` now would meet, without changing anything:
+    /// conflicts per path (files changed outside mia-code since) and the
+    /// diff from the files on disk to the state the plan restores.
+    pub fn preview(&self, plan: &RevertPlan) -> Result<(Vec<Conflict>, Vec<FileDiff>)> {
+        let mut conflicts = Vec::new();
+        let mut diffs = Vec::new();
+        for f in &plan.files {
+            let current = self.current_state(&f.path)?;
+            let reason = match (&current, &f.expected) {
+                (CurrentState::Directory, _) => Some("is now a directory".to_string()),
+                (_, Expectation::Unknown) => {
+                    Some("its state after the step was not captured".into())
+                }
+                (_, Expectation::Any) => None,
+                (cur, Expectation::State(exp)) if cur.as_state() != *exp => {
+                    Some("changed outside mia-code since the step".into())
+                }
+                _ => None,
+            };
+            if let Some(reason) = reason {
+                conflicts.push(Conflict {
+                    path: f.path.clone(),
+                    reason,
+                    backup: None,
+                });
+            }
+            let now = match current {
+                CurrentState::File(mode, oid) => {
+                    let abs = self.project.join(&f.path);
+                    let bytes = if mode == MODE_LINK {
+                        rel_bytes(
+                            &std::fs::read_link(&abs)
+                                .map_err(SnapshotError::io("reading", &abs))?,
+                        )
+                    } else {
+                        std::fs::read(&abs).map_err(SnapshotError::io("reading", &abs))?
+                    };
+                    Some((mode, bytes, oid.to_string()))
+                }
+                _ => None,
+            };
+            let want = match f.want {
+                Some((mode, oid)) => Some((
+                    mode,
+                    self.repo
+                        .find_blob(oid)
+                        .map_err(self.git_err())?
+                        .content()
+                        .to_vec(),
+                    oid.to_string(),
+                )),
+                None => None,
+            };
+            diffs.push(crate::diff::bytes_diff(&f.path, now, want));
+        }
+        Ok((conflicts, diffs))
     }
 
     /// Redo: undo the most recent undo/revert, if nothing changed files since.
@@ -946,4 +1026,10 @@ fn copy_entry(src: &Path, dst: &Path) -> Result<()> {
     std::fs::copy(src, dst)
         .map(|_| ())
         .map_err(SnapshotError::io("backing up", src))
+}
+
+/// Ids of the session's steps whose changes are currently undone (by an
+/// undo or revert that was not redone).
+pub fn undone_steps(records: &[StepRecord]) -> HashSet<String> {
+    ActiveState::of(records).undone
 }

@@ -737,6 +737,10 @@ export interface FileChange {
  */
 export interface PermissionRequest {
   agent: string;
+  /**
+   * The tool call this ask is about (links the dialog to its tool card).
+   */
+  call_id?: string | null;
   id: string;
   input: unknown;
   /**

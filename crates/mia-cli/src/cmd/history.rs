@@ -49,6 +49,7 @@ pub fn run(which: Which) -> anyhow::Result<ExitCode> {
     let op = match &which {
         Which::Undo(_) => Op::Undo {
             session_id: session.id,
+            step: None,
             force,
         },
         Which::Redo(_) => Op::Redo {

@@ -18,6 +18,43 @@ pub struct ServeArgs {
     /// Port (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Serve the web UI from this directory (the build of `ui/`, i.e. `ui/dist`).
+    /// Default: $MIA_CODE_UI_DIR, else `ui/dist` of the source tree this binary was built in.
+    #[arg(long, value_name = "DIR")]
+    ui: Option<std::path::PathBuf>,
+    /// Only the API, no web UI.
+    #[arg(long, conflicts_with = "ui")]
+    no_ui: bool,
+    /// The project folder the UI opens first.
+    #[arg(long, value_name = "DIR")]
+    project: Option<std::path::PathBuf>,
+    /// Label the UI as a scripted demo (used by `scripts/demo` with the mock model).
+    #[arg(long, hide = true)]
+    demo: bool,
+}
+
+/// Where the web UI's build is, if anywhere.
+fn ui_dir(args: &ServeArgs) -> anyhow::Result<Option<std::path::PathBuf>> {
+    if args.no_ui {
+        return Ok(None);
+    }
+    if let Some(dir) = &args.ui {
+        if !dir.join("index.html").is_file() {
+            anyhow::bail!(
+                "{} has no index.html: build the UI first (`npm --prefix ui ci && npm --prefix ui run build`) or pass --no-ui",
+                dir.display()
+            );
+        }
+        return Ok(Some(dir.clone()));
+    }
+    let candidates = [
+        std::env::var_os("MIA_CODE_UI_DIR").map(std::path::PathBuf::from),
+        Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/dist")),
+    ];
+    Ok(candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("index.html").is_file()))
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -26,6 +63,16 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let store = StoreHandle::spawn(db)?;
     let opts = RuntimeOptions::new(paths.clone());
     let token = mia_server::new_token();
+    let ui = ui_dir(&args)?;
+    let project = match &args.project {
+        Some(p) => Some(
+            p.canonicalize()
+                .with_context(|| format!("project folder {}", p.display()))?
+                .display()
+                .to_string(),
+        ),
+        None => None,
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -50,11 +97,22 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "listening on {url}")?;
         writeln!(out, "token: {token}")?;
         writeln!(out, "(also in {}, mode 0600; OpenAPI at {url}/api/openapi.json)", info.display())?;
+        match &ui {
+            Some(_) => writeln!(out, "open: {url}/#token={token}")?,
+            None => writeln!(out, "no web UI (build it with `npm --prefix ui run build`, or pass --ui DIR)")?,
+        }
         out.flush()?;
         drop(out);
         tracing::info!(%url, "serving");
         let runtime = Runtime::new(opts, store);
-        mia_server::serve(listener, runtime, token, async {
+        let opts = mia_server::ServerOptions {
+            token,
+            loopback_only: true,
+            ui_dir: ui,
+            demo: args.demo,
+            project,
+        };
+        mia_server::serve_with(listener, runtime, opts, async {
             let _ = tokio::signal::ctrl_c().await;
         })
         .await?;

@@ -1,0 +1,710 @@
+//! The read side for front ends: what the UI shows (session detail, undo
+//! timeline and previews, diffs, agents, project files, settings, compiled
+//! permission rules, approvals). Types are in `mia_protocol::view`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mia_config::Config;
+use mia_permission::Policy;
+use mia_protocol::{
+    AgentInfo, AgentModeView, ApprovalView, DiffScope, DiffView, FileDiff, HistoryAction,
+    PartContent, PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProviderInfo,
+    RevertPreview, RuleView, SessionDetail, SessionId, SessionSummary, SettingsUpdate,
+    SettingsView, StepKindView, TimelineStep,
+};
+use mia_snapshot::{SnapshotRepo, StepKind, StepRecord};
+
+use crate::CoreError;
+use crate::agents::Agents;
+use crate::runtime::{Runtime, lock};
+
+/// Most paths `files` returns (the @-mention list).
+pub const MAX_FILES: usize = 20_000;
+
+/// Provider ids always listed in settings (others appear when configured).
+const KNOWN_PROVIDERS: [&str; 3] = ["anthropic", "openai", "google"];
+
+impl Runtime {
+    /// Everything a front end needs to draw a session, including asks that
+    /// are waiting (so a reloaded window shows them).
+    pub async fn session_detail(&self, id: SessionId) -> Result<SessionDetail, CoreError> {
+        let (session, messages) = self
+            .store()
+            .call(move |db| {
+                let session = db.get_session(&id)?;
+                let messages = db.get_messages(&id, &mia_store::MessageQuery::default())?;
+                Ok((session, messages))
+            })
+            .await?;
+        let (pending_permissions, running, queued_agent) = self.live(id);
+        let agent = match &session.agent {
+            Some(a) => a.clone(),
+            None => Config::load(&self.options().paths, Some(Path::new(&session.directory)))
+                .map(|c| c.default_agent().to_string())
+                .unwrap_or_else(|_| "build".into()),
+        };
+        Ok(SessionDetail {
+            session,
+            messages,
+            pending_permissions,
+            running,
+            queued_agent,
+            agent,
+        })
+    }
+
+    /// Sessions as listed in the sidebar.
+    pub async fn list_sessions(
+        &self,
+        filter: mia_store::SessionFilter,
+    ) -> Result<Vec<SessionSummary>, CoreError> {
+        let items = self
+            .store()
+            .call(move |db| db.list_sessions(&filter))
+            .await?;
+        Ok(items
+            .into_iter()
+            .map(|i| SessionSummary {
+                session: i.session,
+                message_count: i.message_count,
+            })
+            .collect())
+    }
+
+    /// Project directories with sessions, most recently used first.
+    pub async fn projects(&self) -> Result<Vec<ProjectSummary>, CoreError> {
+        let items = self
+            .store()
+            .call(|db| db.list_sessions(&mia_store::SessionFilter::default()))
+            .await?;
+        let mut by_dir: HashMap<String, ProjectSummary> = HashMap::new();
+        for i in items {
+            let s = i.session;
+            let e = by_dir
+                .entry(s.directory.clone())
+                .or_insert_with(|| ProjectSummary {
+                    directory: s.directory.clone(),
+                    project_id: s.project_id.clone(),
+                    sessions: 0,
+                    last_used: 0,
+                });
+            e.sessions += 1;
+            e.last_used = e.last_used.max(s.updated_at);
+        }
+        let mut list: Vec<ProjectSummary> = by_dir.into_values().collect();
+        list.sort_by(|a, b| b.last_used.cmp(&a.last_used));
+        Ok(list)
+    }
+
+    pub(crate) async fn step_records(&self, id: SessionId) -> Result<Vec<StepRecord>, CoreError> {
+        let rows = self.store().call(move |db| db.snapshot_steps(&id)).await?;
+        rows.into_iter()
+            .map(|r| serde_json::from_value(r.step.record))
+            .collect::<Result<_, _>>()
+            .map_err(|e| CoreError::Internal(format!("a stored snapshot step is unreadable: {e}")))
+    }
+
+    /// Run `f` on the session's snapshot repository (opened on first use), off the async runtime.
+    pub(crate) async fn with_repo<T: Send + 'static>(
+        &self,
+        id: SessionId,
+        f: impl FnOnce(&mut SnapshotRepo) -> Result<T, mia_snapshot::SnapshotError> + Send + 'static,
+    ) -> Result<T, CoreError> {
+        let state = self.state(id).await?;
+        let config = Config::load(&self.options().paths, Some(&state.directory))?;
+        let snapshot_config = crate::runtime::snapshot_config(&config).unwrap_or_default();
+        let repo = state.snapshots.clone();
+        let dir = state.directory.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = lock(&repo);
+            if guard.is_none() {
+                *guard = Some(
+                    SnapshotRepo::open(&dir, snapshot_config)
+                        .map_err(|e| CoreError::Setup(e.to_string()))?,
+                );
+            }
+            match guard.as_mut() {
+                Some(repo) => f(repo).map_err(|e| CoreError::Setup(e.to_string())),
+                None => Err(CoreError::Internal(
+                    "snapshot repository unavailable".into(),
+                )),
+            }
+        })
+        .await
+        .map_err(|e| CoreError::Internal(format!("the snapshot task failed: {e}")))?
+    }
+
+    /// The session's file-changing steps, oldest first (spec 021's `/snapshots`).
+    pub async fn timeline(&self, id: SessionId) -> Result<Vec<TimelineStep>, CoreError> {
+        let records = self.step_records(id).await?;
+        let undone = mia_snapshot::undone_steps(&records);
+        // Tool names by call id, from the session's stored tool calls.
+        let messages = self
+            .store()
+            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
+            .await?;
+        let mut tools: HashMap<String, String> = HashMap::new();
+        for m in &messages {
+            for p in &m.parts {
+                if let PartContent::ToolCall { call_id, tool, .. } = &p.content {
+                    tools.insert(call_id.clone(), tool.clone());
+                }
+            }
+        }
+        Ok(records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| TimelineStep {
+                index: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                id: r.id.clone(),
+                message_id: r.message_id.clone(),
+                tool_call_id: r.tool_call_id.clone(),
+                tool: r.tool_call_id.as_ref().and_then(|c| tools.get(c).cloned()),
+                kind: match r.kind {
+                    StepKind::Tool => StepKindView::Tool,
+                    StepKind::Revert { .. } => StepKindView::Revert,
+                    StepKind::Redo { .. } => StepKindView::Redo,
+                },
+                before: r.before.clone(),
+                after: r.after.clone(),
+                changes: r.changes.clone(),
+                uncaptured: r.uncaptured.iter().map(|u| u.path.clone()).collect(),
+                undone: undone.contains(&r.id),
+                created_at: r.created_at,
+            })
+            .collect())
+    }
+
+    /// Exactly which files an undo/revert/redo would change, and the
+    /// conflicts it would meet, without changing anything.
+    pub async fn preview(
+        &self,
+        id: SessionId,
+        action: HistoryAction,
+    ) -> Result<RevertPreview, CoreError> {
+        let records = self.step_records(id).await?;
+        let a = action.clone();
+        let (plan, conflicts, diff) = self
+            .with_repo(id, move |repo| {
+                let plan = match &a {
+                    HistoryAction::Undo { step: None } => repo.plan_undo(&records),
+                    HistoryAction::Undo { step: Some(s) } => repo.plan_undo_step(&records, s),
+                    HistoryAction::Revert { message_id } => repo.plan_revert(&records, message_id),
+                    HistoryAction::Redo => repo.plan_redo(&records),
+                }?;
+                let (conflicts, diff) = repo.preview(&plan)?;
+                Ok((plan, conflicts, diff))
+            })
+            .await?;
+        let conflict_of: HashMap<String, String> =
+            conflicts.into_iter().map(|c| (c.path, c.reason)).collect();
+        Ok(RevertPreview {
+            action,
+            steps: plan.steps.clone(),
+            files: plan
+                .files
+                .iter()
+                .map(|f| PreviewFile {
+                    path: f.path.clone(),
+                    action: match f.action {
+                        mia_snapshot::FileAction::Restore => PreviewAction::Restore,
+                        mia_snapshot::FileAction::Remove => PreviewAction::Remove,
+                    },
+                    was: f.was,
+                    conflict: conflict_of.get(&f.path).cloned(),
+                })
+                .collect(),
+            unrestorable: plan.unrestorable.iter().map(|u| u.path.clone()).collect(),
+            additions: plan.step_additions,
+            deletions: plan.step_deletions,
+            diff,
+        })
+    }
+
+    /// A diff of the session, of one message or of one step (spec 077).
+    pub async fn diff(&self, id: SessionId, scope: DiffScope) -> Result<DiffView, CoreError> {
+        let records = self.step_records(id).await?;
+        let files: Vec<FileDiff> = match &scope {
+            DiffScope::Session => {
+                let baseline = self
+                    .store()
+                    .call(move |db| db.snapshots(&id))
+                    .await?
+                    .into_iter()
+                    .find(|s| {
+                        s.snapshot.kind == mia_store::SnapshotKind::Baseline
+                            && s.snapshot.unavailable.is_none()
+                    })
+                    .map(|s| s.snapshot.hash)
+                    .or_else(|| records.first().map(|r| r.before.clone()));
+                let mut paths: Vec<PathBuf> = records
+                    .iter()
+                    .flat_map(|r| r.changes.iter().map(|c| PathBuf::from(&c.path)))
+                    .collect();
+                paths.sort();
+                paths.dedup();
+                match baseline {
+                    Some(base) if !paths.is_empty() => {
+                        self.with_repo(id, move |repo| repo.diff_worktree(&base, Some(&paths)))
+                            .await?
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            DiffScope::Message { message_id } => {
+                let steps: Vec<&StepRecord> = records
+                    .iter()
+                    .filter(|r| &r.message_id == message_id && r.kind == StepKind::Tool)
+                    .collect();
+                match (steps.first(), steps.last()) {
+                    (Some(first), Some(last)) => {
+                        let (a, b) = (first.before.clone(), last.after.clone());
+                        let paths = changed_paths(&steps);
+                        self.with_repo(id, move |repo| repo.diff_paths(&a, &b, &paths))
+                            .await?
+                    }
+                    _ => Vec::new(),
+                }
+            }
+            DiffScope::Step { step } => {
+                let Some(r) = records
+                    .iter()
+                    .find(|r| &r.id == step || r.tool_call_id.as_deref() == Some(step.as_str()))
+                else {
+                    return Err(CoreError::Setup(format!(
+                        "step {step} changed no file in session {id} (see its timeline for the steps that did)"
+                    )));
+                };
+                let (a, b) = (r.before.clone(), r.after.clone());
+                let paths = changed_paths(&[r]);
+                self.with_repo(id, move |repo| repo.diff_paths(&a, &b, &paths))
+                    .await?
+            }
+        };
+        let stats = mia_snapshot::stats(&files);
+        Ok(DiffView {
+            scope,
+            summary: mia_snapshot::summary_line(&stats),
+            patch: mia_snapshot::to_patch(&files),
+            stats,
+            files,
+        })
+    }
+
+    /// Agents a front end can show (hidden ones left out), primary first.
+    pub fn agents(&self, directory: &Path) -> Result<Vec<AgentInfo>, CoreError> {
+        let config = Config::load(&self.options().paths, Some(directory))?;
+        Ok(agent_infos(&config))
+    }
+
+    /// Project files for @-mentions: gitignore respected, `.git` and
+    /// `.mia-code` left out, at most [`MAX_FILES`], sorted.
+    pub async fn files(&self, directory: PathBuf) -> Result<Vec<String>, CoreError> {
+        tokio::task::spawn_blocking(move || list_files(&directory))
+            .await
+            .map_err(|e| CoreError::Internal(format!("the file walk failed: {e}")))?
+    }
+
+    /// The settings screen: providers (where each key comes from, never the key), agents, defaults.
+    pub fn settings(&self, directory: Option<&Path>) -> Result<SettingsView, CoreError> {
+        let paths = &self.options().paths;
+        let config = Config::load(paths, directory)?;
+        let configured = config.merged.providers.clone().unwrap_or_default();
+        let mut ids: Vec<String> = KNOWN_PROVIDERS.iter().map(|s| s.to_string()).collect();
+        for id in configured.keys() {
+            if !ids.contains(id) {
+                ids.push(id.clone());
+            }
+        }
+        let catalog = mia_providers::catalog::builtin();
+        let credentials = &self.options().credentials;
+        let providers = ids
+            .iter()
+            .map(|id| {
+                let entry = configured.get(id);
+                let kind = entry
+                    .and_then(|e| e.api.as_deref())
+                    .and_then(mia_providers::ProviderKind::parse)
+                    .unwrap_or_else(|| mia_providers::ProviderKind::for_provider_id(id));
+                let key_source =
+                    match credentials.resolve(id, entry.and_then(|e| e.api_key.as_deref())) {
+                        Ok(Some(k)) => Some(k.source.to_string()),
+                        Ok(None) => None,
+                        Err(e) => Some(format!("unusable: {e}")),
+                    };
+                ProviderInfo {
+                    id: id.clone(),
+                    kind: match kind {
+                        mia_providers::ProviderKind::Anthropic => "anthropic",
+                        mia_providers::ProviderKind::OpenAi => "openai",
+                        mia_providers::ProviderKind::Google => "gemini",
+                    }
+                    .into(),
+                    base_url: entry.and_then(|e| e.base_url.clone()),
+                    key_source,
+                    models: catalog
+                        .models()
+                        .iter()
+                        .filter(|m| m.provider == id.as_str())
+                        .map(|m| format!("{}/{}", m.provider, m.id))
+                        .collect(),
+                }
+            })
+            .collect();
+        Ok(SettingsView {
+            providers,
+            default_agent: config.default_agent().to_string(),
+            model: config.merged.model.clone(),
+            agents: agent_infos(&config),
+            global_config: settings_file(paths).display().to_string(),
+            config_files: config
+                .layers
+                .iter()
+                .filter_map(|l| l.path.as_ref().map(|p| p.display().to_string()))
+                .collect(),
+        })
+    }
+
+    /// Write defaults from the settings screen to the global config file.
+    /// The file is checked with the config loader before it replaces the
+    /// old one; a file with comments is refused (they would be lost).
+    pub fn update_settings(&self, update: SettingsUpdate) -> Result<(), CoreError> {
+        let path = settings_file(&self.options().paths);
+        let old = match std::fs::read_to_string(&path) {
+            Ok(s) => Some(s),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                return Err(CoreError::Setup(format!(
+                    "cannot read {}: {e}",
+                    path.display()
+                )));
+            }
+        };
+        let mut doc: serde_json::Value = match old.as_deref().map(str::trim) {
+            None | Some("") => serde_json::json!({}),
+            Some(text) => serde_json::from_str(text).map_err(|_| {
+                CoreError::Setup(format!(
+                    "{} has comments or is not plain JSON; settings are not written there so nothing in it is lost: edit it by hand",
+                    path.display()
+                ))
+            })?,
+        };
+        let Some(obj) = doc.as_object_mut() else {
+            return Err(CoreError::Setup(format!(
+                "{} is not a JSON object",
+                path.display()
+            )));
+        };
+        let set = |key: &str, value: &str, obj: &mut serde_json::Map<String, serde_json::Value>| {
+            if value.trim().is_empty() {
+                obj.remove(key);
+            } else {
+                obj.insert(key.to_string(), value.trim().into());
+            }
+        };
+        if let Some(a) = &update.default_agent {
+            set("defaultAgent", a, obj);
+        }
+        if let Some(m) = &update.model {
+            set("model", m, obj);
+        }
+        if !update.agent_models.is_empty() {
+            let agents = obj.entry("agent").or_insert_with(|| serde_json::json!({}));
+            let Some(agents) = agents.as_object_mut() else {
+                return Err(CoreError::Setup(format!(
+                    "`agent` in {} is not an object",
+                    path.display()
+                )));
+            };
+            for (name, model) in &update.agent_models {
+                let entry = agents
+                    .entry(name.clone())
+                    .or_insert_with(|| serde_json::json!({}));
+                if let Some(e) = entry.as_object_mut() {
+                    set("model", model, e);
+                }
+            }
+        }
+        let text =
+            serde_json::to_string_pretty(&doc).map_err(|e| CoreError::Internal(e.to_string()))?;
+        // Validate as the loader would before replacing anything.
+        mia_config::parse_file(&path, &text, mia_config::LayerKind::Global)?;
+        for m in update
+            .model
+            .iter()
+            .chain(update.agent_models.values())
+            .filter(|m| !m.trim().is_empty())
+        {
+            m.trim()
+                .parse::<mia_providers::ModelRef>()
+                .map_err(|_| CoreError::BadModel(m.clone()))?;
+        }
+        if let Some(a) = update
+            .default_agent
+            .as_deref()
+            .filter(|a| !a.trim().is_empty())
+        {
+            let config = Config::load(&self.options().paths, None)?;
+            Agents::from_config(&config).get(a.trim())?;
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                CoreError::Setup(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        let tmp = path.with_extension("json.tmp");
+        std::fs::write(&tmp, format!("{text}\n"))
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| CoreError::Setup(format!("cannot write {}: {e}", path.display())))?;
+        Ok(())
+    }
+
+    /// Store an API key through the credential chain (OS keychain, else the
+    /// 0600 credentials file); returns where it went.
+    pub fn set_key(&self, provider: &str, key: &str) -> Result<String, CoreError> {
+        check_provider_id(provider)?;
+        self.options()
+            .credentials
+            .store(provider, key, mia_providers::credentials::StoreTarget::Auto)
+            .map(|s| s.to_string())
+            .map_err(|e| CoreError::Setup(e.to_string()))
+    }
+
+    /// Remove stored keys (keychain and file; environment and config are untouched).
+    pub fn delete_key(&self, provider: &str) -> Result<(), CoreError> {
+        check_provider_id(provider)?;
+        self.options()
+            .credentials
+            .remove(provider)
+            .map(|_| ())
+            .map_err(|e| CoreError::Setup(e.to_string()))
+    }
+
+    /// An agent's compiled rules in check order, with their sources and lint warnings.
+    pub async fn permissions_view(
+        &self,
+        directory: PathBuf,
+        agent: Option<String>,
+    ) -> Result<PermissionsView, CoreError> {
+        let dir = canonical(&directory)?;
+        let paths = self.options().paths.clone();
+        let config = Config::load(&paths, Some(&dir))?;
+        let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
+        Agents::from_config(&config).get(&agent)?;
+        let key = dir.display().to_string();
+        let (approvals, trusted) = self
+            .store()
+            .call(move |db| {
+                Ok((
+                    db.project_approval_rules(&key)?,
+                    db.is_workspace_trusted(&key)?,
+                ))
+            })
+            .await?;
+        let mut input = crate::permissions::policy_input(
+            &config,
+            &agent,
+            Vec::new(),
+            approvals,
+            trusted,
+            Some(paths.user_home.display().to_string()),
+        );
+        crate::permissions::protect_mia_home(&mut input, &paths.home);
+        let policy = Policy::compile(&input);
+        let mut warnings: Vec<String> = policy.errors.iter().map(|e| e.to_string()).collect();
+        warnings.extend(policy.lint.iter().map(|l| l.message.clone()));
+        Ok(PermissionsView {
+            agent,
+            rules: policy
+                .positions()
+                .into_iter()
+                .map(|p| RuleView {
+                    permission: p.rule.permission.clone(),
+                    pattern: p.rule.pattern.clone(),
+                    action: p.rule.action.as_str().to_string(),
+                    layer: p.layer.to_string(),
+                    source: format!("{} #{}", p.source, p.index + 1),
+                })
+                .collect(),
+            warnings,
+            trusted,
+        })
+    }
+
+    /// "Always for this project" approvals of a project.
+    pub async fn approvals(&self, directory: PathBuf) -> Result<Vec<ApprovalView>, CoreError> {
+        let key = canonical(&directory)?.display().to_string();
+        let list = self
+            .store()
+            .call(move |db| db.project_approvals(Some(&key)))
+            .await?;
+        Ok(list
+            .into_iter()
+            .map(|a| ApprovalView {
+                id: a.id,
+                permission: a.rule.permission.clone(),
+                pattern: a.rule.pattern.clone().unwrap_or_else(|| "*".into()),
+                agent: None,
+                created_at: a.created_at,
+            })
+            .collect())
+    }
+
+    /// Revoke one approval of `directory`'s project.
+    pub async fn revoke_approval(&self, directory: PathBuf, id: i64) -> Result<(), CoreError> {
+        let key = canonical(&directory)?.display().to_string();
+        self.store()
+            .call(move |db| {
+                let of_project = db.project_approvals(Some(&key))?;
+                if !of_project.iter().any(|a| a.id == id) {
+                    return Err(mia_store::StoreError::InvalidInput(format!(
+                        "approval #{id} does not belong to project {key}"
+                    )));
+                }
+                db.revoke_project_approval(id).map(|_| ())
+            })
+            .await
+    }
+
+    /// Pending asks (oldest first), whether a turn runs, the queued agent
+    /// switch — from this process's live state, without loading anything.
+    fn live(&self, id: SessionId) -> (Vec<mia_protocol::PermissionRequest>, bool, Option<String>) {
+        match self.loaded_state(id) {
+            Some(state) => {
+                let mut pending: Vec<_> = lock(&state.pending)
+                    .values()
+                    .map(|(r, _)| r.clone())
+                    .collect();
+                pending.sort_by(|a, b| a.id.cmp(&b.id));
+                (
+                    pending,
+                    lock(&state.running).is_some(),
+                    lock(&state.queued_agent).clone(),
+                )
+            }
+            None => (Vec::new(), false, None),
+        }
+    }
+}
+
+fn changed_paths(steps: &[&StepRecord]) -> Vec<String> {
+    let mut files: Vec<String> = steps
+        .iter()
+        .flat_map(|r| r.changes.iter().map(|c| c.path.clone()))
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+}
+
+fn canonical(dir: &Path) -> Result<PathBuf, CoreError> {
+    dir.canonicalize().map_err(|e| {
+        CoreError::Setup(format!(
+            "project directory {} is not accessible: {e}",
+            dir.display()
+        ))
+    })
+}
+
+fn check_provider_id(provider: &str) -> Result<(), CoreError> {
+    if provider.is_empty()
+        || !provider
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(CoreError::Setup(format!(
+            "`{provider}` is not a provider id (letters, digits, `-`, `_`, `.`)"
+        )));
+    }
+    Ok(())
+}
+
+/// The global config file settings are written to: `~/.config/mia-code/config.json`
+/// (`$XDG_CONFIG_HOME`), the first of the global files.
+fn settings_file(paths: &mia_config::Paths) -> PathBuf {
+    paths
+        .global_configs
+        .first()
+        .cloned()
+        .unwrap_or_else(|| paths.user_home.join(".config/mia-code/config.json"))
+}
+
+fn agent_infos(config: &Config) -> Vec<AgentInfo> {
+    let agents = Agents::from_config(config);
+    let mut list: Vec<AgentInfo> = agents
+        .all()
+        .filter(|a| !a.hidden)
+        .map(|a| AgentInfo {
+            name: a.name.clone(),
+            description: a.description.clone(),
+            mode: match a.mode {
+                mia_config::AgentMode::Primary => AgentModeView::Primary,
+                mia_config::AgentMode::Subagent => AgentModeView::Subagent,
+                mia_config::AgentMode::All => AgentModeView::All,
+            },
+            model: a.model.clone(),
+            builtin: a.builtin,
+            read_only: is_read_only(config, &a.name),
+        })
+        .collect();
+    // Primary agents first, build before plan (the default order of Tab), then by name.
+    list.sort_by_key(|a| {
+        (
+            matches!(a.mode, AgentModeView::Subagent),
+            a.name != "build",
+            a.name != "plan",
+            a.name.clone(),
+        )
+    });
+    list
+}
+
+/// Whether the agent's compiled rules can never allow `edit` or `write`.
+fn is_read_only(config: &Config, agent: &str) -> bool {
+    let input =
+        crate::permissions::policy_input(config, agent, Vec::new(), Vec::new(), false, None);
+    let policy = Policy::compile(&input);
+    let Ok(cwd) = std::env::current_dir() else {
+        return false;
+    };
+    let Ok(ctx) = mia_permission::PathContext::new(&cwd, None) else {
+        return false;
+    };
+    let checker = mia_permission::Checker::new(&policy, &ctx);
+    !crate::permissions::tool_offered(&checker, "edit")
+        && !crate::permissions::tool_offered(&checker, "write")
+}
+
+fn list_files(dir: &Path) -> Result<Vec<String>, CoreError> {
+    let root = canonical(dir)?;
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(&root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .filter_entry(|e| {
+            let name = e.file_name();
+            name != ".git" && name != ".mia-code" && name != "node_modules"
+        })
+        .build();
+    for entry in walker.flatten() {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        if let Ok(rel) = entry.path().strip_prefix(&root) {
+            out.push(
+                rel.components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect::<Vec<_>>()
+                    .join("/"),
+            );
+        }
+        if out.len() >= MAX_FILES {
+            break;
+        }
+    }
+    out.sort();
+    Ok(out)
+}
