@@ -1,0 +1,255 @@
+//! Mia Code, the desktop app. A thin adapter: the webview's requests go
+//! through the same router as `mia-code serve` (in-process, no socket), and
+//! Events stream over one `tauri::ipc::Channel` per subscription. No business
+//! logic lives here.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use anyhow::Context as _;
+use axum::body::Body;
+use axum::http::{Method, Request, header};
+use mia_core::{Runtime, RuntimeOptions, StoreHandle};
+use mia_protocol::{Event, SessionId};
+use serde::Serialize;
+use tauri::Manager as _;
+use tauri::ipc::Channel;
+use tower::ServiceExt as _;
+
+/// Largest response body the adapter reads (a whole-session diff can be big).
+const MAX_BODY: usize = 256 * 1024 * 1024;
+
+struct Backend {
+    router: axum::Router,
+    token: String,
+    runtime: Runtime,
+    subscriptions: Mutex<HashMap<u32, tauri::async_runtime::JoinHandle<()>>>,
+    next_id: AtomicU32,
+}
+
+/// An HTTP-shaped answer: the UI maps `status >= 400` to an error with `body.error`.
+#[derive(Serialize)]
+struct ApiResponse {
+    status: u16,
+    body: serde_json::Value,
+}
+
+/// One API request, answered by the same router `mia-code serve` uses.
+#[tauri::command]
+async fn api(
+    backend: tauri::State<'_, Backend>,
+    method: String,
+    path: String,
+    body: Option<serde_json::Value>,
+) -> Result<ApiResponse, String> {
+    if !path.starts_with("/api/") {
+        return Err(format!("`{path}` is not an API path (it must start with /api/)"));
+    }
+    let method = Method::from_bytes(method.as_bytes())
+        .map_err(|_| format!("`{method}` is not an HTTP method"))?;
+    let mut req = Request::builder()
+        .method(method)
+        .uri(&path)
+        .header(header::HOST, "localhost")
+        .header(header::AUTHORIZATION, format!("Bearer {}", backend.token));
+    let body = match body {
+        Some(v) => {
+            req = req.header(header::CONTENT_TYPE, "application/json");
+            Body::from(serde_json::to_vec(&v).map_err(|e| e.to_string())?)
+        }
+        None => Body::empty(),
+    };
+    let req = req.body(body).map_err(|e| e.to_string())?;
+    let res = backend
+        .router
+        .clone()
+        .oneshot(req)
+        .await
+        .map_err(|e| format!("the request failed: {e}"))?;
+    let status = res.status().as_u16();
+    let bytes = axum::body::to_bytes(res.into_body(), MAX_BODY)
+        .await
+        .map_err(|e| format!("reading the answer failed: {e}"))?;
+    let body = if bytes.is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()))
+    };
+    Ok(ApiResponse { status, body })
+}
+
+/// Stream Events (of one session, or all when `session` is null) to `on_event`.
+/// A subscriber that falls behind gets a `lagged` notice and reloads.
+#[tauri::command]
+fn subscribe(
+    backend: tauri::State<'_, Backend>,
+    session: Option<String>,
+    on_event: Channel<serde_json::Value>,
+) -> Result<u32, String> {
+    let filter: Option<SessionId> = match session.as_deref() {
+        Some(s) => Some(s.parse().map_err(|e| format!("{e}"))?),
+        None => None,
+    };
+    let mut rx = backend.runtime.subscribe();
+    let id = backend.next_id.fetch_add(1, Ordering::Relaxed);
+    let task = tauri::async_runtime::spawn(async move {
+        loop {
+            let ev: Event = match rx.recv().await {
+                Ok(ev) => ev,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    let notice = serde_json::json!({ "type": "lagged", "missed": n });
+                    if on_event.send(notice).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            };
+            if filter.is_some_and(|f| ev.session_id() != Some(f)) {
+                continue;
+            }
+            let Ok(value) = serde_json::to_value(&ev) else {
+                continue;
+            };
+            // The webview went away (window closed or reloaded).
+            if on_event.send(value).is_err() {
+                return;
+            }
+        }
+    });
+    if let Ok(mut subs) = backend.subscriptions.lock() {
+        subs.insert(id, task);
+    }
+    Ok(id)
+}
+
+#[tauri::command]
+fn unsubscribe(backend: tauri::State<'_, Backend>, id: u32) {
+    if let Ok(mut subs) = backend.subscriptions.lock()
+        && let Some(task) = subs.remove(&id)
+    {
+        task.abort();
+    }
+}
+
+/// Command-line options: `--project DIR` opens that folder first, `--demo`
+/// labels the UI as a scripted demo.
+struct Args {
+    project: Option<String>,
+    demo: bool,
+}
+
+fn parse_args() -> anyhow::Result<Args> {
+    let mut args = Args {
+        project: None,
+        demo: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--project" => {
+                let dir = it.next().context("--project needs a folder")?;
+                let dir = std::path::Path::new(&dir)
+                    .canonicalize()
+                    .with_context(|| format!("project folder {dir}"))?;
+                args.project = Some(dir.display().to_string());
+            }
+            "--demo" => args.demo = true,
+            "--version" => {
+                println!("Mia Code {}", env!("CARGO_PKG_VERSION"));
+                std::process::exit(0);
+            }
+            "--help" | "-h" => {
+                println!(
+                    "Mia Code {}\n\nusage: mia-code-desktop [--project DIR] [--demo]\n\n  --project DIR  open this project folder first\n  --demo         label the app as a scripted demo\n\nData: $MIA_CODE_HOME (default ~/.mia-code). Logs: $MIA_CODE_HOME/logs/desktop.log",
+                    env!("CARGO_PKG_VERSION")
+                );
+                std::process::exit(0);
+            }
+            // Arguments added by the platform or a second launch are ignored.
+            _ => {}
+        }
+    }
+    Ok(args)
+}
+
+fn init_logging(paths: &mia_config::Paths) {
+    let dir = paths.logs_dir();
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let mut opts = std::fs::OpenOptions::new();
+    opts.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let Ok(file) = opts.open(dir.join("desktop.log")) else {
+        return;
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MIA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(false)
+        .with_writer(Mutex::new(file))
+        .try_init();
+}
+
+fn backend(args: &Args) -> anyhow::Result<Backend> {
+    let paths = mia_config::Paths::from_env()?;
+    init_logging(&paths);
+    let db = mia_store::SessionDb::open_with(
+        mia_store::OpenOptions::new(paths.data_db()).legacy_json(paths.legacy_sessions()),
+    )
+    .with_context(|| format!("opening the session database {}", paths.data_db().display()))?;
+    if let Some(recovery) = db.recovery() {
+        tracing::warn!(%recovery, "session database recovered");
+    }
+    let store = StoreHandle::spawn(db)?;
+    let runtime = Runtime::new(RuntimeOptions::new(paths), store);
+    let token = mia_server::new_token();
+    let router = mia_server::router_with(
+        runtime.clone(),
+        mia_server::ServerOptions {
+            token: token.clone(),
+            loopback_only: false,
+            ui_dir: None,
+            demo: args.demo,
+            project: args.project.clone(),
+        },
+    );
+    Ok(Backend {
+        router,
+        token,
+        runtime,
+        subscriptions: Mutex::new(HashMap::new()),
+        next_id: AtomicU32::new(1),
+    })
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = parse_args()?;
+    // The store thread and the runtime's tasks need the async runtime Tauri uses.
+    let backend = tauri::async_runtime::block_on(async { backend(&args) })?;
+    tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+            if let Some(w) = app.get_webview_window("main") {
+                let _ = w.unminimize();
+                let _ = w.show();
+                let _ = w.set_focus();
+            }
+        }))
+        .plugin(tauri_plugin_window_state::Builder::default().build())
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_opener::init())
+        .plugin(tauri_plugin_notification::init())
+        .manage(backend)
+        .invoke_handler(tauri::generate_handler![api, subscribe, unsubscribe])
+        .run(tauri::generate_context!())
+        .context("the desktop app stopped with an error")
+}
