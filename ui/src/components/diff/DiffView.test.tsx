@@ -1,0 +1,177 @@
+import { render, screen, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { describe, expect, it, vi } from "vitest";
+import { DiffView } from "./DiffView";
+import { bigFile, sessionDiff } from "./fixtures";
+
+const fileEl = (path: string) =>
+  screen.getAllByTestId("diff-file").find((el) => el.getAttribute("data-path") === path)!;
+
+describe("DiffView", () => {
+  it("shows the summary line and the file list with status and counts", () => {
+    render(<DiffView diff={sessionDiff} />);
+    expect(screen.getByTestId("diff-summary")).toHaveTextContent("4 files changed, 6 insertions(+), 3 deletions(-)");
+    const items = within(screen.getByTestId("diff-file-list")).getAllByRole("listitem");
+    expect(items.map((li) => li.textContent)).toEqual([
+      "Msrc/auth.ts+3 −1",
+      "Asrc/audit.ts+3 −0",
+      "Dscripts/old.py+0 −2",
+      "Massets/logo.pngbinary",
+    ]);
+    expect(within(items[1]!).getByTitle("added")).toHaveClass("mia-diff-badge-added");
+    expect(within(items[2]!).getByTitle("deleted")).toHaveClass("mia-diff-badge-deleted");
+  });
+
+  it("shows each file with its header, hunk header and line numbers", () => {
+    render(<DiffView diff={sessionDiff} />);
+    const auth = fileEl("src/auth.ts");
+    expect(within(auth).getByRole("heading")).toHaveTextContent("■ src/auth.ts [modified]");
+    expect(auth).toHaveTextContent("@@ -1,7 +1,9 @@");
+    expect(within(fileEl("scripts/old.py")).getByRole("heading")).toHaveTextContent("■ scripts/old.py [deleted]");
+    expect(fileEl("scripts/old.py")).toHaveTextContent("@@ -1,2 +0,0 @@");
+    // The changed TTL line: old number 3 on the left, new number 4 on the right.
+    const del = within(auth).getByTestId("diff-line-del");
+    const row = del.closest("tr")!;
+    const cells = within(row).getAllByRole("cell");
+    expect(cells.map((c) => c.textContent)).toEqual(["3", "-export const TTL = 60;", "4", "+export const TTL = 3600;"]);
+  });
+
+  it("marks added and deleted lines side by side", () => {
+    render(<DiffView diff={sessionDiff} />);
+    expect(screen.getByTestId("diff-mode-split")).toHaveAttribute("aria-pressed", "true");
+    const adds = screen.getAllByTestId("diff-line-add");
+    const dels = screen.getAllByTestId("diff-line-del");
+    expect(adds).toHaveLength(6);
+    expect(dels).toHaveLength(3);
+    expect(adds[0]).toHaveTextContent('import { audit } from "./audit";');
+    expect(adds[0]).toHaveClass("mia-diff-add");
+    expect(dels[0]).toHaveClass("mia-diff-delete");
+    expect(within(fileEl("scripts/old.py")).getAllByTestId("diff-line-del").map((d) => d.textContent)).toEqual([
+      "-def main():",
+      "-    print('bye')",
+    ]);
+  });
+
+  it("switches to unified: one line per row with both line numbers", async () => {
+    const user = userEvent.setup();
+    render(<DiffView diff={sessionDiff} />);
+    await user.click(screen.getByTestId("diff-mode-unified"));
+    expect(screen.getByTestId("diff-mode-unified")).toHaveAttribute("aria-pressed", "true");
+    expect(screen.getByTestId("diff-mode-split")).toHaveAttribute("aria-pressed", "false");
+    expect(screen.getAllByTestId("diff-line-add")).toHaveLength(6);
+    expect(screen.getAllByTestId("diff-line-del")).toHaveLength(3);
+
+    const auth = fileEl("src/auth.ts");
+    const delRow = within(auth).getByTestId("diff-line-del").closest("tr")!;
+    expect(within(delRow).getAllByRole("cell").map((c) => c.textContent)).toEqual(["3", "", "-export const TTL = 60;"]);
+    const ctxRow = within(auth)
+      .getAllByRole("row")
+      .find((r) => r.textContent?.includes("return hash(user + password);"))!;
+    expect(within(ctxRow).getAllByRole("cell").map((c) => c.textContent)).toEqual([
+      "6",
+      "8",
+      "   return hash(user + password);",
+    ]);
+
+    await user.click(screen.getByTestId("diff-mode-split"));
+    expect(within(auth).getByTestId("diff-line-del").closest("tr")!.querySelectorAll("td")).toHaveLength(4);
+  });
+
+  it("starts in the given mode", () => {
+    render(<DiffView diff={sessionDiff} defaultMode="unified" />);
+    expect(screen.getByTestId("diff-mode-unified")).toHaveAttribute("aria-pressed", "true");
+  });
+
+  it("highlights syntax by file extension", () => {
+    render(<DiffView diff={sessionDiff} />);
+    const ttl = within(fileEl("src/auth.ts")).getAllByTestId("diff-line-add")[1]!;
+    expect(ttl).toHaveTextContent("export const TTL = 3600;");
+    expect(within(ttl).getByText("export")).toHaveClass("hljs-keyword");
+    expect(within(ttl).getByText("3600")).toHaveClass("hljs-number");
+    const py = within(fileEl("scripts/old.py")).getAllByTestId("diff-line-del")[0]!;
+    expect(within(py).getByText("def")).toHaveClass("hljs-keyword");
+  });
+
+  it("shows binary files as not diffed and the missing final newline", () => {
+    render(<DiffView diff={sessionDiff} />);
+    expect(fileEl("assets/logo.png")).toHaveTextContent("binary file, not diffed");
+    expect(within(fileEl("src/audit.ts")).getAllByTestId("diff-line-add")[2]).toHaveTextContent(
+      "no newline at end of file",
+    );
+  });
+
+  it("copy as patch hands diff.patch to the callback", async () => {
+    const user = userEvent.setup();
+    const onCopyPatch = vi.fn();
+    render(<DiffView diff={sessionDiff} onCopyPatch={onCopyPatch} />);
+    await user.click(screen.getByTestId("diff-copy-patch"));
+    expect(onCopyPatch).toHaveBeenCalledTimes(1);
+    expect(onCopyPatch).toHaveBeenCalledWith(sessionDiff.patch);
+    expect(await screen.findByText("Copied")).toBeInTheDocument();
+  });
+
+  it("copy as patch uses the clipboard by default", async () => {
+    const user = userEvent.setup(); // installs a clipboard stub
+    render(<DiffView diff={sessionDiff} />);
+    await user.click(screen.getByTestId("diff-copy-patch"));
+    expect(await screen.findByText("Copied")).toBeInTheDocument();
+    await expect(navigator.clipboard.readText()).resolves.toBe(sessionDiff.patch);
+  });
+
+  it("shows a failed copy", async () => {
+    const user = userEvent.setup();
+    render(<DiffView diff={sessionDiff} onCopyPatch={() => Promise.reject(new Error("permission denied"))} />);
+    await user.click(screen.getByTestId("diff-copy-patch"));
+    expect(await screen.findByText("Copy failed: permission denied")).toBeInTheDocument();
+  });
+
+  it("clicking a file in the list scrolls to it", async () => {
+    const user = userEvent.setup();
+    const scrolled: Element[] = [];
+    // jsdom has no layout, hence no scrollIntoView.
+    const original = Element.prototype.scrollIntoView;
+    Element.prototype.scrollIntoView = function (this: Element) {
+      scrolled.push(this);
+    };
+    try {
+      render(<DiffView diff={sessionDiff} />);
+      await user.click(within(screen.getByTestId("diff-file-list")).getByText("scripts/old.py"));
+      expect(scrolled).toEqual([fileEl("scripts/old.py")]);
+      expect(within(fileEl("scripts/old.py")).getByRole("heading")).toHaveFocus();
+    } finally {
+      Element.prototype.scrollIntoView = original;
+    }
+  });
+
+  it("keeps a 5,000-line file collapsed behind a show button", () => {
+    const big = bigFile(5000);
+    render(<DiffView diff={{ ...sessionDiff, files: [sessionDiff.files[0]!, big] }} />);
+    const section = fileEl(big.file);
+    expect(section).toHaveTextContent("5,000 lines hidden");
+    expect(within(section).queryAllByTestId("diff-line-add")).toHaveLength(0);
+    expect(within(section).getByRole("button", { name: "Show 5,000 lines" })).toBeInTheDocument();
+    // The small file next to it is shown as usual.
+    expect(within(fileEl("src/auth.ts")).getAllByTestId("diff-line-add")).toHaveLength(3);
+  });
+
+  it("shows a large file on request", async () => {
+    const user = userEvent.setup();
+    const big = bigFile(1200);
+    render(<DiffView diff={{ ...sessionDiff, files: [big] }} defaultMode="unified" />);
+    const section = fileEl(big.file);
+    const fold = within(section).getByRole("button", { name: `Expand ${big.file}` });
+    expect(fold).toHaveAttribute("aria-expanded", "false");
+    await user.click(within(section).getByRole("button", { name: "Show 1,200 lines" }));
+    expect(within(section).getAllByTestId("diff-line-add")).toHaveLength(1200);
+    expect(within(section).getByRole("button", { name: `Collapse ${big.file}` })).toHaveAttribute(
+      "aria-expanded",
+      "true",
+    );
+  });
+
+  it("says when there are no changes", () => {
+    render(<DiffView diff={{ ...sessionDiff, files: [], patch: "", summary: "0 files changed" }} />);
+    expect(screen.getByTestId("diff-view")).toHaveTextContent("No changes");
+    expect(screen.getByTestId("diff-copy-patch")).toBeDisabled();
+  });
+});

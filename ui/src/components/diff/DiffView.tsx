@@ -1,0 +1,144 @@
+import { useCallback, useRef, useState } from "react";
+import type { DiffView as DiffViewData } from "../../protocol/generated";
+import { FileSection } from "./FileSection";
+import type { DiffMode } from "./FileSection";
+import { initiallyExpanded } from "./model";
+import "./DiffView.css";
+
+export type { DiffViewData, DiffMode };
+
+export interface DiffViewProps {
+  diff: DiffViewData;
+  /** Side-by-side (default) or unified. */
+  defaultMode?: DiffMode;
+  /** Copy the patch; default: the system clipboard. */
+  onCopyPatch?: (patch: string) => void | Promise<void>;
+}
+
+type CopyState = { state: "idle" } | { state: "copied" } | { state: "failed"; message: string };
+
+const STATUS_BADGE = { added: "A", modified: "M", deleted: "D" } as const;
+
+function copyToClipboard(patch: string): Promise<void> {
+  if (!navigator.clipboard) return Promise.reject(new Error("the clipboard is not available here"));
+  return navigator.clipboard.writeText(patch);
+}
+
+/** A diff (spec 077): summary, file list, per-file hunks side by side or unified, copy as patch. */
+export function DiffView({ diff, defaultMode = "split", onCopyPatch }: DiffViewProps) {
+  const [mode, setMode] = useState<DiffMode>(defaultMode);
+  const [expanded, setExpanded] = useState<Record<string, boolean>>(() => expandedMap(diff));
+  const [copy, setCopy] = useState<CopyState>({ state: "idle" });
+  const filesRef = useRef<HTMLDivElement>(null);
+
+  // A new diff (other scope, new turn) starts with its own folding (adjusted during render, not in an effect).
+  const [foldedFor, setFoldedFor] = useState(diff);
+  if (foldedFor !== diff) {
+    setFoldedFor(diff);
+    setExpanded(expandedMap(diff));
+  }
+
+  const toggle = useCallback((path: string) => setExpanded((e) => ({ ...e, [path]: !e[path] })), []);
+
+  const jumpTo = (index: number) => {
+    const section = filesRef.current?.querySelectorAll<HTMLElement>('[data-testid="diff-file"]')[index];
+    if (!section) return;
+    section.scrollIntoView?.({ block: "start" });
+    section.querySelector<HTMLElement>(".mia-diff-file-title")?.focus({ preventScroll: true });
+  };
+
+  const copyPatch = () => {
+    let done: void | Promise<void>;
+    try {
+      done = (onCopyPatch ?? copyToClipboard)(diff.patch);
+    } catch (err) {
+      setCopy({ state: "failed", message: err instanceof Error ? err.message : String(err) });
+      return;
+    }
+    Promise.resolve(done).then(
+      () => setCopy({ state: "copied" }),
+      (err: unknown) => setCopy({ state: "failed", message: err instanceof Error ? err.message : String(err) }),
+    );
+  };
+
+  return (
+    <div className="mia-diff" data-testid="diff-view">
+      <div className="mia-diff-toolbar">
+        <p className="mia-diff-summary" data-testid="diff-summary">
+          {diff.summary}
+        </p>
+        <div className="mia-diff-modes" role="group" aria-label="Diff layout">
+          <button
+            type="button"
+            className="mia-diff-btn"
+            data-testid="diff-mode-split"
+            aria-pressed={mode === "split"}
+            onClick={() => setMode("split")}
+          >
+            Side by side
+          </button>
+          <button
+            type="button"
+            className="mia-diff-btn"
+            data-testid="diff-mode-unified"
+            aria-pressed={mode === "unified"}
+            onClick={() => setMode("unified")}
+          >
+            Unified
+          </button>
+        </div>
+        <button
+          type="button"
+          className="mia-diff-btn"
+          data-testid="diff-copy-patch"
+          disabled={diff.patch === ""}
+          onClick={copyPatch}
+        >
+          Copy as patch
+        </button>
+        <span className="mia-diff-copy-status" role="status">
+          {copy.state === "copied" ? "Copied" : copy.state === "failed" ? `Copy failed: ${copy.message}` : ""}
+        </span>
+      </div>
+
+      {diff.files.length === 0 ? (
+        <p className="mia-diff-note">No changes</p>
+      ) : (
+        <>
+          <ul className="mia-diff-file-list" data-testid="diff-file-list" aria-label="Changed files">
+            {diff.files.map((f, i) => (
+              <li key={f.file}>
+                <button type="button" className="mia-diff-file-link" onClick={() => jumpTo(i)}>
+                  <span className={`mia-diff-badge mia-diff-badge-${f.status}`} title={f.status}>
+                    {STATUS_BADGE[f.status]}
+                  </span>
+                  <span className="mia-diff-path">{f.file}</span>
+                  <span className="mia-diff-counts">
+                    {f.binary ? (
+                      "binary"
+                    ) : (
+                      <>
+                        <span className="mia-diff-add-count">+{f.additions}</span>{" "}
+                        <span className="mia-diff-del-count">−{f.deletions}</span>
+                      </>
+                    )}
+                  </span>
+                </button>
+              </li>
+            ))}
+          </ul>
+          <div ref={filesRef} className="mia-diff-files">
+            {diff.files.map((f) => (
+              <FileSection key={f.file} file={f} mode={mode} expanded={expanded[f.file] ?? false} onToggle={toggle} />
+            ))}
+          </div>
+        </>
+      )}
+    </div>
+  );
+}
+
+function expandedMap(diff: DiffViewData): Record<string, boolean> {
+  const open = initiallyExpanded(diff.files);
+  return Object.fromEntries(diff.files.map((f, i) => [f.file, open[i] ?? false]));
+}
