@@ -1,0 +1,188 @@
+import { useCallback, useEffect, useMemo, useState } from "react";
+import type { AgentInfo, ServerInfo, SessionSummary } from "../protocol/generated";
+import { errorMessage, makeApi } from "../lib/api";
+import type { Platform, Transport } from "../transport/types";
+import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
+import { ProjectBar } from "./ProjectBar";
+import { Sidebar } from "./Sidebar";
+import { SessionView } from "./SessionView";
+import { DraftView } from "./DraftView";
+import { Settings } from "./Settings";
+
+const LAST_PROJECT = "mia-code.lastProject";
+
+export function App({ transport, platform }: { transport: Transport; platform: Platform }) {
+  const services = useMemo(() => ({ transport, platform, api: makeApi(transport) }), [transport, platform]);
+  return (
+    <ServicesProvider value={services}>
+      <ToastProvider>
+        <Shell />
+      </ToastProvider>
+    </ServicesProvider>
+  );
+}
+
+export function DemoBanner() {
+  return (
+    <div className="demo-banner" data-testid="demo-banner" role="note">
+      Scripted demo — answers come from a recorded script, not a real model
+    </div>
+  );
+}
+
+function Shell() {
+  const { api } = useServices();
+  const toast = useToast();
+  const [info, setInfo] = useState<ServerInfo | null>(null);
+  const [project, setProject] = useState<string | null>(null);
+  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+  const [showArchived, setShowArchived] = useState(false);
+  const [currentId, setCurrentId] = useState<string | null>(null);
+  const [agents, setAgents] = useState<AgentInfo[]>([]);
+  const [settings, setSettings] = useState(false);
+  const [pendingPrompt, setPendingPrompt] = useState<string | null>(null);
+
+  useEffect(() => {
+    api.info().then(
+      (i) => {
+        setInfo(i);
+        let last: string | null = null;
+        try {
+          last = localStorage.getItem(LAST_PROJECT);
+        } catch {
+          /* no storage */
+        }
+        setProject(i.project ?? last);
+      },
+      (e: unknown) => toast(errorMessage(e)),
+    );
+  }, [api, toast]);
+
+  const refreshSessions = useCallback(
+    async (selectFirst = false) => {
+      if (!project) return;
+      try {
+        const list = await api.sessions(project, showArchived);
+        setSessions(list);
+        if (selectFirst) setCurrentId(list.find((s) => !s.archived_at)?.id ?? null);
+      } catch (e) {
+        toast(errorMessage(e));
+      }
+    },
+    [api, project, showArchived, toast],
+  );
+
+  useEffect(() => {
+    if (!project) return;
+    void refreshSessions(true);
+    api.agents(project).then(setAgents, (e: unknown) => toast(errorMessage(e)));
+    // Only when the project changes: selecting the first session is a project-open action.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [project]);
+
+  useEffect(() => {
+    void refreshSessions(false);
+  }, [showArchived, refreshSessions]);
+
+  const openProject = (dir: string) => {
+    try {
+      localStorage.setItem(LAST_PROJECT, dir);
+    } catch {
+      /* no storage */
+    }
+    setCurrentId(null);
+    setSessions([]);
+    setProject(dir);
+  };
+
+  const newSession = useCallback(async () => {
+    if (!project) return;
+    try {
+      const s = await api.createSession(project);
+      setCurrentId(s.id);
+      await refreshSessions();
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  }, [api, project, refreshSessions, toast]);
+
+  const archive = async (s: SessionSummary, archived: boolean) => {
+    try {
+      await api.updateSession(s.id, { archived });
+      if (archived && s.id === currentId && !showArchived) setCurrentId(null);
+      await refreshSessions();
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  };
+
+  const remove = async (s: SessionSummary) => {
+    try {
+      await api.deleteSession(s.id);
+      if (s.id === currentId) setCurrentId(null);
+      setSessions((list) => list.filter((x) => x.id !== s.id));
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  };
+
+  /** The first message of a session that does not exist yet. */
+  const startWith = async (text: string, agent: string | null): Promise<boolean> => {
+    if (!project) return false;
+    try {
+      const s = await api.createSession(project, agent ?? undefined);
+      setPendingPrompt(text);
+      setCurrentId(s.id);
+      void refreshSessions();
+      return true;
+    } catch (e) {
+      toast(errorMessage(e));
+      return false;
+    }
+  };
+
+  return (
+    <div className="app">
+      {info?.demo && <DemoBanner />}
+      <div className="app-body">
+        <aside className="left">
+          <ProjectBar project={project} onOpen={openProject} onSettings={() => setSettings(true)} />
+          {project && (
+            <Sidebar
+              sessions={sessions}
+              currentId={currentId}
+              showArchived={showArchived}
+              onShowArchived={setShowArchived}
+              onOpen={setCurrentId}
+              onNew={() => void newSession()}
+              onArchive={(s, a) => void archive(s, a)}
+              onDelete={remove}
+            />
+          )}
+        </aside>
+        <main className="center">
+          {!project && (
+            <div className="empty-state">
+              <h1>mia-code</h1>
+              <p>Open a project folder to start.</p>
+            </div>
+          )}
+          {project && currentId && (
+            <SessionView
+              key={currentId}
+              sessionId={currentId}
+              directory={project}
+              agents={agents}
+              initialPrompt={pendingPrompt}
+              onInitialSent={() => setPendingPrompt(null)}
+              onNewSession={() => void newSession()}
+              onSessionsChanged={() => void refreshSessions()}
+            />
+          )}
+          {project && !currentId && <DraftView directory={project} agents={agents} onStart={startWith} />}
+        </main>
+      </div>
+      {settings && <Settings directory={project} onClose={() => setSettings(false)} />}
+    </div>
+  );
+}

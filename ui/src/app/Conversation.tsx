@@ -1,0 +1,91 @@
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "react";
+import { useVirtualizer } from "@tanstack/react-virtual";
+import type { Message } from "../protocol/generated";
+import type { SessionState } from "../state/session";
+import { MessageView, type MessageActions } from "./MessageView";
+
+const BOTTOM_SLACK = 48;
+
+/**
+ * The transcript, virtualised (only visible rows are in the DOM, measured as
+ * they render). Follows the bottom while content grows unless the user
+ * scrolled up.
+ */
+export function Conversation({
+  state,
+  hideCommentary,
+  actions,
+}: {
+  state: SessionState;
+  hideCommentary: boolean;
+  actions: MessageActions;
+}) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+  const liveIds = useMemo(() => new Set(state.live.map((m) => m.id)), [state.live]);
+  const rows: Message[] = useMemo(
+    () => (state.live.length ? [...state.messages, ...state.live] : state.messages),
+    [state.messages, state.live],
+  );
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => 96,
+    overscan: 6,
+    getItemKey: (i) => rows[i]?.id ?? i,
+  });
+
+  const onScroll = useCallback(() => {
+    const el = scrollRef.current;
+    if (!el) return;
+    stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < BOTTOM_SLACK;
+  }, []);
+
+  // New session: start at the bottom.
+  useLayoutEffect(() => {
+    stick.current = true;
+  }, [state.id]);
+
+  const totalSize = virtualizer.getTotalSize();
+  useLayoutEffect(() => {
+    if (!stick.current || rows.length === 0) return;
+    const el = scrollRef.current;
+    if (el) el.scrollTop = el.scrollHeight;
+  }, [rows, totalSize]);
+
+  // Keep following while the last row grows (streaming) and gets re-measured.
+  useEffect(() => {
+    if (stick.current && rows.length) virtualizer.scrollToIndex(rows.length - 1, { align: "end" });
+  }, [state.id, rows.length, virtualizer]);
+
+  const lastIndex = rows.length - 1;
+  return (
+    <div className="conversation" ref={scrollRef} onScroll={onScroll} data-testid="conversation" role="log" aria-live="off">
+      {rows.length === 0 && <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>}
+      <div style={{ height: totalSize, position: "relative", width: "100%" }}>
+        {virtualizer.getVirtualItems().map((item) => {
+          const m = rows[item.index]!;
+          return (
+            <div
+              key={item.key}
+              data-index={item.index}
+              ref={virtualizer.measureElement}
+              className="row"
+              style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
+            >
+              <MessageView
+                message={m}
+                tools={state.tools}
+                streaming={liveIds.has(m.id)}
+                running={state.running}
+                hideCommentary={hideCommentary}
+                isLast={item.index === lastIndex}
+                actions={actions}
+              />
+            </div>
+          );
+        })}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,56 @@
+import { useEffect, useState } from "react";
+import type { DiffView as DiffViewData, FileDiff } from "../protocol/generated";
+import { DiffView } from "../components";
+import { errorMessage } from "../lib/api";
+
+/** Shows a diff with the shared DiffView component (components/diff). */
+export function DiffSlot({ diff }: { diff: DiffViewData }) {
+  return <DiffView diff={diff} defaultMode="split" />;
+}
+
+/** DiffView data for a bare file list (a revert preview): statistics computed here, no patch. */
+export function filesToDiff(files: FileDiff[]): DiffViewData {
+  const totalAdditions = files.reduce((n, f) => n + f.additions, 0);
+  const totalDeletions = files.reduce((n, f) => n + f.deletions, 0);
+  const count = (s: FileDiff["status"]) => files.filter((f) => f.status === s).length;
+  const n = files.length;
+  return {
+    files,
+    patch: "",
+    scope: { scope: "session" },
+    stats: {
+      filesChanged: n,
+      filesAdded: count("added"),
+      filesDeleted: count("deleted"),
+      filesModified: count("modified"),
+      totalAdditions,
+      totalDeletions,
+      estimatedLOCImpact: totalAdditions - totalDeletions,
+    },
+    summary: `${n} file${n === 1 ? "" : "s"} changed, ${totalAdditions} insertion${totalAdditions === 1 ? "" : "s"}(+), ${totalDeletions} deletion${totalDeletions === 1 ? "" : "s"}(-)`,
+  };
+}
+
+export function FilesDiff({ files }: { files: FileDiff[] }) {
+  return <DiffView diff={filesToDiff(files)} defaultMode="unified" />;
+}
+
+/** Loads a diff and shows it (with loading and error states). */
+export function LoadedDiff({ load, reloadKey }: { load: () => Promise<DiffViewData>; reloadKey?: unknown }) {
+  const [state, setState] = useState<{ diff?: DiffViewData; error?: string }>({});
+  useEffect(() => {
+    let alive = true;
+    load().then(
+      (diff) => alive && setState({ diff }),
+      (e: unknown) => alive && setState({ error: errorMessage(e) }),
+    );
+    return () => {
+      alive = false;
+    };
+    // The loader is a fresh closure each render; reloadKey says when to fetch again.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [reloadKey]);
+  if (state.error) return <div className="error-text">{state.error}</div>;
+  if (!state.diff) return <div className="muted">Loading diff…</div>;
+  return <DiffSlot diff={state.diff} />;
+}

@@ -1,0 +1,63 @@
+import { useState } from "react";
+import type { AgentInfo } from "../protocol/generated";
+import { useServices } from "./context";
+import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
+import { PromptInput } from "./PromptInput";
+
+/** A project with no session open: the first message creates one (with the chosen agent). */
+export function DraftView({
+  directory,
+  agents,
+  onStart,
+}: {
+  directory: string;
+  agents: AgentInfo[];
+  onStart: (text: string, agent: string | null) => Promise<boolean>;
+}) {
+  const { api } = useServices();
+  const [agent, setAgent] = useState<string | null>(null);
+  const [picker, setPicker] = useState(false);
+  const current = agent ?? "build";
+  const toggle = () => {
+    if (primaryAgents(agents).length >= 3) setPicker(true);
+    else setAgent(toggleTarget(current, agents));
+  };
+  return (
+    <div className="session-layout">
+      <section className="main-col">
+        <header className="conv-header">
+          <h1 className="conv-title">New session</h1>
+        </header>
+        <div className="conversation" data-testid="conversation">
+          <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
+        </div>
+        <div className="input-row">
+          <div className="input-tools">
+            <ModeBadge agent={current} queued={null} onClick={toggle} />
+            {picker && (
+              <AgentPicker
+                agents={agents}
+                current={current}
+                onPick={(a) => {
+                  setAgent(a);
+                  setPicker(false);
+                }}
+                onClose={() => setPicker(false)}
+              />
+            )}
+          </div>
+          <PromptInput
+            loadFiles={() => api.files(directory)}
+            history={[]}
+            onSend={(text) => onStart(text, agent)}
+            onCommand={(name) => {
+              if (name === "plan" || name === "build") setAgent(name);
+            }}
+            onToggleMode={toggle}
+            running={false}
+          />
+        </div>
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,188 @@
+import { memo, useState } from "react";
+import type { Message, Part } from "../protocol/generated";
+import type { ToolInfo } from "../state/session";
+import { formatCost, formatTokens } from "../lib/format";
+import { Markdown } from "./Markdown";
+import { ToolCard } from "./ToolCard";
+
+export interface MessageActions {
+  onDiffStep: (callId: string) => void;
+  onDiffMessage: (messageId: string) => void;
+  onRetry: () => void;
+}
+
+function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <div className="reasoning">
+      <button type="button" className="link-btn" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
+        {open ? "▾" : "▸"} Thinking{streaming ? "…" : ""}
+      </button>
+      {open && <div className="reasoning-text">{text}</div>}
+    </div>
+  );
+}
+
+function Commentary({ perspective, text }: { perspective: string; text: string }) {
+  const mia = perspective === "mia";
+  return (
+    <div className={`commentary commentary-${mia ? "mia" : "miette"}`} data-testid="commentary">
+      <span className="commentary-label">{mia ? "🧠 Mia" : "🌸 Miette"}</span>
+      <span className="commentary-text">{text}</span>
+    </div>
+  );
+}
+
+function textOf(m: Message): string {
+  return m.parts.map((p) => (p.content.type === "text" ? p.content.text : "")).join("");
+}
+
+function UserMessage({ message }: { message: Message }) {
+  const files = message.parts.filter((p) => p.content.type === "file");
+  return (
+    <div className="msg msg-user" data-testid="message-user">
+      <div className="user-text">{textOf(message)}</div>
+      {files.map((p) => (p.content.type === "file" ? <span key={p.id} className="chip mono">@{p.content.path}</span> : null))}
+    </div>
+  );
+}
+
+function SystemNotice({ message }: { message: Message }) {
+  const revert = message.parts.find((p) => p.content.type === "revert")?.content;
+  const summary = message.parts.find((p) => p.content.type === "compaction_summary")?.content;
+  const text = textOf(message);
+  return (
+    <div className={`msg msg-notice notice-${message.type}`} data-testid={message.type === "revert" ? "message-revert" : "message-notice"}>
+      {text && <div>{text}</div>}
+      {revert && revert.type === "revert" && !text && (
+        <div>
+          Reverted{revert.restored.length ? ` · restored ${revert.restored.join(", ")}` : ""}
+          {revert.removed.length ? ` · removed ${revert.removed.join(", ")}` : ""}
+        </div>
+      )}
+      {revert && revert.type === "revert" && revert.conflicts && revert.conflicts.length > 0 && (
+        <div className="muted small">Conflicts: {revert.conflicts.join(", ")}</div>
+      )}
+      {summary && summary.type === "compaction_summary" && (
+        <details>
+          <summary>Summary of {summary.compacted_messages} earlier messages</summary>
+          <Markdown text={summary.summary} />
+        </details>
+      )}
+    </div>
+  );
+}
+
+function AssistantPart({
+  part,
+  tools,
+  streaming,
+  running,
+  hideCommentary,
+  isLast,
+  actions,
+}: {
+  part: Part;
+  tools: Record<string, ToolInfo>;
+  streaming: boolean;
+  running: boolean;
+  hideCommentary: boolean;
+  isLast: boolean;
+  actions: MessageActions;
+}) {
+  const c = part.content;
+  switch (c.type) {
+    case "text":
+      return c.text.trim() ? (
+        <div className="assistant-text" data-testid="assistant-text">
+          <Markdown text={c.text} streaming={streaming} />
+        </div>
+      ) : null;
+    case "reasoning":
+      return <Reasoning text={c.text} streaming={streaming} />;
+    case "commentary":
+      return hideCommentary ? null : <Commentary perspective={c.perspective} text={c.text} />;
+    case "tool_call": {
+      const info = tools[c.call_id] ?? { callId: c.call_id, tool: c.tool, input: c.input, messageId: part.message_id };
+      return <ToolCard info={info} running={running} onDiff={actions.onDiffStep} />;
+    }
+    case "error":
+      return (
+        <div className="part-error" role="alert">
+          <span>
+            {c.message} <span className="muted">({c.kind})</span>
+          </span>
+          {isLast && !running && (
+            <button type="button" className="btn small" data-testid="retry" onClick={actions.onRetry}>
+              Retry
+            </button>
+          )}
+        </div>
+      );
+    case "subagent":
+      return (
+        <div className="muted small">
+          Subagent {c.agent}: {c.description} ({c.status})
+        </div>
+      );
+    case "image":
+      return <div className="muted small">[image: {c.media_type}]</div>;
+    case "file":
+      return <span className="chip mono">@{c.path}</span>;
+    default:
+      // tool_result and snapshot parts are shown inside their tool card.
+      return null;
+  }
+}
+
+function AssistantMessage(props: {
+  message: Message;
+  tools: Record<string, ToolInfo>;
+  streaming: boolean;
+  running: boolean;
+  hideCommentary: boolean;
+  isLast: boolean;
+  actions: MessageActions;
+}) {
+  const { message, tools } = props;
+  const meta = message.metadata;
+  const changesFiles = message.parts.some((p) => p.content.type === "tool_call" && (tools[p.content.call_id]?.files?.length ?? 0) > 0);
+  return (
+    <div className={`msg msg-assistant${props.streaming ? " streaming" : ""}`} data-testid="message-assistant" data-message-id={message.id}>
+      <div className="msg-meta">
+        {meta.agent && <span className="agent-tag">{meta.agent}</span>}
+        {meta.model && <span className="muted mono small">{meta.model}</span>}
+        {meta.tokens && (
+          <span className="muted small" data-testid="message-tokens" title="tokens in / out">
+            ↑{formatTokens(meta.tokens.input)} ↓{formatTokens(meta.tokens.output)}
+          </span>
+        )}
+        {typeof meta.cost_usd === "number" && <span className="muted small">{formatCost(meta.cost_usd)}</span>}
+        {changesFiles && !props.streaming && (
+          <button type="button" className="link-btn small" data-testid="message-diff" onClick={() => props.actions.onDiffMessage(message.id)}>
+            Diff of this message
+          </button>
+        )}
+      </div>
+      {message.parts.map((p) => (
+        <AssistantPart key={p.id} part={p} {...props} />
+      ))}
+      {props.streaming && message.parts.length === 0 && <div className="muted small">…</div>}
+    </div>
+  );
+}
+
+export const MessageView = memo(function MessageView(props: {
+  message: Message;
+  tools: Record<string, ToolInfo>;
+  streaming: boolean;
+  running: boolean;
+  hideCommentary: boolean;
+  isLast: boolean;
+  actions: MessageActions;
+}) {
+  const m = props.message;
+  if (m.type !== "normal" || m.role === "system") return <SystemNotice message={m} />;
+  if (m.role === "user") return <UserMessage message={m} />;
+  return <AssistantMessage {...props} />;
+});

@@ -1,0 +1,250 @@
+import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import fuzzysort from "fuzzysort";
+import { COMMANDS, type SlashCommand } from "./commands";
+
+export interface PromptInputProps {
+  /** Project files for @ mentions (cached by the caller). */
+  loadFiles: () => Promise<string[]>;
+  /** This session's previous user messages, oldest first. */
+  history: string[];
+  /** Resolves false when sending failed: the text stays in the input. */
+  onSend: (text: string) => Promise<boolean>;
+  onCommand: (name: string) => void;
+  /** Tab on an empty input (or with the caret at the start) switches the mode. */
+  onToggleMode: () => void;
+  running: boolean;
+  placeholder?: string;
+}
+
+type Popup =
+  | { kind: "mention"; start: number; query: string }
+  | { kind: "command"; query: string }
+  | null;
+
+const MAX_OPTIONS = 12;
+
+function findPopup(text: string, caret: number): Popup {
+  const before = text.slice(0, caret);
+  const mention = /(^|\s)@([^\s@]*)$/.exec(before);
+  if (mention) return { kind: "mention", start: caret - mention[2]!.length - 1, query: mention[2]! };
+  if (/^\/[\w-]*$/.test(text) && caret === text.length) return { kind: "command", query: text.slice(1) };
+  return null;
+}
+
+export function PromptInput({ loadFiles, history, onSend, onCommand, onToggleMode, running, placeholder }: PromptInputProps) {
+  const [text, setText] = useState("");
+  const [caret, setCaret] = useState(0);
+  const [files, setFiles] = useState<string[] | null>(null);
+  const [active, setActive] = useState(0);
+  const [dismissed, setDismissed] = useState<string | null>(null);
+  const [sending, setSending] = useState(false);
+  /** Position in history while walking with arrows: history.length = the draft. */
+  const [histPos, setHistPos] = useState<number | null>(null);
+  const draft = useRef("");
+  const ref = useRef<HTMLTextAreaElement>(null);
+  const listId = useId();
+
+  const popup = useMemo(() => {
+    const p = findPopup(text, caret);
+    return p && dismissed !== `${p.kind}:${text}` ? p : null;
+  }, [text, caret, dismissed]);
+
+  useEffect(() => {
+    if (popup?.kind === "mention" && files === null) {
+      let alive = true;
+      loadFiles().then(
+        (f) => alive && setFiles(f),
+        () => alive && setFiles([]),
+      );
+      return () => {
+        alive = false;
+      };
+    }
+  }, [popup?.kind, files, loadFiles]);
+
+  const mentionOptions = useMemo(() => {
+    if (popup?.kind !== "mention" || !files) return [];
+    if (!popup.query) return files.slice(0, MAX_OPTIONS);
+    return fuzzysort.go(popup.query, files, { limit: MAX_OPTIONS }).map((r) => r.target);
+  }, [popup, files]);
+
+  const commandOptions: SlashCommand[] = useMemo(
+    () => (popup?.kind === "command" ? COMMANDS.filter((c) => c.name.startsWith(popup.query.toLowerCase())) : []),
+    [popup],
+  );
+
+  const optionCount = popup?.kind === "mention" ? mentionOptions.length : commandOptions.length;
+  const popupOpen = popup !== null && (optionCount > 0 || (popup.kind === "mention" && files === null));
+
+  useEffect(() => setActive(0), [popup?.kind, popup?.query]);
+
+  const setValue = (value: string, caretAt: number) => {
+    setText(value);
+    setCaret(caretAt);
+    requestAnimationFrame(() => {
+      const el = ref.current;
+      if (el) {
+        el.focus();
+        el.setSelectionRange(caretAt, caretAt);
+      }
+    });
+  };
+
+  const pickMention = (path: string) => {
+    if (popup?.kind !== "mention") return;
+    const insert = `@${path} `;
+    const next = text.slice(0, popup.start) + insert + text.slice(caret);
+    setValue(next, popup.start + insert.length);
+  };
+
+  const runCommand = (name: string) => {
+    setValue("", 0);
+    onCommand(name);
+  };
+
+  const send = async () => {
+    const value = text.trim();
+    if (!value || sending) return;
+    if (/^\/[\w-]+$/.test(value) && COMMANDS.some((c) => c.name === value.slice(1))) {
+      runCommand(value.slice(1));
+      return;
+    }
+    setSending(true);
+    const ok = await onSend(value).catch(() => false);
+    setSending(false);
+    if (ok) {
+      setValue("", 0);
+      setHistPos(null);
+    }
+  };
+
+  const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
+    const el = e.currentTarget;
+    if (popupOpen && optionCount > 0) {
+      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
+        e.preventDefault();
+        const d = e.key === "ArrowDown" ? 1 : -1;
+        setActive((a) => (a + d + optionCount) % optionCount);
+        return;
+      }
+      if ((e.key === "Enter" && !e.shiftKey) || (e.key === "Tab" && !e.shiftKey)) {
+        e.preventDefault();
+        if (popup?.kind === "mention") pickMention(mentionOptions[active] ?? mentionOptions[0]!);
+        else if (popup?.kind === "command") runCommand((commandOptions[active] ?? commandOptions[0]!).name);
+        return;
+      }
+    }
+    if (popupOpen && e.key === "Escape") {
+      e.preventDefault();
+      setDismissed(`${popup!.kind}:${text}`);
+      return;
+    }
+    if (e.key === "Tab" && !e.shiftKey && !popupOpen && (text === "" || (el.selectionStart === 0 && el.selectionEnd === 0))) {
+      e.preventDefault();
+      onToggleMode();
+      return;
+    }
+    if (e.key === "Enter" && !e.shiftKey && !e.nativeEvent.isComposing) {
+      e.preventDefault();
+      void send();
+      return;
+    }
+    if (e.key === "ArrowUp" && history.length && !el.value.slice(0, el.selectionStart).includes("\n")) {
+      const pos = histPos ?? history.length;
+      if (pos === 0) return;
+      if (histPos === null) {
+        if (text !== "" && el.selectionStart !== 0) return;
+        draft.current = text;
+      }
+      e.preventDefault();
+      const v = history[pos - 1]!;
+      setHistPos(pos - 1);
+      setValue(v, v.length);
+      return;
+    }
+    if (e.key === "ArrowDown" && histPos !== null && !el.value.slice(el.selectionEnd).includes("\n")) {
+      e.preventDefault();
+      const pos = histPos + 1;
+      if (pos >= history.length) {
+        setHistPos(null);
+        setValue(draft.current, draft.current.length);
+      } else {
+        setHistPos(pos);
+        setValue(history[pos]!, history[pos]!.length);
+      }
+    }
+  };
+
+  const activeId = popupOpen && optionCount ? `${listId}-${active}` : undefined;
+
+  return (
+    <div className="prompt">
+      {popupOpen && popup?.kind === "mention" && (
+        <ul className="popup" role="listbox" id={listId} data-testid="mention-popup" aria-label="Files">
+          {files === null && <li className="muted small">Loading files…</li>}
+          {mentionOptions.map((f, i) => (
+            <li
+              key={f}
+              id={`${listId}-${i}`}
+              role="option"
+              aria-selected={i === active}
+              className={i === active ? "active" : ""}
+              data-testid="mention-option"
+              onMouseDown={(e) => {
+                e.preventDefault();
+                pickMention(f);
+              }}
+            >
+              <span className="mono">{f}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {popupOpen && popup?.kind === "command" && (
+        <ul className="popup" role="listbox" id={listId} data-testid="command-menu" aria-label="Commands">
+          {commandOptions.map((c, i) => (
+            <li
+              key={c.name}
+              id={`${listId}-${i}`}
+              role="option"
+              aria-selected={i === active}
+              className={i === active ? "active" : ""}
+              data-testid="command-option"
+              onMouseDown={(e) => {
+                e.preventDefault();
+                runCommand(c.name);
+              }}
+            >
+              <span className="mono">/{c.name}</span> <span className="muted">{c.description}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <textarea
+        ref={ref}
+        className="prompt-input"
+        data-testid="prompt-input"
+        aria-label="Message"
+        placeholder={placeholder ?? (running ? "A turn is running… (Stop to cancel)" : "Ask mia-code… (@ file, / command, Tab: plan/build)")}
+        rows={Math.min(10, Math.max(2, text.split("\n").length))}
+        value={text}
+        role="combobox"
+        aria-expanded={popupOpen}
+        aria-controls={popupOpen ? listId : undefined}
+        aria-activedescendant={activeId}
+        aria-autocomplete="list"
+        onChange={(e) => {
+          setText(e.target.value);
+          setCaret(e.target.selectionStart);
+          setDismissed(null);
+          setHistPos(null);
+        }}
+        onSelect={(e) => setCaret(e.currentTarget.selectionStart)}
+        onKeyDown={onKeyDown}
+      />
+      <button type="button" className="btn primary" data-testid="send" onClick={() => void send()} disabled={!text.trim() || sending || running}>
+        Send
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,362 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { AgentInfo, Event, PermissionReplyKind, RevertSummary } from "../protocol/generated";
+import { PermissionDialog } from "../components";
+import { fromDetail, sessionTotals, userTexts } from "../state/session";
+import { SessionStore, useSessionState } from "../state/store";
+import { errorMessage } from "../lib/api";
+import { formatCost, formatTokens, toolTarget } from "../lib/format";
+import { useServices, useToast } from "./context";
+import { Conversation } from "./Conversation";
+import type { MessageActions } from "./MessageView";
+import { PromptInput } from "./PromptInput";
+import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
+import { RightPanel, type PanelTab } from "./RightPanel";
+import { Modal } from "./Modal";
+import { LoadedDiff } from "./DiffSlot";
+import { HelpText } from "./Help";
+import { useLocalFlag } from "./useLocalFlag";
+
+const filesCache = new Map<string, Promise<string[]>>();
+
+export interface SessionViewProps {
+  sessionId: string;
+  directory: string;
+  agents: AgentInfo[];
+  /** Text to send once the session is open (the first message of a new session). */
+  initialPrompt?: string | null;
+  onInitialSent?: () => void;
+  onNewSession: () => void;
+  onSessionsChanged: () => void;
+}
+
+type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
+
+export function SessionView(props: SessionViewProps) {
+  const { sessionId, directory, agents } = props;
+  const { api, transport, platform } = useServices();
+  const toast = useToast();
+  const store = useMemo(() => new SessionStore(sessionId), [sessionId]);
+  const state = useSessionState(store);
+  const [hideCommentary, setHideCommentary] = useLocalFlag("mia-code.hideCommentary", false);
+  const [panel, setPanel] = useState<PanelTab | null>("changes");
+  const [timelineKey, setTimelineKey] = useState(0);
+  const [diff, setDiff] = useState<DiffTarget>(null);
+  const [picker, setPicker] = useState(false);
+  const [help, setHelp] = useState(false);
+  const propsRef = useRef(props);
+  propsRef.current = props;
+
+  const load = useCallback(async () => {
+    try {
+      const detail = await api.session(sessionId);
+      store.set(fromDetail(detail));
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  }, [api, sessionId, store, toast]);
+
+  // Events: subscribe first, then load (so nothing falls between), then send a pending first message.
+  useEffect(() => {
+    let opened = false;
+    let alive = true;
+    const onOpen = async () => {
+      if (opened) return;
+      opened = true;
+      await load();
+      const first = propsRef.current.initialPrompt;
+      if (alive && first) {
+        propsRef.current.onInitialSent?.();
+        try {
+          store.update((s) => ({ ...s, running: true, error: null }));
+          await api.send(sessionId, first);
+        } catch (e) {
+          store.update((s) => ({ ...s, running: false }));
+          toast(errorMessage(e));
+        }
+      }
+    };
+    const onEvent = (e: Event) => {
+      store.dispatch(e);
+      sideEffects(e);
+    };
+    const sideEffects = (e: Event) => {
+      switch (e.type) {
+        case "permission_asked":
+          platform.notify("mia-code needs permission", `${e.request.tool} ${e.request.target}`);
+          break;
+        case "turn_finished":
+          platform.notify("mia-code", `Turn finished (${e.end})`);
+          setTimelineKey((k) => k + 1);
+          propsRef.current.onSessionsChanged();
+          break;
+        case "snapshot":
+        case "message_stored":
+          setTimelineKey((k) => k + 1);
+          break;
+        case "session_updated":
+          propsRef.current.onSessionsChanged();
+          break;
+        default:
+      }
+    };
+    const stop = transport.subscribe(sessionId, onEvent, (s) => {
+      if (s === "open") {
+        if (opened) void load();
+        else void onOpen();
+      } else if (s === "lagged") void load();
+    });
+    // Some transports never report "open" (or report it late): do not wait forever.
+    const timer = setTimeout(() => void onOpen(), 1500);
+    return () => {
+      alive = false;
+      clearTimeout(timer);
+      stop();
+    };
+  }, [api, load, platform, sessionId, store, toast, transport]);
+
+  const history = useMemo(() => userTexts(state.messages), [state.messages]);
+  const totals = useMemo(() => sessionTotals(state.messages), [state.messages]);
+
+  const send = useCallback(
+    async (text: string): Promise<boolean> => {
+      if (store.getState().running) {
+        toast("A turn is running: wait for it to finish or press Stop.", "info");
+        return false;
+      }
+      store.update((s) => ({ ...s, running: true, error: null }));
+      try {
+        await api.send(sessionId, text);
+        return true;
+      } catch (e) {
+        store.update((s) => ({ ...s, running: false }));
+        toast(errorMessage(e));
+        return false;
+      }
+    },
+    [api, sessionId, store, toast],
+  );
+
+  const retry = useCallback(() => {
+    const last = userTexts(store.getState().messages).at(-1);
+    if (last) void send(last);
+  }, [send, store]);
+
+  const switchTo = useCallback(
+    async (agent: string) => {
+      setPicker(false);
+      const s = store.getState();
+      if (agent === s.agent && !s.queuedAgent) return;
+      const prev = { agent: s.agent, queuedAgent: s.queuedAgent };
+      store.update((x) => (x.running ? { ...x, queuedAgent: agent } : { ...x, agent, queuedAgent: null }));
+      try {
+        await api.switchAgent(sessionId, agent);
+      } catch (e) {
+        store.update((x) => ({ ...x, ...prev }));
+        toast(errorMessage(e));
+      }
+    },
+    [api, sessionId, store, toast],
+  );
+
+  const toggleMode = useCallback(() => {
+    if (primaryAgents(agents).length >= 3) {
+      setPicker(true);
+      return;
+    }
+    const s = store.getState();
+    void switchTo(toggleTarget(s.queuedAgent ?? s.agent, agents));
+  }, [agents, store, switchTo]);
+
+  // Tab with nothing focused (outside any field or button) also toggles.
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Tab" || e.shiftKey || e.defaultPrevented) return;
+      const t = e.target as HTMLElement | null;
+      if (t && t !== document.body && t !== document.documentElement) return;
+      if (document.querySelector("[aria-modal='true']")) return;
+      e.preventDefault();
+      toggleMode();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [toggleMode]);
+
+  const reportHistory = useCallback(
+    (r: RevertSummary) => {
+      if (r.applied) toast(r.message, "info");
+      else toast(r.conflicts.length ? `Nothing changed: ${r.conflicts.map((c) => `${c.path} (${c.reason})`).join(", ")}` : r.message);
+      setTimelineKey((k) => k + 1);
+    },
+    [toast],
+  );
+
+  const onCommand = useCallback(
+    (name: string) => {
+      const run = async (p: Promise<RevertSummary>) => {
+        try {
+          reportHistory(await p);
+        } catch (e) {
+          toast(errorMessage(e));
+        }
+      };
+      switch (name) {
+        case "undo":
+          void run(api.undo(sessionId));
+          break;
+        case "redo":
+          void run(api.redo(sessionId));
+          break;
+        case "revert":
+        case "snapshots":
+          setPanel("changes");
+          break;
+        case "diff":
+          setPanel("diff");
+          break;
+        case "new":
+          props.onNewSession();
+          break;
+        case "plan":
+        case "build":
+          void switchTo(name);
+          break;
+        case "help":
+          setHelp(true);
+          break;
+        default:
+      }
+    },
+    [api, props, reportHistory, sessionId, switchTo, toast],
+  );
+
+  const actions: MessageActions = useMemo(
+    () => ({
+      onDiffStep: (callId) => {
+        const info = store.getState().tools[callId];
+        setDiff({ title: `Diff: ${info?.tool ?? "step"} ${toolTarget(info?.input)}`.trim(), scope: { step: callId } });
+      },
+      onDiffMessage: (messageId) => setDiff({ title: "Diff of this message", scope: { message: messageId } }),
+      onRetry: retry,
+    }),
+    [retry, store],
+  );
+
+  const reply = useCallback(
+    async (requestId: string, r: PermissionReplyKind) => {
+      try {
+        await api.reply(sessionId, requestId, r);
+      } catch (e) {
+        toast(errorMessage(e));
+        throw e;
+      }
+    },
+    [api, sessionId, toast],
+  );
+
+  const stop = async () => {
+    try {
+      await api.cancel(sessionId);
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  };
+
+  const title = state.session?.title || "New session";
+  const canRetry = !state.running && history.length > 0;
+
+  return (
+    <div className={`session-layout${panel ? " with-panel" : ""}`}>
+      <section className="main-col" aria-label="Conversation">
+        <header className="conv-header">
+          <h1 className="conv-title" title={state.session?.slug}>
+            {title}
+          </h1>
+          <span className="session-cost muted small" data-testid="session-cost" title="Session total: tokens in / out, cost">
+            ↑{formatTokens(totals.input)} ↓{formatTokens(totals.output)}
+            {totals.priced ? ` · ${formatCost(totals.cost)}` : ""}
+          </span>
+          <button
+            type="button"
+            className={`btn small toggle${hideCommentary ? " on" : ""}`}
+            data-testid="toggle-commentary"
+            aria-pressed={hideCommentary}
+            onClick={() => setHideCommentary(!hideCommentary)}
+          >
+            {hideCommentary ? "Show commentary" : "Hide commentary"}
+          </button>
+          <button type="button" className="btn small" onClick={() => setPanel(panel ? null : "changes")} aria-pressed={panel !== null}>
+            {panel ? "Hide panel" : "Changes"}
+          </button>
+        </header>
+        <Conversation state={state} hideCommentary={hideCommentary} actions={actions} />
+        {state.retrying && (
+          <div className="status-line muted small" role="status">
+            Retrying (attempt {state.retrying.attempt}) in {Math.round(state.retrying.delayMs / 1000)} s: {state.retrying.reason}
+          </div>
+        )}
+        {state.error && (
+          <div className="error-banner" role="alert" data-testid="error-banner">
+            <span>{state.error.message}</span>
+            {canRetry && (
+              <button type="button" className="btn small" data-testid="retry" onClick={retry}>
+                Retry
+              </button>
+            )}
+            <button type="button" className="icon-btn" aria-label="Dismiss error" onClick={() => store.update((s) => ({ ...s, error: null }))}>
+              ×
+            </button>
+          </div>
+        )}
+        <div className="input-row">
+          <div className="input-tools">
+            <ModeBadge agent={state.agent} queued={state.queuedAgent} onClick={toggleMode} />
+            {picker && <AgentPicker agents={agents} current={state.agent} onPick={(a) => void switchTo(a)} onClose={() => setPicker(false)} />}
+            {state.running && (
+              <button type="button" className="btn danger small" data-testid="stop" onClick={() => void stop()}>
+                ■ Stop
+              </button>
+            )}
+            {state.running && <span className="muted small running-dot">working…</span>}
+          </div>
+          <PromptInput
+            loadFiles={() => {
+              let p = filesCache.get(directory);
+              if (!p) {
+                p = api.files(directory);
+                filesCache.set(directory, p);
+                p.catch(() => filesCache.delete(directory));
+              }
+              return p;
+            }}
+            history={history}
+            onSend={send}
+            onCommand={onCommand}
+            onToggleMode={toggleMode}
+            running={state.running}
+          />
+        </div>
+      </section>
+      {panel && (
+        <RightPanel
+          tab={panel}
+          onTab={setPanel}
+          sessionId={sessionId}
+          refreshKey={timelineKey}
+          busy={state.running}
+          onResult={reportHistory}
+        />
+      )}
+      <PermissionDialog requests={state.permissions} onReply={reply} />
+      {diff && (
+        <Modal title={diff.title} onClose={() => setDiff(null)} wide testId="diff-modal">
+          <LoadedDiff load={() => api.diff(sessionId, diff.scope)} reloadKey={JSON.stringify(diff.scope)} />
+        </Modal>
+      )}
+      {help && (
+        <Modal title="Help" onClose={() => setHelp(false)}>
+          <HelpText />
+        </Modal>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,307 @@
+import { useCallback, useEffect, useState } from "react";
+import type { ApprovalView, PermissionsView, ProviderInfo, SettingsView } from "../protocol/generated";
+import { errorMessage } from "../lib/api";
+import { relativeTime } from "../lib/format";
+import { useServices, useToast } from "./context";
+import { Modal } from "./Modal";
+
+export function Settings({ directory, onClose }: { directory: string | null; onClose: () => void }) {
+  const { api } = useServices();
+  const toast = useToast();
+  const [view, setView] = useState<SettingsView | null>(null);
+  const reload = useCallback(() => {
+    api.settings(directory ?? undefined).then(setView, (e: unknown) => toast(errorMessage(e)));
+  }, [api, directory, toast]);
+  useEffect(reload, [reload]);
+
+  return (
+    <Modal title="Settings" onClose={onClose} wide testId="settings">
+      {!view && <p className="muted">Loading…</p>}
+      {view && (
+        <div className="settings">
+          <section>
+            <h3>Providers</h3>
+            <table className="table">
+              <thead>
+                <tr>
+                  <th>Provider</th>
+                  <th>Kind</th>
+                  <th>Base URL</th>
+                  <th>Key</th>
+                  <th>Set key</th>
+                </tr>
+              </thead>
+              <tbody>
+                {view.providers.map((p) => (
+                  <ProviderRow key={p.id} provider={p} onChanged={reload} />
+                ))}
+              </tbody>
+            </table>
+            <p className="muted small">Keys go to the OS keychain (or mia-code's 0600 credentials file); the UI never keeps them.</p>
+          </section>
+          <Defaults view={view} onSaved={setView} />
+          {directory && <Rules directory={directory} agents={view.agents.map((a) => a.name)} defaultAgent={view.default_agent} />}
+          {directory && <Approvals directory={directory} />}
+          <p className="muted small">
+            Written to <span className="mono">{view.global_config}</span>. Read: {view.config_files.map((f) => <span key={f} className="mono">{f} </span>)}
+          </p>
+        </div>
+      )}
+    </Modal>
+  );
+}
+
+function ProviderRow({ provider, onChanged }: { provider: ProviderInfo; onChanged: () => void }) {
+  const { api } = useServices();
+  const toast = useToast();
+  const [key, setKey] = useState("");
+  const [busy, setBusy] = useState(false);
+  const save = async () => {
+    setBusy(true);
+    try {
+      await api.setKey(provider.id, key);
+      setKey("");
+      toast(`Key saved for ${provider.id}`, "info");
+      onChanged();
+    } catch (e) {
+      toast(errorMessage(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const remove = async () => {
+    try {
+      await api.removeKey(provider.id);
+      toast(`Key removed for ${provider.id}`, "info");
+      onChanged();
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  };
+  return (
+    <tr data-testid="provider-row" data-provider={provider.id}>
+      <td className="mono">{provider.id}</td>
+      <td>{provider.kind}</td>
+      <td className="mono small">{provider.base_url ?? "default"}</td>
+      <td className="small">{provider.key_source ?? <span className="muted">none</span>}</td>
+      <td>
+        <form
+          className="row"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (key) void save();
+          }}
+        >
+          <input
+            className="input"
+            type="password"
+            autoComplete="off"
+            aria-label={`API key for ${provider.id}`}
+            data-testid="provider-key"
+            value={key}
+            onChange={(e) => setKey(e.target.value)}
+          />
+          <button type="submit" className="btn small" disabled={!key || busy}>
+            Save
+          </button>
+          {provider.key_source && provider.key_source !== "config" && !provider.key_source.startsWith("env:") && (
+            <button type="button" className="btn small" onClick={() => void remove()}>
+              Remove
+            </button>
+          )}
+        </form>
+      </td>
+    </tr>
+  );
+}
+
+function Defaults({ view, onSaved }: { view: SettingsView; onSaved: (v: SettingsView) => void }) {
+  const { api } = useServices();
+  const toast = useToast();
+  const [agent, setAgent] = useState(view.default_agent);
+  const [model, setModel] = useState(view.model ?? "");
+  const [perAgent, setPerAgent] = useState<Record<string, string>>(() =>
+    Object.fromEntries(view.agents.map((a) => [a.name, a.model ?? ""])),
+  );
+  const models = view.providers.flatMap((p) => (p.models ?? []).map((m) => `${p.id}/${m}`));
+  const save = async () => {
+    try {
+      const agent_models: Record<string, string> = {};
+      for (const a of view.agents) if ((a.model ?? "") !== (perAgent[a.name] ?? "")) agent_models[a.name] = perAgent[a.name] ?? "";
+      const next = await api.updateSettings({ default_agent: agent, model, agent_models });
+      onSaved(next);
+      toast("Settings saved", "info");
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  };
+  return (
+    <section>
+      <h3>Defaults</h3>
+      <datalist id="model-options">
+        {models.map((m) => (
+          <option key={m} value={m} />
+        ))}
+      </datalist>
+      <div className="grid2">
+        <label>
+          Default agent
+          <select className="input" value={agent} onChange={(e) => setAgent(e.target.value)} data-testid="default-agent">
+            {view.agents
+              .filter((a) => a.mode !== "subagent")
+              .map((a) => (
+                <option key={a.name} value={a.name}>
+                  {a.name}
+                </option>
+              ))}
+          </select>
+        </label>
+        <label>
+          Default model
+          <input className="input mono" list="model-options" value={model} onChange={(e) => setModel(e.target.value)} placeholder="provider/model" data-testid="default-model" />
+        </label>
+        {view.agents.map((a) => (
+          <label key={a.name}>
+            Model for {a.name}
+            <input
+              className="input mono"
+              list="model-options"
+              value={perAgent[a.name] ?? ""}
+              placeholder="(default)"
+              onChange={(e) => setPerAgent({ ...perAgent, [a.name]: e.target.value })}
+            />
+          </label>
+        ))}
+      </div>
+      <div className="row-end">
+        <button type="button" className="btn primary" onClick={() => void save()} data-testid="save-settings">
+          Save defaults
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function Rules({ directory, agents, defaultAgent }: { directory: string; agents: string[]; defaultAgent: string }) {
+  const { api } = useServices();
+  const [agent, setAgent] = useState(defaultAgent);
+  const [view, setView] = useState<PermissionsView | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let alive = true;
+    setView(null);
+    api.permissions(directory, agent).then(
+      (v) => {
+        if (alive) {
+          setView(v);
+          setError(null);
+        }
+      },
+      (e: unknown) => alive && setError(errorMessage(e)),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [api, directory, agent]);
+  return (
+    <section>
+      <h3>
+        Permission rules for{" "}
+        <select className="input inline" value={agent} onChange={(e) => setAgent(e.target.value)} aria-label="Agent" data-testid="rules-agent">
+          {agents.map((a) => (
+            <option key={a}>{a}</option>
+          ))}
+        </select>
+      </h3>
+      {error && <p className="error-text">{error}</p>}
+      {view && (
+        <>
+          {!view.trusted && <p className="warning small">This project is not trusted: its own config is not applied.</p>}
+          {view.warnings.map((w) => (
+            <p key={w} className="warning small" role="note">
+              ⚠ {w}
+            </p>
+          ))}
+          <div className="table-scroll">
+            <table className="table" data-testid="rules-table">
+              <thead>
+                <tr>
+                  <th>#</th>
+                  <th>Permission</th>
+                  <th>Pattern</th>
+                  <th>Action</th>
+                  <th>Layer</th>
+                  <th>Source</th>
+                </tr>
+              </thead>
+              <tbody>
+                {view.rules.map((r, i) => (
+                  <tr key={i}>
+                    <td className="muted">{i + 1}</td>
+                    <td className="mono">{r.permission}</td>
+                    <td className="mono">{r.pattern ?? "*"}</td>
+                    <td className={`action-${r.action}`}>{r.action}</td>
+                    <td>{r.layer}</td>
+                    <td className="mono small">{r.source}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+function Approvals({ directory }: { directory: string }) {
+  const { api } = useServices();
+  const toast = useToast();
+  const [list, setList] = useState<ApprovalView[] | null>(null);
+  const reload = useCallback(() => {
+    api.approvals(directory).then(setList, (e: unknown) => toast(errorMessage(e)));
+  }, [api, directory, toast]);
+  useEffect(reload, [reload]);
+  const revoke = async (id: number) => {
+    try {
+      await api.revokeApproval(directory, id);
+      reload();
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  };
+  return (
+    <section>
+      <h3>Project approvals</h3>
+      {list?.length === 0 && <p className="muted small">No "always for this project" approvals.</p>}
+      {list && list.length > 0 && (
+        <table className="table" data-testid="approvals">
+          <thead>
+            <tr>
+              <th>Permission</th>
+              <th>Pattern</th>
+              <th>Agent</th>
+              <th>Added</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((a) => (
+              <tr key={a.id}>
+                <td className="mono">{a.permission}</td>
+                <td className="mono">{a.pattern}</td>
+                <td>{a.agent ?? "any"}</td>
+                <td className="small">{relativeTime(a.created_at)}</td>
+                <td>
+                  <button type="button" className="btn small" onClick={() => void revoke(a.id)} data-testid="revoke-approval">
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,37 @@
+import { useState } from "react";
+
+/** Shown in a browser opened without `#token=`: the token printed by `mia-code serve`. */
+export function TokenScreen({ onToken }: { onToken: (token: string) => void }) {
+  const [token, setToken] = useState("");
+  return (
+    <main className="token-screen">
+      <form
+        className="card stack"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (token.trim()) onToken(token.trim());
+        }}
+      >
+        <h1>mia-code</h1>
+        <label className="stack">
+          <span>
+            Paste the token printed by <code>mia-code serve</code>
+          </span>
+          <input
+            className="input mono"
+            type="password"
+            autoComplete="off"
+            data-testid="token-input"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            autoFocus
+          />
+        </label>
+        <button type="submit" className="btn primary" disabled={!token.trim()}>
+          Connect
+        </button>
+        <p className="muted small">Or open the URL it printed (it carries the token after #token=).</p>
+      </form>
+    </main>
+  );
+}

@@ -1,0 +1,98 @@
+import { memo, useState } from "react";
+import type { ToolInfo } from "../state/session";
+import { describeDecision, formatDuration, toolTarget } from "../lib/format";
+
+const MAX_LINES = 200;
+const PREVIEW_LINES = 6;
+
+function ResultText({ output, expanded }: { output: string; expanded: boolean }) {
+  const [all, setAll] = useState(false);
+  const lines = output.split("\n");
+  const limit = expanded ? MAX_LINES : PREVIEW_LINES;
+  const cut = !all && lines.length > limit;
+  return (
+    <>
+      <pre className="tool-output">{cut ? lines.slice(0, limit).join("\n") : output}</pre>
+      {cut && expanded && (
+        <button type="button" className="link-btn" onClick={() => setAll(true)}>
+          Show all {lines.length} lines
+        </button>
+      )}
+      {cut && !expanded && <span className="muted small">… {lines.length - limit} more lines</span>}
+    </>
+  );
+}
+
+function argsText(input: unknown): string {
+  if (input === null || input === undefined) return "";
+  try {
+    return JSON.stringify(input, null, 2);
+  } catch {
+    return String(input);
+  }
+}
+
+/** One tool call: header (tool, target, status), arguments, result, decision, changed files. */
+export const ToolCard = memo(function ToolCard({
+  info,
+  running,
+  onDiff,
+}: {
+  info: ToolInfo;
+  running: boolean;
+  onDiff: (callId: string) => void;
+}) {
+  const [expanded, setExpanded] = useState(false);
+  const done = info.output !== undefined;
+  const status = !done ? (running ? "running" : "stopped") : info.isError ? "error" : "ok";
+  const target = toolTarget(info.input);
+  const files = info.files ?? [];
+  return (
+    <div className={`tool-card tool-${status}`} data-testid="tool-card" data-tool={info.tool} data-call-id={info.callId}>
+      <button type="button" className="tool-head" aria-expanded={expanded} onClick={() => setExpanded((x) => !x)}>
+        <span className="chev" aria-hidden>
+          {expanded ? "▾" : "▸"}
+        </span>
+        <span className="tool-name">{info.tool}</span>
+        {target && <span className="tool-target mono">{target}</span>}
+        <span className="tool-status" aria-label={status}>
+          {status === "running" ? "…" : status === "ok" ? "✓" : status === "error" ? "✗" : "■"}
+        </span>
+        {info.durationMs !== undefined && <span className="muted small">{formatDuration(info.durationMs)}</span>}
+      </button>
+      {expanded && info.input !== null && info.input !== undefined && (
+        <pre className="tool-args mono" aria-label="Arguments">
+          {argsText(info.input)}
+        </pre>
+      )}
+      {info.decision && (
+        <div className={`tool-decision decision-${info.decision.decision}`} data-testid="tool-card-decision">
+          {describeDecision(info.decision)}
+        </div>
+      )}
+      {done && (
+        <div className="tool-result" data-testid="tool-card-result">
+          <ResultText output={info.output ?? ""} expanded={expanded} />
+        </div>
+      )}
+      {info.snapshotUnavailable && <div className="muted small">Undo unavailable: {info.snapshotUnavailable}</div>}
+      {files.length > 0 && (
+        <div className="tool-files">
+          <ul>
+            {files.map((f) => (
+              <li key={f.path}>
+                <span className={`kind kind-${f.kind}`}>{f.kind[0]?.toUpperCase()}</span>
+                <span className="mono">{f.path}</span>
+                <span className="add">+{f.additions ?? 0}</span>
+                <span className="del">−{f.deletions ?? 0}</span>
+              </li>
+            ))}
+          </ul>
+          <button type="button" className="btn small" data-testid="tool-card-diff" onClick={() => onDiff(info.callId)}>
+            Diff
+          </button>
+        </div>
+      )}
+    </div>
+  );
+});

@@ -1,0 +1,18 @@
+export interface SlashCommand {
+  name: string;
+  description: string;
+}
+
+export const COMMANDS: SlashCommand[] = [
+  { name: "undo", description: "Undo the last file-changing step" },
+  { name: "redo", description: "Redo what the last undo/revert changed" },
+  { name: "revert", description: "Revert to an earlier point (opens the timeline)" },
+  { name: "snapshots", description: "Show the session's snapshots (timeline)" },
+  { name: "diff", description: "Show the diff of the whole session" },
+  { name: "new", description: "Start a new session" },
+  { name: "plan", description: "Switch to the plan agent (read-only)" },
+  { name: "build", description: "Switch to the build agent" },
+  { name: "help", description: "Keyboard shortcuts and commands" },
+];
+
+export type CommandName = (typeof COMMANDS)[number]["name"];

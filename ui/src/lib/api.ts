@@ -1,0 +1,93 @@
+import type {
+  AgentInfo,
+  ApprovalView,
+  DiffView,
+  HistoryAction,
+  PermissionReplyKind,
+  PermissionsView,
+  ProjectSummary,
+  RevertPreview,
+  RevertSummary,
+  ServerInfo,
+  Session,
+  SessionDetail,
+  SessionSummary,
+  SettingsUpdate,
+  SettingsView,
+  TimelineStep,
+} from "../protocol/generated";
+import { ApiError, type Transport } from "../transport/types";
+
+const q = (params: Record<string, string | undefined>) => {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) p.set(k, v);
+  return p.toString();
+};
+const enc = encodeURIComponent;
+
+/** Typed calls of docs/api.md over whichever transport was chosen. */
+export function makeApi(t: Transport) {
+  const s = (id: string) => `/api/sessions/${enc(id)}`;
+  /** A 409 on undo/revert/redo carries a RevertSummary with the conflicts: return it. */
+  const history = async (path: string, body: unknown): Promise<RevertSummary> => {
+    try {
+      return await t.request<RevertSummary>("POST", path, body);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 409 && isSummary(e.body)) return e.body;
+      throw e;
+    }
+  };
+  return {
+    info: () => t.request<ServerInfo>("GET", "/api/info"),
+    projects: () => t.request<ProjectSummary[]>("GET", "/api/projects"),
+    sessions: (project: string, archived: boolean) =>
+      t.request<SessionSummary[]>("GET", `/api/sessions?${q({ project, archived: archived ? "true" : undefined })}`),
+    createSession: (directory: string, agent?: string) =>
+      t.request<Session>("POST", "/api/sessions", agent ? { directory, agent } : { directory }),
+    session: (id: string) => t.request<SessionDetail>("GET", s(id)),
+    updateSession: (id: string, body: { title?: string; archived?: boolean }) => t.request<Session>("PATCH", s(id), body),
+    deleteSession: (id: string) => t.request<void>("DELETE", s(id)),
+    send: (id: string, text: string) => t.request<void>("POST", `${s(id)}/messages`, { text }),
+    reply: (id: string, requestId: string, reply: PermissionReplyKind) =>
+      t.request<void>("POST", `${s(id)}/permissions/${enc(requestId)}`, { reply }),
+    cancel: (id: string) => t.request<void>("POST", `${s(id)}/cancel`),
+    switchAgent: (id: string, agent: string) => t.request<void>("POST", `${s(id)}/agent`, { agent }),
+    undo: (id: string, step?: string | null, force = false) =>
+      history(`${s(id)}/undo`, step ? { step, force } : { force }),
+    redo: (id: string, force = false) => history(`${s(id)}/redo`, { force }),
+    revert: (id: string, messageId: string, force = false) => history(`${s(id)}/revert`, { message_id: messageId, force }),
+    timeline: (id: string) => t.request<TimelineStep[]>("GET", `${s(id)}/timeline`),
+    preview: (id: string, action: HistoryAction) => t.request<RevertPreview>("POST", `${s(id)}/preview`, action),
+    diff: (id: string, scope: "session" | { message: string } | { step: string }) => {
+      const query =
+        scope === "session"
+          ? q({ scope: "session" })
+          : "message" in scope
+            ? q({ scope: "message", message_id: scope.message })
+            : q({ scope: "step", step: scope.step });
+      return t.request<DiffView>("GET", `${s(id)}/diff?${query}`);
+    },
+    agents: (directory: string) => t.request<AgentInfo[]>("GET", `/api/agents?${q({ directory })}`),
+    files: (directory: string) => t.request<string[]>("GET", `/api/files?${q({ directory })}`),
+    settings: (directory?: string) => t.request<SettingsView>("GET", `/api/settings${directory ? `?${q({ directory })}` : ""}`),
+    updateSettings: (u: SettingsUpdate) => t.request<SettingsView>("PUT", "/api/settings", u),
+    setKey: (provider: string, key: string) => t.request<void>("PUT", `/api/settings/keys/${enc(provider)}`, { key }),
+    removeKey: (provider: string) => t.request<void>("DELETE", `/api/settings/keys/${enc(provider)}`),
+    permissions: (directory: string, agent: string) =>
+      t.request<PermissionsView>("GET", `/api/permissions?${q({ directory, agent })}`),
+    approvals: (directory: string) => t.request<ApprovalView[]>("GET", `/api/approvals?${q({ directory })}`),
+    revokeApproval: (directory: string, id: number) =>
+      t.request<void>("DELETE", `/api/approvals/${id}?${q({ directory })}`),
+  };
+}
+
+export type Api = ReturnType<typeof makeApi>;
+
+function isSummary(v: unknown): v is RevertSummary {
+  return !!v && typeof v === "object" && "applied" in v && "conflicts" in v;
+}
+
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,56 @@
+export function relativeTime(ms: number, now: number = Date.now()): string {
+  const d = Math.max(0, now - ms);
+  const s = Math.floor(d / 1000);
+  if (s < 45) return "just now";
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const h = Math.round(m / 60);
+  if (h < 24) return `${h} h ago`;
+  const days = Math.round(h / 24);
+  if (days < 30) return `${days} d ago`;
+  return new Date(ms).toLocaleDateString();
+}
+
+export function formatCost(usd: number): string {
+  if (usd === 0) return "$0";
+  if (usd < 0.01) return `$${usd.toFixed(4)}`;
+  return `$${usd.toFixed(2)}`;
+}
+
+export function formatTokens(n: number): string {
+  if (n >= 1_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
+  if (n >= 10_000) return `${Math.round(n / 1000)}k`;
+  if (n >= 1000) return `${(n / 1000).toFixed(1)}k`;
+  return String(n);
+}
+
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function baseName(path: string): string {
+  const trimmed = path.replace(/[\\/]+$/, "");
+  const i = Math.max(trimmed.lastIndexOf("/"), trimmed.lastIndexOf("\\"));
+  return i >= 0 ? trimmed.slice(i + 1) || trimmed : trimmed;
+}
+
+/** The short target of a tool call for its card header (path, command, pattern, URL). */
+export function toolTarget(input: unknown): string {
+  if (!input || typeof input !== "object") return "";
+  const o = input as Record<string, unknown>;
+  for (const k of ["path", "file_path", "filePath", "command", "pattern", "url", "query", "description"]) {
+    const v = o[k];
+    if (typeof v === "string" && v) return v.length > 80 ? `${v.slice(0, 77)}…` : v;
+  }
+  return "";
+}
+
+/** "allowed once by you", "denied by rule: …". */
+export function describeDecision(d: { decision: string; by: string; reason: string }): string {
+  const verb = d.decision === "allow" ? "allowed" : d.decision === "deny" ? "denied" : d.decision;
+  const who = d.by === "user" ? "you" : d.by;
+  const reason = d.reason && d.by !== "user" ? `: ${d.reason}` : "";
+  return `${verb} by ${who}${reason}`;
+}
