@@ -143,27 +143,35 @@ describe("DiffView", () => {
     }
   });
 
-  it("keeps a 5,000-line file collapsed behind a show button", () => {
+  it("renders a 5,000-line file virtualised: only the visible rows are in the page", () => {
     const big = bigFile(5000);
     render(<DiffView diff={{ ...sessionDiff, files: [sessionDiff.files[0]!, big] }} />);
     const section = fileEl(big.file);
-    expect(section).toHaveTextContent("5,000 lines hidden");
-    expect(within(section).queryAllByTestId("diff-line-add")).toHaveLength(0);
-    expect(within(section).getByRole("button", { name: "Show 5,000 lines" })).toBeInTheDocument();
-    // The small file next to it is shown as usual.
+    expect(within(section).getByRole("region", { name: "5,001 diff rows" })).toBeInTheDocument();
+    const rendered = within(section).getAllByTestId("diff-line-add");
+    expect(rendered.length).toBeGreaterThan(10);
+    expect(rendered.length).toBeLessThan(200);
+    expect(rendered[0]).toHaveTextContent("export const value0 = 0;");
+    // The small file next to it is rendered in full.
     expect(within(fileEl("src/auth.ts")).getAllByTestId("diff-line-add")).toHaveLength(3);
   });
 
-  it("shows a large file on request", async () => {
+  it("collapses the files past the rendering budget behind a show button", async () => {
     const user = userEvent.setup();
-    const big = bigFile(1200);
-    render(<DiffView diff={{ ...sessionDiff, files: [big] }} defaultMode="unified" />);
-    const section = fileEl(big.file);
-    const fold = within(section).getByRole("button", { name: `Expand ${big.file}` });
-    expect(fold).toHaveAttribute("aria-expanded", "false");
-    await user.click(within(section).getByRole("button", { name: "Show 1,200 lines" }));
-    expect(within(section).getAllByTestId("diff-line-add")).toHaveLength(1200);
-    expect(within(section).getByRole("button", { name: `Collapse ${big.file}` })).toHaveAttribute(
+    const files = Array.from({ length: 10 }, (_, i) => ({ ...bigFile(250), file: `src/gen/part${i}.ts` }));
+    render(<DiffView diff={{ ...sessionDiff, files }} defaultMode="unified" />);
+    const first = fileEl("src/gen/part0.ts");
+    expect(within(first).getAllByTestId("diff-line-add")).toHaveLength(250);
+    const last = fileEl("src/gen/part9.ts");
+    expect(last).toHaveTextContent("250 lines hidden");
+    expect(within(last).queryAllByTestId("diff-line-add")).toHaveLength(0);
+    expect(within(last).getByRole("button", { name: "Expand src/gen/part9.ts" })).toHaveAttribute(
+      "aria-expanded",
+      "false",
+    );
+    await user.click(within(last).getByRole("button", { name: "Show 250 lines" }));
+    expect(within(last).getAllByTestId("diff-line-add")).toHaveLength(250);
+    expect(within(last).getByRole("button", { name: "Collapse src/gen/part9.ts" })).toHaveAttribute(
       "aria-expanded",
       "true",
     );

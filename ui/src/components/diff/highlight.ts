@@ -18,6 +18,8 @@ import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import yaml from "highlight.js/lib/languages/yaml";
 import type { ElementContent, Root } from "hast";
+import type { FileDiff } from "../../protocol/generated";
+import type { NumberedLine } from "./model";
 
 const lowlight = createLowlight({
   bash, c, cpp, css, go, ini, java, javascript, json, markdown, python, rust, sql, typescript, xml, yaml,
@@ -55,15 +57,8 @@ export interface Token {
   cls?: string;
 }
 
-/** Above this a file is shown without highlighting (highlighting must never stall the page). */
-const MAX_CHARS = 300_000;
-
-/**
- * Highlight a whole file and split it into lines of tokens (index 0 is line 1).
- * Highlighting the whole file (not line by line) keeps multi-line strings and comments right.
- */
-export function highlightLines(code: string, lang: string | null): Token[][] | null {
-  if (!lang || code.length === 0 || code.length > MAX_CHARS) return null;
+/** Highlight a block of code and split it into lines of tokens. */
+export function highlightBlock(code: string, lang: string): Token[][] | null {
   let tree: Root;
   try {
     tree = lowlight.highlight(lang, code);
@@ -90,4 +85,49 @@ export function highlightLines(code: string, lang: string | null): Token[][] | n
   };
   walk(tree.children as ElementContent[], undefined);
   return lines;
+}
+
+/** Lines per highlighted block: enough context for most strings and comments, cheap to compute. */
+const CHUNK = 120;
+/** Longer lines (minified code) are shown plain. */
+const MAX_LINE = 2000;
+
+/**
+ * Lazily highlights a file's hunks, one side of one hunk in blocks of CHUNK lines, so the cost
+ * follows what is on screen (a virtualised 5,000-line file only highlights the visible blocks).
+ */
+export class HunkHighlighter {
+  private readonly sides: { old: string[]; new: string[] }[];
+  private readonly cache = new Map<string, Token[][] | null>();
+
+  constructor(
+    file: FileDiff,
+    private readonly lang: string | null,
+  ) {
+    this.sides = file.hunks.map((h) => {
+      const side = { old: [] as string[], new: [] as string[] };
+      for (const l of h.lines) {
+        if (l.type !== "add") side.old.push(l.content);
+        if (l.type !== "delete") side.new.push(l.content);
+      }
+      return side;
+    });
+  }
+
+  /** Tokens of a line (from the before-side for deletions, the after-side otherwise). */
+  tokens(line: NumberedLine): Token[] | undefined {
+    if (!this.lang || line.content.length > MAX_LINE) return undefined;
+    const side = line.type === "delete" ? "old" : "new";
+    const idx = side === "old" ? line.oldIdx : line.newIdx;
+    if (idx === null) return undefined;
+    const chunk = Math.floor(idx / CHUNK);
+    const key = `${line.hunk}:${side}:${chunk}`;
+    let block = this.cache.get(key);
+    if (block === undefined) {
+      const source = this.sides[line.hunk]?.[side].slice(chunk * CHUNK, (chunk + 1) * CHUNK) ?? [];
+      block = source.some((s) => s.length > MAX_LINE) ? null : highlightBlock(source.join("\n"), this.lang);
+      this.cache.set(key, block);
+    }
+    return block?.[idx - chunk * CHUNK];
+  }
 }

@@ -1,19 +1,26 @@
 import type { FileDiff, Hunk, LineType } from "../../protocol/generated";
 
-/** One line of a hunk with both line numbers worked out. */
+/** One line of a hunk with both line numbers and its position on each side worked out. */
 export interface NumberedLine {
   type: LineType;
   content: string;
   oldNo: number | null;
   newNo: number | null;
   noNewline: boolean;
+  /** Which hunk of the file it belongs to. */
+  hunk: number;
+  /** Index among the hunk's before-side lines (context + deletions), for highlighting. */
+  oldIdx: number | null;
+  /** Index among the hunk's after-side lines (context + additions). */
+  newIdx: number | null;
 }
 
-/** A side-by-side row: before on the left, after on the right (either may be empty). */
-export interface SplitRow {
-  left: NumberedLine | null;
-  right: NumberedLine | null;
-}
+/** What one table row shows. */
+export type Row =
+  | { kind: "hunk"; header: string }
+  | { kind: "line"; line: NumberedLine }
+  /** Side by side: before on the left, after on the right (either may be empty). */
+  | { kind: "pair"; left: NumberedLine | null; right: NumberedLine | null };
 
 /** `@@ -a,b +c,d @@` (git's header). */
 export function hunkHeader(h: Hunk): string {
@@ -21,41 +28,36 @@ export function hunkHeader(h: Hunk): string {
 }
 
 /** The hunk's lines with old/new numbers (explicit numbers win; else counted from the hunk start). */
-export function numberLines(h: Hunk): NumberedLine[] {
+export function numberLines(h: Hunk, hunk: number): NumberedLine[] {
   let oldNo = h.startBefore;
-  let newNo = h.startAfter;
+  let oldIdx = 0;
+  let newIdx = 0;
   return h.lines.map((l) => {
-    const noNewline = l.noNewline === true;
+    const base = { type: l.type, content: l.content, noNewline: l.noNewline === true, hunk };
     switch (l.type) {
-      case "add": {
-        const n = l.newLine ?? l.lineNumber;
-        newNo = n + 1;
-        return { type: l.type, content: l.content, oldNo: null, newNo: n, noNewline };
-      }
+      case "add":
+        return { ...base, oldNo: null, newNo: l.newLine ?? l.lineNumber, oldIdx: null, newIdx: newIdx++ };
       case "delete": {
         const o = l.oldLine ?? l.lineNumber;
         oldNo = o + 1;
-        return { type: l.type, content: l.content, oldNo: o, newNo: null, noNewline };
+        return { ...base, oldNo: o, newNo: null, oldIdx: oldIdx++, newIdx: null };
       }
       default: {
         const o = l.oldLine ?? oldNo;
-        const n = l.newLine ?? l.lineNumber;
         oldNo = o + 1;
-        newNo = n + 1;
-        return { type: l.type, content: l.content, oldNo: o, newNo: n, noNewline };
+        return { ...base, oldNo: o, newNo: l.newLine ?? l.lineNumber, oldIdx: oldIdx++, newIdx: newIdx++ };
       }
     }
   });
 }
 
 /** Pair a hunk's lines for side-by-side display: a run of deletions faces the additions after it. */
-export function splitRows(lines: NumberedLine[]): SplitRow[] {
-  const rows: SplitRow[] = [];
+function pairRows(lines: NumberedLine[], rows: Row[]): void {
   let i = 0;
   while (i < lines.length) {
     const line = lines[i]!;
     if (line.type === "context") {
-      rows.push({ left: line, right: line });
+      rows.push({ kind: "pair", left: line, right: line });
       i++;
       continue;
     }
@@ -64,9 +66,20 @@ export function splitRows(lines: NumberedLine[]): SplitRow[] {
     while (i < lines.length && lines[i]!.type === "delete") dels.push(lines[i++]!);
     while (i < lines.length && lines[i]!.type === "add") adds.push(lines[i++]!);
     for (let k = 0; k < Math.max(dels.length, adds.length); k++) {
-      rows.push({ left: dels[k] ?? null, right: adds[k] ?? null });
+      rows.push({ kind: "pair", left: dels[k] ?? null, right: adds[k] ?? null });
     }
   }
+}
+
+/** The rows of a file in either layout: each hunk's header, then its lines. */
+export function fileRows(file: FileDiff, mode: "split" | "unified"): Row[] {
+  const rows: Row[] = [];
+  file.hunks.forEach((h, i) => {
+    rows.push({ kind: "hunk", header: hunkHeader(h) });
+    const lines = numberLines(h, i);
+    if (mode === "split") pairRows(lines, rows);
+    else for (const line of lines) rows.push({ kind: "line", line });
+  });
   return rows;
 }
 
@@ -77,19 +90,22 @@ export function lineCount(file: FileDiff): number {
   return n;
 }
 
-/** Files above this many lines start collapsed behind a "show" button. */
-export const LARGE_FILE_LINES = 1000;
-/** Once this many lines are shown, the remaining files start collapsed too. */
-export const EXPANDED_BUDGET = 4000;
+/** Files above this many lines are rendered in a virtualised scroll box. */
+export const VIRTUAL_FILE_LINES = 300;
+/** What a virtualised file costs to show (about the rows it keeps in the page). */
+const VIRTUAL_COST = 100;
+/** Once this many lines are shown, the remaining files start collapsed behind "Show". */
+export const EXPANDED_BUDGET = 1200;
 
-/** Which files start expanded: not the large ones, and not past the budget. */
+/** Which files start expanded, within a rendering budget (a huge diff never freezes the page). */
 export function initiallyExpanded(files: FileDiff[]): boolean[] {
   let shown = 0;
   return files.map((f) => {
     if (f.binary) return true; // nothing to render but a note
     const n = lineCount(f);
-    if (n > LARGE_FILE_LINES || shown + n > EXPANDED_BUDGET) return false;
-    shown += n;
+    const cost = n > VIRTUAL_FILE_LINES ? VIRTUAL_COST : n;
+    if (shown > 0 && shown + cost > EXPANDED_BUDGET) return false;
+    shown += cost;
     return true;
   });
 }

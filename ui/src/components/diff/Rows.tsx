@@ -1,0 +1,188 @@
+import { useRef } from "react";
+import type { ReactNode } from "react";
+import { measureElement, observeElementRect, useVirtualizer } from "@tanstack/react-virtual";
+import type { HunkHighlighter, Token } from "./highlight";
+import type { NumberedLine, Row } from "./model";
+
+type Mode = "split" | "unified";
+
+interface RowsProps {
+  rows: Row[];
+  mode: Mode;
+  hl: HunkHighlighter;
+}
+
+function Columns({ mode }: { mode: Mode }) {
+  return mode === "split" ? (
+    <colgroup>
+      <col className="mia-diff-col-no" />
+      <col />
+      <col className="mia-diff-col-no" />
+      <col />
+    </colgroup>
+  ) : (
+    <colgroup>
+      <col className="mia-diff-col-no" />
+      <col className="mia-diff-col-no" />
+      <col />
+    </colgroup>
+  );
+}
+
+/** Every row in the page (files up to a few hundred lines). */
+export function PlainRows({ rows, mode, hl }: RowsProps) {
+  return (
+    <div className="mia-diff-scroll">
+      <table className={`mia-diff-table mia-diff-${mode}`}>
+        <Columns mode={mode} />
+        <tbody>
+          {rows.map((row, i) => (
+            <RowView key={i} row={row} mode={mode} hl={hl} />
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+const ROW_PX = 19;
+const VIEWPORT_PX = 560;
+const NO_LAYOUT_RECT = { width: 960, height: VIEWPORT_PX };
+
+/** Large files: a scroll box that keeps only the visible rows in the page. */
+export function VirtualRows({ rows, mode, hl }: RowsProps) {
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_PX,
+    overscan: 20,
+    // Before layout, and where there is no layout (a hidden panel, jsdom), assume the box's full
+    // height and the estimated row height, so a sensible window of rows is rendered.
+    initialRect: NO_LAYOUT_RECT,
+    observeElementRect: (instance, cb) =>
+      observeElementRect(instance, (rect) => cb(rect.height > 0 ? rect : NO_LAYOUT_RECT)),
+    measureElement: (el, entry, instance) => measureElement(el, entry, instance) || ROW_PX,
+  });
+  const items = virtualizer.getVirtualItems();
+  const top = items[0]?.start ?? 0;
+  const bottom = virtualizer.getTotalSize() - (items[items.length - 1]?.end ?? 0);
+  const span = mode === "split" ? 4 : 3;
+  return (
+    <div
+      ref={scrollRef}
+      className="mia-diff-virtual"
+      style={{ maxHeight: VIEWPORT_PX }}
+      tabIndex={0}
+      role="region"
+      aria-label={`${rows.length.toLocaleString("en-US")} diff rows`}
+    >
+      <table className={`mia-diff-table mia-diff-${mode}`}>
+        <Columns mode={mode} />
+        <tbody>
+          {top > 0 && (
+            <tr aria-hidden="true" className="mia-diff-spacer" style={{ height: top }}>
+              <td colSpan={span} />
+            </tr>
+          )}
+          {items.map((item) => (
+            <RowView
+              key={item.key}
+              row={rows[item.index]!}
+              mode={mode}
+              hl={hl}
+              index={item.index}
+              measure={virtualizer.measureElement}
+            />
+          ))}
+          {bottom > 0 && (
+            <tr aria-hidden="true" className="mia-diff-spacer" style={{ height: bottom }}>
+              <td colSpan={span} />
+            </tr>
+          )}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+interface RowViewProps {
+  row: Row;
+  mode: Mode;
+  hl: HunkHighlighter;
+  index?: number;
+  measure?: (el: Element | null) => void;
+}
+
+function RowView({ row, mode, hl, index, measure }: RowViewProps) {
+  const common = { "data-index": index, ref: measure };
+  switch (row.kind) {
+    case "hunk":
+      return (
+        <tr className="mia-diff-hunk-header" {...common}>
+          <td colSpan={mode === "split" ? 4 : 3}>{row.header}</td>
+        </tr>
+      );
+    case "line":
+      return (
+        <tr className={`mia-diff-row-${row.line.type}`} {...common}>
+          <td className="mia-diff-no">{row.line.oldNo ?? ""}</td>
+          <td className="mia-diff-no">{row.line.newNo ?? ""}</td>
+          <ContentCell line={row.line} hl={hl} />
+        </tr>
+      );
+    case "pair":
+      return (
+        <tr {...common}>
+          <SideCells line={row.left} side="left" hl={hl} />
+          <SideCells line={row.right} side="right" hl={hl} />
+        </tr>
+      );
+  }
+}
+
+function SideCells({ line, side, hl }: { line: NumberedLine | null; side: "left" | "right"; hl: HunkHighlighter }) {
+  if (!line) {
+    return (
+      <>
+        <td className="mia-diff-no mia-diff-empty" />
+        <td className="mia-diff-code mia-diff-empty" />
+      </>
+    );
+  }
+  const no = side === "left" ? line.oldNo : line.newNo;
+  return (
+    <>
+      <td className={`mia-diff-no mia-diff-no-${line.type}`}>{no ?? ""}</td>
+      <ContentCell line={line} hl={hl} />
+    </>
+  );
+}
+
+const MARKER = { add: "+", delete: "-", context: " " } as const;
+
+function ContentCell({ line, hl }: { line: NumberedLine; hl: HunkHighlighter }) {
+  const testId = line.type === "add" ? "diff-line-add" : line.type === "delete" ? "diff-line-del" : undefined;
+  return (
+    <td className={`mia-diff-code mia-diff-${line.type}`} data-testid={testId}>
+      <span className="mia-diff-marker" aria-hidden="true">
+        {MARKER[line.type]}
+      </span>
+      {renderCode(line.content, hl.tokens(line))}
+      {line.noNewline && <span className="mia-diff-nonl"> ⏎ no newline at end of file</span>}
+    </td>
+  );
+}
+
+function renderCode(content: string, tokens: Token[] | undefined): ReactNode {
+  if (!tokens) return content;
+  return tokens.map((t, i) =>
+    t.cls ? (
+      <span key={i} className={t.cls}>
+        {t.text}
+      </span>
+    ) : (
+      t.text
+    ),
+  );
+}
