@@ -13,7 +13,20 @@ export default defineConfig({
     sourcemap: false,
     chunkSizeWarningLimit: 1500,
   },
-  server: { port: 5173, strictPort: false },
+  server: {
+    port: 5173,
+    strictPort: false,
+    // `npm run dev` against a running `mia-code serve` (MIA_CODE_SERVER, default port 4096).
+    proxy: {
+      "/api": {
+        target: process.env.MIA_CODE_SERVER ?? "http://127.0.0.1:4096",
+        changeOrigin: true,
+        // SSE: no buffering, no timeout.
+        timeout: 0,
+        proxyTimeout: 0,
+      },
+    },
+  },
   test: {
     environment: "jsdom",
     globals: true,

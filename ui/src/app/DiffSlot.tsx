@@ -1,11 +1,22 @@
-import { useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useState } from "react";
 import type { DiffView as DiffViewData, FileDiff } from "../protocol/generated";
-import { DiffView } from "../components";
+import type { DiffViewProps } from "../components";
+
+// The diff view (with its grammars) is loaded the first time a diff is shown.
+const DiffView = lazy(() => import("../components/diff/DiffView").then((m) => ({ default: m.DiffView })));
+
+function LazyDiffView(props: DiffViewProps) {
+  return (
+    <Suspense fallback={<div className="muted">Loading diff view…</div>}>
+      <DiffView {...props} />
+    </Suspense>
+  );
+}
 import { errorMessage } from "../lib/api";
 
 /** Shows a diff with the shared DiffView component (components/diff). */
 export function DiffSlot({ diff }: { diff: DiffViewData }) {
-  return <DiffView diff={diff} defaultMode="split" />;
+  return <LazyDiffView diff={diff} defaultMode="split" />;
 }
 
 /** DiffView data for a bare file list (a revert preview): statistics computed here, no patch. */
@@ -32,7 +43,7 @@ export function filesToDiff(files: FileDiff[]): DiffViewData {
 }
 
 export function FilesDiff({ files }: { files: FileDiff[] }) {
-  return <DiffView diff={filesToDiff(files)} defaultMode="unified" />;
+  return <LazyDiffView diff={filesToDiff(files)} defaultMode="unified" />;
 }
 
 /** Loads a diff and shows it (with loading and error states). */

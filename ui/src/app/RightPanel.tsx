@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from "react";
 import type { FileDiff, HistoryAction, RevertSummary, TimelineStep } from "../protocol/generated";
-import { UndoTimeline } from "../components";
+import { UndoTimeline } from "../components/timeline/UndoTimeline";
 import { errorMessage } from "../lib/api";
 import { useServices } from "./context";
 import { FilesDiff, LoadedDiff } from "./DiffSlot";

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary } from "../protocol/generated";
-import { PermissionDialog } from "../components";
+import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { fromDetail, sessionTotals, userTexts } from "../state/session";
 import { SessionStore, useSessionState } from "../state/store";
 import { errorMessage } from "../lib/api";

@@ -1,0 +1,124 @@
+import { describe, expect, it, vi } from "vitest";
+import { render, screen, waitFor } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import { PromptInput, type PromptInputProps } from "./PromptInput";
+
+function setup(over: Partial<PromptInputProps> = {}) {
+  const props: PromptInputProps = {
+    loadFiles: vi.fn(async () => ["src/main.rs", "README.md", "src/lib.rs", "docs/api.md"]),
+    history: [],
+    onSend: vi.fn(async () => true),
+    onCommand: vi.fn(),
+    onToggleMode: vi.fn(),
+    running: false,
+    ...over,
+  };
+  render(<PromptInput {...props} />);
+  const input = screen.getByTestId("prompt-input") as HTMLTextAreaElement;
+  return { props, input, user: userEvent.setup() };
+}
+
+describe("PromptInput", () => {
+  it("Enter sends and clears; Shift+Enter adds a line", async () => {
+    const { props, input, user } = setup();
+    await user.click(input);
+    await user.type(input, "hello{Shift>}{Enter}{/Shift}world");
+    expect(input.value).toBe("hello\nworld");
+    await user.keyboard("{Enter}");
+    expect(props.onSend).toHaveBeenCalledWith("hello\nworld");
+    await waitFor(() => expect(input.value).toBe(""));
+  });
+
+  it("keeps the text when sending fails", async () => {
+    const { props, input, user } = setup({ onSend: vi.fn(async () => false) });
+    await user.click(input);
+    await user.type(input, "important prompt{Enter}");
+    expect(props.onSend).toHaveBeenCalledWith("important prompt");
+    await waitFor(() => expect(screen.getByTestId("send")).not.toBeDisabled());
+    expect(input.value).toBe("important prompt");
+  });
+
+  it("Up on an empty input walks back through previous messages, Down walks forward", async () => {
+    const { input, user } = setup({ history: ["first question", "second question"] });
+    await user.click(input);
+    await user.keyboard("{ArrowUp}");
+    expect(input.value).toBe("second question");
+    await user.keyboard("{ArrowUp}");
+    expect(input.value).toBe("first question");
+    await user.keyboard("{ArrowUp}");
+    expect(input.value).toBe("first question");
+    await user.keyboard("{ArrowDown}");
+    expect(input.value).toBe("second question");
+    await user.keyboard("{ArrowDown}");
+    expect(input.value).toBe("");
+  });
+
+  it("Up does not replace text the user is writing", async () => {
+    const { input, user } = setup({ history: ["old"] });
+    await user.click(input);
+    await user.type(input, "draft");
+    await user.keyboard("{ArrowUp}");
+    expect(input.value).toBe("draft");
+  });
+
+  it("@ opens a fuzzy file completion; Enter inserts the path", async () => {
+    const { props, input, user } = setup();
+    await user.click(input);
+    await user.type(input, "look at @slib");
+    const popup = await screen.findByTestId("mention-popup");
+    expect(popup).toBeInTheDocument();
+    const options = await screen.findAllByTestId("mention-option");
+    expect(options[0]).toHaveTextContent("src/lib.rs");
+    await user.keyboard("{Enter}");
+    expect(input.value).toBe("look at @src/lib.rs ");
+    expect(props.onSend).not.toHaveBeenCalled();
+    expect(screen.queryByTestId("mention-popup")).not.toBeInTheDocument();
+    expect(props.loadFiles).toHaveBeenCalledTimes(1);
+  });
+
+  it("arrow keys move through the mentions and Tab picks", async () => {
+    const { input, user } = setup();
+    await user.click(input);
+    await user.type(input, "@");
+    const options = await screen.findAllByTestId("mention-option");
+    expect(options).toHaveLength(4);
+    await user.keyboard("{ArrowDown}{ArrowDown}");
+    expect(screen.getAllByTestId("mention-option")[2]).toHaveAttribute("aria-selected", "true");
+    await user.keyboard("{Tab}");
+    expect(input.value).toBe("@src/lib.rs ");
+  });
+
+  it("/ at the start opens the command menu and Enter runs the command", async () => {
+    const { props, input, user } = setup();
+    await user.click(input);
+    await user.type(input, "/");
+    const menu = await screen.findByTestId("command-menu");
+    expect(menu).toHaveTextContent("/undo");
+    expect(menu).toHaveTextContent("/snapshots");
+    await user.type(input, "sn");
+    expect(screen.getAllByTestId("command-option")).toHaveLength(1);
+    await user.keyboard("{Enter}");
+    expect(props.onCommand).toHaveBeenCalledWith("snapshots");
+    expect(props.onSend).not.toHaveBeenCalled();
+    await waitFor(() => expect(input.value).toBe(""));
+  });
+
+  it("a / later in the text is not a command", async () => {
+    const { input, user } = setup();
+    await user.click(input);
+    await user.type(input, "see src/");
+    expect(screen.queryByTestId("command-menu")).not.toBeInTheDocument();
+    expect(input.value).toBe("see src/");
+  });
+
+  it("Tab on an empty input toggles the mode; with text it does not", async () => {
+    const { props, input, user } = setup();
+    await user.click(input);
+    await user.keyboard("{Tab}");
+    expect(props.onToggleMode).toHaveBeenCalledTimes(1);
+    input.focus();
+    await user.type(input, "abc");
+    await user.keyboard("{Tab}");
+    expect(props.onToggleMode).toHaveBeenCalledTimes(1);
+  });
+});

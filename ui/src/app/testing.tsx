@@ -1,0 +1,47 @@
+import { vi } from "vitest";
+import type { ReactNode } from "react";
+import type { Event } from "../protocol/generated";
+import { makeApi } from "../lib/api";
+import type { HttpMethod, Platform, StreamState, Transport } from "../transport/types";
+import { ServicesProvider, ToastProvider } from "./context";
+
+export type Handler = (method: HttpMethod, path: string, body: unknown) => unknown;
+
+/** A transport answering from a handler, recording requests; `emit` pushes Events. */
+export function fakeTransport(handler: Handler) {
+  const requests: { method: HttpMethod; path: string; body: unknown }[] = [];
+  const listeners: ((e: Event) => void)[] = [];
+  const transport: Transport = {
+    request: vi.fn(async <T,>(method: HttpMethod, path: string, body?: unknown): Promise<T> => {
+      requests.push({ method, path, body });
+      return (await handler(method, path, body)) as T;
+    }) as Transport["request"],
+    subscribe: (_id: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void) => {
+      listeners.push(onEvent);
+      queueMicrotask(() => onState?.("open"));
+      return () => {
+        const i = listeners.indexOf(onEvent);
+        if (i >= 0) listeners.splice(i, 1);
+      };
+    },
+  };
+  const emit = (e: Event) => {
+    for (const l of listeners) l(e);
+  };
+  return { transport, requests, emit };
+}
+
+export const fakePlatform: Platform = {
+  kind: "browser",
+  pickFolder: async () => null,
+  notify: vi.fn(),
+  openExternal: vi.fn(),
+};
+
+export function Providers({ transport, children }: { transport: Transport; children: ReactNode }) {
+  return (
+    <ServicesProvider value={{ transport, platform: fakePlatform, api: makeApi(transport) }}>
+      <ToastProvider>{children}</ToastProvider>
+    </ServicesProvider>
+  );
+}
