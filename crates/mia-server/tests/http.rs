@@ -323,3 +323,378 @@ async fn bad_requests_say_what_is_wrong() {
     assert_eq!(r.status(), 400);
     assert!(r.text().await.unwrap().contains("unknown agent `wizard`"));
 }
+
+/// The front end's read side over HTTP: pending asks in the session detail,
+/// timeline, a dry-run preview of undoing one step (nothing changes), diffs
+/// per session and per step with a patch, undo of that step, agents, files,
+/// compiled rules, settings written to the global config, archive, delete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn front_end_queries_and_history() {
+    let s = setup(
+        json!([
+            {"match": {"last_message_contains": "two files"}, "response": {"events": [
+                {"tool_call": {"id": "call_a", "name": "write", "arguments": {"path": "a.txt", "content": "one\n"}}}
+            ]}},
+            {"match": {"has_tool_result": "call_a"}, "response": {"events": [
+                {"tool_call": {"id": "call_b", "name": "write", "arguments": {"path": "b.txt", "content": "two\n"}}}
+            ]}},
+            {"match": {"has_tool_result": "call_b"}, "response": {"events": [{"text": "Both written"}]}}
+        ]),
+        json!({"permissions": [{"permission": "write", "pattern": "b.txt", "action": "ask"}]}),
+    )
+    .await;
+    std::fs::create_dir_all(s.project.join("src")).unwrap();
+    std::fs::write(s.project.join("src/lib.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(s.project.join(".gitignore"), "ignored.log\n").unwrap();
+    std::fs::write(s.project.join("ignored.log"), "x").unwrap();
+    let dir = s.project.display().to_string();
+    let session: Value = s
+        .post("/api/sessions", json!({"directory": dir}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+    let mut sse = Sse::open(&s, &format!("session={id}&")).await;
+    s.post(
+        &format!("/api/sessions/{id}/messages"),
+        json!({"text": "write two files"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    let asked = sse.until("permission_asked").await;
+    let request = asked.last().unwrap().1["request"].clone();
+    assert_eq!(request["call_id"], "call_b");
+
+    // A reloaded window sees the pending ask and the running turn.
+    let detail: Value = s
+        .get(&format!("/api/sessions/{id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(detail["running"], true);
+    assert_eq!(detail["agent"], "build");
+    assert_eq!(detail["pending_permissions"][0]["id"], request["id"]);
+
+    s.post(
+        &format!(
+            "/api/sessions/{id}/permissions/{}",
+            request["id"].as_str().unwrap()
+        ),
+        json!({"reply": {"kind": "once"}}),
+    )
+    .send()
+    .await
+    .unwrap();
+    sse.until("turn_finished").await;
+
+    let timeline: Value = s
+        .get(&format!("/api/sessions/{id}/timeline"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let steps = timeline.as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{timeline}");
+    assert_eq!(steps[0]["tool"], "write");
+    assert_eq!(steps[0]["changes"][0]["path"], "a.txt");
+    assert_eq!(steps[0]["undone"], false);
+
+    // Whole-session diff and one step's diff, with a patch git accepts.
+    let diff: Value = s
+        .get(&format!("/api/sessions/{id}/diff?scope=session"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(diff["stats"]["filesChanged"], 2, "{diff}");
+    assert_eq!(
+        diff["summary"],
+        "2 files changed, 2 insertions(+), 0 deletions(-)"
+    );
+    assert!(diff["patch"].as_str().unwrap().contains("+++ b/b.txt"));
+    let step_diff: Value = s
+        .get(&format!("/api/sessions/{id}/diff?scope=step&step=call_a"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(step_diff["files"].as_array().unwrap().len(), 1);
+    assert_eq!(step_diff["files"][0]["file"], "a.txt");
+    let r = s
+        .get(&format!("/api/sessions/{id}/diff?scope=message"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("message_id"));
+
+    // Preview undoing the FIRST step: exactly a.txt would be removed; nothing changes yet.
+    let preview: Value = s
+        .post(
+            &format!("/api/sessions/{id}/preview"),
+            json!({"action": "undo", "step": "call_a"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(preview["files"].as_array().unwrap().len(), 1, "{preview}");
+    assert_eq!(preview["files"][0]["path"], "a.txt");
+    assert_eq!(preview["files"][0]["action"], "remove");
+    assert!(preview["files"][0].get("conflict").is_none());
+    assert_eq!(preview["diff"][0]["status"], "deleted");
+    assert!(s.project.join("a.txt").exists());
+
+    // A file changed outside mia-code shows up as a conflict in the preview.
+    std::fs::write(s.project.join("b.txt"), "edited by hand\n").unwrap();
+    let preview_b: Value = s
+        .post(
+            &format!("/api/sessions/{id}/preview"),
+            json!({"action": "undo", "step": "call_b"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        preview_b["files"][0]["conflict"]
+            .as_str()
+            .unwrap()
+            .contains("outside"),
+        "{preview_b}"
+    );
+
+    // Undo that one step: a.txt goes, b.txt stays.
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/undo"),
+            json!({"step": "call_a"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert!(!s.project.join("a.txt").exists());
+    assert!(s.project.join("b.txt").exists());
+    let timeline: Value = s
+        .get(&format!("/api/sessions/{id}/timeline"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(timeline[0]["undone"], true);
+    assert_eq!(timeline[1]["undone"], false);
+
+    // Agents (build and plan are primary; plan is read-only), files, rules.
+    let agents: Value = s
+        .get(&format!("/api/agents?directory={dir}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let plan = agents
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "plan")
+        .unwrap();
+    assert_eq!(plan["mode"], "primary");
+    assert_eq!(plan["read_only"], true);
+    assert_eq!(agents[0]["name"], "build");
+    assert_eq!(agents[0]["read_only"], false);
+    let files: Vec<String> = s
+        .get(&format!("/api/files?directory={dir}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(files.contains(&"src/lib.rs".to_string()), "{files:?}");
+    assert!(!files.iter().any(|f| f == "ignored.log"), "{files:?}");
+    assert!(
+        !files.iter().any(|f| f.starts_with(".mia-code")),
+        "{files:?}"
+    );
+    let rules: Value = s
+        .get(&format!("/api/permissions?directory={dir}&agent=build"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let rule = rules["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["pattern"] == "b.txt")
+        .unwrap();
+    assert_eq!(rule["action"], "ask");
+    assert!(
+        rule["source"].as_str().unwrap().contains("config.json #1"),
+        "{rule}"
+    );
+
+    // Settings: the default agent is written to the global config; a bad model is refused.
+    let r = s
+        .http
+        .put(format!("{}/api/settings", s.base))
+        .bearer_auth(&s.token)
+        .json(&json!({"default_agent": "plan"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let view: Value = r.json().await.unwrap();
+    assert_eq!(view["default_agent"], "plan");
+    let r = s
+        .http
+        .put(format!("{}/api/settings", s.base))
+        .bearer_auth(&s.token)
+        .json(&json!({"model": "not a model"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let view: Value = s
+        .get("/api/settings")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        view["default_agent"], "plan",
+        "a refused update changes nothing"
+    );
+    assert_eq!(view["model"], "openai/gpt-5");
+
+    // Archive hides it from the default list; delete removes it.
+    let r = s
+        .http
+        .patch(format!("{}/api/sessions/{id}", s.base))
+        .bearer_auth(&s.token)
+        .json(&json!({"archived": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let list: Value = s
+        .get("/api/sessions")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 0);
+    let list: Value = s
+        .get("/api/sessions?archived=true")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    let r = s
+        .http
+        .delete(format!("{}/api/sessions/{id}", s.base))
+        .bearer_auth(&s.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    let r = s.get(&format!("/api/sessions/{id}")).send().await.unwrap();
+    assert_eq!(r.status(), 404);
+    s.mock.assert_no_violations();
+}
+
+/// The web UI is served with a strict CSP; unknown paths fall back to the
+/// app (client-side routes); the API still needs the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serves_the_ui_with_a_strict_csp() {
+    let dir = tempfile::tempdir().unwrap();
+    let ui = dir.path().join("dist");
+    std::fs::create_dir_all(ui.join("assets")).unwrap();
+    std::fs::write(
+        ui.join("index.html"),
+        "<!doctype html><title>Mia Code</title>",
+    )
+    .unwrap();
+    std::fs::write(ui.join("assets/app.js"), "console.log(1)").unwrap();
+    let home = dir.path().join("home");
+    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
+    let store = StoreHandle::spawn(mia_store::SessionDb::open(paths.data_db()).unwrap()).unwrap();
+    let runtime = Runtime::new(RuntimeOptions::new(paths), store);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let opts = mia_server::ServerOptions {
+        token: "t0k".into(),
+        ui_dir: Some(ui),
+        demo: true,
+        project: Some("/p".into()),
+        ..Default::default()
+    };
+    tokio::spawn(async move {
+        mia_server::serve_with(listener, runtime, opts, std::future::pending())
+            .await
+            .unwrap();
+    });
+    let http = reqwest::Client::new();
+    for path in ["/", "/sessions/abc"] {
+        let r = http.get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let csp = r.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            csp.contains("script-src 'self'") && !csp.contains("unsafe-eval"),
+            "{csp}"
+        );
+        assert!(r.text().await.unwrap().contains("Mia Code"));
+    }
+    let r = http
+        .get(format!("{base}/assets/app.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.text().await.unwrap(), "console.log(1)");
+    let r = http.get(format!("{base}/api/info")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let info: Value = http
+        .get(format!("{base}/api/info"))
+        .bearer_auth("t0k")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["demo"], true);
+    assert_eq!(info["project"], "/p");
+}
