@@ -15,8 +15,8 @@ function LazyDiffView(props: DiffViewProps) {
 import { errorMessage } from "../lib/api";
 
 /** Shows a diff with the shared DiffView component (components/diff). */
-export function DiffSlot({ diff }: { diff: DiffViewData }) {
-  return <LazyDiffView diff={diff} defaultMode="split" />;
+export function DiffSlot({ diff, mode = "split" }: { diff: DiffViewData; mode?: "split" | "unified" }) {
+  return <LazyDiffView diff={diff} defaultMode={mode} />;
 }
 
 /** DiffView data for a bare file list (a revert preview): statistics computed here, no patch. */
@@ -47,7 +47,15 @@ export function FilesDiff({ files }: { files: FileDiff[] }) {
 }
 
 /** Loads a diff and shows it (with loading and error states). */
-export function LoadedDiff({ load, reloadKey }: { load: () => Promise<DiffViewData>; reloadKey?: unknown }) {
+export function LoadedDiff({
+  load,
+  reloadKey,
+  mode,
+}: {
+  load: () => Promise<DiffViewData>;
+  reloadKey?: unknown;
+  mode?: "split" | "unified";
+}) {
   const [state, setState] = useState<{ diff?: DiffViewData; error?: string }>({});
   useEffect(() => {
     let alive = true;
@@ -63,5 +71,5 @@ export function LoadedDiff({ load, reloadKey }: { load: () => Promise<DiffViewDa
   }, [reloadKey]);
   if (state.error) return <div className="error-text">{state.error}</div>;
   if (!state.diff) return <div className="muted">Loading diff…</div>;
-  return <DiffSlot diff={state.diff} />;
+  return <DiffSlot diff={state.diff} mode={mode} />;
 }

@@ -83,7 +83,7 @@ export function RightPanel({
       )}
       {tab === "diff" && (
         <div className="panel-body" role="tabpanel" data-testid="panel-diff">
-          <LoadedDiff load={() => api.diff(sessionId, "session")} reloadKey={`${sessionId}:${refreshKey}`} />
+          <LoadedDiff load={() => api.diff(sessionId, "session")} reloadKey={`${sessionId}:${refreshKey}`} mode="unified" />
         </div>
       )}
     </aside>

@@ -261,7 +261,7 @@ export function SessionView(props: SessionViewProps) {
     }
   };
 
-  const title = state.session?.title || "New session";
+  const title = state.session?.title || state.session?.slug || "New session";
   const canRetry = !state.running && history.length > 0;
 
   return (

@@ -104,7 +104,7 @@ function ProviderRow({ provider, onChanged }: { provider: ProviderInfo; onChange
           <button type="submit" className="btn small" disabled={!key || busy}>
             Save
           </button>
-          {provider.key_source && provider.key_source !== "config" && !provider.key_source.startsWith("env:") && (
+          {provider.key_source && /keychain|file/i.test(provider.key_source) && !/config|env/i.test(provider.key_source) && (
             <button type="button" className="btn small" onClick={() => void remove()}>
               Remove
             </button>
