@@ -58,7 +58,7 @@ test("allow once edits the file; the diff shows it; undo restores it", async ({ 
   await expect(page.getByTestId("message-assistant").last()).toContainText("hello there");
 
   // Side-by-side diff of the session.
-  await page.getByTestId("panel-diff").click();
+  await page.getByTestId("tab-diff").click();
   const diff = page.getByTestId("diff-view");
   await expect(diff.getByTestId("diff-summary")).toContainText("1 file changed");
   await diff.getByTestId("diff-mode-split").click();
@@ -67,7 +67,7 @@ test("allow once edits the file; the diff shows it; undo restores it", async ({ 
   await shot(page, testInfo, "04-diff-split");
 
   // Undo from the timeline, with a preview of exactly which file changes.
-  await page.getByTestId("panel-changes").click();
+  await page.getByTestId("tab-changes").click();
   const timeline = page.getByTestId("timeline");
   await expect(timeline.getByTestId("timeline-step")).toHaveCount(1);
   await timeline.getByTestId("timeline-undo-step").first().click();
