@@ -537,6 +537,13 @@ impl Runtime {
     ) -> Result<TurnEnd, CoreError> {
         let opts = &self.inner.opts;
         let session_id = lock(&state.session).id;
+        // A session without a title is named after its first message.
+        let new_title = lock(&state.session)
+            .title
+            .trim()
+            .is_empty()
+            .then(|| title_from(&text))
+            .filter(|t| !t.is_empty());
         let config = Config::load(&opts.paths, Some(&state.directory))?;
         let agents = Agents::from_config(&config);
         if let Some(a) = &agent_override {
@@ -602,8 +609,17 @@ impl Runtime {
             },
         )
         .await?;
-        self.set_status(state, mia_protocol::SessionStatus::Busy)
+        let session = self
+            .patch_session(
+                state,
+                mia_store::SessionPatch {
+                    status: Some(mia_protocol::SessionStatus::Busy),
+                    title: new_title,
+                    ..Default::default()
+                },
+            )
             .await?;
+        self.emit(Event::SessionUpdated { session });
 
         // The credential chain may ask the OS keychain, which blocks.
         let entry = config
@@ -1467,6 +1483,17 @@ pub(crate) fn snapshot_config(config: &Config) -> Option<mia_snapshot::SnapshotC
 
 /// A permission ask waiting for its answer: the replies offered and where
 /// to send the one given.
+/// A session title from a first message: its first line, at most 60 characters.
+fn title_from(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title = title.trim_end().to_string();
+        title.push('…');
+    }
+    title
+}
+
 pub(crate) type PendingAsk = (
     mia_protocol::PermissionRequest,
     oneshot::Sender<PermissionReplyKind>,
