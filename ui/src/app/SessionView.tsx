@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
-import { fromDetail, sessionTotals, userTexts } from "../state/session";
+import { reloaded, sessionTotals, userTexts } from "../state/session";
 import { SessionStore, useSessionState } from "../state/store";
 import { errorMessage } from "../lib/api";
 import { formatCost, formatTokens, toolTarget } from "../lib/format";
@@ -49,7 +49,7 @@ export function SessionView(props: SessionViewProps) {
   const load = useCallback(async () => {
     try {
       const detail = await api.session(sessionId);
-      store.set(fromDetail(detail));
+      store.set(reloaded(detail, store.getState()));
     } catch (e) {
       toast(errorMessage(e));
     }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Event, Message, PermissionRequest, SessionDetail } from "../protocol/generated";
-import { applyEvent, emptySession, fromDetail, sessionTotals, userTexts, type SessionState } from "./session";
+import { applyEvent, emptySession, fromDetail, reloaded, sessionTotals, userTexts, type SessionState } from "./session";
 import { SessionStore } from "./store";
 
 const S = "sess-1";
@@ -180,6 +180,28 @@ describe("fromDetail", () => {
     expect(s.tools.c1).toMatchObject({ tool: "write", output: "ok", durationMs: 7, files: [{ path: "a", kind: "added", additions: 3 }] });
     expect(sessionTotals(s.messages)).toEqual({ input: 100, output: 20, cost: 0.02, priced: true });
     expect(userTexts(s.messages)).toEqual(["do it"]);
+  });
+});
+
+describe("reloaded", () => {
+  const base = (over: Partial<SessionDetail>): SessionDetail => ({
+    session: { id: S, title: "t", slug: "t", directory: "/p", project_id: "x", status: "busy", created_at: 1, updated_at: 2, version: "0.1" },
+    agent: "build",
+    messages: [],
+    ...over,
+  });
+  it("keeps the streaming draft when the reloaded session is still running", () => {
+    const streaming = run([started, { type: "text_delta", session_id: S, message_id: "m1", text: "so far" }]);
+    const s = reloaded(base({ running: true, messages: [msg("u1", "user", [{ type: "text", text: "q" }])] }), streaming);
+    expect(s.messages.map((m) => m.id)).toEqual(["u1"]);
+    expect(s.live.map((m) => m.id)).toEqual(["m1"]);
+  });
+  it("drops drafts that are stored or when nothing runs", () => {
+    const streaming = run([started, { type: "text_delta", session_id: S, message_id: "m1", text: "so far" }]);
+    expect(reloaded(base({ running: false }), streaming).live).toEqual([]);
+    const stored = reloaded(base({ running: true, messages: [msg("m1", "assistant", [{ type: "text", text: "done" }])] }), streaming);
+    expect(stored.live).toEqual([]);
+    expect(stored.messages[0]!.parts[0]!.content).toEqual({ type: "text", text: "done" });
   });
 });
 

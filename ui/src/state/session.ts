@@ -84,6 +84,20 @@ export function fromDetail(detail: SessionDetail): SessionState {
   };
 }
 
+/**
+ * A reload while a turn runs (reconnect, `lagged`) keeps the drafts being streamed that the
+ * stored messages do not contain yet, and what the events taught about tool calls.
+ */
+export function reloaded(detail: SessionDetail, previous: SessionState): SessionState {
+  const next = fromDetail(detail);
+  if (!next.running || previous.id !== next.id) return next;
+  const stored = new Set(next.messages.map((m) => m.id));
+  const live = previous.live.filter((m) => !stored.has(m.id));
+  const tools = { ...previous.tools };
+  for (const [id, t] of Object.entries(next.tools)) tools[id] = { ...tools[id], ...t };
+  return { ...next, live, tools };
+}
+
 /** Collects tool calls, results and snapshots of a message's parts into the tool map. */
 function mergeParts(tools: Record<string, ToolInfo>, m: Message, copy: boolean): Record<string, ToolInfo> {
   let out = tools;
