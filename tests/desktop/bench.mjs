@@ -1,0 +1,247 @@
+// Desktop benchmark (not a test): the release build of Mia Code under Xvfb,
+// driven by tauri-driver. Each figure is printed with a baseline measured in
+// the same run and their ratio:
+//   launch → session list interactive   (store with 3 long sessions vs an empty store)
+//   PSS of the app + its WebKit processes, idle with a 500-message session open
+//                                        (vs idle with nothing open, empty store)
+//   render a 2,000-message session      (vs a 20-message session)
+//   longest main-thread block while a 20,000-token answer streams
+//                                        (vs the same probe while idle)
+// Run: scripts/bench-desktop (builds the release binaries and the UI first).
+import { spawnSync, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { root, binDir, until, startMock, startDriver, WEBKIT_ENV } from "./lib.mjs";
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+const out = join(root, "target/bench");
+mkdirSync(out, { recursive: true });
+const app = join(binDir, "mia-code-desktop");
+const EL = "element-6066-11e4-a52e-4f735466cecf";
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const log = (...a) => console.log("[bench]", ...a);
+
+// A 20,000-token answer (≈ 4 characters per token) in markdown with lists and code.
+function longAnswer() {
+  const events = [];
+  let chars = 0;
+  let i = 0;
+  while (chars < 80_000) {
+    let piece;
+    if (i % 40 === 0) piece = `\n\n## Part ${i / 40 + 1}\n\n`;
+    else if (i % 40 === 20) piece = "\n\n```rust\nfn step(n: u64) -> u64 {\n    n.wrapping_mul(6364136223846793005).wrapping_add(1)\n}\n```\n\n";
+    else if (i % 10 === 5) piece = `\n- item ${i}: a **bold** point and \`code_${i}\`\n`;
+    else piece = `Sentence ${i} explains one more detail of the design in plain words. `;
+    events.push({ text: piece });
+    chars += piece.length;
+    i++;
+  }
+  events.push({ text: "\n\nEND-OF-LONG-ANSWER" });
+  return events;
+}
+
+function pssKb(pid) {
+  try {
+    const m = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8").match(/^Pss:\s+(\d+) kB/m);
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The app's pid and every descendant (WebKit's web and network processes). */
+function processTree(rootPid) {
+  const parent = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const st = readFileSync(`/proc/${d}/status`, "utf8");
+      const pp = st.match(/^PPid:\s+(\d+)/m);
+      if (pp) parent.set(Number(d), Number(pp[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const tree = [rootPid];
+  for (let k = 0; k < tree.length; k++) for (const [p, pp] of parent) if (pp === tree[k]) tree.push(p);
+  return tree;
+}
+
+function appPid() {
+  const r = spawnSync("pgrep", ["-n", "-f", `^${app}`], { encoding: "utf8" });
+  const pid = Number(r.stdout.trim());
+  if (!pid) throw new Error("the app's process was not found");
+  return pid;
+}
+
+function memoryMb() {
+  const pids = processTree(appPid());
+  const kb = pids.reduce((s, p) => s + pssKb(p), 0);
+  return { mb: kb / 1024, processes: pids.length };
+}
+
+async function withApp(env, project, fn) {
+  const { driver, wd } = await startDriver(env, join(out, "tauri-driver.log"));
+  try {
+    const t0 = performance.now();
+    await wd.start({ "tauri:options": { application: app, args: ["--project", project] } });
+    await until("an interactive session list", async () => {
+      const ready = await wd.exec(
+        "return !!document.querySelector('[data-testid=session-list]') && !!document.querySelector('[data-testid=new-session]') && !document.querySelector('[data-testid=new-session]').disabled",
+      );
+      return ready;
+    }, 60_000);
+    const launchMs = performance.now() - t0;
+    await wd.setTimeouts({ script: 120_000 });
+    return await fn(wd, launchMs);
+  } finally {
+    await wd.quit();
+    driver.kill("SIGTERM");
+    await until("the app to exit", () => spawnSync("pgrep", ["-f", `^${app}`]).status !== 0, 20_000).catch(() => {});
+  }
+}
+
+async function openSession(wd, title, lastText) {
+  return wd.execAsync(
+    `const [title, last, done] = arguments;
+     const item = [...document.querySelectorAll('[data-testid=session-item]')].find(e => e.textContent.includes(title));
+     if (!item) { done(-1); return; }
+     const t0 = performance.now();
+     item.querySelector('button').click();
+     const check = () => {
+       const conv = document.querySelector('[data-testid=conversation]');
+       if (conv && conv.textContent.includes(last)) requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t0)));
+       else requestAnimationFrame(check);
+     };
+     check();`,
+    [title, lastText],
+  );
+}
+
+// A macrotask probe: the largest gap between consecutive ticks is the longest
+// time the main thread was blocked (WebKit has no Long Tasks API).
+const PROBE_START = `
+  window.__probe = { gaps: [], last: performance.now(), on: true };
+  const ch = new MessageChannel();
+  ch.port1.onmessage = () => {
+    const p = window.__probe; if (!p.on) return;
+    const now = performance.now(); p.gaps.push(now - p.last); p.last = now;
+    setTimeout(() => ch.port2.postMessage(0), 4);
+  };
+  ch.port2.postMessage(0);
+  return true;`;
+const PROBE_STOP = `
+  const p = window.__probe; p.on = false;
+  const g = p.gaps.slice().sort((a, b) => a - b);
+  return { max: g[g.length - 1] || 0, p99: g[Math.floor(g.length * 0.99)] || 0, over50: g.filter(x => x > 50).length, ticks: g.length };`;
+
+async function main() {
+  const tmp = mkdtempSync(join(tmpdir(), "mia-bench-"));
+  const project = join(tmp, "project");
+  const xdg = join(tmp, "config");
+  mkdirSync(project, { recursive: true });
+  mkdirSync(join(xdg, "mia-code"), { recursive: true });
+  writeFileSync(join(project, "README.md"), "# bench\n");
+  const scenarioPath = join(tmp, "scenario.json");
+  writeFileSync(
+    scenarioPath,
+    JSON.stringify({ steps: [{ times: 100, match: { last_message_contains: "long answer" }, response: { chunk_delay_ms: 1, events: longAnswer() } }] }),
+  );
+  const mock = await startMock(scenarioPath, join(out, "mock.log"));
+  writeFileSync(
+    join(xdg, "mia-code", "config.json"),
+    JSON.stringify({ model: "anthropic/claude-sonnet-4-5", providers: { anthropic: { baseURL: mock.url, apiKey: "bench" } } }),
+  );
+  const envFor = (home) => ({ ...process.env, ...WEBKIT_ENV, XDG_CONFIG_HOME: xdg, MIA_CODE_HOME: home, ANTHROPIC_API_KEY: "" });
+  const emptyHome = join(tmp, "empty-home");
+  const fullHome = join(tmp, "full-home");
+  mkdirSync(emptyHome, { recursive: true });
+  mkdirSync(fullHome, { recursive: true });
+  const seed = (n, title) =>
+    execFileSync(join(binDir, "examples", "seed"), [join(fullHome, "data.db"), project, String(n), title], { encoding: "utf8" });
+  seed(20, "Short session");
+  seed(500, "Medium session");
+  seed(2000, "Long session");
+  const lastOf = (n) => `Answer ${n - 1}:`;
+
+  const results = {};
+  // Launch, empty store vs seeded store; memory idle in each.
+  const launchEmpty = [];
+  const launchFull = [];
+  let memEmpty;
+  let memOpen;
+  for (let r = 0; r < RUNS; r++) {
+    await withApp(envFor(emptyHome), project, async (_wd, ms) => {
+      launchEmpty.push(ms);
+      if (r === 0) {
+        await new Promise((res) => setTimeout(res, 3000));
+        memEmpty = memoryMb();
+      }
+    });
+    await withApp(envFor(fullHome), project, async (wd, ms) => {
+      launchFull.push(ms);
+      if (r === 0) {
+        const t = await openSession(wd, "Medium session", lastOf(500));
+        if (t < 0) throw new Error("the 500-message session is not listed");
+        await new Promise((res) => setTimeout(res, 3000));
+        memOpen = memoryMb();
+      }
+    });
+  }
+  results.launch = { emptyStoreMs: median(launchEmpty), seededStoreMs: median(launchFull), runs: RUNS };
+
+  // Render times and streaming in one app instance.
+  await withApp(envFor(fullHome), project, async (wd) => {
+    const short = [];
+    const long = [];
+    for (let r = 0; r < 3; r++) {
+      short.push(await openSession(wd, "Short session", lastOf(20)));
+      long.push(await openSession(wd, "Long session", lastOf(2000)));
+    }
+    results.render = { messages20Ms: median(short), messages2000Ms: median(long) };
+
+    // Idle probe (baseline), then the same probe while 20,000 tokens stream.
+    await wd.exec(PROBE_START);
+    await new Promise((res) => setTimeout(res, 3000));
+    const idle = await wd.exec(PROBE_STOP);
+    await wd.click(await wd.find("new-session"));
+    const input = await until("the prompt input", () => wd.find("prompt-input"));
+    await wd.type(input, "Please give a long answer");
+    await wd.exec(PROBE_START);
+    const t0 = performance.now();
+    await wd.click(await wd.find("send"));
+    await until(
+      "the whole answer",
+      () => wd.exec("return !!document.querySelector('[data-testid=conversation]') && document.querySelector('[data-testid=conversation]').textContent.includes('END-OF-LONG-ANSWER') && !document.querySelector('[data-testid=stop]')"),
+      180_000,
+    );
+    const streamMs = performance.now() - t0;
+    const streaming = await wd.exec(PROBE_STOP);
+    results.streaming = { idle, streaming, streamMs };
+    await wd.screenshot(join(out, "bench-streamed.png"));
+  });
+  results.memory = { emptyIdleMb: memEmpty.mb, emptyProcesses: memEmpty.processes, open500IdleMb: memOpen.mb, openProcesses: memOpen.processes };
+  mock.child.stdin.end();
+
+  const f = (x) => x.toFixed(0);
+  const ratio = (a, b) => (a / b).toFixed(2);
+  const rows = [
+    ["launch → session list interactive (median of " + RUNS + ")", `${f(results.launch.seededStoreMs)} ms (store with 3 long sessions)`, `${f(results.launch.emptyStoreMs)} ms (empty store)`, ratio(results.launch.seededStoreMs, results.launch.emptyStoreMs), "< 1 s"],
+    ["PSS app + WebKit, idle", `${f(results.memory.open500IdleMb)} MB (500-message session open, ${results.memory.openProcesses} processes)`, `${f(results.memory.emptyIdleMb)} MB (nothing open, ${results.memory.emptyProcesses} processes)`, ratio(results.memory.open500IdleMb, results.memory.emptyIdleMb), "< 300 MB"],
+    ["render a session (median of 3)", `${f(results.render.messages2000Ms)} ms (2,000 messages)`, `${f(results.render.messages20Ms)} ms (20 messages)`, ratio(results.render.messages2000Ms, results.render.messages20Ms), "< 1 s"],
+    ["longest main-thread block", `${f(results.streaming.streaming.max)} ms while 20,000 tokens stream (${f(results.streaming.streamMs)} ms; p99 ${f(results.streaming.streaming.p99)} ms; ${results.streaming.streaming.over50} gaps > 50 ms)`, `${f(results.streaming.idle.max)} ms idle`, ratio(results.streaming.streaming.max, Math.max(results.streaming.idle.max, 1)), "≤ 50 ms"],
+  ];
+  console.log("\n| measure | result | baseline (same run) | ratio | target |\n| --- | --- | --- | --- | --- |");
+  for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+  writeFileSync(join(out, "desktop.json"), JSON.stringify(results, null, 2));
+  log(`raw numbers: ${join(out, "desktop.json")}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    console.error(e);
+    process.exit(1);
+  },
+);
