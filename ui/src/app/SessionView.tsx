@@ -243,6 +243,7 @@ export function SessionView(props: SessionViewProps) {
 
   const reply = useCallback(
     async (requestId: string, r: PermissionReplyKind) => {
+      store.update((s) => ({ ...s, replies: { ...s.replies, [requestId]: r.kind } }));
       try {
         await api.reply(sessionId, requestId, r);
       } catch (e) {
@@ -250,7 +251,7 @@ export function SessionView(props: SessionViewProps) {
         throw e;
       }
     },
-    [api, sessionId, toast],
+    [api, sessionId, store, toast],
   );
 
   const stop = async () => {
@@ -343,7 +344,7 @@ export function SessionView(props: SessionViewProps) {
           sessionId={sessionId}
           refreshKey={timelineKey}
           busy={state.running}
-          onResult={reportHistory}
+          onResult={() => setTimelineKey((k) => k + 1)}
         />
       )}
       <PermissionDialog requests={state.permissions} onReply={reply} />

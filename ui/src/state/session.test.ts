@@ -99,6 +99,10 @@ describe("applyEvent", () => {
     s = applyEvent(s, { type: "permission_resolved", session_id: S, request_id: "perm-1", decision: "allow", by: "user", reason: "" });
     expect(s.permissions).toEqual([]);
     expect(s.tools.c1!.decision).toEqual({ decision: "allow", by: "user", reason: "" });
+    // A reply sent from this window says which one it was.
+    let t = applyEvent({ ...s, replies: { "perm-2": "once" } }, { type: "permission_asked", request: { ...request("perm-2"), call_id: "c1" } });
+    t = applyEvent(t, { type: "permission_resolved", session_id: S, request_id: "perm-2", decision: "allow", by: "user", reason: "" });
+    expect(t.tools.c1!.decision).toEqual({ decision: "allow", by: "user", reason: "", reply: "once" });
 
     s = applyEvent(s, { type: "tool_result", session_id: S, message_id: "m1", call_id: "c1", tool: "write", output: "wrote a.txt", is_error: false, duration_ms: 12 });
     expect(s.tools.c1).toMatchObject({ output: "wrote a.txt", isError: false, durationMs: 12 });

@@ -21,9 +21,17 @@ export interface ToolInfo {
   output?: string;
   isError?: boolean;
   durationMs?: number;
-  decision?: { decision: string; by: string; reason: string };
+  decision?: Decision;
   files?: FileChange[];
   snapshotUnavailable?: string | null;
+}
+
+export interface Decision {
+  decision: string;
+  by: string;
+  reason: string;
+  /** The reply this window sent (`once`, `session`, `project`, ...), when it answered. */
+  reply?: string;
 }
 
 export interface SessionError {
@@ -49,6 +57,8 @@ export interface SessionState {
   error: SessionError | null;
   retrying: { attempt: number; delayMs: number; reason: string } | null;
   lastTurn: { usage: TokenUsage; costUsd: number | null; end: TurnEnd; steps: number } | null;
+  /** Replies sent from this window, by request id (to say "allowed once" rather than "allowed"). */
+  replies: Record<string, string>;
 }
 
 export function emptySession(id: string): SessionState {
@@ -65,6 +75,7 @@ export function emptySession(id: string): SessionState {
     error: null,
     retrying: null,
     lastTurn: null,
+    replies: {},
   };
 }
 
@@ -89,8 +100,10 @@ export function fromDetail(detail: SessionDetail): SessionState {
  * stored messages do not contain yet, and what the events taught about tool calls.
  */
 export function reloaded(detail: SessionDetail, previous: SessionState): SessionState {
-  const next = fromDetail(detail);
-  if (!next.running || previous.id !== next.id) return next;
+  const loaded = fromDetail(detail);
+  if (previous.id !== loaded.id) return loaded;
+  const next = { ...loaded, replies: previous.replies };
+  if (!next.running) return next;
   const stored = new Set(next.messages.map((m) => m.id));
   const live = previous.live.filter((m) => !stored.has(m.id));
   const tools = { ...previous.tools };
@@ -234,7 +247,10 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
       const card = cardForPermission(s, e.request_id, request);
       const next = { ...s, permissions };
       if (!card) return next;
-      return setTool(next, card, { decision: { decision: e.decision, by: e.by, reason: e.reason } }, () => s.tools[card]!);
+      const decision: Decision = { decision: e.decision, by: e.by, reason: e.reason };
+      const reply = s.replies[e.request_id];
+      if (reply && e.by === "user") decision.reply = reply;
+      return setTool(next, card, { decision }, () => s.tools[card]!);
     }
     case "message_stored": {
       const m = e.message;

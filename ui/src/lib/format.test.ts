@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { describeDecision, relativeTime, toolTarget } from "./format";
+
+describe("describeDecision", () => {
+  it("says who decided and how", () => {
+    expect(describeDecision({ decision: "allow", by: "user", reason: "", reply: "once" })).toBe("allowed once by you");
+    expect(describeDecision({ decision: "allow", by: "user", reason: "", reply: "session" })).toBe("allowed for this session by you");
+    expect(describeDecision({ decision: "deny", by: "rule", reason: "deny edit (plan)" })).toBe("denied by rule: deny edit (plan)");
+    expect(describeDecision({ decision: "deny", by: "user", reason: "use tabs", reply: "reject_with_feedback" })).toBe("denied by you: use tabs");
+  });
+});
+
+describe("format helpers", () => {
+  it("relative time and tool targets", () => {
+    expect(relativeTime(1_000_000, 1_000_000 + 5 * 60_000)).toBe("5 min ago");
+    expect(toolTarget({ path: "src/a.ts", content: "x" })).toBe("src/a.ts");
+    expect(toolTarget({ command: "ls -la" })).toBe("ls -la");
+    expect(toolTarget(null)).toBe("");
+  });
+});
