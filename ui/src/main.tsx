@@ -2,15 +2,38 @@ import { StrictMode, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app/App";
 import { TokenScreen } from "./app/TokenScreen";
-import { browserTransport, saveToken, startTransport, type Platform, type Transport } from "./transport";
+import { ApiError, browserTransport, forgetToken, saveToken, startTransport, type Platform, type Transport } from "./transport";
 import "./styles/app.css";
 
 type Boot = { kind: "loading" } | { kind: "needs-token" } | { kind: "ready"; transport: Transport; platform: Platform } | { kind: "failed"; message: string };
 
+/** A browser token the server refuses (401) sends the user back to the token screen. */
+function guard(transport: Transport, platform: Platform, onUnauthorized: () => void): Transport {
+  if (platform.kind !== "browser") return transport;
+  return {
+    subscribe: (id, onEvent, onState) => transport.subscribe(id, onEvent, onState),
+    request: async <T,>(method: Parameters<Transport["request"]>[0], path: string, body?: unknown): Promise<T> => {
+      try {
+        return await transport.request<T>(method, path, body);
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 401) onUnauthorized();
+        throw e;
+      }
+    },
+  };
+}
+
 function Root() {
   const [boot, setBoot] = useState<Boot>({ kind: "loading" });
   useEffect(() => {
-    startTransport().then(setBoot, (e: unknown) => setBoot({ kind: "failed", message: e instanceof Error ? e.message : String(e) }));
+    const unauthorized = () => {
+      forgetToken();
+      setBoot({ kind: "needs-token" });
+    };
+    startTransport().then(
+      (b) => setBoot(b.kind === "ready" ? { ...b, transport: guard(b.transport, b.platform, unauthorized) } : b),
+      (e: unknown) => setBoot({ kind: "failed", message: e instanceof Error ? e.message : String(e) }),
+    );
   }, []);
   switch (boot.kind) {
     case "loading":
@@ -22,7 +45,12 @@ function Root() {
         <TokenScreen
           onToken={(token) => {
             saveToken(token);
-            setBoot({ kind: "ready", ...browserTransport(token) });
+            const { transport, platform } = browserTransport(token);
+            const unauthorized = () => {
+              forgetToken();
+              setBoot({ kind: "needs-token" });
+            };
+            setBoot({ kind: "ready", transport: guard(transport, platform, unauthorized), platform });
           }}
         />
       );

@@ -1,10 +1,24 @@
-import { useState } from "react";
+import { useEffect, useState } from "react";
+import type { ServerInfo } from "../protocol/generated";
 
 /** Shown in a browser opened without `#token=`: the token printed by `mia-code serve`. */
 export function TokenScreen({ onToken }: { onToken: (token: string) => void }) {
   const [token, setToken] = useState("");
+  const [demo, setDemo] = useState(false);
+  useEffect(() => {
+    // /api/info needs no token: it says whether this is the scripted demo.
+    fetch("/api/info")
+      .then((r) => (r.ok ? (r.json() as Promise<ServerInfo>) : null))
+      .then((i) => setDemo(!!i?.demo))
+      .catch(() => undefined);
+  }, []);
   return (
     <main className="token-screen">
+      {demo && (
+        <div className="demo-banner demo-fixed" data-testid="demo-banner" role="note">
+          Scripted demo — answers come from a recorded script, not a real model
+        </div>
+      )}
       <form
         className="card stack"
         onSubmit={(e) => {
