@@ -55,6 +55,10 @@ describe("TauriTransport", () => {
     ch.onmessage(e);
     expect(events).toEqual([e]);
     await vi.waitFor(() => expect(states).toEqual(["open"]));
+    // A lagged notice on the channel is a state, not an Event.
+    (ch as FakeChannel<unknown>).onmessage({ type: "lagged", missed: 3 });
+    expect(states).toEqual(["open", "lagged"]);
+    expect(events).toHaveLength(1);
     stop();
     await vi.waitFor(() => expect(calls.at(-1)).toEqual(["unsubscribe", { id: 7 }]));
     ch.onmessage(e);

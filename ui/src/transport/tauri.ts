@@ -36,10 +36,13 @@ export class TauriTransport implements Transport {
     onEvent: (e: Event) => void,
     onState?: (s: StreamState) => void,
   ): () => void {
-    const ch = new this.Channel<Event>();
+    // The channel carries Events plus `{"type": "lagged", "missed": n}` when the subscriber fell behind.
+    const ch = new this.Channel<Event | { type: "lagged"; missed?: number }>();
     let closed = false;
     ch.onmessage = (e) => {
-      if (!closed) onEvent(e);
+      if (closed) return;
+      if (e.type === "lagged") onState?.("lagged");
+      else onEvent(e);
     };
     const id = this.invoke<number>("subscribe", { session: sessionId, onEvent: ch }).then(
       (id) => {
