@@ -5,7 +5,11 @@ import { TokenScreen } from "./app/TokenScreen";
 import { ApiError, browserTransport, forgetToken, saveToken, startTransport, type Platform, type Transport } from "./transport";
 import "./styles/app.css";
 
-type Boot = { kind: "loading" } | { kind: "needs-token" } | { kind: "ready"; transport: Transport; platform: Platform } | { kind: "failed"; message: string };
+type Boot =
+  | { kind: "loading" }
+  | { kind: "needs-token" }
+  | { kind: "ready"; transport: Transport; platform: Platform }
+  | { kind: "failed"; message: string };
 
 /** A browser token the server refuses (401) sends the user back to the token screen. */
 function guard(transport: Transport, platform: Platform, onUnauthorized: () => void): Transport {

@@ -8,6 +8,7 @@ import { Sidebar } from "./Sidebar";
 import { SessionView } from "./SessionView";
 import { DraftView } from "./DraftView";
 import { Settings } from "./Settings";
+import { ErrorBoundary } from "./ErrorBoundary";
 
 const LAST_PROJECT = "mia-code.lastProject";
 
@@ -182,7 +183,11 @@ function Shell() {
           {project && !currentId && <DraftView directory={project} agents={agents} onStart={startWith} />}
         </main>
       </div>
-      {settings && <Settings directory={project} onClose={() => setSettings(false)} />}
+      {settings && (
+        <ErrorBoundary label="Settings">
+          <Settings directory={project} onClose={() => setSettings(false)} />
+        </ErrorBoundary>
+      )}
     </div>
   );
 }

@@ -5,7 +5,12 @@ import type { Message, SessionDetail } from "../protocol/generated";
 import { SessionView } from "./SessionView";
 import { fakePlatform, fakeTransport, Providers } from "./testing";
 
-function msg(id: string, role: Message["role"], parts: Message["parts"][number]["content"][], extra: Partial<Message> = {}): Message {
+function msg(
+  id: string,
+  role: Message["role"],
+  parts: Message["parts"][number]["content"][],
+  extra: Partial<Message> = {},
+): Message {
   return {
     id,
     session_id: "s1",
@@ -20,7 +25,17 @@ function msg(id: string, role: Message["role"], parts: Message["parts"][number][
 
 function setup(messages: Message[], over: Partial<SessionDetail> = {}) {
   const d: SessionDetail = {
-    session: { id: "s1", title: "Fix it", slug: "fix-it", directory: "/p", project_id: "x", status: "idle", created_at: 1, updated_at: 2, version: "0.1" },
+    session: {
+      id: "s1",
+      title: "Fix it",
+      slug: "fix-it",
+      directory: "/p",
+      project_id: "x",
+      status: "idle",
+      created_at: 1,
+      updated_at: 2,
+      version: "0.1",
+    },
     agent: "build",
     messages,
     ...over,
@@ -40,7 +55,9 @@ function setup(messages: Message[], over: Partial<SessionDetail> = {}) {
 
 // jsdom has no layout: give the scroll container a size so the virtualiser renders rows.
 const stubbed = ["clientHeight", "clientWidth", "offsetHeight"] as const;
-const originals = stubbed.map((k) => Object.getOwnPropertyDescriptor(Element.prototype, k) ?? Object.getOwnPropertyDescriptor(HTMLElement.prototype, k));
+const originals = stubbed.map(
+  (k) => Object.getOwnPropertyDescriptor(Element.prototype, k) ?? Object.getOwnPropertyDescriptor(HTMLElement.prototype, k),
+);
 beforeAll(() => {
   Object.defineProperty(HTMLElement.prototype, "clientHeight", { configurable: true, get: () => 800 });
   Object.defineProperty(HTMLElement.prototype, "clientWidth", { configurable: true, get: () => 800 });
@@ -65,16 +82,42 @@ describe("conversation", () => {
     expect(screen.getByTestId("assistant-text").querySelector("strong")).toHaveTextContent("the");
     emit({
       type: "message_stored",
-      message: msg("m1", "assistant", [
-        { type: "text", text: "Writing **the file**." },
-        { type: "commentary", perspective: "mia", text: "A small structural step." },
-        { type: "tool_call", call_id: "c1", tool: "write", input: { path: "notes.txt", content: "hi" } },
-      ], { metadata: { tokens: { input: 1200, output: 30 }, cost_usd: 0.0123 } }),
+      message: msg(
+        "m1",
+        "assistant",
+        [
+          { type: "text", text: "Writing **the file**." },
+          { type: "commentary", perspective: "mia", text: "A small structural step." },
+          { type: "tool_call", call_id: "c1", tool: "write", input: { path: "notes.txt", content: "hi" } },
+        ],
+        { metadata: { tokens: { input: 1200, output: 30 }, cost_usd: 0.0123 } },
+      ),
     });
-    emit({ type: "tool_call", session_id: "s1", message_id: "m1", call_id: "c1", tool: "write", input: { path: "notes.txt", content: "hi" } });
+    emit({
+      type: "tool_call",
+      session_id: "s1",
+      message_id: "m1",
+      call_id: "c1",
+      tool: "write",
+      input: { path: "notes.txt", content: "hi" },
+    });
     emit({ type: "permission_resolved", session_id: "s1", request_id: "c1", decision: "allow", by: "user", reason: "" });
-    emit({ type: "snapshot", session_id: "s1", call_id: "c1", files: [{ path: "notes.txt", kind: "added", additions: 1, deletions: 0 }] });
-    emit({ type: "tool_result", session_id: "s1", message_id: "m1", call_id: "c1", tool: "write", output: "Wrote notes.txt", is_error: false, duration_ms: 4 });
+    emit({
+      type: "snapshot",
+      session_id: "s1",
+      call_id: "c1",
+      files: [{ path: "notes.txt", kind: "added", additions: 1, deletions: 0 }],
+    });
+    emit({
+      type: "tool_result",
+      session_id: "s1",
+      message_id: "m1",
+      call_id: "c1",
+      tool: "write",
+      output: "Wrote notes.txt",
+      is_error: false,
+      duration_ms: 4,
+    });
     const card = await screen.findByTestId("tool-card");
     expect(card).toHaveAttribute("data-tool", "write");
     expect(card).toHaveAttribute("data-call-id", "c1");
@@ -91,7 +134,12 @@ describe("conversation", () => {
   });
 
   it("hides commentary with the toggle", async () => {
-    const { user } = setup([msg("m1", "assistant", [{ type: "text", text: "Answer" }, { type: "commentary", perspective: "miette", text: "Oh, nice." }])]);
+    const { user } = setup([
+      msg("m1", "assistant", [
+        { type: "text", text: "Answer" },
+        { type: "commentary", perspective: "miette", text: "Oh, nice." },
+      ]),
+    ]);
     expect(await screen.findByTestId("commentary")).toHaveTextContent("🌸 Miette");
     await user.click(screen.getByTestId("toggle-commentary"));
     expect(screen.queryByTestId("commentary")).not.toBeInTheDocument();
@@ -103,7 +151,10 @@ describe("conversation", () => {
   it("renders model markdown safely: raw HTML as text, images as links, links via the platform", async () => {
     const { user } = setup([
       msg("m1", "assistant", [
-        { type: "text", text: 'Hi <img src="https://evil.example/x.png" onerror="alert(1)"> there\n\n![logo](https://evil.example/logo.png)\n\n[docs](https://example.com/docs)' },
+        {
+          type: "text",
+          text: 'Hi <img src="https://evil.example/x.png" onerror="alert(1)"> there\n\n![logo](https://evil.example/logo.png)\n\n[docs](https://example.com/docs)',
+        },
       ]),
     ]);
     const text = await screen.findByTestId("assistant-text");
@@ -121,7 +172,9 @@ describe("conversation", () => {
     const banner = await screen.findByTestId("error-banner");
     expect(banner).toHaveTextContent("connection reset");
     await user.click(within(banner).getByTestId("retry"));
-    await waitFor(() => expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/messages", body: { text: "try this" } }));
+    await waitFor(() =>
+      expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/messages", body: { text: "try this" } }),
+    );
   });
 
   it("a permission ask shows the dialog and notifies; replying posts the reply", async () => {
@@ -129,7 +182,17 @@ describe("conversation", () => {
     await waitFor(() => expect(requests.some((r) => r.path === "/api/sessions/s1")).toBe(true));
     emit({
       type: "permission_asked",
-      request: { id: "perm-1", session_id: "s1", agent: "build", tool: "bash", permission: "bash", target: "rm -rf build", reason: "ask", input: {}, options: ["once", "deny"] },
+      request: {
+        id: "perm-1",
+        session_id: "s1",
+        agent: "build",
+        tool: "bash",
+        permission: "bash",
+        target: "rm -rf build",
+        reason: "ask",
+        input: {},
+        options: ["once", "deny"],
+      },
     });
     expect(await screen.findByRole("dialog")).toHaveTextContent("rm -rf build");
     expect(fakePlatform.notify).toHaveBeenCalledWith("mia-code needs permission", "bash rm -rf build");

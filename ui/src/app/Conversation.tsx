@@ -61,7 +61,9 @@ export function Conversation({
   const lastIndex = rows.length - 1;
   return (
     <div className="conversation" ref={scrollRef} onScroll={onScroll} data-testid="conversation" role="log" aria-live="off">
-      {rows.length === 0 && <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>}
+      {rows.length === 0 && (
+        <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
+      )}
       <div style={{ height: totalSize, position: "relative", width: "100%" }}>
         {virtualizer.getVirtualItems().map((item) => {
           const m = rows[item.index]!;

@@ -5,10 +5,19 @@ export function HelpText() {
     <div className="help">
       <h3>Keys</h3>
       <ul>
-        <li><kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line</li>
-        <li><kbd>Tab</kbd> in an empty prompt (or with the caret at its start, or with nothing focused): switch plan ↔ build (a picker with 3+ agents)</li>
-        <li><kbd>↑</kbd>/<kbd>↓</kbd> on the first/last line: walk through your previous messages</li>
-        <li><kbd>@</kbd> mention a file · <kbd>/</kbd> at the start: commands</li>
+        <li>
+          <kbd>Enter</kbd> send · <kbd>Shift</kbd>+<kbd>Enter</kbd> new line
+        </li>
+        <li>
+          <kbd>Tab</kbd> in an empty prompt (or with the caret at its start, or with nothing focused): switch plan ↔ build (a
+          picker with 3+ agents)
+        </li>
+        <li>
+          <kbd>↑</kbd>/<kbd>↓</kbd> on the first/last line: walk through your previous messages
+        </li>
+        <li>
+          <kbd>@</kbd> mention a file · <kbd>/</kbd> at the start: commands
+        </li>
       </ul>
       <h3>Commands</h3>
       <ul>

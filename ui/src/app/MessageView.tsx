@@ -42,7 +42,13 @@ function UserMessage({ message }: { message: Message }) {
   return (
     <div className="msg msg-user" data-testid="message-user">
       <div className="user-text">{textOf(message)}</div>
-      {files.map((p) => (p.content.type === "file" ? <span key={p.id} className="chip mono">@{p.content.path}</span> : null))}
+      {files.map((p) =>
+        p.content.type === "file" ? (
+          <span key={p.id} className="chip mono">
+            @{p.content.path}
+          </span>
+        ) : null,
+      )}
     </div>
   );
 }
@@ -52,7 +58,10 @@ function SystemNotice({ message }: { message: Message }) {
   const summary = message.parts.find((p) => p.content.type === "compaction_summary")?.content;
   const text = textOf(message);
   return (
-    <div className={`msg msg-notice notice-${message.type}`} data-testid={message.type === "revert" ? "message-revert" : "message-notice"}>
+    <div
+      className={`msg msg-notice notice-${message.type}`}
+      data-testid={message.type === "revert" ? "message-revert" : "message-notice"}
+    >
       {text && <div>{text}</div>}
       {revert && revert.type === "revert" && !text && (
         <div>
@@ -146,9 +155,15 @@ function AssistantMessage(props: {
 }) {
   const { message, tools } = props;
   const meta = message.metadata;
-  const changesFiles = message.parts.some((p) => p.content.type === "tool_call" && (tools[p.content.call_id]?.files?.length ?? 0) > 0);
+  const changesFiles = message.parts.some(
+    (p) => p.content.type === "tool_call" && (tools[p.content.call_id]?.files?.length ?? 0) > 0,
+  );
   return (
-    <div className={`msg msg-assistant${props.streaming ? " streaming" : ""}`} data-testid="message-assistant" data-message-id={message.id}>
+    <div
+      className={`msg msg-assistant${props.streaming ? " streaming" : ""}`}
+      data-testid="message-assistant"
+      data-message-id={message.id}
+    >
       <div className="msg-meta">
         {meta.agent && <span className="agent-tag">{meta.agent}</span>}
         {meta.model && <span className="muted mono small">{meta.model}</span>}
@@ -159,7 +174,12 @@ function AssistantMessage(props: {
         )}
         {typeof meta.cost_usd === "number" && <span className="muted small">{formatCost(meta.cost_usd)}</span>}
         {changesFiles && !props.streaming && (
-          <button type="button" className="link-btn small" data-testid="message-diff" onClick={() => props.actions.onDiffMessage(message.id)}>
+          <button
+            type="button"
+            className="link-btn small"
+            data-testid="message-diff"
+            onClick={() => props.actions.onDiffMessage(message.id)}
+          >
             Diff of this message
           </button>
         )}

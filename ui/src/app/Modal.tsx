@@ -29,9 +29,9 @@ export function Modal({
     }
     if (e.key === "Tab" && ref.current) {
       // Keep focus inside the dialog.
-      const items = [...ref.current.querySelectorAll<HTMLElement>("button, input, select, textarea, a[href], [tabindex='0']")].filter(
-        (x) => !x.hasAttribute("disabled"),
-      );
+      const items = [
+        ...ref.current.querySelectorAll<HTMLElement>("button, input, select, textarea, a[href], [tabindex='0']"),
+      ].filter((x) => !x.hasAttribute("disabled"));
       if (!items.length) return;
       const first = items[0]!;
       const last = items[items.length - 1]!;

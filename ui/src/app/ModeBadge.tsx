@@ -7,15 +7,7 @@ export function modeLabel(agent: string): string {
   return `[${agent.toUpperCase()}]`;
 }
 
-export function ModeBadge({
-  agent,
-  queued,
-  onClick,
-}: {
-  agent: string;
-  queued: string | null;
-  onClick: () => void;
-}) {
+export function ModeBadge({ agent, queued, onClick }: { agent: string; queued: string | null; onClick: () => void }) {
   const cls = agent === "plan" ? "mode-plan" : agent === "build" ? "mode-build" : "mode-other";
   return (
     <span className="mode">
@@ -62,7 +54,9 @@ export function AgentPicker({
   onClose: () => void;
 }) {
   const list = primaryAgents(agents);
-  const [active, setActive] = useState(() => Math.max(0, (list.findIndex((a) => a.name === current) + 1) % Math.max(1, list.length)));
+  const [active, setActive] = useState(() =>
+    Math.max(0, (list.findIndex((a) => a.name === current) + 1) % Math.max(1, list.length)),
+  );
   const ref = useRef<HTMLUListElement>(null);
   useEffect(() => ref.current?.focus(), []);
   return (

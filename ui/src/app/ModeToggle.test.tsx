@@ -15,7 +15,17 @@ const agent = (name: string, mode: AgentInfo["mode"] = "primary"): AgentInfo => 
 
 function detail(over: Partial<SessionDetail> = {}): SessionDetail {
   return {
-    session: { id: "s1", title: "Fix it", slug: "fix-it", directory: "/p", project_id: "x", status: "idle", created_at: 1, updated_at: 2, version: "0.1" },
+    session: {
+      id: "s1",
+      title: "Fix it",
+      slug: "fix-it",
+      directory: "/p",
+      project_id: "x",
+      status: "idle",
+      created_at: 1,
+      updated_at: 2,
+      version: "0.1",
+    },
     agent: "build",
     messages: [],
     running: false,
@@ -31,7 +41,13 @@ function setup(d: SessionDetail, agents: AgentInfo[] = [agent("build"), agent("p
   });
   render(
     <Providers transport={fake.transport}>
-      <SessionView sessionId="s1" directory="/p" agents={agents} onNewSession={() => undefined} onSessionsChanged={() => undefined} />
+      <SessionView
+        sessionId="s1"
+        directory="/p"
+        agents={agents}
+        onNewSession={() => undefined}
+        onSessionsChanged={() => undefined}
+      />
     </Providers>,
   );
   return { ...fake, user: userEvent.setup() };
@@ -46,7 +62,9 @@ describe("mode badge and Tab", () => {
     expect(badge).toHaveTextContent("[BUILD 🔨]");
     await user.click(screen.getByTestId("prompt-input"));
     await user.keyboard("{Tab}");
-    await waitFor(() => expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "plan" } }));
+    await waitFor(() =>
+      expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "plan" } }),
+    );
     expect(screen.getByTestId("mode-badge")).toHaveAttribute("data-agent", "plan");
     expect(screen.getByTestId("mode-badge")).toHaveTextContent("[PLAN 🔍]");
     // And back.
@@ -59,7 +77,9 @@ describe("mode badge and Tab", () => {
     await waitFor(() => expect(requests.some((r) => r.path === "/api/sessions/s1")).toBe(true));
     await screen.findByTestId("stop");
     await user.click(screen.getByTestId("mode-badge"));
-    await waitFor(() => expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "plan" } }));
+    await waitFor(() =>
+      expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "plan" } }),
+    );
     expect(screen.getByTestId("mode-badge")).toHaveAttribute("data-agent", "build");
     expect(screen.getByTestId("mode-queued")).toHaveTextContent("→ PLAN queued");
     emit({ type: "agent_switched", session_id: "s1", from: "build", to: "plan", queued: true });
@@ -77,7 +97,9 @@ describe("mode badge and Tab", () => {
     expect(picker).toHaveTextContent("[REVIEW]");
     expect(requests.some((r) => r.path.endsWith("/agent"))).toBe(false);
     await user.click(screen.getAllByTestId("agent-option").find((o) => o.textContent?.includes("REVIEW"))!);
-    await waitFor(() => expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "review" } }));
+    await waitFor(() =>
+      expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "review" } }),
+    );
   });
 
   it("Stop cancels the running turn", async () => {

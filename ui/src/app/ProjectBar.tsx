@@ -5,7 +5,15 @@ import { errorMessage } from "../lib/api";
 import { useServices, useToast } from "./context";
 import { Modal } from "./Modal";
 
-export function ProjectBar({ project, onOpen, onSettings }: { project: string | null; onOpen: (dir: string) => void; onSettings: () => void }) {
+export function ProjectBar({
+  project,
+  onOpen,
+  onSettings,
+}: {
+  project: string | null;
+  onOpen: (dir: string) => void;
+  onSettings: () => void;
+}) {
   const { platform } = useServices();
   const toast = useToast();
   const [asking, setAsking] = useState(false);
@@ -64,7 +72,14 @@ function OpenFolderDialog({ onClose, onPick }: { onClose: () => void; onPick: (d
       >
         <label className="stack">
           <span>Absolute path of the folder</span>
-          <input className="input mono" data-testid="folder-path" value={path} onChange={(e) => setPath(e.target.value)} placeholder="/home/me/project" autoFocus />
+          <input
+            className="input mono"
+            data-testid="folder-path"
+            value={path}
+            onChange={(e) => setPath(e.target.value)}
+            placeholder="/home/me/project"
+            autoFocus
+          />
         </label>
         <div className="row-end">
           <button type="submit" className="btn primary" disabled={!path.trim()}>

@@ -16,10 +16,7 @@ export interface PromptInputProps {
   placeholder?: string;
 }
 
-type Popup =
-  | { kind: "mention"; start: number; query: string }
-  | { kind: "command"; query: string }
-  | null;
+type Popup = { kind: "mention"; start: number; query: string } | { kind: "command"; query: string } | null;
 
 const MAX_OPTIONS = 12;
 
@@ -225,7 +222,9 @@ export function PromptInput({ loadFiles, history, onSend, onCommand, onToggleMod
         className="prompt-input"
         data-testid="prompt-input"
         aria-label="Message"
-        placeholder={placeholder ?? (running ? "A turn is running… (Stop to cancel)" : "Ask mia-code… (@ file, / command, Tab: plan/build)")}
+        placeholder={
+          placeholder ?? (running ? "A turn is running… (Stop to cancel)" : "Ask mia-code… (@ file, / command, Tab: plan/build)")
+        }
         rows={Math.min(10, Math.max(2, text.split("\n").length))}
         value={text}
         role="combobox"
@@ -242,7 +241,13 @@ export function PromptInput({ loadFiles, history, onSend, onCommand, onToggleMod
         onSelect={(e) => setCaret(e.currentTarget.selectionStart)}
         onKeyDown={onKeyDown}
       />
-      <button type="button" className="btn primary" data-testid="send" onClick={() => void send()} disabled={!text.trim() || sending || running}>
+      <button
+        type="button"
+        className="btn primary"
+        data-testid="send"
+        onClick={() => void send()}
+        disabled={!text.trim() || sending || running}
+      >
         Send
       </button>
     </div>

@@ -58,7 +58,13 @@ export function RightPanel({
   return (
     <aside className="right-panel" aria-label="Changes and diffs">
       <div className="tabs" role="tablist">
-        <button type="button" role="tab" aria-selected={tab === "changes"} data-testid="tab-changes" onClick={() => onTab("changes")}>
+        <button
+          type="button"
+          role="tab"
+          aria-selected={tab === "changes"}
+          data-testid="tab-changes"
+          onClick={() => onTab("changes")}
+        >
           Changes
         </button>
         <button type="button" role="tab" aria-selected={tab === "diff"} data-testid="tab-diff" onClick={() => onTab("diff")}>

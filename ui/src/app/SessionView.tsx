@@ -15,6 +15,7 @@ import { Modal } from "./Modal";
 import { LoadedDiff } from "./DiffSlot";
 import { HelpText } from "./Help";
 import { useLocalFlag } from "./useLocalFlag";
+import { ErrorBoundary } from "./ErrorBoundary";
 
 const filesCache = new Map<string, Promise<string[]>>();
 
@@ -184,7 +185,10 @@ export function SessionView(props: SessionViewProps) {
   const reportHistory = useCallback(
     (r: RevertSummary) => {
       if (r.applied) toast(r.message, "info");
-      else toast(r.conflicts.length ? `Nothing changed: ${r.conflicts.map((c) => `${c.path} (${c.reason})`).join(", ")}` : r.message);
+      else
+        toast(
+          r.conflicts.length ? `Nothing changed: ${r.conflicts.map((c) => `${c.path} (${c.reason})`).join(", ")}` : r.message,
+        );
       setTimelineKey((k) => k + 1);
     },
     [toast],
@@ -285,11 +289,18 @@ export function SessionView(props: SessionViewProps) {
           >
             {hideCommentary ? "Show commentary" : "Hide commentary"}
           </button>
-          <button type="button" className="btn small" onClick={() => setPanel(panel ? null : "changes")} aria-pressed={panel !== null}>
+          <button
+            type="button"
+            className="btn small"
+            onClick={() => setPanel(panel ? null : "changes")}
+            aria-pressed={panel !== null}
+          >
             {panel ? "Hide panel" : "Changes"}
           </button>
         </header>
-        <Conversation state={state} hideCommentary={hideCommentary} actions={actions} />
+        <ErrorBoundary label="The conversation">
+          <Conversation state={state} hideCommentary={hideCommentary} actions={actions} />
+        </ErrorBoundary>
         {state.retrying && (
           <div className="status-line muted small" role="status">
             Retrying (attempt {state.retrying.attempt}) in {Math.round(state.retrying.delayMs / 1000)} s: {state.retrying.reason}
@@ -303,7 +314,12 @@ export function SessionView(props: SessionViewProps) {
                 Retry
               </button>
             )}
-            <button type="button" className="icon-btn" aria-label="Dismiss error" onClick={() => store.update((s) => ({ ...s, error: null }))}>
+            <button
+              type="button"
+              className="icon-btn"
+              aria-label="Dismiss error"
+              onClick={() => store.update((s) => ({ ...s, error: null }))}
+            >
               ×
             </button>
           </div>
@@ -311,7 +327,14 @@ export function SessionView(props: SessionViewProps) {
         <div className="input-row">
           <div className="input-tools">
             <ModeBadge agent={state.agent} queued={state.queuedAgent} onClick={toggleMode} />
-            {picker && <AgentPicker agents={agents} current={state.agent} onPick={(a) => void switchTo(a)} onClose={() => setPicker(false)} />}
+            {picker && (
+              <AgentPicker
+                agents={agents}
+                current={state.agent}
+                onPick={(a) => void switchTo(a)}
+                onClose={() => setPicker(false)}
+              />
+            )}
             {state.running && (
               <button type="button" className="btn danger small" data-testid="stop" onClick={() => void stop()}>
                 ■ Stop
@@ -338,19 +361,25 @@ export function SessionView(props: SessionViewProps) {
         </div>
       </section>
       {panel && (
-        <RightPanel
-          tab={panel}
-          onTab={setPanel}
-          sessionId={sessionId}
-          refreshKey={timelineKey}
-          busy={state.running}
-          onResult={() => setTimelineKey((k) => k + 1)}
-        />
+        <ErrorBoundary label="The side panel">
+          <RightPanel
+            tab={panel}
+            onTab={setPanel}
+            sessionId={sessionId}
+            refreshKey={timelineKey}
+            busy={state.running}
+            onResult={() => setTimelineKey((k) => k + 1)}
+          />
+        </ErrorBoundary>
       )}
-      <PermissionDialog requests={state.permissions} onReply={reply} />
+      <ErrorBoundary label="The permission dialog">
+        <PermissionDialog requests={state.permissions} onReply={reply} />
+      </ErrorBoundary>
       {diff && (
         <Modal title={diff.title} onClose={() => setDiff(null)} wide testId="diff-modal">
-          <LoadedDiff load={() => api.diff(sessionId, diff.scope)} reloadKey={JSON.stringify(diff.scope)} />
+          <ErrorBoundary label="The diff">
+            <LoadedDiff load={() => api.diff(sessionId, diff.scope)} reloadKey={JSON.stringify(diff.scope)} />
+          </ErrorBoundary>
         </Modal>
       )}
       {help && (

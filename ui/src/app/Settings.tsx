@@ -37,13 +37,20 @@ export function Settings({ directory, onClose }: { directory: string | null; onC
                 ))}
               </tbody>
             </table>
-            <p className="muted small">Keys go to the OS keychain (or mia-code's 0600 credentials file); the UI never keeps them.</p>
+            <p className="muted small">
+              Keys go to the OS keychain (or mia-code's 0600 credentials file); the UI never keeps them.
+            </p>
           </section>
           <Defaults view={view} onSaved={setView} />
           {directory && <Rules directory={directory} agents={view.agents.map((a) => a.name)} defaultAgent={view.default_agent} />}
           {directory && <Approvals directory={directory} />}
           <p className="muted small">
-            Written to <span className="mono">{view.global_config}</span>. Read: {view.config_files.map((f) => <span key={f} className="mono">{f} </span>)}
+            Written to <span className="mono">{view.global_config}</span>. Read:{" "}
+            {view.config_files.map((f) => (
+              <span key={f} className="mono">
+                {f}{" "}
+              </span>
+            ))}
           </p>
         </div>
       )}
@@ -127,7 +134,8 @@ function Defaults({ view, onSaved }: { view: SettingsView; onSaved: (v: Settings
   const save = async () => {
     try {
       const agent_models: Record<string, string> = {};
-      for (const a of view.agents) if ((a.model ?? "") !== (perAgent[a.name] ?? "")) agent_models[a.name] = perAgent[a.name] ?? "";
+      for (const a of view.agents)
+        if ((a.model ?? "") !== (perAgent[a.name] ?? "")) agent_models[a.name] = perAgent[a.name] ?? "";
       const next = await api.updateSettings({ default_agent: agent, model, agent_models });
       onSaved(next);
       toast("Settings saved", "info");
@@ -158,7 +166,14 @@ function Defaults({ view, onSaved }: { view: SettingsView; onSaved: (v: Settings
         </label>
         <label>
           Default model
-          <input className="input mono" list="model-options" value={model} onChange={(e) => setModel(e.target.value)} placeholder="provider/model" data-testid="default-model" />
+          <input
+            className="input mono"
+            list="model-options"
+            value={model}
+            onChange={(e) => setModel(e.target.value)}
+            placeholder="provider/model"
+            data-testid="default-model"
+          />
         </label>
         {view.agents.map((a) => (
           <label key={a.name}>
@@ -207,7 +222,13 @@ function Rules({ directory, agents, defaultAgent }: { directory: string; agents:
     <section>
       <h3>
         Permission rules for{" "}
-        <select className="input inline" value={agent} onChange={(e) => setAgent(e.target.value)} aria-label="Agent" data-testid="rules-agent">
+        <select
+          className="input inline"
+          value={agent}
+          onChange={(e) => setAgent(e.target.value)}
+          aria-label="Agent"
+          data-testid="rules-agent"
+        >
           {agents.map((a) => (
             <option key={a}>{a}</option>
           ))}

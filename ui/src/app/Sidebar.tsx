@@ -41,7 +41,14 @@ const SessionItem = memo(function SessionItem({
         >
           {s.archived_at ? "⇡" : "⇣"}
         </button>
-        <button type="button" className="icon-btn" data-testid="session-delete" aria-label={`Delete ${s.title}`} title="Delete" onClick={() => onDelete(s)}>
+        <button
+          type="button"
+          className="icon-btn"
+          data-testid="session-delete"
+          aria-label={`Delete ${s.title}`}
+          title="Delete"
+          onClick={() => onDelete(s)}
+        >
           🗑
         </button>
       </span>
@@ -104,7 +111,13 @@ export function Sidebar({
           onChange={(e) => setQuery(e.target.value)}
         />
         <label className="small muted check">
-          <input type="checkbox" checked={showArchived} onChange={(e) => onShowArchived(e.target.checked)} data-testid="show-archived" /> Show archived
+          <input
+            type="checkbox"
+            checked={showArchived}
+            onChange={(e) => onShowArchived(e.target.checked)}
+            data-testid="show-archived"
+          />{" "}
+          Show archived
         </label>
       </div>
       {filtered.length > VIRTUALISE_ABOVE ? (
@@ -118,7 +131,8 @@ export function Sidebar({
       {confirm && (
         <Modal title="Delete session?" onClose={() => setConfirm(null)}>
           <p>
-            Delete <strong>{confirm.title || confirm.slug}</strong> and its {confirm.message_count} messages? This cannot be undone.
+            Delete <strong>{confirm.title || confirm.slug}</strong> and its {confirm.message_count} messages? This cannot be
+            undone.
           </p>
           <div className="row-end">
             <button type="button" className="btn" onClick={() => setConfirm(null)} autoFocus>
@@ -155,9 +169,18 @@ function VirtualList({
   return (
     <div className="session-scroll" ref={ref}>
       <ul className="session-list virtual" data-testid="session-list" style={{ height: v.getTotalSize(), position: "relative" }}>
-        {v.getVirtualItems().map((it) =>
-          render(sessions[it.index]!, { position: "absolute", top: 0, left: 0, right: 0, height: it.size, transform: `translateY(${it.start}px)` }),
-        )}
+        {v
+          .getVirtualItems()
+          .map((it) =>
+            render(sessions[it.index]!, {
+              position: "absolute",
+              top: 0,
+              left: 0,
+              right: 0,
+              height: it.size,
+              transform: `translateY(${it.start}px)`,
+            }),
+          )}
       </ul>
     </div>
   );

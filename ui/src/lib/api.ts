@@ -52,8 +52,7 @@ export function makeApi(t: Transport) {
       t.request<void>("POST", `${s(id)}/permissions/${enc(requestId)}`, { reply }),
     cancel: (id: string) => t.request<void>("POST", `${s(id)}/cancel`),
     switchAgent: (id: string, agent: string) => t.request<void>("POST", `${s(id)}/agent`, { agent }),
-    undo: (id: string, step?: string | null, force = false) =>
-      history(`${s(id)}/undo`, step ? { step, force } : { force }),
+    undo: (id: string, step?: string | null, force = false) => history(`${s(id)}/undo`, step ? { step, force } : { force }),
     redo: (id: string, force = false) => history(`${s(id)}/redo`, { force }),
     revert: (id: string, messageId: string, force = false) => history(`${s(id)}/revert`, { message_id: messageId, force }),
     timeline: (id: string) => t.request<TimelineStep[]>("GET", `${s(id)}/timeline`),
@@ -76,8 +75,7 @@ export function makeApi(t: Transport) {
     permissions: (directory: string, agent: string) =>
       t.request<PermissionsView>("GET", `/api/permissions?${q({ directory, agent })}`),
     approvals: (directory: string) => t.request<ApprovalView[]>("GET", `/api/approvals?${q({ directory })}`),
-    revokeApproval: (directory: string, id: number) =>
-      t.request<void>("DELETE", `/api/approvals/${id}?${q({ directory })}`),
+    revokeApproval: (directory: string, id: number) => t.request<void>("DELETE", `/api/approvals/${id}?${q({ directory })}`),
   };
 }
 

@@ -4,9 +4,15 @@ import { describeDecision, relativeTime, toolTarget } from "./format";
 describe("describeDecision", () => {
   it("says who decided and how", () => {
     expect(describeDecision({ decision: "allow", by: "user", reason: "", reply: "once" })).toBe("allowed once by you");
-    expect(describeDecision({ decision: "allow", by: "user", reason: "", reply: "session" })).toBe("allowed for this session by you");
-    expect(describeDecision({ decision: "deny", by: "rule", reason: "deny edit (plan)" })).toBe("denied by rule: deny edit (plan)");
-    expect(describeDecision({ decision: "deny", by: "user", reason: "use tabs", reply: "reject_with_feedback" })).toBe("denied by you: use tabs");
+    expect(describeDecision({ decision: "allow", by: "user", reason: "", reply: "session" })).toBe(
+      "allowed for this session by you",
+    );
+    expect(describeDecision({ decision: "deny", by: "rule", reason: "deny edit (plan)" })).toBe(
+      "denied by rule: deny edit (plan)",
+    );
+    expect(describeDecision({ decision: "deny", by: "user", reason: "use tabs", reply: "reject_with_feedback" })).toBe(
+      "denied by you: use tabs",
+    );
   });
 });
 

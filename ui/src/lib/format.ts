@@ -51,7 +51,15 @@ export function toolTarget(input: unknown): string {
 export function describeDecision(d: { decision: string; by: string; reason: string; reply?: string }): string {
   const verb = d.decision === "allow" ? "allowed" : d.decision === "deny" ? "denied" : d.decision;
   const scope =
-    d.reply === "once" ? " once" : d.reply === "session" ? " for this session" : d.reply === "project" ? " for this project" : d.reply === "never" ? " for this session" : "";
+    d.reply === "once"
+      ? " once"
+      : d.reply === "session"
+        ? " for this session"
+        : d.reply === "project"
+          ? " for this project"
+          : d.reply === "never"
+            ? " for this session"
+            : "";
   const who = d.by === "user" ? "you" : d.by;
   const reason = d.reason && (d.by !== "user" || d.reply === "reject_with_feedback") ? `: ${d.reason}` : "";
   return `${verb}${scope} by ${who}${reason}`;

@@ -16,7 +16,22 @@ import ini from "highlight.js/lib/languages/ini";
 import sql from "highlight.js/lib/languages/sql";
 import type { Root } from "hast";
 
-const lowlight = createLowlight({ bash, css, diff, go, javascript, json, markdown, python, rust, typescript, xml, yaml, ini, sql });
+const lowlight = createLowlight({
+  bash,
+  css,
+  diff,
+  go,
+  javascript,
+  json,
+  markdown,
+  python,
+  rust,
+  typescript,
+  xml,
+  yaml,
+  ini,
+  sql,
+});
 lowlight.registerAlias({
   bash: ["sh", "shell", "zsh", "console"],
   javascript: ["js", "jsx", "mjs"],

@@ -3,7 +3,8 @@ import { closeOpenMarkdown, splitBlocks } from "./streaming";
 
 describe("splitBlocks", () => {
   it("splits at blank lines but keeps code fences and indented continuations whole", () => {
-    const text = "# Title\n\nPara one\nline two\n\n```ts\nconst a = 1;\n\nconst b = 2;\n```\n\n1. item\n\n    more of item\n\nend";
+    const text =
+      "# Title\n\nPara one\nline two\n\n```ts\nconst a = 1;\n\nconst b = 2;\n```\n\n1. item\n\n    more of item\n\nend";
     expect(splitBlocks(text)).toEqual([
       "# Title",
       "Para one\nline two",

@@ -57,8 +57,8 @@ export function closeOpenMarkdown(block: string): string {
   const ticks = (out.match(/`/g) ?? []).length;
   if (ticks % 2 === 1) out += "`";
   const outside = out.replace(/`[^`]*`/g, "");
-  if (((outside.match(/\*\*/g) ?? []).length) % 2 === 1) out = out.replace(/\s+$/, "") + "**";
-  if (((outside.match(/~~/g) ?? []).length) % 2 === 1) out += "~~";
+  if ((outside.match(/\*\*/g) ?? []).length % 2 === 1) out = out.replace(/\s+$/, "") + "**";
+  if ((outside.match(/~~/g) ?? []).length % 2 === 1) out += "~~";
   const singles = outside.replace(/\*\*/g, "").match(/(^|[^*\w])\*(?=\S)/g);
   const closers = outside.replace(/\*\*/g, "").match(/\S\*(?![*\w])/g);
   if ((singles?.length ?? 0) > (closers?.length ?? 0)) out = out.replace(/\s+$/, "") + "*";

@@ -9,7 +9,12 @@ function run(events: Event[], start: SessionState = emptySession(S)): SessionSta
   return events.reduce((s, e) => applyEvent(s, e, 1000), start);
 }
 
-function msg(id: string, role: Message["role"], parts: Message["parts"][number]["content"][], extra: Partial<Message> = {}): Message {
+function msg(
+  id: string,
+  role: Message["role"],
+  parts: Message["parts"][number]["content"][],
+  extra: Partial<Message> = {},
+): Message {
   return {
     id,
     session_id: S,
@@ -23,7 +28,18 @@ function msg(id: string, role: Message["role"], parts: Message["parts"][number][
 }
 
 function request(id: string, extra: Partial<PermissionRequest> = {}): PermissionRequest {
-  return { id, session_id: S, agent: "build", tool: "write", permission: "edit", target: "a.txt", reason: "r", input: {}, options: ["once", "deny"], ...extra };
+  return {
+    id,
+    session_id: S,
+    agent: "build",
+    tool: "write",
+    permission: "edit",
+    target: "a.txt",
+    reason: "r",
+    input: {},
+    options: ["once", "deny"],
+    ...extra,
+  };
 }
 
 const started: Event = { type: "step_started", session_id: S, message_id: "m1", agent: "build", model: "mock/m" };
@@ -70,15 +86,29 @@ describe("applyEvent", () => {
 
   it("message_stored replaces the streaming draft with the stored message (same id)", () => {
     const streamed = run([started, { type: "text_delta", session_id: S, message_id: "m1", text: "partial" }]);
-    const stored = msg("m1", "assistant", [{ type: "text", text: "final" }, { type: "commentary", perspective: "mia", text: "note" }], {
-      metadata: { tokens: { input: 10, output: 5 }, cost_usd: 0.01 },
-    });
+    const stored = msg(
+      "m1",
+      "assistant",
+      [
+        { type: "text", text: "final" },
+        { type: "commentary", perspective: "mia", text: "note" },
+      ],
+      {
+        metadata: { tokens: { input: 10, output: 5 }, cost_usd: 0.01 },
+      },
+    );
     const s = applyEvent(streamed, { type: "message_stored", message: stored });
     expect(s.live).toEqual([]);
     expect(s.messages).toEqual([stored]);
     // And a second store of the same id replaces in place, a new id appends.
     const revert = msg("r1", "system", [{ type: "revert", removed: [], restored: ["a.txt"] }], { type: "revert" });
-    const s2 = run([{ type: "message_stored", message: { ...stored, parts: [] } }, { type: "message_stored", message: revert }], s);
+    const s2 = run(
+      [
+        { type: "message_stored", message: { ...stored, parts: [] } },
+        { type: "message_stored", message: revert },
+      ],
+      s,
+    );
     expect(s2.messages.map((m) => m.id)).toEqual(["m1", "r1"]);
     expect(s2.messages[0]!.parts).toEqual([]);
   });
@@ -86,7 +116,11 @@ describe("applyEvent", () => {
   it("tool_call, permission, tool_result and snapshot fill one tool card", () => {
     const stored = msg("m1", "assistant", [{ type: "tool_call", call_id: "c1", tool: "write", input: { path: "a.txt" } }]);
     let s = run([started, { type: "message_stored", message: stored }]);
-    s = applyEvent(s, { type: "tool_call", session_id: S, message_id: "m1", call_id: "c1", tool: "write", input: { path: "a.txt" } }, 5000);
+    s = applyEvent(
+      s,
+      { type: "tool_call", session_id: S, message_id: "m1", call_id: "c1", tool: "write", input: { path: "a.txt" } },
+      5000,
+    );
     expect(s.tools.c1).toMatchObject({ tool: "write", input: { path: "a.txt" }, startedAt: 5000, messageId: "m1" });
     // The stored message already lists the call: no duplicate part.
     expect(s.messages[0]!.parts).toHaveLength(1);
@@ -96,34 +130,84 @@ describe("applyEvent", () => {
     expect(s.permissions.map((p) => p.id)).toEqual(["perm-1"]);
     s = applyEvent(s, { type: "permission_asked", request: req });
     expect(s.permissions).toHaveLength(1);
-    s = applyEvent(s, { type: "permission_resolved", session_id: S, request_id: "perm-1", decision: "allow", by: "user", reason: "" });
+    s = applyEvent(s, {
+      type: "permission_resolved",
+      session_id: S,
+      request_id: "perm-1",
+      decision: "allow",
+      by: "user",
+      reason: "",
+    });
     expect(s.permissions).toEqual([]);
     expect(s.tools.c1!.decision).toEqual({ decision: "allow", by: "user", reason: "" });
     // A reply sent from this window says which one it was.
-    let t = applyEvent({ ...s, replies: { "perm-2": "once" } }, { type: "permission_asked", request: { ...request("perm-2"), call_id: "c1" } });
-    t = applyEvent(t, { type: "permission_resolved", session_id: S, request_id: "perm-2", decision: "allow", by: "user", reason: "" });
+    let t = applyEvent(
+      { ...s, replies: { "perm-2": "once" } },
+      { type: "permission_asked", request: { ...request("perm-2"), call_id: "c1" } },
+    );
+    t = applyEvent(t, {
+      type: "permission_resolved",
+      session_id: S,
+      request_id: "perm-2",
+      decision: "allow",
+      by: "user",
+      reason: "",
+    });
     expect(t.tools.c1!.decision).toEqual({ decision: "allow", by: "user", reason: "", reply: "once" });
 
-    s = applyEvent(s, { type: "tool_result", session_id: S, message_id: "m1", call_id: "c1", tool: "write", output: "wrote a.txt", is_error: false, duration_ms: 12 });
+    s = applyEvent(s, {
+      type: "tool_result",
+      session_id: S,
+      message_id: "m1",
+      call_id: "c1",
+      tool: "write",
+      output: "wrote a.txt",
+      is_error: false,
+      duration_ms: 12,
+    });
     expect(s.tools.c1).toMatchObject({ output: "wrote a.txt", isError: false, durationMs: 12 });
-    s = applyEvent(s, { type: "snapshot", session_id: S, call_id: "c1", hash: "h", files: [{ path: "a.txt", kind: "modified", additions: 2, deletions: 1 }] });
+    s = applyEvent(s, {
+      type: "snapshot",
+      session_id: S,
+      call_id: "c1",
+      hash: "h",
+      files: [{ path: "a.txt", kind: "modified", additions: 2, deletions: 1 }],
+    });
     expect(s.tools.c1!.files).toEqual([{ path: "a.txt", kind: "modified", additions: 2, deletions: 1 }]);
   });
 
   it("a tool_call for a message without that part adds it to the draft", () => {
-    const s = run([started, { type: "tool_call", session_id: S, message_id: "m1", call_id: "c9", tool: "bash", input: { command: "ls" } }]);
-    expect(s.live[0]!.parts.map((p) => p.content)).toEqual([{ type: "tool_call", call_id: "c9", tool: "bash", input: { command: "ls" } }]);
+    const s = run([
+      started,
+      { type: "tool_call", session_id: S, message_id: "m1", call_id: "c9", tool: "bash", input: { command: "ls" } },
+    ]);
+    expect(s.live[0]!.parts.map((p) => p.content)).toEqual([
+      { type: "tool_call", call_id: "c9", tool: "bash", input: { command: "ls" } },
+    ]);
   });
 
   it("a denial by rule (request id = call id) lands on the card", () => {
     let s = run([started, { type: "tool_call", session_id: S, message_id: "m1", call_id: "c2", tool: "edit", input: {} }]);
-    s = applyEvent(s, { type: "permission_resolved", session_id: S, request_id: "c2", decision: "deny", by: "rule", reason: "deny edit (plan agent)" });
+    s = applyEvent(s, {
+      type: "permission_resolved",
+      session_id: S,
+      request_id: "c2",
+      decision: "deny",
+      by: "rule",
+      reason: "deny edit (plan agent)",
+    });
     expect(s.tools.c2!.decision).toEqual({ decision: "deny", by: "rule", reason: "deny edit (plan agent)" });
   });
 
   it("a resolved ask without call_id goes to the latest unfinished call of that tool", () => {
     let s = run([started, { type: "tool_call", session_id: S, message_id: "m1", call_id: "c3", tool: "write", input: {} }]);
-    s = run([{ type: "permission_asked", request: request("perm-2") }, { type: "permission_resolved", session_id: S, request_id: "perm-2", decision: "deny", by: "user", reason: "no" }], s);
+    s = run(
+      [
+        { type: "permission_asked", request: request("perm-2") },
+        { type: "permission_resolved", session_id: S, request_id: "perm-2", decision: "deny", by: "user", reason: "no" },
+      ],
+      s,
+    );
     expect(s.tools.c3!.decision).toMatchObject({ decision: "deny", by: "user" });
   });
 
@@ -144,8 +228,19 @@ describe("applyEvent", () => {
   });
 
   it("turn_finished clears running, applies a queued switch, keeps unstored drafts and records usage", () => {
-    let s = run([started, { type: "text_delta", session_id: S, message_id: "m1", text: "cut" }, { type: "agent_switched", session_id: S, from: "build", to: "plan", queued: true }]);
-    s = applyEvent(s, { type: "turn_finished", session_id: S, end: "cancelled", steps: 1, usage: { input: 3, output: 4 }, cost_usd: 0.5 });
+    let s = run([
+      started,
+      { type: "text_delta", session_id: S, message_id: "m1", text: "cut" },
+      { type: "agent_switched", session_id: S, from: "build", to: "plan", queued: true },
+    ]);
+    s = applyEvent(s, {
+      type: "turn_finished",
+      session_id: S,
+      end: "cancelled",
+      steps: 1,
+      usage: { input: 3, output: 4 },
+      cost_usd: 0.5,
+    });
     expect(s.running).toBe(false);
     expect(s.agent).toBe("plan");
     expect(s.queuedAgent).toBeNull();
@@ -155,7 +250,17 @@ describe("applyEvent", () => {
   });
 
   it("session_updated updates the session record", () => {
-    const session = { id: S, title: "New title", slug: "new-title", directory: "/p", project_id: "x", status: "busy" as const, created_at: 1, updated_at: 2, version: "0.1" };
+    const session = {
+      id: S,
+      title: "New title",
+      slug: "new-title",
+      directory: "/p",
+      project_id: "x",
+      status: "busy" as const,
+      created_at: 1,
+      updated_at: 2,
+      version: "0.1",
+    };
     const s = applyEvent(emptySession(S), { type: "session_updated", session });
     expect(s.session?.title).toBe("New title");
   });
@@ -164,24 +269,44 @@ describe("applyEvent", () => {
 describe("fromDetail", () => {
   it("loads messages, pending asks, running, queued agent and tool info", () => {
     const detail: SessionDetail = {
-      session: { id: S, title: "t", slug: "t", directory: "/p", project_id: "x", status: "busy", created_at: 1, updated_at: 2, version: "0.1" },
+      session: {
+        id: S,
+        title: "t",
+        slug: "t",
+        directory: "/p",
+        project_id: "x",
+        status: "busy",
+        created_at: 1,
+        updated_at: 2,
+        version: "0.1",
+      },
       agent: "plan",
       queued_agent: "build",
       running: true,
       pending_permissions: [request("perm-9")],
       messages: [
         msg("u1", "user", [{ type: "text", text: "do it" }]),
-        msg("m1", "assistant", [
-          { type: "tool_call", call_id: "c1", tool: "write", input: { path: "a" } },
-          { type: "snapshot", hash: "h", tool_call_id: "c1", files: [{ path: "a", kind: "added", additions: 3 }] },
-          { type: "tool_result", call_id: "c1", tool: "write", output: "ok", duration_ms: 7 },
-        ], { metadata: { tokens: { input: 100, output: 20 }, cost_usd: 0.02 } }),
+        msg(
+          "m1",
+          "assistant",
+          [
+            { type: "tool_call", call_id: "c1", tool: "write", input: { path: "a" } },
+            { type: "snapshot", hash: "h", tool_call_id: "c1", files: [{ path: "a", kind: "added", additions: 3 }] },
+            { type: "tool_result", call_id: "c1", tool: "write", output: "ok", duration_ms: 7 },
+          ],
+          { metadata: { tokens: { input: 100, output: 20 }, cost_usd: 0.02 } },
+        ),
       ],
     };
     const s = fromDetail(detail);
     expect(s).toMatchObject({ agent: "plan", queuedAgent: "build", running: true });
     expect(s.permissions.map((p) => p.id)).toEqual(["perm-9"]);
-    expect(s.tools.c1).toMatchObject({ tool: "write", output: "ok", durationMs: 7, files: [{ path: "a", kind: "added", additions: 3 }] });
+    expect(s.tools.c1).toMatchObject({
+      tool: "write",
+      output: "ok",
+      durationMs: 7,
+      files: [{ path: "a", kind: "added", additions: 3 }],
+    });
     expect(sessionTotals(s.messages)).toEqual({ input: 100, output: 20, cost: 0.02, priced: true });
     expect(userTexts(s.messages)).toEqual(["do it"]);
   });
@@ -189,7 +314,17 @@ describe("fromDetail", () => {
 
 describe("reloaded", () => {
   const base = (over: Partial<SessionDetail>): SessionDetail => ({
-    session: { id: S, title: "t", slug: "t", directory: "/p", project_id: "x", status: "busy", created_at: 1, updated_at: 2, version: "0.1" },
+    session: {
+      id: S,
+      title: "t",
+      slug: "t",
+      directory: "/p",
+      project_id: "x",
+      status: "busy",
+      created_at: 1,
+      updated_at: 2,
+      version: "0.1",
+    },
     agent: "build",
     messages: [],
     ...over,
@@ -203,7 +338,10 @@ describe("reloaded", () => {
   it("drops drafts that are stored or when nothing runs", () => {
     const streaming = run([started, { type: "text_delta", session_id: S, message_id: "m1", text: "so far" }]);
     expect(reloaded(base({ running: false }), streaming).live).toEqual([]);
-    const stored = reloaded(base({ running: true, messages: [msg("m1", "assistant", [{ type: "text", text: "done" }])] }), streaming);
+    const stored = reloaded(
+      base({ running: true, messages: [msg("m1", "assistant", [{ type: "text", text: "done" }])] }),
+      streaming,
+    );
     expect(stored.live).toEqual([]);
     expect(stored.messages[0]!.parts[0]!.content).toEqual({ type: "text", text: "done" });
   });

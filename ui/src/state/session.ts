@@ -176,9 +176,7 @@ function cardForPermission(s: SessionState, requestId: string, request?: Permiss
   if (typeof linked === "string" && s.tools[linked]) return linked;
   if (!request) return null;
   // No link: the latest call of that tool that has no result and no decision yet.
-  const candidates = Object.values(s.tools).filter(
-    (t) => t.tool === request.tool && t.output === undefined && !t.decision,
-  );
+  const candidates = Object.values(s.tools).filter((t) => t.tool === request.tool && t.output === undefined && !t.decision);
   return candidates.length ? candidates[candidates.length - 1]!.callId : null;
 }
 
@@ -203,29 +201,30 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
       const i = s.live.findIndex((m) => m.id === e.message_id);
       const live = s.live.slice();
       if (i >= 0) live[i] = appendDelta(live[i]!, kind, e.text, now);
-      else if (s.messages.some((m) => m.id === e.message_id)) return s; // already stored: the stored form wins
+      else if (s.messages.some((m) => m.id === e.message_id))
+        return s; // already stored: the stored form wins
       else live.push(appendDelta(draft(e.message_id, s.id, now), kind, e.text, now));
       return { ...s, live, running: true };
     }
     case "tool_call": {
       if (e.session_id !== s.id) return s;
-      let next = setTool(
-        s,
-        e.call_id,
-        { tool: e.tool, input: e.input, messageId: e.message_id, startedAt: now },
-        () => ({ callId: e.call_id, tool: e.tool, input: e.input, messageId: e.message_id }),
-      );
+      let next = setTool(s, e.call_id, { tool: e.tool, input: e.input, messageId: e.message_id, startedAt: now }, () => ({
+        callId: e.call_id,
+        tool: e.tool,
+        input: e.input,
+        messageId: e.message_id,
+      }));
       next = ensureToolPart(next, e.message_id, e.call_id, e.tool, e.input, now);
       return next;
     }
     case "tool_result": {
       if (e.session_id !== s.id) return s;
-      return setTool(
-        s,
-        e.call_id,
-        { output: e.output, isError: e.is_error, durationMs: e.duration_ms },
-        () => ({ callId: e.call_id, tool: e.tool, input: null, messageId: e.message_id }),
-      );
+      return setTool(s, e.call_id, { output: e.output, isError: e.is_error, durationMs: e.duration_ms }, () => ({
+        callId: e.call_id,
+        tool: e.tool,
+        input: null,
+        messageId: e.message_id,
+      }));
     }
     case "snapshot": {
       if (e.session_id !== s.id) return s;
@@ -298,7 +297,14 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
 }
 
 /** Gives a message a tool_call part for a call it does not list yet (so its card has a place). */
-function ensureToolPart(s: SessionState, messageId: string, callId: string, tool: string, input: unknown, now: number): SessionState {
+function ensureToolPart(
+  s: SessionState,
+  messageId: string,
+  callId: string,
+  tool: string,
+  input: unknown,
+  now: number,
+): SessionState {
   const has = (m: Message) => m.parts.some((p) => p.content.type === "tool_call" && p.content.call_id === callId);
   const add = (m: Message): Message => ({
     ...m,
@@ -346,9 +352,7 @@ export function userTexts(messages: Message[]): string[] {
   const out: string[] = [];
   for (const m of messages) {
     if (m.role !== "user" || m.type !== "normal") continue;
-    const text = m.parts
-      .map((p) => (p.content.type === "text" && !p.content.synthetic ? p.content.text : ""))
-      .join("");
+    const text = m.parts.map((p) => (p.content.type === "text" && !p.content.synthetic ? p.content.text : "")).join("");
     if (text) out.push(text);
   }
   return out;

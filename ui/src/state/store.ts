@@ -17,7 +17,10 @@ export class SessionStore {
   private readonly listeners = new Set<() => void>();
   private pending = false;
 
-  constructor(id: string, private readonly frame: Frame = defaultFrame) {
+  constructor(
+    id: string,
+    private readonly frame: Frame = defaultFrame,
+  ) {
     this.state = emptySession(id);
   }
 

@@ -72,13 +72,23 @@ describe("HttpTransport.subscribe", () => {
     const t = new HttpTransport({ token: "tok", EventSource: FakeEventSource, schedule: () => 0 });
     const events: Event[] = [];
     const states: string[] = [];
-    const stop = t.subscribe("sess-1", (e) => events.push(e), (s) => states.push(s));
+    const stop = t.subscribe(
+      "sess-1",
+      (e) => events.push(e),
+      (s) => states.push(s),
+    );
     const es = FakeEventSource.instances[0]!;
     expect(es.url).toBe("/api/events?session=sess-1&token=tok");
     es.onopen?.(new globalThis.Event("open"));
     const delta: Event = { type: "text_delta", session_id: "sess-1", message_id: "m1", text: "hi" };
     es.emit("text_delta", delta);
-    es.emit("turn_finished", { type: "turn_finished", session_id: "sess-1", end: "completed", steps: 1, usage: { input: 1, output: 2 } });
+    es.emit("turn_finished", {
+      type: "turn_finished",
+      session_id: "sess-1",
+      end: "completed",
+      steps: 1,
+      usage: { input: 1, output: 2 },
+    });
     expect(events.map((e) => e.type)).toEqual(["text_delta", "turn_finished"]);
     expect(events[0]).toEqual(delta);
     expect(states).toEqual(["open"]);
@@ -96,7 +106,11 @@ describe("HttpTransport.subscribe", () => {
     });
     const states: string[] = [];
     const events: Event[] = [];
-    const stop = t.subscribe(null, (e) => events.push(e), (s) => states.push(s));
+    const stop = t.subscribe(
+      null,
+      (e) => events.push(e),
+      (s) => states.push(s),
+    );
     const first = FakeEventSource.instances[0]!;
     expect(first.url).toBe("/api/events?token=tok");
     first.onerror?.(new globalThis.Event("error"));

@@ -65,11 +65,7 @@ export class HttpTransport implements Transport {
     return parsed as T;
   }
 
-  subscribe(
-    sessionId: string | null,
-    onEvent: (e: Event) => void,
-    onState?: (s: StreamState) => void,
-  ): () => void {
+  subscribe(sessionId: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void): () => void {
     const params = new URLSearchParams();
     if (sessionId) params.set("session", sessionId);
     params.set("token", this.token);

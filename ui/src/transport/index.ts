@@ -10,9 +10,7 @@ export function isDesktop(): boolean {
   return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
 }
 
-export type Startup =
-  | { kind: "ready"; transport: Transport; platform: Platform }
-  | { kind: "needs-token" };
+export type Startup = { kind: "ready"; transport: Transport; platform: Platform } | { kind: "needs-token" };
 
 /** Chooses the transport once, at startup. */
 export async function startTransport(): Promise<Startup> {

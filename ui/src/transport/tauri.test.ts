@@ -31,7 +31,13 @@ describe("TauriTransport", () => {
   });
 
   it("maps status >= 400 to ApiError with body.error", async () => {
-    const summary = { applied: false, conflicts: [{ path: "a.txt", reason: "changed" }], message: "m", removed: [], restored: [] };
+    const summary = {
+      applied: false,
+      conflicts: [{ path: "a.txt", reason: "changed" }],
+      message: "m",
+      removed: [],
+      restored: [],
+    };
     const { invoke } = fakeInvoke(() => ({ status: 409, body: { error: "conflicts", ...summary } }));
     const t = new TauriTransport(invoke, FakeChannel);
     const err = (await t.request("POST", "/api/sessions/s/undo", {}).catch((e: unknown) => e)) as ApiError;
@@ -46,7 +52,11 @@ describe("TauriTransport", () => {
     const t = new TauriTransport(invoke, FakeChannel);
     const events: Event[] = [];
     const states: string[] = [];
-    const stop = t.subscribe("s1", (e) => events.push(e), (s) => states.push(s));
+    const stop = t.subscribe(
+      "s1",
+      (e) => events.push(e),
+      (s) => states.push(s),
+    );
     const ch = FakeChannel.last!;
     expect(calls[0]![0]).toBe("subscribe");
     expect(calls[0]![1]).toMatchObject({ session: "s1" });

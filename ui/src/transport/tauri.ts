@@ -31,11 +31,7 @@ export class TauriTransport implements Transport {
     return answer.body as T;
   }
 
-  subscribe(
-    sessionId: string | null,
-    onEvent: (e: Event) => void,
-    onState?: (s: StreamState) => void,
-  ): () => void {
+  subscribe(sessionId: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void): () => void {
     // The channel carries Events plus `{"type": "lagged", "missed": n}` when the subscriber fell behind.
     const ch = new this.Channel<Event | { type: "lagged"; missed?: number }>();
     let closed = false;

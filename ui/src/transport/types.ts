@@ -8,11 +8,7 @@ export interface Transport {
   /** Throws ApiError for non-2xx answers (message = the server's `{"error"}` text). */
   request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T>;
   /** Streams Events of one session (or all, with null). Returns the unsubscribe function. */
-  subscribe(
-    sessionId: string | null,
-    onEvent: (e: Event) => void,
-    onState?: (s: StreamState) => void,
-  ): () => void;
+  subscribe(sessionId: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void): () => void;
 }
 
 /** What differs between the desktop app and a browser tab. */

@@ -7,21 +7,61 @@ const require = createRequire(new URL("../../../package.json", import.meta.url))
 const { chromium } = require("playwright-core");
 const N = Number(process.env.N ?? 2000);
 const S = "01900000-0000-7000-8000-000000000001";
-const session = { id: S, title: "Big session", slug: "big", directory: "/tmp/uit/proj", project_id: "p", status: "idle", created_at: Date.now() - 1e6, updated_at: Date.now(), version: "0.1" };
+const session = {
+  id: S,
+  title: "Big session",
+  slug: "big",
+  directory: "/tmp/uit/proj",
+  project_id: "p",
+  status: "idle",
+  created_at: Date.now() - 1e6,
+  updated_at: Date.now(),
+  version: "0.1",
+};
 const words = "the quick brown fox jumps over the lazy dog while mia reads the code and plans".split(" ");
 const para = (i, n) => Array.from({ length: n }, (_, k) => words[(i + k) % words.length]).join(" ");
 const messages = [];
 for (let i = 0; i < N; i++) {
   const id = `m${String(i).padStart(6, "0")}`;
   const part = (j, content) => ({ id: `${id}-${j}`, message_id: id, index: j, created_at: 1, content });
-  if (i % 2 === 0) messages.push({ id, session_id: S, role: "user", type: "normal", created_at: 1, metadata: {}, parts: [part(0, { type: "text", text: `Question ${i}: ${para(i, 12)}` })] });
+  if (i % 2 === 0)
+    messages.push({
+      id,
+      session_id: S,
+      role: "user",
+      type: "normal",
+      created_at: 1,
+      metadata: {},
+      parts: [part(0, { type: "text", text: `Question ${i}: ${para(i, 12)}` })],
+    });
   else {
-    const parts = [part(0, { type: "text", text: `## Answer ${i}\n\n${para(i, 40)} **bold** and \`code\`.\n\n- one\n- two\n\n\`\`\`ts\nconst x${i} = ${i};\nfunction f() { return x${i} * 2; }\n\`\`\`\n` })];
+    const parts = [
+      part(0, {
+        type: "text",
+        text: `## Answer ${i}\n\n${para(i, 40)} **bold** and \`code\`.\n\n- one\n- two\n\n\`\`\`ts\nconst x${i} = ${i};\nfunction f() { return x${i} * 2; }\n\`\`\`\n`,
+      }),
+    ];
     if (i % 3 === 0) {
       parts.push(part(1, { type: "tool_call", call_id: `c${i}`, tool: "read", input: { path: `src/file${i}.ts` } }));
-      parts.push(part(2, { type: "tool_result", call_id: `c${i}`, tool: "read", output: Array.from({ length: 30 }, (_, k) => `${k + 1}\tline ${k}`).join("\n"), duration_ms: 3 }));
+      parts.push(
+        part(2, {
+          type: "tool_result",
+          call_id: `c${i}`,
+          tool: "read",
+          output: Array.from({ length: 30 }, (_, k) => `${k + 1}\tline ${k}`).join("\n"),
+          duration_ms: 3,
+        }),
+      );
     }
-    messages.push({ id, session_id: S, role: "assistant", type: "normal", created_at: 1, metadata: { agent: "build", model: "mock/m", tokens: { input: 1000, output: 200 }, cost_usd: 0.001 }, parts });
+    messages.push({
+      id,
+      session_id: S,
+      role: "assistant",
+      type: "normal",
+      created_at: 1,
+      metadata: { agent: "build", model: "mock/m", tokens: { input: 1000, output: 200 }, cost_usd: 0.001 },
+      parts,
+    });
   }
 }
 const detail = { session, agent: "build", messages, running: false, pending_permissions: [] };
@@ -58,14 +98,20 @@ await page.route("**/api/**", async (route) => {
   if (p === "/api/info") return json({ version: "0.1", demo: true, home: "/h", project: "/tmp/uit/proj" });
   if (p === "/api/sessions") return json([{ ...session, message_count: N }]);
   if (p === `/api/sessions/${S}`) return json(detail);
-  if (p === "/api/agents") return json([{ name: "build", mode: "primary", builtin: true, description: "", read_only: false }, { name: "plan", mode: "primary", builtin: true, description: "", read_only: true }]);
+  if (p === "/api/agents")
+    return json([
+      { name: "build", mode: "primary", builtin: true, description: "", read_only: false },
+      { name: "plan", mode: "primary", builtin: true, description: "", read_only: true },
+    ]);
   if (p.endsWith("/timeline")) return json([]);
   if (p === "/api/events") return route.continue({ url: "http://127.0.0.1:4555" + p + url.search });
   return json([]);
 });
 await page.addInitScript(() => {
   window.__long = [];
-  new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__long.push(e.duration); }).observe({ type: "longtask", buffered: true });
+  new PerformanceObserver((l) => {
+    for (const e of l.getEntries()) window.__long.push(e.duration);
+  }).observe({ type: "longtask", buffered: true });
 });
 const t0 = Date.now();
 await page.goto((process.env.UI_URL ?? "http://127.0.0.1:4096/") + "#token=x");
@@ -74,14 +120,25 @@ const tList = Date.now() - t0;
 await page.locator(`[data-message-id="m${String(N - 1).padStart(6, "0")}"]`).waitFor({ timeout: 30000 });
 const tRender = Date.now() - t0;
 const inDom = await page.locator(".conversation .row").count();
-console.log(JSON.stringify({ N, sessionListMs: tList, lastMessageVisibleMs: tRender, rowsInDom: inDom, demoBanner: await page.getByTestId("demo-banner").count() }));
+console.log(
+  JSON.stringify({
+    N,
+    sessionListMs: tList,
+    lastMessageVisibleMs: tRender,
+    rowsInDom: inDom,
+    demoBanner: await page.getByTestId("demo-banner").count(),
+  }),
+);
 const long1 = await page.evaluate(() => window.__long.slice());
 console.log("long tasks during load (ms):", long1.map(Math.round));
 // Streaming: reconnect the SSE with the burst.
 await page.evaluate(() => (window.__long = []));
 const ts = Date.now();
 console.log("open streams", streams.size);
-const chunks = sse.split("\n\n").filter(Boolean).map((c) => c + "\n\n");
+const chunks = sse
+  .split("\n\n")
+  .filter(Boolean)
+  .map((c) => c + "\n\n");
 const PER = Number(process.env.PER ?? 5000);
 const GAP = Number(process.env.GAP ?? 0);
 for (let i = 0; i < chunks.length; i += PER) {
@@ -90,12 +147,29 @@ for (let i = 0; i < chunks.length; i += PER) {
 }
 // Force a reconnect: the keepalive stream ended, EventSource reconnects by itself after its retry delay.
 await page.locator(`[data-message-id="${MID}"]`).waitFor({ timeout: 60000 });
-await page.waitForFunction((n) => { const el = document.querySelector(`[data-message-id="${n}"]`); window.__len = el ? el.textContent.length : -1; return el && el.textContent.length > 45000; }, MID, { timeout: 20000 }).catch(async () => console.log("len", await page.evaluate(() => window.__len)));
+await page
+  .waitForFunction(
+    (n) => {
+      const el = document.querySelector(`[data-message-id="${n}"]`);
+      window.__len = el ? el.textContent.length : -1;
+      return el && el.textContent.length > 45000;
+    },
+    MID,
+    { timeout: 20000 },
+  )
+  .catch(async () => console.log("len", await page.evaluate(() => window.__len)));
 const tStream = Date.now() - ts;
 await page.waitForTimeout(500);
 const long2 = await page.evaluate(() => window.__long.slice());
 console.log("long tasks:", long2.map(Math.round).join(" "));
-console.log(JSON.stringify({ streamedChars: text.length, streamMs: tStream, longTasks: long2.length, maxLongTaskMs: Math.round(Math.max(0, ...long2)) }));
+console.log(
+  JSON.stringify({
+    streamedChars: text.length,
+    streamMs: tStream,
+    longTasks: long2.length,
+    maxLongTaskMs: Math.round(Math.max(0, ...long2)),
+  }),
+);
 await page.screenshot({ path: process.env.SCREENSHOT ?? "/tmp/ui-bench.png" });
 await browser.close();
 for (const r of streams) r.end();

@@ -1,0 +1,101 @@
+import { describe, expect, it } from "vitest";
+import { render, screen, waitFor, within } from "@testing-library/react";
+import userEvent from "@testing-library/user-event";
+import type { SessionSummary } from "../protocol/generated";
+import { App } from "./App";
+import { fakePlatform, fakeTransport } from "./testing";
+
+function summary(i: number, over: Partial<SessionSummary> = {}): SessionSummary {
+  return {
+    id: `s${i}`,
+    title: `Session ${i}`,
+    slug: `slug-${i}`,
+    directory: "/proj",
+    project_id: "p",
+    status: "idle",
+    created_at: 1,
+    updated_at: Date.now() - i * 60_000,
+    version: "0.1",
+    message_count: i,
+    ...over,
+  };
+}
+
+function setup(sessions: SessionSummary[], demo = true) {
+  const fake = fakeTransport((method, path) => {
+    if (path === "/api/info") return { version: "0.1", demo, home: "/h", project: "/proj" };
+    if (path.endsWith("/timeline")) return [];
+    if (method === "GET" && path.startsWith("/api/sessions?")) return sessions;
+    if (method === "GET" && path.startsWith("/api/sessions/")) {
+      const id = path.split("/")[3]!;
+      const s = sessions.find((x) => x.id === id)!;
+      return { session: s, agent: "build", messages: [] };
+    }
+    if (path.startsWith("/api/agents")) return [];
+    if (path.endsWith("/timeline")) return [];
+    return undefined;
+  });
+  render(<App transport={fake.transport} platform={fakePlatform} />);
+  return { ...fake, user: userEvent.setup() };
+}
+
+describe("app shell", () => {
+  it("shows the demo banner, the project and its sessions", async () => {
+    const { requests } = setup([summary(1), summary(2)]);
+    expect(await screen.findByTestId("demo-banner")).toHaveTextContent(
+      "Scripted demo — answers come from a recorded script, not a real model",
+    );
+    expect(screen.getByTestId("project-name")).toHaveTextContent("proj");
+    expect(screen.getByTestId("project-name")).toHaveAttribute("title", "/proj");
+    const items = await screen.findAllByTestId("session-item");
+    expect(items.map((i) => i.getAttribute("data-session-id"))).toEqual(["s1", "s2"]);
+    expect(items[1]).toHaveTextContent("2 msg");
+    expect(requests.some((r) => r.path === "/api/sessions?project=%2Fproj")).toBe(true);
+  });
+
+  it("no banner outside the demo", async () => {
+    setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    expect(screen.queryByTestId("demo-banner")).not.toBeInTheDocument();
+  });
+
+  it("search filters by title or slug", async () => {
+    const { user } = setup([summary(1), summary(2, { title: "Fix auth bug" }), summary(3, { slug: "auth-refactor" })]);
+    await screen.findAllByTestId("session-item");
+    await user.type(screen.getByTestId("session-search"), "auth");
+    expect(screen.getAllByTestId("session-item").map((i) => i.getAttribute("data-session-id"))).toEqual(["s2", "s3"]);
+  });
+
+  it("archive sends PATCH {archived:true}; delete asks for confirmation, then DELETE", async () => {
+    const { requests, user } = setup([summary(1), summary(2)]);
+    const items = await screen.findAllByTestId("session-item");
+    await user.click(within(items[1]!).getByTestId("session-archive"));
+    await waitFor(() => expect(requests).toContainEqual({ method: "PATCH", path: "/api/sessions/s2", body: { archived: true } }));
+    await user.click(within(screen.getAllByTestId("session-item")[1]!).getByTestId("session-delete"));
+    expect(requests.some((r) => r.method === "DELETE")).toBe(false);
+    const confirm = await screen.findByTestId("confirm-delete");
+    await user.click(confirm);
+    await waitFor(() => expect(requests).toContainEqual({ method: "DELETE", path: "/api/sessions/s2", body: undefined }));
+    await waitFor(() =>
+      expect(screen.getAllByTestId("session-item").map((i) => i.getAttribute("data-session-id"))).toEqual(["s1"]),
+    );
+  });
+
+  it("a failed request shows the server's message in a toast", async () => {
+    const fake = fakeTransport((method, path) => {
+      if (path === "/api/info") return { version: "0.1", demo: false, home: "/h", project: "/proj" };
+      if (method === "GET" && path.startsWith("/api/sessions?")) return [summary(1)];
+      if (method === "GET" && path === "/api/sessions/s1") return { session: summary(1), agent: "build", messages: [] };
+      if (method === "DELETE")
+        throw Object.assign(new Error("a turn is running in this session: stop it first"), { status: 409 });
+      return [];
+    });
+    render(<App transport={fake.transport} platform={fakePlatform} />);
+    const user = userEvent.setup();
+    const item = await screen.findByTestId("session-item");
+    await user.click(within(item).getByTestId("session-delete"));
+    await user.click(await screen.findByTestId("confirm-delete"));
+    expect(await screen.findByTestId("toast")).toHaveTextContent("a turn is running in this session: stop it first");
+    expect(screen.getByTestId("session-item")).toBeInTheDocument();
+  });
+});
