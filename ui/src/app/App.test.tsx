@@ -99,3 +99,21 @@ describe("app shell", () => {
     expect(screen.getByTestId("session-item")).toBeInTheDocument();
   });
 });
+
+describe("sidebar virtualisation", () => {
+  it("renders only the visible rows of a long session list", async () => {
+    const desc = Object.getOwnPropertyDescriptor(HTMLElement.prototype, "clientHeight");
+    Object.defineProperty(HTMLElement.prototype, "clientHeight", { configurable: true, get: () => 600 });
+    try {
+      const many = Array.from({ length: 500 }, (_, i) => summary(i + 1));
+      setup(many);
+      await waitFor(() => expect(screen.getAllByTestId("session-item").length).toBeGreaterThan(5));
+      const items = within(screen.getByTestId("session-list")).getAllByTestId("session-item");
+      expect(items.length).toBeLessThan(60);
+      expect(items[0]).toHaveAttribute("data-session-id", "s1");
+    } finally {
+      if (desc) Object.defineProperty(HTMLElement.prototype, "clientHeight", desc);
+      else delete (HTMLElement.prototype as unknown as Record<string, unknown>).clientHeight;
+    }
+  });
+});

@@ -53,12 +53,22 @@ describe("PromptInput", () => {
     expect(input.value).toBe("");
   });
 
-  it("Up does not replace text the user is writing", async () => {
+  it("Up from the first line keeps the text being written and Down brings it back", async () => {
     const { input, user } = setup({ history: ["old"] });
     await user.click(input);
     await user.type(input, "draft");
     await user.keyboard("{ArrowUp}");
+    expect(input.value).toBe("old");
+    await user.keyboard("{ArrowDown}");
     expect(input.value).toBe("draft");
+  });
+
+  it("Up on a later line moves the caret instead", async () => {
+    const { input, user } = setup({ history: ["old"] });
+    await user.click(input);
+    await user.type(input, "line one{Shift>}{Enter}{/Shift}line two");
+    await user.keyboard("{ArrowUp}");
+    expect(input.value).toBe("line one\nline two");
   });
 
   it("@ opens a fuzzy file completion; Enter inserts the path", async () => {

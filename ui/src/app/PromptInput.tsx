@@ -149,10 +149,8 @@ export function PromptInput({ loadFiles, history, onSend, onCommand, onToggleMod
     if (e.key === "ArrowUp" && history.length && !el.value.slice(0, el.selectionStart).includes("\n")) {
       const pos = histPos ?? history.length;
       if (pos === 0) return;
-      if (histPos === null) {
-        if (text !== "" && el.selectionStart !== 0) return;
-        draft.current = text;
-      }
+      // From the first line: the text being written is kept and comes back with Down.
+      if (histPos === null) draft.current = text;
       e.preventDefault();
       const v = history[pos - 1]!;
       setHistPos(pos - 1);
