@@ -133,6 +133,16 @@ describe("conversation", () => {
     await waitFor(() => expect(screen.queryByTestId("stop")).not.toBeInTheDocument());
   });
 
+  it("a streaming draft shows its 🧠/🌸 lines as commentary", async () => {
+    const { emit, requests } = setup([]);
+    await waitFor(() => expect(requests.some((r) => r.path === "/api/sessions/s1")).toBe(true));
+    emit({ type: "step_started", session_id: "s1", message_id: "m1", agent: "build", model: "mock/m" });
+    emit({ type: "text_delta", session_id: "s1", message_id: "m1", text: "All done.\n🌸 Miette: that felt light\n" });
+    expect(await screen.findByTestId("commentary")).toHaveTextContent("🌸 Miettethat felt light");
+    expect(screen.getByTestId("assistant-text")).toHaveTextContent("All done.");
+    expect(screen.getByTestId("assistant-text")).not.toHaveTextContent("Miette");
+  });
+
   it("hides commentary with the toggle", async () => {
     const { user } = setup([
       msg("m1", "assistant", [

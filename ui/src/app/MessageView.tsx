@@ -3,6 +3,7 @@ import type { Message, Part } from "../protocol/generated";
 import type { ToolInfo } from "../state/session";
 import { formatCost, formatTokens } from "../lib/format";
 import { Markdown } from "./Markdown";
+import { splitCommentary } from "../lib/commentary";
 import { ToolCard } from "./ToolCard";
 
 export interface MessageActions {
@@ -101,12 +102,28 @@ function AssistantPart({
 }) {
   const c = part.content;
   switch (c.type) {
-    case "text":
+    case "text": {
+      if (streaming) {
+        // A draft: show its 🧠/🌸 lines as commentary already, as the stored message will.
+        const { body, notes } = splitCommentary(c.text);
+        if (notes.length)
+          return (
+            <>
+              {body.trim() && (
+                <div className="assistant-text" data-testid="assistant-text">
+                  <Markdown text={body} streaming />
+                </div>
+              )}
+              {!hideCommentary && notes.map((n, i) => <Commentary key={i} perspective={n.perspective} text={n.text} />)}
+            </>
+          );
+      }
       return c.text.trim() ? (
         <div className="assistant-text" data-testid="assistant-text">
           <Markdown text={c.text} streaming={streaming} />
         </div>
       ) : null;
+    }
     case "reasoning":
       return <Reasoning text={c.text} streaming={streaming} />;
     case "commentary":

@@ -1,4 +1,4 @@
-import { memo, useMemo, useRef, useState } from "react";
+import { memo, useEffect, useMemo, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import type { SessionSummary } from "../protocol/generated";
 import { relativeTime } from "../lib/format";
@@ -14,6 +14,8 @@ const SessionItem = memo(function SessionItem({
   onDelete,
   style,
 }: {
+  /** Changes once a minute so the relative time is recomputed. */
+  minute: number;
   style?: React.CSSProperties;
   s: SessionSummary;
   active: boolean;
@@ -76,6 +78,12 @@ export function Sidebar({
   onDelete: (s: SessionSummary) => Promise<void>;
 }) {
   const [query, setQuery] = useState("");
+  // Relative times ("5 min ago") move on once a minute.
+  const [minute, setTick] = useState(0);
+  useEffect(() => {
+    const id = setInterval(() => setTick((t) => t + 1), 60_000);
+    return () => clearInterval(id);
+  }, []);
   const [confirm, setConfirm] = useState<SessionSummary | null>(null);
   const filtered = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -86,6 +94,7 @@ export function Sidebar({
   const item = (s: SessionSummary, style?: React.CSSProperties) => (
     <SessionItem
       key={s.id}
+      minute={minute}
       style={style}
       s={s}
       active={s.id === currentId}
