@@ -1,0 +1,128 @@
+import { Fragment, memo, useEffect, useMemo, useState, type ReactNode } from "react";
+import { jsx, jsxs } from "react/jsx-runtime";
+import ReactMarkdown, { type Components } from "react-markdown";
+import remarkGfm from "remark-gfm";
+import { toJsxRuntime } from "hast-util-to-jsx-runtime";
+import type { Element, ElementContent } from "hast";
+import { closeOpenMarkdown, splitBlocks } from "../lib/streaming";
+import { usePlatform } from "./context";
+
+type Highlighter = typeof import("../lib/highlight");
+let highlighter: Highlighter | null = null;
+let loading: Promise<Highlighter> | null = null;
+
+function useHighlighter(enabled: boolean): Highlighter | null {
+  const [h, setH] = useState<Highlighter | null>(highlighter);
+  useEffect(() => {
+    if (!enabled || h) return;
+    loading ??= import("../lib/highlight").then((m) => (highlighter = m));
+    let alive = true;
+    void loading.then((m) => alive && setH(m));
+    return () => {
+      alive = false;
+    };
+  }, [enabled, h]);
+  return enabled ? h : null;
+}
+
+function textOf(nodes: ElementContent[]): string {
+  return nodes.map((n) => (n.type === "text" ? n.value : n.type === "element" ? textOf(n.children) : "")).join("");
+}
+
+const CodeBlock = memo(function CodeBlock({ code, lang, highlight }: { code: string; lang: string; highlight: boolean }) {
+  const h = useHighlighter(highlight && !!lang);
+  const tree = useMemo(() => (h ? h.highlight(code, lang) : null), [h, code, lang]);
+  const body: ReactNode = tree ? toJsxRuntime(tree, { Fragment, jsx, jsxs }) : code;
+  return (
+    <div className="code-block">
+      {lang && <span className="code-lang">{lang}</span>}
+      <button
+        type="button"
+        className="code-copy"
+        onClick={() => void navigator.clipboard?.writeText(code).catch(() => undefined)}
+        aria-label="Copy code"
+      >
+        Copy
+      </button>
+      <pre>
+        <code className={lang ? `hljs language-${lang}` : "hljs"}>{body}</code>
+      </pre>
+    </div>
+  );
+});
+
+const SAFE_URL = /^(https?:|mailto:)/i;
+
+function ExternalLink({ href, children }: { href: string | undefined; children: ReactNode }) {
+  const platform = usePlatform();
+  if (!href || !SAFE_URL.test(href)) return <span className="md-link-off">{children}</span>;
+  return (
+    <a
+      href={href}
+      title={href}
+      rel="noopener noreferrer"
+      onClick={(e) => {
+        // Never navigate the webview: hand the URL to the system browser.
+        e.preventDefault();
+        platform?.openExternal(href);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+function makeComponents(highlight: boolean): Components {
+  return {
+    a: ({ href, children }) => <ExternalLink href={href}>{children}</ExternalLink>,
+    // Images are never fetched: a link the user can choose to open.
+    img: ({ src, alt }) => (
+      <ExternalLink href={typeof src === "string" ? src : undefined}>
+        {`[image: ${alt ?? ""}](${typeof src === "string" ? src : ""})`}
+      </ExternalLink>
+    ),
+    pre: ({ node }) => {
+      const code = node?.children.find((c): c is Element => c.type === "element" && c.tagName === "code");
+      const classes = code?.properties.className;
+      const cls = Array.isArray(classes) ? classes.map(String).find((c) => c.startsWith("language-")) : undefined;
+      const text = code ? textOf(code.children).replace(/\n$/, "") : "";
+      return <CodeBlock code={text} lang={cls ? cls.slice("language-".length) : ""} highlight={highlight} />;
+    },
+  };
+}
+
+const finishedComponents = makeComponents(true);
+const streamingComponents = makeComponents(false);
+const remarkPlugins = [remarkGfm];
+
+const Block = memo(function Block({ text, streaming }: { text: string; streaming: boolean }) {
+  // react-markdown without rehype-raw turns raw HTML into visible text (escaped).
+  return (
+    <ReactMarkdown remarkPlugins={remarkPlugins} components={streaming ? streamingComponents : finishedComponents}>
+      {text}
+    </ReactMarkdown>
+  );
+});
+
+/**
+ * Untrusted model markdown. Finished text is rendered once (memoised); while
+ * streaming, the text is split into blocks so only the last, growing block is
+ * parsed again, with open constructs closed.
+ */
+export const MarkdownImpl = memo(function MarkdownImpl({ text, streaming = false }: { text: string; streaming?: boolean }) {
+  const blocks = useMemo(() => (streaming ? splitBlocks(text) : null), [text, streaming]);
+  if (!blocks) {
+    return (
+      <div className="md">
+        <Block text={text} streaming={false} />
+      </div>
+    );
+  }
+  return (
+    <div className="md">
+      {blocks.map((b, i) => (
+        <Block key={i} text={i === blocks.length - 1 ? closeOpenMarkdown(b) : b} streaming />
+      ))}
+    </div>
+  );
+});
