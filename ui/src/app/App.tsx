@@ -78,7 +78,6 @@ function Shell() {
     void refreshSessions(true);
     api.agents(project).then(setAgents, (e: unknown) => toast(errorMessage(e)));
     // Only when the project changes: selecting the first session is a project-open action.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [project]);
 
   useEffect(() => {

@@ -67,7 +67,6 @@ export function LoadedDiff({
       alive = false;
     };
     // The loader is a fresh closure each render; reloadKey says when to fetch again.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [reloadKey]);
   if (state.error) return <div className="error-text">{state.error}</div>;
   if (!state.diff) return <div className="muted">Loading diff…</div>;

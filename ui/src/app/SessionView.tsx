@@ -301,6 +301,15 @@ export function SessionView(props: SessionViewProps) {
         <ErrorBoundary label="The conversation">
           <Conversation state={state} hideCommentary={hideCommentary} actions={actions} />
         </ErrorBoundary>
+        {!state.running && state.lastTurn && state.lastTurn.end !== "completed" && state.lastTurn.end !== "error" && (
+          <div className="status-line muted small" role="status" data-testid="turn-end">
+            {state.lastTurn.end === "cancelled"
+              ? "Stopped."
+              : state.lastTurn.end === "step_limit"
+                ? `Stopped after ${state.lastTurn.steps} steps (the agent's step limit). Send a message to continue.`
+                : "The turn was blocked (see the last tool result)."}
+          </div>
+        )}
         {state.retrying && (
           <div className="status-line muted small" role="status">
             Retrying (attempt {state.retrying.attempt}) in {Math.round(state.retrying.delayMs / 1000)} s: {state.retrying.reason}
