@@ -42,11 +42,11 @@ export class TauriTransport implements Transport {
     };
     const id = this.invoke<number>("subscribe", { session: sessionId, onEvent: ch }).then(
       (id) => {
-        onState?.("open");
+        if (!closed) onState?.("open");
         return id;
       },
       () => {
-        onState?.("reconnecting");
+        if (!closed) onState?.("reconnecting");
         return null;
       },
     );
