@@ -23,6 +23,7 @@ describe("PermissionDialog", () => {
     setup();
     const dialog = screen.getByRole("dialog", { name: /allow bash/i });
     expect(dialog).toHaveAttribute("aria-modal", "true");
+    expect(dialog).toHaveAccessibleDescription(bashRequest.target);
     expect(dialog).toHaveFocus();
   });
 

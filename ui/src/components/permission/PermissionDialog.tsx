@@ -187,6 +187,7 @@ function DialogBody({ request, queue, onReply }: DialogBodyProps) {
         role="dialog"
         aria-modal="true"
         aria-labelledby={titleId}
+        aria-describedby={`${titleId}-target`}
         tabIndex={-1}
         data-testid="permission-dialog"
         onKeyDown={onKeyDown}
@@ -205,7 +206,7 @@ function DialogBody({ request, queue, onReply }: DialogBodyProps) {
 
         <div className="mia-perm-target-row">
           <span className="mia-perm-label">{label}</span>
-          <code className="mia-perm-target" data-testid="permission-target">
+          <code id={`${titleId}-target`} className="mia-perm-target" data-testid="permission-target">
             {request.target}
           </code>
         </div>
