@@ -183,3 +183,18 @@ describe("DiffView", () => {
     expect(screen.getByTestId("diff-copy-patch")).toBeDisabled();
   });
 });
+
+describe("DiffView folding", () => {
+  it("keeps a shown file open when the parent rebuilds the diff object around the same files", async () => {
+    const user = userEvent.setup();
+    const files = Array.from({ length: 10 }, (_, i) => ({ ...bigFile(250), file: `src/gen/part${i}.ts` }));
+    const { rerender } = render(<DiffView diff={{ ...sessionDiff, files }} defaultMode="unified" />);
+    const last = () => fileEl("src/gen/part9.ts");
+    await user.click(within(last()).getByRole("button", { name: "Show 250 lines" }));
+    rerender(<DiffView diff={{ ...sessionDiff, files }} defaultMode="unified" />);
+    expect(within(last()).getAllByTestId("diff-line-add")).toHaveLength(250);
+    // Other files: folding starts over.
+    rerender(<DiffView diff={{ ...sessionDiff, files: [...files] }} defaultMode="unified" />);
+    expect(last()).toHaveTextContent("250 lines hidden");
+  });
+});

@@ -31,10 +31,11 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch }: DiffViewP
   const [copy, setCopy] = useState<CopyState>({ state: "idle" });
   const filesRef = useRef<HTMLDivElement>(null);
 
-  // A new diff (other scope, new turn) starts with its own folding (adjusted during render, not in an effect).
-  const [foldedFor, setFoldedFor] = useState(diff);
-  if (foldedFor !== diff) {
-    setFoldedFor(diff);
+  // New files (other scope, new turn) start with their own folding; a parent that rebuilds the
+  // DiffView object around the same files keeps the person's choices. Adjusted during render.
+  const [foldedFor, setFoldedFor] = useState(diff.files);
+  if (foldedFor !== diff.files) {
+    setFoldedFor(diff.files);
     setExpanded(expandedMap(diff));
   }
 

@@ -1,4 +1,4 @@
-import { memo, useMemo } from "react";
+import { memo, useId, useMemo } from "react";
 import type { FileDiff } from "../../protocol/generated";
 import { HunkHighlighter, languageFor } from "./highlight";
 import { VIRTUAL_FILE_LINES, fileRows, lineCount } from "./model";
@@ -17,7 +17,7 @@ interface FileSectionProps {
 export const FileSection = memo(function FileSection({ file, mode, expanded, onToggle }: FileSectionProps) {
   const count = lineCount(file);
   const binary = file.binary === true;
-  const bodyId = `diff-body-${file.file}`;
+  const bodyId = useId();
   return (
     <section className={`mia-diff-file mia-diff-status-${file.status}`} data-testid="diff-file" data-path={file.file}>
       <header className="mia-diff-file-header">

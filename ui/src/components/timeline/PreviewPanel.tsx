@@ -26,6 +26,8 @@ const TITLES: Record<HistoryAction["action"], string> = {
   redo: "Redo",
 };
 
+const BUSY_TITLE = "A turn is running: wait for it to finish (or stop it) before applying.";
+
 interface Conflict {
   path: string;
   reason: string;
@@ -132,6 +134,7 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
             className="mia-tl-btn mia-tl-btn-danger"
             data-testid="timeline-force"
             disabled={!canApply}
+            title={busy ? BUSY_TITLE : "Apply and keep the current content of these files as a backup"}
             onClick={() => onApply(true)}
           >
             Overwrite anyway (keeps a backup)
@@ -142,6 +145,7 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
             className="mia-tl-btn mia-tl-btn-primary"
             data-testid="timeline-apply"
             disabled={!canApply}
+            title={busy ? BUSY_TITLE : undefined}
             onClick={() => onApply(false)}
           >
             Apply
