@@ -210,4 +210,9 @@ describe("UndoTimeline", () => {
     setup();
     expect(screen.queryByRole("button", { name: "Redo…" })).toBeNull();
   });
+
+  it("has no Redo button when nothing is undone", () => {
+    setup({ onRedo: vi.fn(), steps: steps.map((s) => ({ ...s, undone: false })) });
+    expect(screen.queryByRole("button", { name: "Redo…" })).toBeNull();
+  });
 });

@@ -23,7 +23,10 @@ export interface UndoTimelineProps {
    * outside mia-code. A result with `applied: false` (HTTP 409) is shown as conflicts.
    */
   onApply(action: HistoryAction, force: boolean): Promise<RevertSummary>;
-  /** Apply a redo (its preview comes from `onPreview({action: "redo"})`). Without it there is no Redo button. */
+  /**
+   * Apply a redo (its preview comes from `onPreview({action: "redo"})`). The Redo button is shown
+   * when this is given and some step is undone.
+   */
   onRedo?: (force: boolean) => Promise<RevertSummary>;
   /** Render a preview's diff (e.g. with DiffView). */
   renderDiff?: (files: FileDiff[]) => ReactNode;
@@ -110,7 +113,8 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
   );
 
   const ordered = [...steps].sort((a, b) => b.index - a.index);
-  const canRedo = onRedo !== undefined;
+  // Redo brings back undone changes: offered only when some step is undone.
+  const canRedo = onRedo !== undefined && steps.some((s) => s.undone);
   const panelFor = (key: string): ReactNode =>
     panel && panel.key === key ? (
       <PreviewPanel state={panel} busy={busy} renderDiff={renderDiff} onApply={apply} onCancel={cancel} />
