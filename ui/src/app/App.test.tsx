@@ -117,3 +117,48 @@ describe("sidebar virtualisation", () => {
     }
   });
 });
+
+describe("new session", () => {
+  it("starts as a draft: the first message creates the session with the chosen agent, then is sent", async () => {
+    const created = summary(9, { title: "", message_count: 0 });
+    const fake = fakeTransport((method, path) => {
+      if (path === "/api/info") return { version: "0.1", demo: false, home: "/h", project: "/proj" };
+      if (path.endsWith("/timeline")) return [];
+      if (method === "GET" && path.startsWith("/api/sessions?")) return [summary(1)];
+      if (method === "POST" && path === "/api/sessions") return created;
+      if (method === "GET" && path.startsWith("/api/sessions/"))
+        return {
+          session: path.includes("s9") ? created : summary(1),
+          agent: path.includes("s9") ? "plan" : "build",
+          messages: [],
+        };
+      if (path.startsWith("/api/agents")) return [];
+      return undefined;
+    });
+    render(<App transport={fake.transport} platform={fakePlatform} />);
+    const user = userEvent.setup();
+    await screen.findByTestId("session-item");
+    await user.click(screen.getByTestId("new-session"));
+    expect(fake.requests.some((r) => r.method === "POST")).toBe(false);
+    const input = screen.getByTestId("prompt-input");
+    await user.click(input);
+    await user.keyboard("{Tab}");
+    expect(screen.getByTestId("mode-badge")).toHaveAttribute("data-agent", "plan");
+    await user.type(input, "Plan the refactor{Enter}");
+    await waitFor(() =>
+      expect(fake.requests).toContainEqual({
+        method: "POST",
+        path: "/api/sessions",
+        body: { directory: "/proj", agent: "plan" },
+      }),
+    );
+    await waitFor(() =>
+      expect(fake.requests).toContainEqual({
+        method: "POST",
+        path: "/api/sessions/s9/messages",
+        body: { text: "Plan the refactor" },
+      }),
+    );
+    expect(screen.getByTestId("mode-badge")).toHaveAttribute("data-agent", "plan");
+  });
+});

@@ -95,16 +95,12 @@ function Shell() {
     setProject(dir);
   };
 
-  const newSession = useCallback(async () => {
-    if (!project) return;
-    try {
-      const s = await api.createSession(project);
-      setCurrentId(s.id);
-      await refreshSessions();
-    } catch (e) {
-      toast(errorMessage(e));
-    }
-  }, [api, project, refreshSessions, toast]);
+  /** A new session starts as a draft: it is created with the first message (and the agent chosen for it). */
+  const newSession = useCallback(() => {
+    setPendingPrompt(null);
+    setCurrentId(null);
+    requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>("[data-testid='prompt-input']")?.focus());
+  }, []);
 
   const archive = async (s: SessionSummary, archived: boolean) => {
     try {
@@ -154,7 +150,7 @@ function Shell() {
               showArchived={showArchived}
               onShowArchived={setShowArchived}
               onOpen={setCurrentId}
-              onNew={() => void newSession()}
+              onNew={newSession}
               onArchive={(s, a) => void archive(s, a)}
               onDelete={remove}
             />
@@ -175,7 +171,7 @@ function Shell() {
               agents={agents}
               initialPrompt={pendingPrompt}
               onInitialSent={() => setPendingPrompt(null)}
-              onNewSession={() => void newSession()}
+              onNewSession={newSession}
               onSessionsChanged={() => void refreshSessions()}
             />
           )}
