@@ -54,6 +54,7 @@ export function DraftView({
               if (name === "plan" || name === "build") setAgent(name);
             }}
             onToggleMode={toggle}
+            draftKey={`new:${directory}`}
             running={false}
           />
         </div>

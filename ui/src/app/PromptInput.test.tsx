@@ -121,6 +121,26 @@ describe("PromptInput", () => {
     expect(input.value).toBe("see src/");
   });
 
+  it("keeps unsent text per draft key when the input is unmounted and comes back", async () => {
+    const user = userEvent.setup();
+    const props: PromptInputProps = {
+      loadFiles: async () => [],
+      history: [],
+      onSend: async () => true,
+      onCommand: () => undefined,
+      onToggleMode: () => undefined,
+      running: false,
+    };
+    const { unmount } = render(<PromptInput {...props} draftKey="s1" />);
+    await user.type(screen.getByTestId("prompt-input"), "half a thought");
+    unmount();
+    const other = render(<PromptInput {...props} draftKey="s2" />);
+    expect(screen.getByTestId("prompt-input")).toHaveValue("");
+    other.unmount();
+    render(<PromptInput {...props} draftKey="s1" />);
+    expect(screen.getByTestId("prompt-input")).toHaveValue("half a thought");
+  });
+
   it("Tab on an empty input toggles the mode; with text it does not", async () => {
     const { props, input, user } = setup();
     await user.click(input);

@@ -14,7 +14,11 @@ export interface PromptInputProps {
   onToggleMode: () => void;
   running: boolean;
   placeholder?: string;
+  /** Unsent text is kept under this key (per session) when the input goes away and comes back. */
+  draftKey?: string;
 }
+
+const drafts = new Map<string, string>();
 
 type Popup = { kind: "mention"; start: number; query: string } | { kind: "command"; query: string } | null;
 
@@ -28,8 +32,23 @@ function findPopup(text: string, caret: number): Popup {
   return null;
 }
 
-export function PromptInput({ loadFiles, history, onSend, onCommand, onToggleMode, running, placeholder }: PromptInputProps) {
-  const [text, setText] = useState("");
+export function PromptInput({
+  loadFiles,
+  history,
+  onSend,
+  onCommand,
+  onToggleMode,
+  running,
+  placeholder,
+  draftKey,
+}: PromptInputProps) {
+  const [text, setTextState] = useState(() => (draftKey ? (drafts.get(draftKey) ?? "") : ""));
+  const setText = (value: string) => {
+    setTextState(value);
+    if (!draftKey) return;
+    if (value) drafts.set(draftKey, value);
+    else drafts.delete(draftKey);
+  };
   const [caret, setCaret] = useState(0);
   const [files, setFiles] = useState<string[] | null>(null);
   const [active, setActive] = useState(0);

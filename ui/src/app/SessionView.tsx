@@ -365,6 +365,7 @@ export function SessionView(props: SessionViewProps) {
             onSend={send}
             onCommand={onCommand}
             onToggleMode={toggleMode}
+            draftKey={sessionId}
             running={state.running}
           />
         </div>
