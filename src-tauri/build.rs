@@ -2,9 +2,12 @@ fn main() {
     // Declares the app's own commands so capabilities can allow each one
     // (`allow-api`, `allow-subscribe`, `allow-unsubscribe`); anything not
     // allowed there is refused at the IPC boundary.
-    let attrs = tauri_build::Attributes::new().app_manifest(
-        tauri_build::AppManifest::new().commands(&["api", "subscribe", "unsubscribe"]),
-    );
+    let attrs =
+        tauri_build::Attributes::new().app_manifest(tauri_build::AppManifest::new().commands(&[
+            "api",
+            "subscribe",
+            "unsubscribe",
+        ]));
     if let Err(e) = tauri_build::try_build(attrs) {
         println!("cargo:warning=tauri build step failed: {e:#}");
         std::process::exit(1);

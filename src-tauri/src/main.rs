@@ -45,7 +45,9 @@ async fn api(
     body: Option<serde_json::Value>,
 ) -> Result<ApiResponse, String> {
     if !path.starts_with("/api/") {
-        return Err(format!("`{path}` is not an API path (it must start with /api/)"));
+        return Err(format!(
+            "`{path}` is not an API path (it must start with /api/)"
+        ));
     }
     let method = Method::from_bytes(method.as_bytes())
         .map_err(|_| format!("`{method}` is not an HTTP method"))?;
