@@ -74,4 +74,28 @@ describe("TauriTransport", () => {
     ch.onmessage(e);
     expect(events).toHaveLength(1);
   });
+
+  it("retries a refused subscription with backoff", async () => {
+    let refuse = true;
+    const { invoke, calls } = fakeInvoke((cmd) => {
+      if (cmd === "subscribe" && refuse) throw new Error("backend not ready");
+      return cmd === "subscribe" ? 3 : null;
+    });
+    const scheduled: [() => void, number][] = [];
+    const t = new TauriTransport(invoke, FakeChannel, (fn, ms) => scheduled.push([fn, ms]));
+    const states: string[] = [];
+    const stop = t.subscribe(
+      null,
+      () => undefined,
+      (s) => states.push(s),
+    );
+    await vi.waitFor(() => expect(states).toEqual(["reconnecting"]));
+    expect(scheduled[0]![1]).toBe(500);
+    refuse = false;
+    scheduled[0]![0]();
+    await vi.waitFor(() => expect(states).toEqual(["reconnecting", "open"]));
+    expect(calls.filter((c) => c[0] === "subscribe")).toHaveLength(2);
+    stop();
+    await vi.waitFor(() => expect(calls.at(-1)).toEqual(["unsubscribe", { id: 3 }]));
+  });
 });

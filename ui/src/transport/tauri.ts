@@ -18,6 +18,7 @@ export class TauriTransport implements Transport {
   constructor(
     private readonly invoke: InvokeFn,
     private readonly Channel: ChannelCtor,
+    private readonly schedule: (fn: () => void, ms: number) => unknown = (fn, ms) => setTimeout(fn, ms),
   ) {}
 
   async request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
@@ -40,19 +41,32 @@ export class TauriTransport implements Transport {
       if (e.type === "lagged") onState?.("lagged");
       else onEvent(e);
     };
-    const id = this.invoke<number>("subscribe", { session: sessionId, onEvent: ch }).then(
-      (id) => {
-        if (!closed) onState?.("open");
-        return id;
-      },
-      () => {
-        if (!closed) onState?.("reconnecting");
-        return null;
-      },
-    );
+    // A refused subscription (the backend not ready yet) is retried with backoff.
+    let attempt = 0;
+    let current: Promise<number | null> = Promise.resolve(null);
+    const connect = () => {
+      current = this.invoke<number>("subscribe", { session: sessionId, onEvent: ch }).then(
+        (id) => {
+          if (closed) {
+            void this.invoke("unsubscribe", { id }).catch(() => undefined);
+            return null;
+          }
+          onState?.("open");
+          return id;
+        },
+        () => {
+          if (!closed) {
+            onState?.("reconnecting");
+            this.schedule(connect, Math.min(8000, 500 * 2 ** attempt++));
+          }
+          return null;
+        },
+      );
+    };
+    connect();
     return () => {
       closed = true;
-      void id.then((id) => {
+      void current.then((id) => {
         if (id !== null) void this.invoke("unsubscribe", { id }).catch(() => undefined);
       });
     };
