@@ -172,8 +172,8 @@ function setTool(s: SessionState, callId: string, patch: Partial<ToolInfo>, base
 /** Which tool card a resolved permission belongs to. */
 function cardForPermission(s: SessionState, requestId: string, request?: PermissionRequest): string | null {
   if (s.tools[requestId]) return requestId;
-  const linked = request && "call_id" in request ? (request as PermissionRequest & { call_id?: unknown }).call_id : undefined;
-  if (typeof linked === "string" && s.tools[linked]) return linked;
+  const linked = request?.call_id;
+  if (linked && s.tools[linked]) return linked;
   if (!request) return null;
   // No link: the latest call of that tool that has no result and no decision yet.
   const candidates = Object.values(s.tools).filter((t) => t.tool === request.tool && t.output === undefined && !t.decision);
