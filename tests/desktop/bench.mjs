@@ -122,11 +122,11 @@ async function openSession(wd, title, lastText) {
 // A macrotask probe: the largest gap between consecutive ticks is the longest
 // time the main thread was blocked (WebKit has no Long Tasks API).
 const PROBE_START = `
-  window.__probe = { gaps: [], last: performance.now(), on: true };
+  window.__probe = { gaps: [], at: [], t0: performance.now(), last: performance.now(), on: true };
   const ch = new MessageChannel();
   ch.port1.onmessage = () => {
     const p = window.__probe; if (!p.on) return;
-    const now = performance.now(); p.gaps.push(now - p.last); p.last = now;
+    const now = performance.now(); p.gaps.push(now - p.last); p.at.push(now - p.t0); p.last = now;
     setTimeout(() => ch.port2.postMessage(0), 4);
   };
   ch.port2.postMessage(0);
@@ -134,7 +134,8 @@ const PROBE_START = `
 const PROBE_STOP = `
   const p = window.__probe; p.on = false;
   const g = p.gaps.slice().sort((a, b) => a - b);
-  return { max: g[g.length - 1] || 0, p99: g[Math.floor(g.length * 0.99)] || 0, over50: g.filter(x => x > 50).length, ticks: g.length };`;
+  const worst = p.gaps.map((x, i) => [Math.round(x), Math.round(p.at[i])]).sort((a, b) => b[0] - a[0]).slice(0, 5);
+  return { worst, max: g[g.length - 1] || 0, p99: g[Math.floor(g.length * 0.99)] || 0, over50: g.filter(x => x > 50).length, ticks: g.length };`;
 
 async function main() {
   const tmp = mkdtempSync(join(tmpdir(), "mia-bench-"));

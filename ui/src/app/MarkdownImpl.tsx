@@ -1,4 +1,4 @@
-import { Fragment, memo, useEffect, useMemo, useState, type ReactNode } from "react";
+import { Fragment, memo, startTransition, useEffect, useMemo, useState, type ReactNode } from "react";
 import { jsx, jsxs } from "react/jsx-runtime";
 import ReactMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
@@ -104,13 +104,30 @@ const Block = memo(function Block({ text, streaming }: { text: string; streaming
   );
 });
 
+/** Finished texts longer than this are rendered block by block, in the background. */
+const LARGE = 8_000;
+/** Blocks of a large text drawn at once; the rest follow in small batches. */
+const FIRST_BLOCKS = 6;
+const BATCH = 24;
+
 /**
- * Untrusted model markdown. Finished text is rendered once (memoised); while
- * streaming, the text is split into blocks so only the last, growing block is
- * parsed again, with open constructs closed.
+ * Untrusted model markdown. While streaming, the text is split into blocks:
+ * finished blocks are rendered once, in their final form (memoised), and only
+ * the last, growing block is parsed again, with open constructs closed. A
+ * short finished text is rendered whole; a large one block by block, a few at
+ * once and the rest in small batches between frames (transitions), so a long
+ * answer never blocks the main thread in one piece.
  */
 export const MarkdownImpl = memo(function MarkdownImpl({ text, streaming = false }: { text: string; streaming?: boolean }) {
-  const blocks = useMemo(() => (streaming ? splitBlocks(text) : null), [text, streaming]);
+  const large = streaming || text.length > LARGE;
+  const blocks = useMemo(() => (large ? splitBlocks(text) : null), [text, large]);
+  const [count, setCount] = useState(streaming ? Number.MAX_SAFE_INTEGER : FIRST_BLOCKS);
+  const total = blocks?.length ?? 0;
+  useEffect(() => {
+    if (streaming || count >= total) return;
+    const t = setTimeout(() => startTransition(() => setCount((c) => c + BATCH)), 0);
+    return () => clearTimeout(t);
+  }, [streaming, count, total]);
   if (!blocks) {
     return (
       <div className="md">
@@ -118,11 +135,17 @@ export const MarkdownImpl = memo(function MarkdownImpl({ text, streaming = false
       </div>
     );
   }
+  const shown = streaming ? blocks : blocks.slice(0, count);
   return (
     <div className="md">
-      {blocks.map((b, i) => (
-        <Block key={i} text={i === blocks.length - 1 ? closeOpenMarkdown(b) : b} streaming />
-      ))}
+      {shown.map((b, i) =>
+        streaming && i === shown.length - 1 ? (
+          <Block key={i} text={closeOpenMarkdown(b)} streaming />
+        ) : (
+          <Block key={i} text={b} streaming={false} />
+        ),
+      )}
+      {shown.length < blocks.length && <div className="md md-plain">{blocks.slice(shown.length).join("\n\n")}</div>}
     </div>
   );
 });

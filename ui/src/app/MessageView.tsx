@@ -12,6 +12,21 @@ export interface MessageActions {
   onRetry: () => void;
 }
 
+/**
+ * Keys for a message's parts that survive the stored message replacing its
+ * streamed draft (whose parts have other ids): the part type and its ordinal
+ * among parts of that type.
+ */
+function partKeys(parts: Part[]): [string, Part][] {
+  const seen: Record<string, number> = {};
+  return parts.map((p) => {
+    const t = p.content.type;
+    const n = seen[t] ?? 0;
+    seen[t] = n + 1;
+    return [`${t}-${n}`, p];
+  });
+}
+
 function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
   const [open, setOpen] = useState(false);
   return (
@@ -103,26 +118,20 @@ function AssistantPart({
   const c = part.content;
   switch (c.type) {
     case "text": {
-      if (streaming) {
-        // A draft: show its 🧠/🌸 lines as commentary already, as the stored message will.
-        const { body, notes } = splitCommentary(c.text);
-        if (notes.length)
-          return (
-            <>
-              {body.trim() && (
-                <div className="assistant-text" data-testid="assistant-text">
-                  <Markdown text={body} streaming />
-                </div>
-              )}
-              {!hideCommentary && notes.map((n, i) => <Commentary key={i} perspective={n.perspective} text={n.text} />)}
-            </>
-          );
-      }
-      return c.text.trim() ? (
-        <div className="assistant-text" data-testid="assistant-text">
-          <Markdown text={c.text} streaming={streaming} />
-        </div>
-      ) : null;
+      // A draft shows its 🧠/🌸 lines as commentary already, as the stored message will. The
+      // element structure is the same for both, so when the stored message replaces the draft
+      // React keeps the rendered markdown and re-parses only what changed.
+      const { body, notes } = streaming ? splitCommentary(c.text) : { body: c.text, notes: [] };
+      return (
+        <>
+          {body.trim() ? (
+            <div className="assistant-text" data-testid="assistant-text">
+              <Markdown text={body} streaming={streaming} />
+            </div>
+          ) : null}
+          {!hideCommentary && notes.map((n, i) => <Commentary key={i} perspective={n.perspective} text={n.text} />)}
+        </>
+      );
     }
     case "reasoning":
       return <Reasoning text={c.text} streaming={streaming} />;
@@ -201,8 +210,8 @@ function AssistantMessage(props: {
           </button>
         )}
       </div>
-      {message.parts.map((p) => (
-        <AssistantPart key={p.id} part={p} {...props} />
+      {partKeys(message.parts).map(([key, p]) => (
+        <AssistantPart key={key} part={p} {...props} />
       ))}
       {props.streaming && message.parts.length === 0 && <div className="muted small">…</div>}
     </div>
