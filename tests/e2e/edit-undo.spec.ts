@@ -65,6 +65,13 @@ test("allow once edits the file; the diff shows it; undo restores it", async ({ 
   await expect(diff.getByTestId("diff-line-add").first()).toContainText("hello there");
   await expect(diff.getByTestId("diff-line-del").first()).toContainText('"hello "');
   await shot(page, testInfo, "04-diff-split");
+  // The same diff, window-wide, side by side.
+  await page.getByTestId("diff-open-wide").click();
+  const wide = page.getByTestId("diff-wide");
+  await expect(wide.getByTestId("diff-line-add").first()).toContainText("hello there");
+  await shot(page, testInfo, "04b-diff-wide");
+  await page.keyboard.press("Escape");
+  await expect(wide).toBeHidden();
 
   // Undo from the timeline, with a preview of exactly which file changes.
   await page.getByTestId("tab-changes").click();

@@ -13,10 +13,30 @@ function LazyDiffView(props: DiffViewProps) {
   );
 }
 import { errorMessage } from "../lib/api";
+import { Modal } from "./Modal";
 
-/** Shows a diff with the shared DiffView component (components/diff). */
+/**
+ * Shows a diff with the shared DiffView component (components/diff). The side
+ * panel is narrow, so "Open wide" shows the same diff side by side in a
+ * window-wide dialog.
+ */
 export function DiffSlot({ diff, mode = "split" }: { diff: DiffViewData; mode?: "split" | "unified" }) {
-  return <LazyDiffView diff={diff} defaultMode={mode} />;
+  const [wide, setWide] = useState(false);
+  return (
+    <>
+      <div className="diff-slot-tools">
+        <button type="button" className="link-btn small" data-testid="diff-open-wide" onClick={() => setWide(true)}>
+          ⤢ Open wide
+        </button>
+      </div>
+      <LazyDiffView diff={diff} defaultMode={mode} />
+      {wide && (
+        <Modal title={diff.summary} onClose={() => setWide(false)} wide testId="diff-wide">
+          <LazyDiffView diff={diff} defaultMode="split" />
+        </Modal>
+      )}
+    </>
+  );
 }
 
 /** DiffView data for a bare file list (a revert preview): statistics computed here, no patch. */
