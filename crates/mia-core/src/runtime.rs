@@ -1481,11 +1481,13 @@ pub(crate) fn snapshot_config(config: &Config) -> Option<mia_snapshot::SnapshotC
     Some(out)
 }
 
-/// A permission ask waiting for its answer: the replies offered and where
-/// to send the one given.
 /// A session title from a first message: its first line, at most 60 characters.
 fn title_from(text: &str) -> String {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let mut title: String = line.chars().take(60).collect();
     if line.chars().count() > 60 {
         title = title.trim_end().to_string();
@@ -1494,6 +1496,8 @@ fn title_from(text: &str) -> String {
     title
 }
 
+/// A permission ask waiting for its answer: the request (with the replies
+/// offered) and where to send the one given.
 pub(crate) type PendingAsk = (
     mia_protocol::PermissionRequest,
     oneshot::Sender<PermissionReplyKind>,
