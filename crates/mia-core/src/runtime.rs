@@ -1013,6 +1013,7 @@ impl Runtime {
             is_error,
             duration_ms,
             Vec::new(),
+            None,
         )
         .await
     }
@@ -1028,6 +1029,7 @@ impl Runtime {
         is_error: bool,
         duration_ms: u64,
         mut before: Vec<PartContent>,
+        permission: Option<mia_protocol::PermissionNote>,
     ) -> Result<(), CoreError> {
         before.push(PartContent::ToolResult {
             call_id: call.id.clone(),
@@ -1035,6 +1037,7 @@ impl Runtime {
             output: output.clone(),
             is_error,
             duration_ms: Some(duration_ms),
+            permission,
         });
         self.append(session_id, message_id, before).await?;
         self.emit(Event::ToolResult {
@@ -1092,22 +1095,38 @@ impl Runtime {
             let msg = decision
                 .denial_message()
                 .unwrap_or_else(|| "Permission denied".into());
+            let by = if self.inner.opts.interactive {
+                "rule"
+            } else {
+                "headless"
+            };
             self.emit(Event::PermissionResolved {
                 session_id,
                 request_id: call.id.clone(),
                 decision: "deny".into(),
-                by: if self.inner.opts.interactive {
-                    "rule"
-                } else {
-                    "headless"
-                }
-                .into(),
+                by: by.into(),
                 reason: msg.clone(),
             });
-            self.record_result(session_id, message_id, call, msg, true, 0)
-                .await?;
+            let note = mia_protocol::PermissionNote {
+                decision: "deny".into(),
+                by: by.into(),
+                reply: None,
+                reason: msg.clone(),
+            };
+            self.record_with(
+                session_id,
+                message_id,
+                call,
+                msg,
+                true,
+                0,
+                Vec::new(),
+                Some(note),
+            )
+            .await?;
             return Ok(None);
         }
+        let mut permission_note = None;
         if needs_ask {
             let request_id = format!("perm-{}", mia_protocol::PartId::new());
             let mut request = permissions::dialog(
@@ -1167,21 +1186,41 @@ impl Runtime {
                     .await?;
                 lock(&state.new_approvals).extend(outcome.project_rules.iter().cloned());
             }
+            let decided = if outcome.proceed { "allow" } else { "deny" };
             self.emit(Event::PermissionResolved {
                 session_id,
                 request_id,
-                decision: if outcome.proceed { "allow" } else { "deny" }.into(),
+                decision: decided.into(),
                 by: "user".into(),
                 reason: outcome.message_to_model.clone().unwrap_or_default(),
             });
+            let note = mia_protocol::PermissionNote {
+                decision: decided.into(),
+                by: "user".into(),
+                reply: Some(reply_name(&reply).to_string()),
+                reason: match &reply {
+                    PermissionReplyKind::RejectWithFeedback { feedback } => feedback.clone(),
+                    _ => String::new(),
+                },
+            };
             if !outcome.proceed {
                 let msg = outcome
                     .message_to_model
                     .unwrap_or_else(|| "Permission denied by the user".into());
-                self.record_result(session_id, message_id, call, msg, true, 0)
-                    .await?;
+                self.record_with(
+                    session_id,
+                    message_id,
+                    call,
+                    msg,
+                    true,
+                    0,
+                    Vec::new(),
+                    Some(note),
+                )
+                .await?;
                 return Ok(None);
             }
+            permission_note = Some(note);
         }
 
         // Snapshot what the call may change.
@@ -1232,6 +1271,7 @@ impl Runtime {
             is_error,
             duration_ms,
             parts,
+            permission_note,
         )
         .await?;
         if ctx.cancel.is_cancelled() {

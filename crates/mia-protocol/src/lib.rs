@@ -20,7 +20,7 @@ pub use event::{
 pub use ids::{IdParseError, MessageId, PartId, SessionId, now_ms};
 pub use message::{
     CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType, NewMessage,
-    Part, PartContent, Role, TokenUsage,
+    Part, PartContent, PermissionNote, Role, TokenUsage,
 };
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus};

@@ -74,6 +74,21 @@ impl MessageType {
     }
 }
 
+/// The permission decision recorded with a tool result (what the tool card shows).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PermissionNote {
+    /// `allow` or `deny`.
+    pub decision: String,
+    /// `user`, `rule` or `headless`.
+    pub by: String,
+    /// The answer a person gave: `once`, `session`, `project`, `deny`, `never`, `reject_with_feedback`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply: Option<String>,
+    /// The denial message or the feedback given.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+}
+
 /// Token counts reported by a provider for one assistant message.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
@@ -163,6 +178,10 @@ pub enum PartContent {
         is_error: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         duration_ms: Option<u64>,
+        /// How the call's permission ask was answered, or the rule that denied
+        /// it (absent when a rule allowed it without asking).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        permission: Option<PermissionNote>,
     },
     Error {
         /// Machine-readable class (`rate_limited`, `network`, `auth`, ...).

@@ -215,6 +215,7 @@ mod tests {
                         output: "content".into(),
                         is_error: false,
                         duration_ms: None,
+                        permission: None,
                     },
                     PartContent::text("Done."),
                     PartContent::Error {

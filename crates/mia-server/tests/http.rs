@@ -291,6 +291,18 @@ async fn a_turn_over_http_with_a_permission_ask() {
         .await
         .unwrap();
     assert_eq!(full["messages"].as_array().unwrap().len(), 3);
+    // The answer is stored with the result, so a reloaded tool card still says who allowed it.
+    let result = full["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["parts"].as_array().unwrap().iter())
+        .find(|p| p["content"]["type"] == "tool_result")
+        .unwrap();
+    assert_eq!(
+        result["content"]["permission"],
+        json!({"decision": "allow", "by": "user", "reply": "once"})
+    );
     s.mock.assert_no_violations();
 }
 

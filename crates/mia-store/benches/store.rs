@@ -56,6 +56,7 @@ fn parts(n: usize) -> Vec<PartContent> {
             output: "fn main() {\n    println!(\"hello\");\n}\n".repeat(4),
             is_error: false,
             duration_ms: Some(3),
+            permission: None,
         },
     ]
 }

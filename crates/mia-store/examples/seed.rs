@@ -66,6 +66,7 @@ fn main() {
                         output: format!("fn load_{i}() {{}}\n"),
                         is_error: false,
                         duration_ms: Some(3),
+                        permission: None,
                     },
                 ],
             );

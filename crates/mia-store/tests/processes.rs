@@ -32,6 +32,7 @@ fn payload(writer: &str, n: u64) -> Vec<PartContent> {
             output: format!("{n}\n"),
             is_error: false,
             duration_ms: Some(n),
+            permission: None,
         },
     ]
 }

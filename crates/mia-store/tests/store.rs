@@ -155,6 +155,7 @@ fn messages_round_trip_with_parts_in_order() {
             output: "fn main() {}".into(),
             is_error: false,
             duration_ms: Some(4),
+            permission: None,
         },
         PartContent::Error {
             kind: "rate_limited".into(),
@@ -443,6 +444,7 @@ fn parts_can_be_appended_and_metadata_updated() {
                 output: "a\nb".into(),
                 is_error: false,
                 duration_ms: Some(2),
+                permission: None,
             }],
         )
         .unwrap();

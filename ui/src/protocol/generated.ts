@@ -207,6 +207,11 @@ export type PartContent =
       duration_ms?: number | null;
       is_error?: boolean;
       output: string;
+      /**
+       * How the call's permission ask was answered, or the rule that denied
+       * it (absent when a rule allowed it without asking).
+       */
+      permission?: PermissionNote | null;
       tool: string;
       type: "tool_result";
     }
@@ -718,6 +723,30 @@ export interface Part {
   id: PartId;
   index: number;
   message_id: MessageId;
+}
+/**
+ * The permission decision recorded with a tool result (what the tool card shows).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionNote".
+ */
+export interface PermissionNote {
+  /**
+   * `user`, `rule` or `headless`.
+   */
+  by: string;
+  /**
+   * `allow` or `deny`.
+   */
+  decision: string;
+  /**
+   * The denial message or the feedback given.
+   */
+  reason?: string;
+  /**
+   * The answer a person gave: `once`, `session`, `project`, `deny`, `never`, `reject_with_feedback`.
+   */
+  reply?: string | null;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema

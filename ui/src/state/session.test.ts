@@ -292,7 +292,14 @@ describe("fromDetail", () => {
           [
             { type: "tool_call", call_id: "c1", tool: "write", input: { path: "a" } },
             { type: "snapshot", hash: "h", tool_call_id: "c1", files: [{ path: "a", kind: "added", additions: 3 }] },
-            { type: "tool_result", call_id: "c1", tool: "write", output: "ok", duration_ms: 7 },
+            {
+              type: "tool_result",
+              call_id: "c1",
+              tool: "write",
+              output: "ok",
+              duration_ms: 7,
+              permission: { decision: "allow", by: "user", reply: "session" },
+            },
           ],
           { metadata: { tokens: { input: 100, output: 20 }, cost_usd: 0.02 } },
         ),
@@ -306,6 +313,8 @@ describe("fromDetail", () => {
       output: "ok",
       durationMs: 7,
       files: [{ path: "a", kind: "added", additions: 3 }],
+      // The stored answer survives a reload.
+      decision: { decision: "allow", by: "user", reply: "session", reason: "" },
     });
     expect(sessionTotals(s.messages)).toEqual({ input: 100, output: 20, cost: 0.02, priced: true });
     expect(userTexts(s.messages)).toEqual(["do it"]);

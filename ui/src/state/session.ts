@@ -130,6 +130,12 @@ function mergeParts(tools: Record<string, ToolInfo>, m: Message, copy: boolean):
     } else if (c.type === "tool_result") {
       const patch: Partial<ToolInfo> = { output: c.output, isError: c.is_error ?? false };
       if (c.duration_ms != null) patch.durationMs = c.duration_ms;
+      // The stored answer to the call's permission ask (or the rule that denied it).
+      if (c.permission) {
+        const d: Decision = { decision: c.permission.decision, by: c.permission.by, reason: c.permission.reason ?? "" };
+        if (c.permission.reply) d.reply = c.permission.reply;
+        patch.decision = d;
+      }
       touch(c.call_id, () => ({ callId: c.call_id, tool: c.tool, input: null, messageId: m.id }), patch);
     } else if (c.type === "snapshot" && c.tool_call_id) {
       const id = c.tool_call_id;
