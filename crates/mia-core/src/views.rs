@@ -93,7 +93,7 @@ impl Runtime {
             e.last_used = e.last_used.max(s.updated_at);
         }
         let mut list: Vec<ProjectSummary> = by_dir.into_values().collect();
-        list.sort_by(|a, b| b.last_used.cmp(&a.last_used));
+        list.sort_by_key(|p| std::cmp::Reverse(p.last_used));
         Ok(list)
     }
 

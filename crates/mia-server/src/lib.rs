@@ -452,27 +452,24 @@ struct DirQuery {
     agent: Option<String>,
 }
 
-fn directory(q: &DirQuery) -> Result<std::path::PathBuf, Response> {
+fn directory(q: &DirQuery) -> Result<std::path::PathBuf, BadRequest> {
     match q.directory.as_deref().filter(|d| !d.is_empty()) {
         Some(d) => Ok(std::path::PathBuf::from(d)),
-        None => Err(error(
-            StatusCode::BAD_REQUEST,
-            "missing ?directory=<project folder>",
-        )),
+        None => Err(BadRequest("missing ?directory=<project folder>".into())),
     }
 }
 
 async fn agents(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     match directory(&q) {
         Ok(d) => reply(s.runtime.agents(&d)),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
 async fn files(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     match directory(&q) {
         Ok(d) => reply(s.runtime.files(d).await),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -522,14 +519,14 @@ async fn delete_key(State(s): State<AppState>, Path(provider): Path<String>) -> 
 async fn permissions(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     match directory(&q) {
         Ok(d) => reply(s.runtime.permissions_view(d, q.agent.clone()).await),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
 async fn approvals(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     match directory(&q) {
         Ok(d) => reply(s.runtime.approvals(d).await),
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
@@ -543,7 +540,7 @@ async fn revoke_approval(
             Ok(()) => StatusCode::NO_CONTENT.into_response(),
             Err(e) => core_error(e),
         },
-        Err(r) => r,
+        Err(r) => r.into_response(),
     }
 }
 
