@@ -237,7 +237,7 @@ function Rules({ directory, agents, defaultAgent }: { directory: string; agents:
       {error && <p className="error-text">{error}</p>}
       {view && (
         <>
-          {!view.trusted && <p className="warning small">This project is not trusted: its own config is not applied.</p>}
+          {!view.trusted && <p className="warning small">This project is not trusted: its own config may only restrict (deny or ask), not allow. Trust it with `mia-code permissions trust`.</p>}
           {view.warnings.map((w) => (
             <p key={w} className="warning small" role="note">
               ⚠ {w}
