@@ -473,13 +473,22 @@ async fn files(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response
     }
 }
 
+/// Run a runtime call that may block (the OS keychain, config files) off the async workers.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, CoreError> + Send + 'static,
+) -> Result<T, CoreError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| CoreError::Internal(format!("a background task failed: {e}")))?
+}
+
 async fn settings(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     let dir = q
         .directory
-        .as_deref()
         .filter(|d| !d.is_empty())
-        .map(std::path::Path::new);
-    reply(s.runtime.settings(dir))
+        .map(std::path::PathBuf::from);
+    let rt = s.runtime.clone();
+    reply(blocking(move || rt.settings(dir.as_deref())).await)
 }
 
 async fn update_settings(
@@ -487,7 +496,8 @@ async fn update_settings(
     Query(q): Query<DirQuery>,
     Json(update): Json<mia_protocol::SettingsUpdate>,
 ) -> Response {
-    if let Err(e) = s.runtime.update_settings(update) {
+    let rt = s.runtime.clone();
+    if let Err(e) = blocking(move || rt.update_settings(update)).await {
         return core_error(e);
     }
     settings(State(s), Query(q)).await
@@ -503,14 +513,16 @@ async fn set_key(
     Path(provider): Path<String>,
     Json(b): Json<KeyBody>,
 ) -> Response {
-    match s.runtime.set_key(&provider, &b.key) {
+    let rt = s.runtime.clone();
+    match blocking(move || rt.set_key(&provider, &b.key)).await {
         Ok(_) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => core_error(e),
     }
 }
 
 async fn delete_key(State(s): State<AppState>, Path(provider): Path<String>) -> Response {
-    match s.runtime.delete_key(&provider) {
+    let rt = s.runtime.clone();
+    match blocking(move || rt.delete_key(&provider)).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => core_error(e),
     }
