@@ -68,5 +68,11 @@ test("a prompt streams an answer and shows the tool card", async ({ page }, test
   // Cost/tokens are shown, and the session is listed with its messages.
   await expect(page.getByTestId("session-cost")).toBeVisible();
   await expect(page.getByTestId("session-item")).toHaveCount(1);
+  // Named after the first message; renamed by clicking the title.
+  await expect(page.getByTestId("session-item")).toContainText("Summarise the README");
+  await page.getByTestId("session-title").click();
+  await page.getByTestId("session-title-input").fill("README summary");
+  await page.getByTestId("session-title-input").press("Enter");
+  await expect(page.getByTestId("session-item")).toContainText("README summary");
   await shot(page, testInfo, "02-sidebar");
 });

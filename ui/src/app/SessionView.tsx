@@ -16,6 +16,7 @@ import { LoadedDiff } from "./DiffSlot";
 import { HelpText } from "./Help";
 import { useLocalFlag } from "./useLocalFlag";
 import { ErrorBoundary } from "./ErrorBoundary";
+import { EditableTitle } from "./EditableTitle";
 
 const filesCache = new Map<string, Promise<string[]>>();
 
@@ -273,9 +274,17 @@ export function SessionView(props: SessionViewProps) {
     <div className={`session-layout${panel ? " with-panel" : ""}`}>
       <section className="main-col" aria-label="Conversation">
         <header className="conv-header">
-          <h1 className="conv-title" title={state.session?.slug}>
-            {title}
-          </h1>
+          <EditableTitle
+            title={title}
+            hint={state.session?.slug}
+            onRename={async (t) => {
+              try {
+                await api.updateSession(sessionId, { title: t });
+              } catch (e) {
+                toast(errorMessage(e));
+              }
+            }}
+          />
           <span className="session-cost muted small" data-testid="session-cost" title="Session total: tokens in / out, cost">
             ↑{formatTokens(totals.input)} ↓{formatTokens(totals.output)}
             {totals.priced ? ` · ${formatCost(totals.cost)}` : ""}
