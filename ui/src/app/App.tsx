@@ -84,6 +84,13 @@ function Shell() {
     void refreshSessions(false);
   }, [showArchived, refreshSessions]);
 
+  // Sessions started elsewhere (the CLI, another window) appear when this window is focused again.
+  useEffect(() => {
+    const onFocus = () => void refreshSessions(false);
+    window.addEventListener("focus", onFocus);
+    return () => window.removeEventListener("focus", onFocus);
+  }, [refreshSessions]);
+
   const openProject = (dir: string) => {
     try {
       localStorage.setItem(LAST_PROJECT, dir);
