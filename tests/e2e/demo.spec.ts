@@ -41,6 +41,8 @@ test("the scripted demo plays through", async ({ page }, testInfo) => {
   await send("Make the greeting friendlier");
   const dialog = page.getByTestId("permission-dialog");
   await expect(dialog.getByTestId("permission-tool")).toContainText("edit");
+  // Answers count once the ask has been on screen briefly (stray keys are ignored).
+  await expect(dialog.getByTestId("permission-allow-once")).toBeEnabled();
   await page.keyboard.press("Enter"); // Allow once
   await until("the edit on disk", () => stack.read("src/greet.ts")?.includes("Welcome to Mia Code"));
   await expect(page.getByTestId("message-assistant").last()).toContainText("Open **Diff**".replace(/\*\*/g, ""));

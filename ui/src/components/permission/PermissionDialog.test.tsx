@@ -9,7 +9,7 @@ type ReplyFn = (id: string, reply: PermissionReplyKind) => void | Promise<void>;
 
 function setup(requests = [bashRequest], onReply: ReplyFn = vi.fn<ReplyFn>()) {
   const user = userEvent.setup();
-  const utils = render(<PermissionDialog requests={requests} onReply={onReply} />);
+  const utils = render(<PermissionDialog requests={requests} onReply={onReply} armDelayMs={0} />);
   return { user, onReply, ...utils };
 }
 
@@ -170,7 +170,7 @@ describe("PermissionDialog", () => {
     await user.keyboard("{Enter}");
     expect(onReply).toHaveBeenLastCalledWith("perm-bash-1", { kind: "once" });
 
-    rerender(<PermissionDialog requests={[editRequest, fetchRequest]} onReply={onReply} />);
+    rerender(<PermissionDialog requests={[editRequest, fetchRequest]} onReply={onReply} armDelayMs={0} />);
     expect(screen.getByTestId("permission-queue")).toHaveTextContent("1 of 2 pending");
     expect(screen.getByTestId("permission-tool")).toHaveTextContent("edit");
     expect(screen.getByTestId("permission-allow-once")).toBeEnabled();
@@ -212,7 +212,7 @@ describe("PermissionDialog", () => {
     render(
       <>
         <button type="button">outside</button>
-        <PermissionDialog requests={[bashRequest]} onReply={vi.fn()} />
+        <PermissionDialog requests={[bashRequest]} onReply={vi.fn()} armDelayMs={0} />
       </>,
     );
     const dialog = screen.getByTestId("permission-dialog");
@@ -234,5 +234,27 @@ describe("PermissionDialog", () => {
     await user.keyboard("{Enter}");
     expect(onReply).toHaveBeenCalledTimes(1);
     expect(onReply).toHaveBeenCalledWith("perm-edit-2", { kind: "never" });
+  });
+
+  it("ignores keys and clicks that arrive before the ask was on screen long enough", async () => {
+    const user = userEvent.setup();
+    const onReply = vi.fn<ReplyFn>();
+    render(<PermissionDialog requests={[bashRequest]} onReply={onReply} armDelayMs={300} />);
+    // A stray Enter or "2" (typed for the prompt, or a double Enter) answers nothing.
+    await user.keyboard("{Enter}2");
+    expect(screen.getByTestId("permission-allow-once")).toBeDisabled();
+    expect(onReply).not.toHaveBeenCalled();
+    // Escape (deny) is never dangerous and works at once.
+    await user.keyboard("{Escape}");
+    expect(onReply).toHaveBeenCalledWith(bashRequest.id, { kind: "deny" });
+  });
+
+  it("arms after the delay: Enter then allows once", async () => {
+    const user = userEvent.setup();
+    const onReply = vi.fn<ReplyFn>();
+    render(<PermissionDialog requests={[bashRequest]} onReply={onReply} armDelayMs={50} />);
+    await vi.waitFor(() => expect(screen.getByTestId("permission-allow-once")).toBeEnabled());
+    await user.keyboard("{Enter}");
+    expect(onReply).toHaveBeenCalledWith(bashRequest.id, { kind: "once" });
   });
 });

@@ -11,6 +11,8 @@ export interface PermissionDialogProps {
   requests: PermissionRequest[];
   /** Send a reply. While the returned promise is pending, every action is disabled. */
   onReply(requestId: string, reply: PermissionReplyKind): void | Promise<void>;
+  /** Answers count only this long after an ask appears (default {@link ARM_DELAY_MS}). */
+  armDelayMs?: number;
 }
 
 type SendState =
@@ -29,21 +31,25 @@ function errorText(err: unknown): string {
   return "the reply could not be sent";
 }
 
+/** How long after an ask appears its answers start to count (stray keys, double clicks). */
+export const ARM_DELAY_MS = 400;
+
 /** Modal, keyboard-driven dialog answering the oldest pending permission ask. */
-export function PermissionDialog({ requests, onReply }: PermissionDialogProps) {
+export function PermissionDialog({ requests, onReply, armDelayMs = ARM_DELAY_MS }: PermissionDialogProps) {
   const request = requests[0];
   if (!request) return null;
   // Keyed by the request so every ask starts with fresh state (no feedback text carried over).
-  return <DialogBody key={request.id} request={request} queue={requests} onReply={onReply} />;
+  return <DialogBody key={request.id} request={request} queue={requests} onReply={onReply} armDelayMs={armDelayMs} />;
 }
 
 interface DialogBodyProps {
   request: PermissionRequest;
   queue: PermissionRequest[];
   onReply: PermissionDialogProps["onReply"];
+  armDelayMs: number;
 }
 
-function DialogBody({ request, queue, onReply }: DialogBodyProps) {
+function DialogBody({ request, queue, onReply, armDelayMs }: DialogBodyProps) {
   const titleId = useId();
   const dialogRef = useRef<HTMLDivElement>(null);
   const feedbackRef = useRef<HTMLTextAreaElement>(null);
@@ -52,6 +58,15 @@ function DialogBody({ request, queue, onReply }: DialogBodyProps) {
   const [send, setSend] = useState<SendState>({ state: "idle" });
   const [feedbackOpen, setFeedbackOpen] = useState(false);
   const [feedback, setFeedback] = useState("");
+
+  // Keys typed just before an ask appeared (a follow-up in the prompt, a double Enter that
+  // answered the previous ask) must not answer this one: actions arm after a short delay.
+  const [armed, setArmed] = useState(armDelayMs <= 0);
+  useEffect(() => {
+    if (armDelayMs <= 0) return;
+    const t = setTimeout(() => setArmed(true), armDelayMs);
+    return () => clearTimeout(t);
+  }, [armDelayMs]);
 
   const actions = offeredActions(request.options);
   const segments = request.segments ?? [];
@@ -163,11 +178,15 @@ function DialogBody({ request, queue, onReply }: DialogBodyProps) {
       // A focused button or disclosure keeps its own Enter; elsewhere Enter allows once.
       if (target.tagName === "BUTTON" || target.tagName === "SUMMARY" || inTextarea) return;
       e.preventDefault();
-      if (e.repeat) return;
+      if (e.repeat || !armed) return;
       if (request.options.includes("once")) reply({ kind: "once" });
       return;
     }
     if (/^[1-9]$/.test(e.key) && !inTextarea && !e.shiftKey) {
+      if (!armed) {
+        e.preventDefault();
+        return;
+      }
       const action = actions[Number(e.key) - 1];
       if (action) {
         e.preventDefault();
@@ -267,7 +286,7 @@ function DialogBody({ request, queue, onReply }: DialogBodyProps) {
                 type="button"
                 className={`mia-perm-btn mia-perm-btn-${action.tone}`}
                 data-testid={action.testId}
-                disabled={disabled}
+                disabled={disabled || !armed}
                 onClick={() => choose(action)}
                 aria-keyshortcuts={shortcutFor(action, i, request.options)}
               >
