@@ -710,3 +710,89 @@ async fn serves_the_ui_with_a_strict_csp() {
     assert_eq!(info["demo"], true);
     assert_eq!(info["project"], "/p");
 }
+
+/// Undoing an earlier step of a file that a later step changed again would
+/// silently drop the later change: the preview shows it as a conflict and
+/// the undo is refused (409) until forced, nothing changed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undoing_a_step_under_a_later_change_of_the_same_file_is_a_conflict() {
+    let s = setup(
+        json!([
+            {"match": {"last_message_contains": "twice"}, "response": {"events": [
+                {"tool_call": {"id": "call_1", "name": "write", "arguments": {"path": "a.txt", "content": "one\n"}}}
+            ]}},
+            {"match": {"has_tool_result": "call_1"}, "response": {"events": [
+                {"tool_call": {"id": "call_2", "name": "write", "arguments": {"path": "a.txt", "content": "two\n"}}}
+            ]}},
+            {"match": {"has_tool_result": "call_2"}, "response": {"events": [{"text": "Written twice"}]}}
+        ]),
+        json!({}),
+    )
+    .await;
+    let dir = s.project.display().to_string();
+    let session: Value = s
+        .post("/api/sessions", json!({"directory": dir}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_string();
+    let mut sse = Sse::open(&s, &format!("session={id}&")).await;
+    s.post(
+        &format!("/api/sessions/{id}/messages"),
+        json!({"text": "write a.txt twice"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    sse.until("turn_finished").await;
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("a.txt")).unwrap(),
+        "two\n"
+    );
+
+    let preview: Value = s
+        .post(
+            &format!("/api/sessions/{id}/preview"),
+            json!({"action": "undo", "step": "call_1"}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let conflict = preview["files"][0]["conflict"].as_str().unwrap_or_default();
+    assert!(conflict.contains("later step (call_2)"), "{preview}");
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/undo"),
+            json!({"step": "call_1"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("a.txt")).unwrap(),
+        "two\n",
+        "a refused undo changes nothing"
+    );
+    // Undoing the later step first is fine.
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/undo"),
+            json!({"step": "call_2"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("a.txt")).unwrap(),
+        "one\n"
+    );
+    s.mock.assert_no_violations();
+}

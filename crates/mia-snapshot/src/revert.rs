@@ -253,6 +253,7 @@ impl SnapshotRepo {
         for f in &plan.files {
             let current = self.current_state(&f.path)?;
             let reason = match (&current, &f.expected) {
+                _ if f.later_step.is_some() => Some(later_step_reason(f)),
                 (CurrentState::Directory, _) => Some("is now a directory".to_string()),
                 (_, Expectation::Unknown) => {
                     Some("its state after the step was not captured".into())
@@ -331,6 +332,7 @@ impl SnapshotRepo {
         kind: PlanKind,
         target_message: Option<String>,
     ) -> Result<RevertPlan> {
+        let active = ActiveState::of(records);
         // Desired state: before the earliest planned step touching the file.
         let mut desired: BTreeMap<String, (usize, FileChangeKind)> = BTreeMap::new();
         let mut unrestorable = Vec::new();
@@ -369,7 +371,20 @@ impl SnapshotRepo {
                 (Some(_), None) => FileChangeKind::Deleted,
                 _ => FileChangeKind::Modified,
             };
+            // A later tool step outside the plan, still active, changed it too.
+            let later_step = records
+                .iter()
+                .enumerate()
+                .skip(*i + 1)
+                .find(|(j, r)| {
+                    r.kind == StepKind::Tool
+                        && !idxs.contains(j)
+                        && !active.undone.contains(&r.id)
+                        && r.changes.iter().any(|c| &c.path == path)
+                })
+                .map(|(_, r)| r.id.clone());
             files.push(PlannedFile {
+                later_step,
                 path: path.clone(),
                 action: if want.is_some() {
                     FileAction::Restore
@@ -436,6 +451,7 @@ impl SnapshotRepo {
         for f in &plan.files {
             let current = self.current_state(&f.path)?;
             let reason = match (&current, &f.expected) {
+                _ if f.later_step.is_some() => Some(later_step_reason(f)),
                 (CurrentState::Directory, _) => Some("is now a directory".to_string()),
                 (CurrentState::File(..), _) if tree::file_at(&pre_tree, &f.path).is_none() => {
                     Some("its current content could not be captured (binary or too large)".into())
@@ -645,6 +661,7 @@ impl SnapshotRepo {
                 was,
                 source_snapshot: target.to_string(),
                 expected_snapshot: None,
+                later_step: None,
                 want,
                 expected: Expectation::Any,
             });
@@ -784,6 +801,11 @@ pub struct PlannedFile {
     /// the disk for outside changes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_snapshot: Option<String>,
+    /// A later step of the session, not undone, that also changed this
+    /// file: undoing the earlier step would silently drop its change, so
+    /// it is a conflict (undo that step first, or revert to here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub later_step: Option<String>,
     #[serde(skip)]
     want: State,
     #[serde(skip, default = "default_expectation")]
@@ -1026,6 +1048,13 @@ fn copy_entry(src: &Path, dst: &Path) -> Result<()> {
     std::fs::copy(src, dst)
         .map(|_| ())
         .map_err(SnapshotError::io("backing up", src))
+}
+
+fn later_step_reason(f: &PlannedFile) -> String {
+    format!(
+        "also changed by a later step ({}) that is not undone: undo that step first, or revert to here",
+        f.later_step.as_deref().unwrap_or("?")
+    )
 }
 
 /// Ids of the session's steps whose changes are currently undone (by an
