@@ -215,4 +215,20 @@ describe("UndoTimeline", () => {
     setup({ onRedo: vi.fn(), steps: steps.map((s) => ({ ...s, undone: false })) });
     expect(screen.queryByRole("button", { name: "Redo…" })).toBeNull();
   });
+
+  it("previews again when the session's steps change under an open preview", async () => {
+    const { user, onPreview, onApply, rerender } = setup();
+    await user.click(within(stepEl("step-2")).getByTestId("timeline-revert-here"));
+    await screen.findByTestId("timeline-preview");
+    expect(onPreview).toHaveBeenCalledTimes(1);
+    // A turn finished meanwhile and added a step: the open preview is computed again.
+    const more = [...steps, { ...steps[steps.length - 1]!, id: "step-new", index: steps.length + 1 }];
+    rerender(<UndoTimeline steps={more} onPreview={onPreview} onApply={onApply} />);
+    await vi.waitFor(() => expect(onPreview).toHaveBeenCalledTimes(2));
+    expect(onPreview).toHaveBeenLastCalledWith(onPreview.mock.calls[0]![0]);
+    // The same steps again (a refetch) do not re-run it.
+    rerender(<UndoTimeline steps={[...more]} onPreview={onPreview} onApply={onApply} />);
+    await screen.findByTestId("timeline-preview");
+    expect(onPreview).toHaveBeenCalledTimes(2);
+  });
 });

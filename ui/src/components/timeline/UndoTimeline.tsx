@@ -75,6 +75,21 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
     [onPreview],
   );
 
+  // The session moved on under an open preview (a turn added or undid steps): preview again, so
+  // Apply never carries out a plan nobody saw.
+  const stepsKey = steps.map((st) => `${st.id}${st.undone ? "~" : ""}`).join(",");
+  const panelRef = useRef(panel);
+  panelRef.current = panel;
+  const seenKey = useRef(stepsKey);
+  useEffect(() => {
+    if (seenKey.current === stepsKey) return;
+    seenKey.current = stepsKey;
+    const open = panelRef.current;
+    if (open && (open.phase === "ready" || open.phase === "loading" || open.phase === "error")) {
+      openPreview(open.action, open.key);
+    }
+  }, [stepsKey, openPreview]);
+
   const cancel = useCallback(() => {
     requestNo.current++;
     setPanel(null);
