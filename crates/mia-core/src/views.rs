@@ -22,6 +22,48 @@ use crate::runtime::{Runtime, lock};
 /// Most paths `files` returns (the @-mention list).
 pub const MAX_FILES: usize = 20_000;
 
+/// Serialises writes of the global config file from the settings screen.
+static SETTINGS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Replace `path` atomically with `text`: a symlink is followed (its target
+/// is replaced), the file keeps its permissions (a new one is 0600: config
+/// files can hold API keys), and the temporary file has a unique name.
+fn replace_file(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "config.json".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
+    let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(0o600);
+    }
+    let result = (|| {
+        let mut f = opts.open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        if let Some(perms) = existing {
+            std::fs::set_permissions(&tmp, perms)?;
+        }
+        std::fs::rename(&tmp, &target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
 /// Provider ids always listed in settings (others appear when configured).
 const KNOWN_PROVIDERS: [&str; 3] = ["anthropic", "openai", "google"];
 
@@ -370,6 +412,10 @@ impl Runtime {
     /// The file is checked with the config loader before it replaces the
     /// old one; a file with comments is refused (they would be lost).
     pub fn update_settings(&self, update: SettingsUpdate) -> Result<(), CoreError> {
+        // One read-modify-write at a time (two saves must not lose each other's change).
+        let _guard = SETTINGS_LOCK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let path = settings_file(&self.options().paths);
         let old = match std::fs::read_to_string(&path) {
             Ok(s) => Some(s),
@@ -453,11 +499,8 @@ impl Runtime {
                 CoreError::Setup(format!("cannot create {}: {e}", parent.display()))
             })?;
         }
-        let tmp = path.with_extension("json.tmp");
-        std::fs::write(&tmp, format!("{text}\n"))
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| CoreError::Setup(format!("cannot write {}: {e}", path.display())))?;
-        Ok(())
+        replace_file(&path, &format!("{text}\n"))
+            .map_err(|e| CoreError::Setup(format!("cannot write {}: {e}", path.display())))
     }
 
     /// Store an API key through the credential chain (OS keychain, else the
@@ -707,4 +750,48 @@ fn list_files(dir: &Path) -> Result<Vec<String>, CoreError> {
     }
     out.sort();
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_file;
+
+    #[cfg(unix)]
+    #[test]
+    fn replacing_a_config_keeps_its_mode_and_follows_a_symlink() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.json");
+        std::fs::write(&real, "{}").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let link = dir.path().join("config.json");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        replace_file(&link, "{\"model\": \"a/b\"}\n").unwrap();
+        // The link is still a link; its target got the new text and kept 0600.
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(&real).unwrap(),
+            "{\"model\": \"a/b\"}\n"
+        );
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // A new file is created 0600; no temporary file is left behind.
+        let fresh = dir.path().join("new.json");
+        replace_file(&fresh, "{}\n").unwrap();
+        assert_eq!(
+            std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(left.is_empty());
+    }
 }
