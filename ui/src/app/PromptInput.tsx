@@ -20,6 +20,11 @@ export interface PromptInputProps {
 
 const drafts = new Map<string, string>();
 
+/** Puts text back as the unsent draft of `key` (an input mounted afterwards shows it). */
+export function restoreDraft(key: string, text: string): void {
+  if (text) drafts.set(key, text);
+}
+
 type Popup = { kind: "mention"; start: number; query: string } | { kind: "command"; query: string } | null;
 
 const MAX_OPTIONS = 12;

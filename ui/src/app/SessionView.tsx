@@ -8,7 +8,7 @@ import { formatCost, formatTokens, toolTarget } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Conversation } from "./Conversation";
 import type { MessageActions } from "./MessageView";
-import { PromptInput } from "./PromptInput";
+import { PromptInput, restoreDraft } from "./PromptInput";
 import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
 import { RightPanel, type PanelTab } from "./RightPanel";
 import { Modal } from "./Modal";
@@ -45,15 +45,24 @@ export function SessionView(props: SessionViewProps) {
   const [diff, setDiff] = useState<DiffTarget>(null);
   const [picker, setPicker] = useState(false);
   const [help, setHelp] = useState(false);
+  const [inputKey, setInputKey] = useState(0);
   const propsRef = useRef(props);
   propsRef.current = props;
 
+  // Events that arrive while the session loads are held and applied on top of what loaded,
+  // so a turn that ends (or a message stored) during the request is not overwritten by it.
+  const held = useRef<Event[] | null>(null);
   const load = useCallback(async () => {
+    held.current = [];
     try {
       const detail = await api.session(sessionId);
       store.set(reloaded(detail, store.getState()));
     } catch (e) {
       toast(errorMessage(e));
+    } finally {
+      const queued = held.current ?? [];
+      held.current = null;
+      for (const e of queued) store.dispatch(e);
     }
   }, [api, sessionId, store, toast]);
 
@@ -73,12 +82,16 @@ export function SessionView(props: SessionViewProps) {
           await api.send(sessionId, first);
         } catch (e) {
           store.update((s) => ({ ...s, running: false }));
+          // Nothing typed is lost: the prompt goes back into the input.
+          restoreDraft(sessionId, first);
+          setInputKey((k) => k + 1);
           toast(errorMessage(e));
         }
       }
     };
     const onEvent = (e: Event) => {
-      store.dispatch(e);
+      if (held.current) held.current.push(e);
+      else store.dispatch(e);
       sideEffects(e);
     };
     const sideEffects = (e: Event) => {
@@ -87,6 +100,8 @@ export function SessionView(props: SessionViewProps) {
           platform.notify("mia-code needs permission", `${e.request.tool} ${e.request.target}`);
           break;
         case "turn_finished":
+          // The agent may have created or removed files: @-completion lists them afresh.
+          filesCache.delete(propsRef.current.directory);
           platform.notify("mia-code", `Turn finished (${e.end})`);
           setTimelineKey((k) => k + 1);
           propsRef.current.onSessionsChanged();
@@ -374,6 +389,7 @@ export function SessionView(props: SessionViewProps) {
             onSend={send}
             onCommand={onCommand}
             onToggleMode={toggleMode}
+            key={inputKey}
             draftKey={sessionId}
             running={state.running}
           />
