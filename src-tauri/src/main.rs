@@ -49,6 +49,9 @@ async fn api(
             "`{path}` is not an API path (it must start with /api/)"
         ));
     }
+    if path.starts_with("/api/events") {
+        return Err("events stream over the `subscribe` command, not `api`".into());
+    }
     let method = Method::from_bytes(method.as_bytes())
         .map_err(|_| format!("`{method}` is not an HTTP method"))?;
     let mut req = Request::builder()

@@ -70,7 +70,7 @@ test("Stop cancels a running bash command", async ({ page }, testInfo) => {
               tool_call: {
                 id: "toolu_bash_long",
                 name: "bash",
-                arguments: { command: "sleep 45 && touch finished.marker", description: "long job" },
+                arguments: { command: "sleep 45.5 && touch finished.marker", description: "long job" },
               },
             },
           ],
@@ -85,18 +85,18 @@ test("Stop cancels a running bash command", async ({ page }, testInfo) => {
   const card = page.locator('[data-testid="tool-card"][data-tool="bash"]');
   await expect(card).toBeVisible();
   // The command is really running.
-  await until("sleep 45 running", () => {
+  await until("sleep 45.5 running", () => {
     const ps = execFileSync("ps", ["-eo", "args"]).toString();
-    return ps.split("\n").some((l) => l.startsWith("sleep 45"));
+    return ps.split("\n").some((l) => l.startsWith("sleep 45.5"));
   });
   await shot(page, testInfo, "08-running-bash");
   const started = Date.now();
   await page.getByTestId("stop").click();
   await expect(page.getByTestId("stop")).toBeHidden({ timeout: 10_000 });
   expect(Date.now() - started).toBeLessThan(10_000);
-  await until("sleep 45 gone", () => {
+  await until("sleep 45.5 gone", () => {
     const ps = execFileSync("ps", ["-eo", "args"]).toString();
-    return !ps.split("\n").some((l) => l.startsWith("sleep 45"));
+    return !ps.split("\n").some((l) => l.startsWith("sleep 45.5"));
   });
   expect(existsSync(join(stack.project, "finished.marker"))).toBe(false);
   await shot(page, testInfo, "09-stopped");

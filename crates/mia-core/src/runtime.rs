@@ -270,15 +270,24 @@ impl Runtime {
                 Ok(OpResult::Session(session))
             }
             Op::DeleteSession { session_id } => {
-                if let Some(state) = lock(&self.inner.sessions).get(&session_id).cloned()
-                    && lock(&state.running).is_some()
+                // Claim the session like a turn does, so no turn can start while it is deleted.
+                let state = self.state(session_id).await?;
                 {
-                    return Err(CoreError::Busy(session_id.to_string()));
+                    let mut running = lock(&state.running);
+                    if running.is_some() {
+                        return Err(CoreError::Busy(session_id.to_string()));
+                    }
+                    *running = Some(CancellationToken::new());
                 }
-                self.inner
+                let deleted = self
+                    .inner
                     .store
                     .call(move |db| db.delete_session(&session_id))
-                    .await?;
+                    .await;
+                if deleted.is_err() {
+                    *lock(&state.running) = None;
+                }
+                deleted?;
                 lock(&self.inner.sessions).remove(&session_id);
                 Ok(OpResult::Done)
             }

@@ -262,8 +262,10 @@ async fn auth(
     }
 }
 
-async fn health() -> Json<Value> {
-    Json(json!({ "ok": true, "version": env!("CARGO_PKG_VERSION") }))
+/// Needs no token: liveness, the version, and whether this is the scripted
+/// demo (so the token screen can say so).
+async fn health(State(s): State<AppState>) -> Json<Value> {
+    Json(json!({ "ok": true, "version": env!("CARGO_PKG_VERSION"), "demo": s.demo }))
 }
 
 /// A request that could not be understood: answered with 400 and the reason.

@@ -709,6 +709,16 @@ async fn serves_the_ui_with_a_strict_csp() {
         .unwrap();
     assert_eq!(info["demo"], true);
     assert_eq!(info["project"], "/p");
+    // The token screen learns it is the demo without a token.
+    let health: Value = http
+        .get(format!("{base}/api/health"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(health["demo"], true);
 }
 
 /// Undoing an earlier step of a file that a later step changed again would

@@ -1,15 +1,14 @@
 import { useEffect, useState } from "react";
-import type { ServerInfo } from "../protocol/generated";
 
 /** Shown in a browser opened without `#token=`: the token printed by `mia-code serve`. */
 export function TokenScreen({ onToken }: { onToken: (token: string) => void }) {
   const [token, setToken] = useState("");
   const [demo, setDemo] = useState(false);
   useEffect(() => {
-    // /api/info needs no token: it says whether this is the scripted demo.
-    fetch("/api/info")
-      .then((r) => (r.ok ? (r.json() as Promise<ServerInfo>) : null))
-      .then((i) => setDemo(!!i?.demo))
+    // /api/health needs no token: it says whether this is the scripted demo.
+    fetch("/api/health")
+      .then((r) => (r.ok ? (r.json() as Promise<{ demo?: boolean }>) : null))
+      .then((h) => setDemo(!!h?.demo))
       .catch(() => undefined);
   }, []);
   return (
