@@ -99,5 +99,9 @@ test("Stop cancels a running bash command", async ({ page }, testInfo) => {
     return !ps.split("\n").some((l) => l.startsWith("sleep 45.5"));
   });
   expect(existsSync(join(stack.project, "finished.marker"))).toBe(false);
+  // The stopped command changed no file: the undo timeline has nothing to offer.
+  await page.getByTestId("tab-changes").click();
+  await expect(page.getByTestId("timeline")).toContainText("No file changes");
+  await expect(page.getByTestId("timeline-step")).toHaveCount(0);
   await shot(page, testInfo, "09-stopped");
 });

@@ -1260,7 +1260,12 @@ impl Runtime {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (output, is_error) = match result {
-            Ok(out) => (out.output, false),
+            // A command stopped by a timeout or a cancel did not do its job: shown as failed.
+            Ok(out) => {
+                let stopped = out.metadata.get("cancelled") == Some(&serde_json::Value::Bool(true))
+                    || out.metadata.get("timed_out") == Some(&serde_json::Value::Bool(true));
+                (out.output, stopped)
+            }
             Err(e) => (e.to_string(), true),
         };
 

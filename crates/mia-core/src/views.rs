@@ -194,8 +194,12 @@ impl Runtime {
                 }
             }
         }
+        // One entry per step that changed files (a shell command that changed nothing is not one).
         Ok(records
             .iter()
+            .filter(|r| {
+                !(r.kind == StepKind::Tool && r.changes.is_empty() && r.uncaptured.is_empty())
+            })
             .enumerate()
             .map(|(i, r)| TimelineStep {
                 index: u32::try_from(i + 1).unwrap_or(u32::MAX),

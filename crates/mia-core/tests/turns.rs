@@ -509,6 +509,15 @@ async fn cancel_mid_bash_stops_the_process_and_the_turn() {
         .unwrap();
     let (events, end) = h.turn().await;
     assert_eq!(end, TurnEnd::Cancelled, "{events:#?}");
+    // The stopped command is reported as failed, not as a normal result.
+    let stopped = events.iter().find_map(|e| match e {
+        Event::ToolResult {
+            is_error, output, ..
+        } => Some((*is_error, output.clone())),
+        _ => None,
+    });
+    let (is_error, output) = stopped.expect("a tool result for the cancelled command");
+    assert!(is_error && output.contains("cancelled"), "{output}");
     let gone = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| s.split(") ").nth(1).unwrap_or("").starts_with('Z'))
