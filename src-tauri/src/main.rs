@@ -126,6 +126,8 @@ fn subscribe(
         }
     });
     if let Ok(mut subs) = backend.subscriptions.lock() {
+        // Streams whose webview went away (closed or reloaded) have ended on their own.
+        subs.retain(|_, t| !t.inner().is_finished());
         subs.insert(id, task);
     }
     Ok(id)
