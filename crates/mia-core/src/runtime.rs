@@ -9,8 +9,8 @@ use mia_permission::{
     Answerer, Checker, PathContext, PermissionAction, PermissionRule, SessionRules,
 };
 use mia_protocol::{
-    Event, FileChange, Message, MessageId, MessageMetadata, NewMessage, Op, PartContent,
-    PermissionReplyKind, Role, Session, SessionId, TokenUsage, TurnEnd,
+    Event, FileChange, HistoryAction, Message, MessageId, MessageMetadata, NewMessage, Op,
+    PartContent, PermissionReplyKind, Role, Session, SessionId, TokenUsage, TurnEnd,
 };
 use mia_providers::credentials::Credentials;
 use mia_providers::{ChatRequest, ClientOptions, ModelRef, StreamEvent, ToolDefinition};
@@ -226,15 +226,10 @@ impl Runtime {
                 session_id,
                 step,
                 force,
-            } => {
-                let action = match step {
-                    Some(step) => crate::undo::Action::UndoStep(step),
-                    None => crate::undo::Action::Undo,
-                };
-                self.revert(session_id, action, force)
-                    .await
-                    .map(OpResult::Reverted)
-            }
+            } => self
+                .revert(session_id, HistoryAction::Undo { step }, force)
+                .await
+                .map(OpResult::Reverted),
             Op::UpdateSession {
                 session_id,
                 title,
@@ -296,11 +291,17 @@ impl Runtime {
                 message_id,
                 force,
             } => self
-                .revert(session_id, crate::undo::Action::Revert(message_id), force)
+                .revert(
+                    session_id,
+                    HistoryAction::Revert {
+                        message_id: message_id.to_string(),
+                    },
+                    force,
+                )
                 .await
                 .map(OpResult::Reverted),
             Op::Redo { session_id, force } => self
-                .revert(session_id, crate::undo::Action::Redo, force)
+                .revert(session_id, HistoryAction::Redo, force)
                 .await
                 .map(OpResult::Reverted),
             Op::SwitchAgent { session_id, agent } => {
@@ -1027,6 +1028,29 @@ impl Runtime {
         .await
     }
 
+    /// A call that was not run: its denial goes back to the model as an error
+    /// result, stored with how the permission was settled.
+    async fn record_denied(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        msg: String,
+        note: mia_protocol::PermissionNote,
+    ) -> Result<(), CoreError> {
+        self.record_with(
+            session_id,
+            message_id,
+            call,
+            msg,
+            true,
+            0,
+            Vec::new(),
+            Some(note),
+        )
+        .await
+    }
+
     /// Store `before` (e.g. the snapshot part) and the tool result in one commit.
     #[allow(clippy::too_many_arguments)]
     async fn record_with(
@@ -1122,17 +1146,8 @@ impl Runtime {
                 reply: None,
                 reason: msg.clone(),
             };
-            self.record_with(
-                session_id,
-                message_id,
-                call,
-                msg,
-                true,
-                0,
-                Vec::new(),
-                Some(note),
-            )
-            .await?;
+            self.record_denied(session_id, message_id, call, msg, note)
+                .await?;
             return Ok(None);
         }
         let mut permission_note = None;
@@ -1216,17 +1231,8 @@ impl Runtime {
                 let msg = outcome
                     .message_to_model
                     .unwrap_or_else(|| "Permission denied by the user".into());
-                self.record_with(
-                    session_id,
-                    message_id,
-                    call,
-                    msg,
-                    true,
-                    0,
-                    Vec::new(),
-                    Some(note),
-                )
-                .await?;
+                self.record_denied(session_id, message_id, call, msg, note)
+                    .await?;
                 return Ok(None);
             }
             permission_note = Some(note);

@@ -3,21 +3,25 @@
 //! append the revert message to the session.
 
 use mia_protocol::{
-    Event, MessageId, MessageType, NewMessage, PartContent, RevertConflict, RevertSummary, Role,
-    SessionId,
+    Event, HistoryAction, MessageType, NewMessage, PartContent, RevertConflict, RevertSummary,
+    Role, SessionId,
 };
 
 use crate::CoreError;
 use crate::runtime::{Runtime, lock, new_snapshot, new_step};
 
-/// Which history operation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    Undo,
-    /// Undo one step (step id or tool call id) of the timeline.
-    UndoStep(String),
-    Revert(MessageId),
-    Redo,
+/// The plan of a history operation over the session's step records.
+pub(crate) fn plan(
+    repo: &mia_snapshot::SnapshotRepo,
+    records: &[mia_snapshot::StepRecord],
+    action: &HistoryAction,
+) -> Result<mia_snapshot::RevertPlan, mia_snapshot::SnapshotError> {
+    match action {
+        HistoryAction::Undo { step: None } => repo.plan_undo(records),
+        HistoryAction::Undo { step: Some(s) } => repo.plan_undo_step(records, s),
+        HistoryAction::Revert { message_id } => repo.plan_revert(records, message_id),
+        HistoryAction::Redo => repo.plan_redo(records),
+    }
 }
 
 impl Runtime {
@@ -25,51 +29,20 @@ impl Runtime {
     pub async fn revert(
         &self,
         session_id: SessionId,
-        action: Action,
+        action: HistoryAction,
         force: bool,
     ) -> Result<RevertSummary, CoreError> {
         let state = self.state(session_id).await?;
         if lock(&state.running).is_some() {
             return Err(CoreError::Busy(session_id.to_string()));
         }
-        let rows = self
-            .store()
-            .call(move |db| db.snapshot_steps(&session_id))
+        let records = self.step_records(session_id).await?;
+        let outcome = self
+            .with_repo(session_id, move |repo| {
+                let plan = plan(repo, &records, &action)?;
+                repo.execute(&plan, force)
+            })
             .await?;
-        let records: Vec<mia_snapshot::StepRecord> = rows
-            .into_iter()
-            .map(|r| serde_json::from_value(r.step.record))
-            .collect::<Result<_, _>>()
-            .map_err(|e| {
-                CoreError::Internal(format!("a stored snapshot step is unreadable: {e}"))
-            })?;
-        let config = mia_config::Config::load(&self.options().paths, Some(&state.directory))?;
-        let snapshot_config = crate::runtime::snapshot_config(&config).unwrap_or_default();
-        let repo = state.snapshots.clone();
-        let dir = state.directory.clone();
-        let outcome = tokio::task::spawn_blocking(move || {
-            let mut guard = lock(&repo);
-            if guard.is_none() {
-                *guard = Some(
-                    mia_snapshot::SnapshotRepo::open(&dir, snapshot_config)
-                        .map_err(|e| e.to_string())?,
-                );
-            }
-            let repo = guard
-                .as_mut()
-                .ok_or_else(|| "snapshot repository unavailable".to_string())?;
-            let plan = match &action {
-                Action::Undo => repo.plan_undo(&records),
-                Action::UndoStep(step) => repo.plan_undo_step(&records, step),
-                Action::Revert(m) => repo.plan_revert(&records, &m.to_string()),
-                Action::Redo => repo.plan_redo(&records),
-            }
-            .map_err(|e| e.to_string())?;
-            repo.execute(&plan, force).map_err(|e| e.to_string())
-        })
-        .await
-        .map_err(|e| CoreError::Internal(format!("the revert task failed: {e}")))?
-        .map_err(CoreError::Setup)?;
 
         let summary = RevertSummary {
             applied: outcome.applied,

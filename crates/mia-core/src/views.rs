@@ -233,12 +233,7 @@ impl Runtime {
         let a = action.clone();
         let (plan, conflicts, diff) = self
             .with_repo(id, move |repo| {
-                let plan = match &a {
-                    HistoryAction::Undo { step: None } => repo.plan_undo(&records),
-                    HistoryAction::Undo { step: Some(s) } => repo.plan_undo_step(&records, s),
-                    HistoryAction::Revert { message_id } => repo.plan_revert(&records, message_id),
-                    HistoryAction::Redo => repo.plan_redo(&records),
-                }?;
+                let plan = crate::undo::plan(repo, &records, &a)?;
                 let (conflicts, diff) = repo.preview(&plan)?;
                 Ok((plan, conflicts, diff))
             })
