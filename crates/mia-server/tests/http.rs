@@ -80,6 +80,27 @@ impl Setup {
             .bearer_auth(&self.token)
             .json(&body)
     }
+    /// Send and read the JSON answer.
+    async fn json<T: serde::de::DeserializeOwned>(&self, req: reqwest::RequestBuilder) -> T {
+        req.send().await.unwrap().json().await.unwrap()
+    }
+    /// Create a session in the project, subscribe to its events, send `text`.
+    async fn start_turn(&self, text: &str) -> (String, Sse) {
+        let dir = self.project.display().to_string();
+        let session: Value = self
+            .json(self.post("/api/sessions", json!({"directory": dir})))
+            .await;
+        let id = session["id"].as_str().unwrap().to_string();
+        let sse = Sse::open(self, &format!("session={id}&")).await;
+        self.post(
+            &format!("/api/sessions/{id}/messages"),
+            json!({"text": text}),
+        )
+        .send()
+        .await
+        .unwrap();
+        (id, sse)
+    }
 }
 
 /// Parse an SSE byte stream into (event, data) pairs, with a deadline per event.
@@ -360,36 +381,13 @@ async fn front_end_queries_and_history() {
     std::fs::write(s.project.join(".gitignore"), "ignored.log\n").unwrap();
     std::fs::write(s.project.join("ignored.log"), "x").unwrap();
     let dir = s.project.display().to_string();
-    let session: Value = s
-        .post("/api/sessions", json!({"directory": dir}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = session["id"].as_str().unwrap().to_string();
-    let mut sse = Sse::open(&s, &format!("session={id}&")).await;
-    s.post(
-        &format!("/api/sessions/{id}/messages"),
-        json!({"text": "write two files"}),
-    )
-    .send()
-    .await
-    .unwrap();
+    let (id, mut sse) = s.start_turn("write two files").await;
     let asked = sse.until("permission_asked").await;
     let request = asked.last().unwrap().1["request"].clone();
     assert_eq!(request["call_id"], "call_b");
 
     // A reloaded window sees the pending ask and the running turn.
-    let detail: Value = s
-        .get(&format!("/api/sessions/{id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let detail: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
     assert_eq!(detail["running"], true);
     assert_eq!(detail["agent"], "build");
     assert_eq!(detail["pending_permissions"][0]["id"], request["id"]);
@@ -406,14 +404,7 @@ async fn front_end_queries_and_history() {
     .unwrap();
     sse.until("turn_finished").await;
 
-    let timeline: Value = s
-        .get(&format!("/api/sessions/{id}/timeline"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let timeline: Value = s.json(s.get(&format!("/api/sessions/{id}/timeline"))).await;
     let steps = timeline.as_array().unwrap();
     assert_eq!(steps.len(), 2, "{timeline}");
     assert_eq!(steps[0]["tool"], "write");
@@ -422,13 +413,8 @@ async fn front_end_queries_and_history() {
 
     // Whole-session diff and one step's diff, with a patch git accepts.
     let diff: Value = s
-        .get(&format!("/api/sessions/{id}/diff?scope=session"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json(s.get(&format!("/api/sessions/{id}/diff?scope=session")))
+        .await;
     assert_eq!(diff["stats"]["filesChanged"], 2, "{diff}");
     assert_eq!(
         diff["summary"],
@@ -436,13 +422,8 @@ async fn front_end_queries_and_history() {
     );
     assert!(diff["patch"].as_str().unwrap().contains("+++ b/b.txt"));
     let step_diff: Value = s
-        .get(&format!("/api/sessions/{id}/diff?scope=step&step=call_a"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json(s.get(&format!("/api/sessions/{id}/diff?scope=step&step=call_a")))
+        .await;
     assert_eq!(step_diff["files"].as_array().unwrap().len(), 1);
     assert_eq!(step_diff["files"][0]["file"], "a.txt");
     let r = s
@@ -455,16 +436,11 @@ async fn front_end_queries_and_history() {
 
     // Preview undoing the FIRST step: exactly a.txt would be removed; nothing changes yet.
     let preview: Value = s
-        .post(
+        .json(s.post(
             &format!("/api/sessions/{id}/preview"),
             json!({"action": "undo", "step": "call_a"}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ))
+        .await;
     assert_eq!(preview["files"].as_array().unwrap().len(), 1, "{preview}");
     assert_eq!(preview["files"][0]["path"], "a.txt");
     assert_eq!(preview["files"][0]["action"], "remove");
@@ -475,16 +451,11 @@ async fn front_end_queries_and_history() {
     // A file changed outside mia-code shows up as a conflict in the preview.
     std::fs::write(s.project.join("b.txt"), "edited by hand\n").unwrap();
     let preview_b: Value = s
-        .post(
+        .json(s.post(
             &format!("/api/sessions/{id}/preview"),
             json!({"action": "undo", "step": "call_b"}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ))
+        .await;
     assert!(
         preview_b["files"][0]["conflict"]
             .as_str()
@@ -505,26 +476,12 @@ async fn front_end_queries_and_history() {
     assert_eq!(r.status(), 200);
     assert!(!s.project.join("a.txt").exists());
     assert!(s.project.join("b.txt").exists());
-    let timeline: Value = s
-        .get(&format!("/api/sessions/{id}/timeline"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let timeline: Value = s.json(s.get(&format!("/api/sessions/{id}/timeline"))).await;
     assert_eq!(timeline[0]["undone"], true);
     assert_eq!(timeline[1]["undone"], false);
 
     // Agents (build and plan are primary; plan is read-only), files, rules.
-    let agents: Value = s
-        .get(&format!("/api/agents?directory={dir}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let agents: Value = s.json(s.get(&format!("/api/agents?directory={dir}"))).await;
     let plan = agents
         .as_array()
         .unwrap()
@@ -535,14 +492,7 @@ async fn front_end_queries_and_history() {
     assert_eq!(plan["read_only"], true);
     assert_eq!(agents[0]["name"], "build");
     assert_eq!(agents[0]["read_only"], false);
-    let files: Vec<String> = s
-        .get(&format!("/api/files?directory={dir}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let files: Vec<String> = s.json(s.get(&format!("/api/files?directory={dir}"))).await;
     assert!(files.contains(&"src/lib.rs".to_string()), "{files:?}");
     assert!(!files.iter().any(|f| f == "ignored.log"), "{files:?}");
     assert!(
@@ -550,13 +500,8 @@ async fn front_end_queries_and_history() {
         "{files:?}"
     );
     let rules: Value = s
-        .get(&format!("/api/permissions?directory={dir}&agent=build"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json(s.get(&format!("/api/permissions?directory={dir}&agent=build")))
+        .await;
     let rule = rules["rules"]
         .as_array()
         .unwrap()
@@ -590,14 +535,7 @@ async fn front_end_queries_and_history() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
-    let view: Value = s
-        .get("/api/settings")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let view: Value = s.json(s.get("/api/settings")).await;
     assert_eq!(
         view["default_agent"], "plan",
         "a refused update changes nothing"
@@ -614,23 +552,9 @@ async fn front_end_queries_and_history() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
-    let list: Value = s
-        .get("/api/sessions")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = s.json(s.get("/api/sessions")).await;
     assert_eq!(list.as_array().unwrap().len(), 0);
-    let list: Value = s
-        .get("/api/sessions?archived=true")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = s.json(s.get("/api/sessions?archived=true")).await;
     assert_eq!(list.as_array().unwrap().len(), 1);
     let r = s
         .http
@@ -739,24 +663,7 @@ async fn undoing_a_step_under_a_later_change_of_the_same_file_is_a_conflict() {
         json!({}),
     )
     .await;
-    let dir = s.project.display().to_string();
-    let session: Value = s
-        .post("/api/sessions", json!({"directory": dir}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = session["id"].as_str().unwrap().to_string();
-    let mut sse = Sse::open(&s, &format!("session={id}&")).await;
-    s.post(
-        &format!("/api/sessions/{id}/messages"),
-        json!({"text": "write a.txt twice"}),
-    )
-    .send()
-    .await
-    .unwrap();
+    let (id, mut sse) = s.start_turn("write a.txt twice").await;
     sse.until("turn_finished").await;
     assert_eq!(
         std::fs::read_to_string(s.project.join("a.txt")).unwrap(),
@@ -764,16 +671,11 @@ async fn undoing_a_step_under_a_later_change_of_the_same_file_is_a_conflict() {
     );
 
     let preview: Value = s
-        .post(
+        .json(s.post(
             &format!("/api/sessions/{id}/preview"),
             json!({"action": "undo", "step": "call_1"}),
-        )
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ))
+        .await;
     let conflict = preview["files"][0]["conflict"].as_str().unwrap_or_default();
     assert!(conflict.contains("later step (call_2)"), "{preview}");
     let r = s
