@@ -11,9 +11,17 @@ use std::time::{Duration, Instant};
 
 use mia_snapshot::{CaptureContext, SnapshotConfig, SnapshotRepo};
 
+/// Every bench project's snapshot store lives under one temp dir.
+static STORE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+
 fn cfg() -> SnapshotConfig {
+    cfg_at(STORE.get_or_init(|| tempfile::tempdir().unwrap()).path())
+}
+
+fn cfg_at(store: &Path) -> SnapshotConfig {
     SnapshotConfig {
         time_budget: Duration::from_secs(600),
+        store_root: Some(store.to_path_buf()),
         ..SnapshotConfig::default()
     }
 }
@@ -317,10 +325,12 @@ fn main() {
     let (gcold, gtree) = gbase.snapshot(&gproj);
     let mut seeded_times = Vec::new();
     let mut gs = None;
-    for _ in 0..3 {
-        let _ = std::fs::remove_dir_all(gproj.join(".mia-code"));
+    let gstore = tempfile::tempdir().unwrap();
+    for i in 0..3 {
+        // A new, empty store each time: a first snapshot.
+        let store = gstore.path().join(i.to_string());
         let t = Instant::now();
-        let mut grepo = SnapshotRepo::open(&gproj, cfg()).unwrap();
+        let mut grepo = SnapshotRepo::open(&gproj, cfg_at(&store)).unwrap();
         let snap = grepo.capture(&CaptureContext::default(), None).unwrap();
         seeded_times.push(t.elapsed());
         assert_eq!(snap.hash, gtree, "seeded tree must equal git's");
@@ -328,7 +338,7 @@ fn main() {
     }
     let gs = gs.unwrap();
     let seeded = p50(seeded_times);
-    let mut grepo = SnapshotRepo::open(&gproj, cfg()).unwrap();
+    let mut grepo = SnapshotRepo::open(&gproj, cfg_at(&gstore.path().join("2"))).unwrap();
     println!(
         "first snapshot of a git project: baseline cold {} vs ours seeded (p50 of 3, incl. repo init) {} ({:.1}x), mode {:?}",
         ms(gcold),
@@ -337,7 +347,7 @@ fn main() {
         gs.mode
     );
     let t = Instant::now();
-    let report = grepo.gc(None).unwrap();
+    let report = grepo.gc().unwrap();
     println!(
         "gc after seeding (copies borrowed objects in): {} ({} -> {} bytes)",
         ms(t.elapsed()),

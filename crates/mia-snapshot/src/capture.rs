@@ -14,7 +14,7 @@ use crate::config::BINARY_EXTENSIONS;
 use crate::error::{Result, SnapshotError};
 use crate::model::{CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, now_ms};
 use crate::pack::{PackBuf, store_pack};
-use crate::repo::{MIA_DIR, REF_SCAN, REF_SCAN_SAVED, SnapshotRepo};
+use crate::repo::{MIA_DIR, SnapshotRepo};
 use crate::scan;
 use crate::tree::{self, Change};
 
@@ -196,13 +196,34 @@ impl SnapshotRepo {
         paths: Option<&[PathBuf]>,
         budget: Budget,
     ) -> Result<Snapshot> {
+        Ok(self.capture_recorded_locked(ctx, paths, budget)?.0)
+    }
+
+    /// Capture, record as the latest snapshot of this work tree, and return
+    /// it with every file the latest snapshot now lacks because it could
+    /// not be stored (the whole list; the snapshot's own list is capped).
+    pub(crate) fn capture_recorded_locked(
+        &mut self,
+        ctx: &CaptureContext,
+        paths: Option<&[PathBuf]>,
+        budget: Budget,
+    ) -> Result<(Snapshot, Vec<ExcludedFile>)> {
         let captured = self.capture_tree(paths, budget)?;
-        self.keep(captured.tree)?;
+        self.keep_for(ctx.session_id.as_deref(), captured.tree)?;
         self.set_latest(captured.tree, captured.files)?;
+        let named = match (captured.mode, paths) {
+            (CaptureMode::Paths, Some(ps)) => Some(
+                ps.iter()
+                    .map(|p| self.relative_path(p))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+            _ => None,
+        };
+        let uncaptured = self.update_uncaptured(named.as_deref(), &captured.excluded)?;
         let total = captured.excluded.len() as u64;
         let mut excluded = captured.excluded;
         excluded.truncate(self.config.max_listed_exclusions);
-        Ok(Snapshot {
+        let snap = Snapshot {
             hash: captured.tree.to_string(),
             files: captured.files,
             created_at: now_ms(),
@@ -213,7 +234,48 @@ impl SnapshotRepo {
             excluded_total: total,
             mode: captured.mode,
             ms: u64::try_from(budget.start.elapsed().as_millis()).unwrap_or(u64::MAX),
-        })
+        };
+        Ok((snap, uncaptured))
+    }
+
+    /// The files the latest snapshot of this work tree could not store, as
+    /// kept in its state directory: replaced by a full scan (`named` None),
+    /// updated for the named paths by a known-path capture. Returns the
+    /// whole set.
+    pub(crate) fn update_uncaptured(
+        &self,
+        named: Option<&[String]>,
+        excluded: &[ExcludedFile],
+    ) -> Result<Vec<ExcludedFile>> {
+        let path = self.state.join("uncaptured");
+        let old: Vec<ExcludedFile> = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let mut set: BTreeMap<String, ExcludedFile> = match named {
+            None => BTreeMap::new(),
+            Some(rels) => old
+                .iter()
+                .filter(|e| {
+                    let p = e.path.trim_end_matches('/');
+                    !rels.iter().any(|r| {
+                        r.is_empty() || p == r || p.starts_with(&format!("{r}/"))
+                    })
+                })
+                .map(|e| (e.path.clone(), e.clone()))
+                .collect(),
+        };
+        for e in excluded {
+            set.insert(e.path.clone(), e.clone());
+        }
+        let new: Vec<ExcludedFile> = set.into_values().collect();
+        if new != old {
+            let bytes = serde_json::to_vec(&new).map_err(|e| {
+                SnapshotError::io("writing", &path)(std::io::Error::other(e.to_string()))
+            })?;
+            crate::repo::atomic_write(&path, &bytes)?;
+        }
+        Ok(new)
     }
 
     /// Build the tree for the current state without recording it as a
@@ -781,7 +843,7 @@ impl SnapshotRepo {
         let t4 = Instant::now();
         let had_saved = self.cache_path().exists() && !partial;
         cache.tree = Some(root);
-        self.set_ref(REF_SCAN, root)?;
+        self.set_ref(&self.wt_ref("scan"), root)?;
         // Writing the cache costs ~20 ms at 80k files: an in-process owner
         // keeps it in memory, and the file is refreshed once enough changed
         // (a stale file only costs a few re-hashes; its tree stays alive via
@@ -789,7 +851,7 @@ impl SnapshotRepo {
         if changes > 0 && (changes >= 64 || !had_saved) {
             cache.scan_started = scan_started;
             cache.save(&self.cache_path())?;
-            self.set_ref(REF_SCAN_SAVED, root)?;
+            self.set_ref(&self.wt_ref("scan-saved"), root)?;
         }
         self.cache = Some(cache);
         tracing::debug!(

@@ -54,6 +54,14 @@ pub struct SnapshotConfig {
     /// gc is skipped when the disk holding the project has less free space
     /// than this.
     pub min_free_disk_bytes: u64,
+    /// Where stores live (`<store_root>/<project key>/`); `None`:
+    /// [`crate::default_store_root`] (`$MIA_CODE_HOME/snapshots`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_root: Option<std::path::PathBuf>,
+    /// How long a step with unknown paths (bash) waits for another one on
+    /// the same work tree to finish before it gives up without running.
+    #[serde(with = "duration_ms")]
+    pub step_wait: Duration,
 }
 
 impl Default for SnapshotConfig {
@@ -68,6 +76,8 @@ impl Default for SnapshotConfig {
                 .collect(),
             max_listed_exclusions: 200,
             min_free_disk_bytes: 512 * 1024 * 1024,
+            store_root: None,
+            step_wait: Duration::from_secs(120),
         }
     }
 }

@@ -32,6 +32,20 @@ pub enum SnapshotError {
     Locked { repo: PathBuf, holder: String },
 
     #[error(
+        "no place for snapshots: neither MIA_CODE_HOME nor HOME is set; set MIA_CODE_HOME to a directory mia-code may write"
+    )]
+    NoStoreRoot,
+
+    #[error(
+        "another step is running a shell command in {project} ({holder}); waited {waited_ms} ms for it to finish. Its changes and this step's could not be told apart, so this step did not run; try again when it is done"
+    )]
+    StepBusy {
+        project: PathBuf,
+        holder: String,
+        waited_ms: u64,
+    },
+
+    #[error(
         "capture exceeded its time budget of {budget_ms} ms after {elapsed_ms} ms ({stage}); the step proceeds without undo, progress was kept so the next capture is faster"
     )]
     TimeBudgetExceeded {
@@ -53,6 +67,17 @@ pub enum SnapshotError {
         path: String,
         expected: String,
         found: String,
+        pre_revert: String,
+    },
+
+    #[error(
+        "restoring {path} failed: {reason}; {}the pre-revert snapshot {pre_revert} holds the state before the attempt (`mia-code snapshot restore {pre_revert}`)",
+        if *rolled_back { "the files changed before it were put back; " } else { "putting back the files changed before it failed too; " }
+    )]
+    RestoreFailed {
+        path: String,
+        reason: String,
+        rolled_back: bool,
         pre_revert: String,
     },
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::StatCache;
 use crate::config::SnapshotConfig;
 use crate::error::{Result, SnapshotError};
-use crate::repo::{REF_PREFIX, SnapshotRepo};
+use crate::repo::{REF_CLI, REF_LEGACY, SnapshotRepo};
 
 /// One snapshot a session lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -90,87 +90,219 @@ pub fn dir_size(dir: &Path) -> u64 {
     total
 }
 
+/// Loose objects past which gc is due (git's own `gc.auto` default).
+const GC_LOOSE_OBJECTS: u64 = 6700;
+/// Packs past which gc is due.
+const GC_PACKS: usize = 20;
+
 impl SnapshotRepo {
-    /// Disk used by the hidden repo.
+    /// Disk used by the store's repository (all work trees' snapshots).
     pub fn size_bytes(&self) -> u64 {
         dir_size(&self.dir)
     }
 
-    /// Drop every snapshot ref not in `live` (when given), internalise
-    /// borrowed objects, then `git gc`. Refs and the internalisation run
-    /// under the repo lock; `git gc` itself runs without it and only prunes
-    /// objects older than an hour, so concurrent captures stay safe.
-    pub fn gc(&mut self, live: Option<&HashSet<String>>) -> Result<GcReport> {
+    fn remove_ref_file(&self, name: &str) -> bool {
+        let path = self.dir.join(name);
+        let removed = std::fs::remove_file(&path).is_ok();
+        if removed && let Some(parent) = path.parent() {
+            // An emptied session directory goes too (fails harmlessly otherwise).
+            let _ = std::fs::remove_dir(parent);
+        }
+        removed
+    }
+
+    /// Retention pruned `hashes` from `session`'s index: drop the refs that
+    /// kept them for it. A migrated (pre-store) ref of a hash goes as well
+    /// when `unused` lists it (no index row of any session names it).
+    /// Only this session's own refs are touched, so a snapshot another
+    /// session, a CLI capture or a pre-restore snapshot needs stays.
+    pub fn release(
+        &self,
+        session: &str,
+        hashes: &[String],
+        unused: &HashSet<String>,
+    ) -> Result<u64> {
+        let _lock = self.lock_until(Some(Instant::now() + Duration::from_secs(30)))?;
+        let mut n = 0;
+        for h in hashes {
+            let Ok(oid) = git2::Oid::from_str(h) else {
+                continue;
+            };
+            if self.remove_ref_file(&Self::owner_ref(Some(session), oid)) {
+                n += 1;
+            }
+            if unused.contains(h) && self.remove_ref_file(&format!("{REF_LEGACY}{h}")) {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Drop every ref `session` owns (the session was deleted or expired).
+    pub fn release_session(&self, session: &str) -> Result<u64> {
+        let _lock = self.lock_until(Some(Instant::now() + Duration::from_secs(30)))?;
+        let dir = self
+            .dir
+            .join(Self::owner_ref(Some(session), git2::Oid::zero()))
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        let mut n = 0;
+        if let Ok(rd) = std::fs::read_dir(&dir) {
+            for e in rd.flatten() {
+                if std::fs::remove_file(e.path()).is_ok() {
+                    n += 1;
+                }
+            }
+        }
+        let _ = std::fs::remove_dir(&dir);
+        Ok(n)
+    }
+
+    /// Snapshot refs of captures without a session (CLI captures,
+    /// pre-restore snapshots) older than `max_age` are dropped (spec 076:
+    /// snapshots older than 30 days may be removed).
+    pub fn expire_unowned(&self, max_age: Duration) -> Result<u64> {
+        let _lock = self.lock_until(Some(Instant::now() + Duration::from_secs(30)))?;
+        let dir = self.dir.join(REF_CLI.trim_end_matches('/'));
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        for e in rd.flatten() {
+            let old = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > max_age);
+            if old && std::fs::remove_file(e.path()).is_ok() {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Every snapshot hash some ref keeps (sessions', CLI, migrated).
+    pub fn kept_hashes(&self) -> HashSet<String> {
+        let mut out = HashSet::new();
+        let mut stack = vec![self.dir.join("refs/mia")];
+        while let Some(d) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => stack.push(e.path()),
+                    Ok(_) => {
+                        if let Ok(text) = std::fs::read_to_string(e.path()) {
+                            out.insert(text.trim().to_string());
+                        }
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        out
+    }
+
+    /// Why gc should run now, if it should: too many loose objects (counted
+    /// like git's `gc.auto`: one fan-out directory times 256), too many
+    /// packs, or borrowed objects to copy in.
+    pub fn gc_due(&self) -> Option<String> {
+        let objects = self.dir.join("objects");
+        let sample = std::fs::read_dir(objects.join("17"))
+            .map(|rd| rd.flatten().count() as u64)
+            .unwrap_or(0);
+        if sample * 256 > GC_LOOSE_OBJECTS {
+            return Some(format!("about {} loose objects", sample * 256));
+        }
+        let packs = std::fs::read_dir(objects.join("pack"))
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+                    .count()
+            })
+            .unwrap_or(0);
+        if packs > GC_PACKS {
+            return Some(format!("{packs} packs"));
+        }
+        if objects.join("info/alternates").exists() {
+            return Some("objects borrowed from the project's git".into());
+        }
+        None
+    }
+
+    /// Copy borrowed objects in, then `git gc`: pack loose objects and drop
+    /// unreachable ones (older than an hour). Runs under the store's
+    /// exclusive lock, so no capture of any work tree runs meanwhile; refs
+    /// are never packed (retention deletes ref files directly).
+    pub fn gc(&mut self) -> Result<GcReport> {
         let start = Instant::now();
         let mut report = GcReport {
             bytes_before: self.size_bytes(),
             ..GcReport::default()
         };
-        {
-            let _lock = self.lock_until(Some(Instant::now() + Duration::from_secs(30)))?;
-            let refs: Vec<(String, String)> = self
-                .repo
-                .references_glob(&format!("{REF_PREFIX}*"))
-                .map_err(self.git_err())?
-                .flatten()
-                .filter_map(|r| Some((r.name()?.to_string(), r.target()?.to_string())))
-                .collect();
-            for (name, target) in refs {
-                if live.is_some_and(|l| !l.contains(&target)) {
-                    if let Ok(mut r) = self.repo.find_reference(&name) {
-                        r.delete().map_err(self.git_err())?;
-                        report.refs_removed += 1;
-                    }
-                } else {
-                    report.refs_kept += 1;
-                }
-            }
-            let free = fs4::available_space(&self.dir).unwrap_or(u64::MAX);
-            let needed = self.config.min_free_disk_bytes.max(report.bytes_before);
-            if free < needed {
-                report.skipped = Some(format!(
-                    "only {free} bytes free on the disk holding {}; gc needs {needed}",
-                    self.dir.display()
-                ));
-                report.bytes_after = self.size_bytes();
-                report.ms = start.elapsed().as_millis() as u64;
-                return Ok(report);
-            }
-            let alternates = self.dir.join("objects/info/alternates");
-            if alternates.exists() {
-                self.git(&["repack", "-a", "-d", "-q"])?;
-                std::fs::remove_file(&alternates)
-                    .map_err(SnapshotError::io("removing", &alternates))?;
-                // libgit2 keeps the alternate open; reopen without it.
-                self.repo = git2::Repository::open_bare(&self.dir).map_err(self.git_err())?;
-                report.internalized = true;
-            }
-            // A partial stat cache may name objects no ref keeps.
-            let cache = StatCache::load(&self.cache_path());
-            if cache.tree.is_none() {
-                let _ = std::fs::remove_file(self.cache_path());
-                self.cache = None;
-            }
+        let _lock = self.lock_store_exclusive(Some(Instant::now() + Duration::from_secs(30)))?;
+        report.refs_kept = self.kept_hashes().len() as u64;
+        let free = fs4::available_space(&self.dir).unwrap_or(u64::MAX);
+        let needed = self.config.min_free_disk_bytes.max(report.bytes_before);
+        if free < needed {
+            report.skipped = Some(format!(
+                "only {free} bytes free on the disk holding {}; gc needs {needed}",
+                self.dir.display()
+            ));
+            report.bytes_after = self.size_bytes();
+            report.ms = start.elapsed().as_millis() as u64;
+            return Ok(report);
+        }
+        let alternates = self.dir.join("objects/info/alternates");
+        if alternates.exists() {
+            self.git(&["-c", "repack.packKeptObjects=true", "repack", "-a", "-d", "-q"])?;
+            std::fs::remove_file(&alternates)
+                .map_err(SnapshotError::io("removing", &alternates))?;
+            // libgit2 keeps the alternate open; reopen without it.
+            self.repo = git2::Repository::open_bare(&self.dir).map_err(self.git_err())?;
+            report.internalized = true;
+        }
+        // A partial stat cache may name objects no ref keeps.
+        let cache = StatCache::load(&self.cache_path());
+        if cache.tree.is_none() {
+            let _ = std::fs::remove_file(self.cache_path());
+            self.cache = None;
         }
         // Shallow delta chains: trees are read back on every known-path
         // capture, and long chains make each read slow.
-        self.git(&["-c", "pack.depth=8", "gc", "-q", "--prune=1.hour.ago"])?;
+        self.git(&[
+            "-c",
+            "pack.depth=8",
+            "-c",
+            "gc.packRefs=false",
+            "gc",
+            "-q",
+            "--prune=1.hour.ago",
+        ])?;
         report.bytes_after = self.size_bytes();
         report.ms = start.elapsed().as_millis() as u64;
         Ok(report)
     }
 }
 
-/// Run [`SnapshotRepo::gc`] on its own thread (the runtime calls this at
-/// session end or on a timer).
+/// Run [`SnapshotRepo::gc`] on its own thread when it is due (the runtime
+/// calls this after retention).
 pub fn gc_in_background(
     project: std::path::PathBuf,
     config: SnapshotConfig,
-    live: Option<HashSet<String>>,
-) -> std::thread::JoinHandle<Result<GcReport>> {
+) -> std::thread::JoinHandle<Result<Option<GcReport>>> {
     std::thread::spawn(move || {
         let mut repo = SnapshotRepo::open(&project, config)?;
-        repo.gc(live.as_ref())
+        match repo.gc_due() {
+            Some(why) => {
+                tracing::info!(project = %project.display(), %why, "snapshot gc");
+                repo.gc().map(Some)
+            }
+            None => Ok(None),
+        }
     })
 }
 

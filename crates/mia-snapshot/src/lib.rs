@@ -1,7 +1,8 @@
-//! mia-snapshot: the undo engine. A hidden git repository per project
-//! (`<project>/.mia-code/snapshots/`) captures the working tree before every
-//! file-modifying step so any step can be diffed, exported as a patch and
-//! undone. See the crate README for the design.
+//! mia-snapshot: the undo engine. One hidden git object store per
+//! repository, outside the work tree (`$MIA_CODE_HOME/snapshots/<key>/`,
+//! shared by every worktree of the repository), captures the working tree
+//! before every file-modifying step so any step can be diffed, exported as a
+//! patch and undone.
 
 mod cache;
 mod capture;
@@ -9,6 +10,7 @@ mod config;
 mod diff;
 mod error;
 mod gc;
+mod journal;
 mod model;
 mod pack;
 mod render;
@@ -28,10 +30,15 @@ pub use gc::{
     GcReport, RetainedSnapshot, RetentionPlan, dir_size, gc_in_background, plan_retention,
 };
 pub use model::{
-    CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, StepKind, StepRecord,
+    CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, ForeignChange, Snapshot, StepKind,
+    StepRecord,
 };
 pub use render::{RenderOptions, render_terminal, summary_line};
-pub use repo::{RepoLock, SNAPSHOT_DIR, SnapshotRepo, validate_project_root};
+pub use journal::Concurrent;
+pub use repo::{
+    LEGACY_SNAPSHOT_DIR, RepoLock, SnapshotRepo, StepLock, default_store_root, project_store_key,
+    validate_project_root, worktree_key,
+};
 pub use revert::{
     Conflict, Expectation, FileAction, PendingStep, PlanKind, PlannedFile, RevertOutcome,
     RevertPlan, undone_steps,

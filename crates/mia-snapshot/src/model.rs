@@ -136,7 +136,38 @@ pub struct StepRecord {
     /// too large): undo cannot restore them and says so.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub uncaptured: Vec<ExcludedFile>,
+    /// Files that changed during the step but not by it: another session's
+    /// step (or an undo) changed them meanwhile. Never in `changes`, so
+    /// undoing this step leaves them as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign: Vec<ForeignChange>,
+    /// Exact permission bits (e.g. `0o600`) of files the step changed whose
+    /// bits are not what git's two file modes restore (0644/0755).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub modes: std::collections::BTreeMap<String, u32>,
     pub created_at: i64,
+}
+
+/// A file that changed while a step ran, attributed to someone else.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignChange {
+    pub path: String,
+    /// The session whose step changed it (None: a capture without a session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// Why a file was not captured, in words for undo messages.
+pub fn reason_text(r: ExcludeReason) -> &'static str {
+    match r {
+        ExcludeReason::Binary => "a binary file",
+        ExcludeReason::TooLarge => "over the snapshot size cap",
+        ExcludeReason::ExcludedDir => "in an excluded directory",
+        ExcludeReason::NestedRepo => "inside a nested git repository",
+        ExcludeReason::BeyondSymlink => "behind a symlinked directory",
+        ExcludeReason::SpecialFile => "not a regular file",
+        ExcludeReason::Unreadable => "it could not be read",
+    }
 }
 
 pub(crate) fn now_ms() -> i64 {

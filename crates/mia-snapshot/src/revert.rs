@@ -15,24 +15,76 @@ use crate::capture::{Budget, rel_bytes};
 use crate::diff::{DiffStatus, FileDiff, diff_trees};
 use crate::error::{Result, SnapshotError};
 use crate::model::{CaptureContext, ExcludedFile, Snapshot, StepKind, StepRecord, now_ms};
-use crate::repo::{MIA_DIR, SnapshotRepo};
+use crate::repo::SnapshotRepo;
 use crate::tree;
 
 /// A step whose "before" snapshot is taken and whose tool is running.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PendingStep {
     pub ctx: CaptureContext,
     pub before: Snapshot,
     /// The paths the tool said it would touch (None: it could not say).
     pub paths: Option<Vec<PathBuf>>,
+    /// Every file the "before" snapshot could not store (`before.excluded`
+    /// is capped for display; this is not).
+    #[serde(default)]
+    pub before_uncaptured: Vec<ExcludedFile>,
+    /// Exact permission bits of the named files before the step, where
+    /// they are not 0644/0755.
+    #[serde(default)]
+    pub modes: BTreeMap<String, u32>,
+    /// This step's journal entry (known paths).
+    #[serde(default)]
+    journal_id: Option<String>,
+    /// Where the journal ended when the step began (unknown paths).
+    #[serde(default)]
+    journal_offset: u64,
+    /// Other steps that were changing files when this one began.
+    #[serde(default)]
+    open_at_begin: Vec<crate::journal::Entry>,
+    /// Held from "before" to "after" by a step with unknown paths.
+    #[serde(skip)]
+    _scan_lock: Option<std::sync::Arc<crate::repo::StepLock>>,
 }
 
 /// File state in a snapshot: mode and blob, or absent.
 type State = Option<(u32, Oid)>;
 
+/// Permission bits git's two file modes do not restore (e.g. `0o600`).
+#[cfg(unix)]
+fn odd_mode(abs: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let m = std::fs::symlink_metadata(abs).ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    let perm = m.permissions().mode() & 0o7777;
+    (perm != 0o644 && perm != 0o755).then_some(perm)
+}
+
+#[cfg(not(unix))]
+fn odd_mode(_abs: &Path) -> Option<u32> {
+    None
+}
+
+fn holder_text(ctx: &CaptureContext) -> String {
+    match &ctx.session_id {
+        Some(s) => format!("session {s}, pid {}", std::process::id()),
+        None => format!("pid {}", std::process::id()),
+    }
+}
+
 impl SnapshotRepo {
     /// Before a file-modifying tool runs: snapshot what it may change.
     /// `paths`: what a write/edit/delete will touch; `None` for bash (scan).
+    ///
+    /// A step with unknown paths holds the work tree's step lock until
+    /// [`finish_step`](Self::finish_step), so two of them never overlap;
+    /// one that cannot get it within `config.step_wait` fails with
+    /// [`SnapshotError::StepBusy`] and must not run. Known-path steps never
+    /// wait: they announce their paths in the work tree's journal, and a
+    /// concurrent unknown-path step leaves those paths out of its record.
+    ///
     /// Fails with an [`SnapshotError::is_unavailable`] error when the time
     /// budget runs out: record the step's snapshot as unavailable then.
     pub fn begin_step(
@@ -40,34 +92,135 @@ impl SnapshotRepo {
         ctx: CaptureContext,
         paths: Option<&[PathBuf]>,
     ) -> Result<PendingStep> {
-        let before = self.capture(&ctx, paths)?;
-        Ok(PendingStep {
-            ctx,
-            before,
-            paths: paths.map(<[PathBuf]>::to_vec),
-        })
+        let scan_lock = match paths {
+            None => Some(self.acquire_scan_lock(&ctx)?),
+            Some(_) => None,
+        };
+        self.begin_step_narrowed(ctx, paths, None, scan_lock)
     }
 
-    /// After the tool ran: snapshot again and record what it actually
-    /// changed. Known-path steps compare only their paths, on top of the
-    /// "before" tree, so other sessions' captures never leak in.
-    pub fn finish_step(&mut self, pending: PendingStep) -> Result<StepRecord> {
+    /// The work tree's step lock for a step with unknown paths, waiting
+    /// `config.step_wait` at most.
+    pub(crate) fn acquire_scan_lock(
+        &self,
+        ctx: &CaptureContext,
+    ) -> Result<std::sync::Arc<crate::repo::StepLock>> {
+        Ok(std::sync::Arc::new(self.lock_scan_step(
+            &holder_text(ctx),
+            Some(std::time::Instant::now() + self.config.step_wait),
+        )?))
+    }
+
+    /// [`begin_step`](Self::begin_step); a step with unknown paths captures
+    /// only `narrow` (what a watcher saw change) on top of the latest
+    /// snapshot when given.
+    pub(crate) fn begin_step_narrowed(
+        &mut self,
+        ctx: CaptureContext,
+        paths: Option<&[PathBuf]>,
+        narrow: Option<Vec<PathBuf>>,
+        scan_lock: Option<std::sync::Arc<crate::repo::StepLock>>,
+    ) -> Result<PendingStep> {
         let budget = Budget {
             start: std::time::Instant::now(),
             limit: Some(self.config.time_budget),
         };
         let _lock = self.lock_until(Some(budget.start + self.config.time_budget))?;
+        let journal = crate::journal::Journal::new(&self.state);
+        let capture_paths = match (paths, &narrow) {
+            (Some(p), _) => Some(p.to_vec()),
+            (None, Some(n)) if self.latest().is_some() => Some(n.clone()),
+            _ => None,
+        };
+        let (before, before_uncaptured) =
+            self.capture_recorded_locked(&ctx, capture_paths.as_deref(), budget)?;
+        let mut modes = BTreeMap::new();
+        let (journal_id, journal_offset, open_at_begin) = match paths {
+            Some(ps) => {
+                let rels = ps
+                    .iter()
+                    .map(|p| self.relative_path(p))
+                    .collect::<Result<Vec<_>>>()?;
+                for rel in &rels {
+                    if let Some(m) = odd_mode(&self.project.join(rel)) {
+                        modes.insert(rel.clone(), m);
+                    }
+                }
+                if !self.scan_step_running() {
+                    journal.rotate_if_large()?;
+                }
+                let id = journal.begin(ctx.session_id.as_deref(), rels)?;
+                (Some(id), 0, Vec::new())
+            }
+            None => {
+                journal.rotate_if_large()?;
+                (None, journal.len(), journal.open_entries())
+            }
+        };
+        Ok(PendingStep {
+            ctx,
+            before,
+            paths: paths.map(<[PathBuf]>::to_vec),
+            before_uncaptured,
+            modes,
+            journal_id,
+            journal_offset,
+            open_at_begin,
+            _scan_lock: scan_lock,
+        })
+    }
+
+    /// After the tool ran: snapshot again and record what it actually
+    /// changed. Known-path steps compare only their paths, on top of the
+    /// "before" tree, so other sessions' captures never leak in; steps with
+    /// unknown paths leave out what other steps announced meanwhile.
+    pub fn finish_step(&mut self, pending: PendingStep) -> Result<StepRecord> {
+        self.finish_step_narrowed(pending, None)
+    }
+
+    /// [`finish_step`](Self::finish_step); a step with unknown paths
+    /// captures only `narrow` on top of its "before" tree when given.
+    pub(crate) fn finish_step_narrowed(
+        &mut self,
+        pending: PendingStep,
+        narrow: Option<Vec<PathBuf>>,
+    ) -> Result<StepRecord> {
+        let budget = Budget {
+            start: std::time::Instant::now(),
+            limit: Some(self.config.time_budget),
+        };
+        let _lock = self.lock_until(Some(budget.start + self.config.time_budget))?;
+        let journal = crate::journal::Journal::new(&self.state);
+        let result = self.finish_step_locked(&pending, narrow.as_deref(), &journal, budget);
+        if let Some(id) = &pending.journal_id
+            && let Err(e) = journal.end(id)
+        {
+            tracing::warn!(error = %e, "could not close a step in the journal");
+        }
+        result
+    }
+
+    fn finish_step_locked(
+        &mut self,
+        pending: &PendingStep,
+        narrow: Option<&[PathBuf]>,
+        journal: &crate::journal::Journal,
+        budget: Budget,
+    ) -> Result<StepRecord> {
         let before_oid = self.resolve(&pending.before.hash)?;
-        let (after, filter, uncaptured) = match &pending.paths {
+        let session = pending.ctx.session_id.as_deref();
+        let mut foreign = Vec::new();
+        let (after, changes, uncaptured) = match &pending.paths {
             Some(paths) => {
                 let captured =
                     self.capture_paths_on(before_oid, pending.before.files, paths, budget)?;
-                self.keep(captured.tree)?;
+                self.keep_for(session, captured.tree)?;
                 self.set_latest(captured.tree, captured.files)?;
                 let rels = paths
                     .iter()
                     .map(|p| self.relative_path(p))
                     .collect::<Result<Vec<_>>>()?;
+                self.update_uncaptured(Some(&rels), &captured.excluded)?;
                 // Only exclusions among the step's own paths (a first capture
                 // may have been a full scan listing the whole project's).
                 let mine = |e: &ExcludedFile| {
@@ -78,8 +231,7 @@ impl SnapshotRepo {
                     })
                 };
                 let mut unc: Vec<ExcludedFile> = pending
-                    .before
-                    .excluded
+                    .before_uncaptured
                     .iter()
                     .filter(|e| mine(e))
                     .cloned()
@@ -87,14 +239,73 @@ impl SnapshotRepo {
                 unc.extend(captured.excluded.into_iter().filter(|e| mine(e)));
                 unc.sort_by(|a, b| a.path.cmp(&b.path));
                 unc.dedup_by(|a, b| a.path == b.path);
-                (captured.tree, Some(rels), unc)
+                let changes = self.changes_between(before_oid, captured.tree, Some(&rels))?;
+                (captured.tree, changes, unc)
             }
             None => {
-                let snap = self.capture_locked(&pending.ctx, None, budget)?;
-                (self.resolve(&snap.hash)?, None, Vec::new())
+                let (after, after_excluded) = match narrow {
+                    Some(ps) => {
+                        let captured = self.capture_paths_on(
+                            before_oid,
+                            pending.before.files,
+                            ps,
+                            budget,
+                        )?;
+                        self.keep_for(session, captured.tree)?;
+                        self.set_latest(captured.tree, captured.files)?;
+                        let rels = ps
+                            .iter()
+                            .map(|p| self.relative_path(p))
+                            .collect::<Result<Vec<_>>>()?;
+                        let set = self.update_uncaptured(Some(&rels), &captured.excluded)?;
+                        (captured.tree, set)
+                    }
+                    None => {
+                        let (snap, set) =
+                            self.capture_recorded_locked(&pending.ctx, None, budget)?;
+                        (self.resolve(&snap.hash)?, set)
+                    }
+                };
+                let all = self.changes_between(before_oid, after, None)?;
+                // Steps of other sessions that ran meanwhile.
+                let since = journal.begun_since(pending.journal_offset);
+                let others = crate::journal::concurrent(&pending.open_at_begin, &since, session);
+                let mut changes = Vec::new();
+                for c in all {
+                    match others
+                        .iter()
+                        .find(|o| crate::journal::touches(&o.paths, &c.path))
+                    {
+                        Some(o) => foreign.push(crate::model::ForeignChange {
+                            path: c.path.clone(),
+                            session: o.session.clone(),
+                        }),
+                        None => changes.push(c),
+                    }
+                }
+                // Files the "before" scan could not store that the step
+                // changed (now captured) or removed: undo must leave them.
+                let after_tree = self.repo.find_tree(after).map_err(self.git_err())?;
+                let still_excluded: HashSet<&str> =
+                    after_excluded.iter().map(|e| e.path.as_str()).collect();
+                let mut unc = Vec::new();
+                for u in &pending.before_uncaptured {
+                    if u.path.ends_with('/') {
+                        continue;
+                    }
+                    let changed = changes.iter().any(|c| c.path == u.path);
+                    let gone = tree::file_at(&after_tree, &u.path).is_none()
+                        && !still_excluded.contains(u.path.as_str())
+                        && std::fs::symlink_metadata(self.project.join(&u.path)).is_err();
+                    if changed || gone {
+                        unc.push(u.clone());
+                    }
+                }
+                (after, changes, unc)
             }
         };
-        let changes = self.changes_between(before_oid, after, filter.as_deref())?;
+        let mut modes = pending.modes.clone();
+        modes.retain(|p, _| changes.iter().any(|c| &c.path == p));
         Ok(StepRecord {
             id: pending
                 .ctx
@@ -109,6 +320,8 @@ impl SnapshotRepo {
             after: after.to_string(),
             changes,
             uncaptured,
+            foreign,
+            modes,
             created_at: now_ms(),
         })
     }
@@ -393,6 +606,7 @@ impl SnapshotRepo {
                 },
                 was,
                 source_snapshot: src.clone(),
+                perm: records[*i].modes.get(path).copied(),
                 expected_snapshot: if uncaptured_after {
                     None
                 } else {
@@ -417,6 +631,13 @@ impl SnapshotRepo {
         }
         unrestorable.sort_by(|a, b| a.path.cmp(&b.path));
         unrestorable.dedup_by(|a, b| a.path == b.path);
+        let mut skipped: Vec<crate::model::ForeignChange> = idxs
+            .iter()
+            .flat_map(|&i| records[i].foreign.iter().cloned())
+            .filter(|f| !files.iter().any(|p: &PlannedFile| p.path == f.path))
+            .collect();
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        skipped.dedup_by(|a, b| a.path == b.path);
         let target = &records[first];
         Ok(RevertPlan {
             kind,
@@ -426,6 +647,7 @@ impl SnapshotRepo {
             steps: idxs.iter().map(|i| records[*i].id.clone()).collect(),
             files,
             unrestorable,
+            skipped,
             step_additions: additions,
             step_deletions: deletions,
         })
@@ -436,6 +658,28 @@ impl SnapshotRepo {
     /// untouched and is reported.
     pub fn execute(&mut self, plan: &RevertPlan, force: bool) -> Result<RevertOutcome> {
         let _lock = self.lock_until(None)?;
+        let journal = crate::journal::Journal::new(&self.state);
+        let session = Some(plan.session_id.as_str()).filter(|s| !s.is_empty());
+        // Announced, so a shell command running meanwhile in another
+        // session does not take what this restores as its own change.
+        let entry = if plan.files.is_empty() {
+            None
+        } else {
+            Some(journal.begin(
+                session,
+                plan.files.iter().map(|f| f.path.clone()).collect(),
+            )?)
+        };
+        let result = self.execute_locked(plan, force);
+        if let Some(id) = entry
+            && let Err(e) = journal.end(&id)
+        {
+            tracing::warn!(error = %e, "could not close a restore in the journal");
+        }
+        result
+    }
+
+    fn execute_locked(&mut self, plan: &RevertPlan, force: bool) -> Result<RevertOutcome> {
         let paths: Vec<PathBuf> = plan.files.iter().map(|f| PathBuf::from(&f.path)).collect();
         let ctx = CaptureContext {
             session_id: Some(plan.session_id.clone()),
@@ -494,34 +738,46 @@ impl SnapshotRepo {
                 if std::fs::symlink_metadata(&src).is_err() {
                     continue;
                 }
-                let rel_backup = format!("{MIA_DIR}/backups/{stamp}/{}", c.path);
-                let dst = self.project.join(&rel_backup);
+                // Outside the work tree, like the snapshots themselves.
+                let dst = self.backups_dir().join(&stamp).join(&c.path);
                 if let Some(parent) = dst.parent() {
                     std::fs::create_dir_all(parent)
                         .map_err(SnapshotError::io("creating", parent))?;
                 }
                 copy_entry(&src, &dst)?;
-                c.backup = Some(rel_backup);
+                c.backup = Some(dst.display().to_string());
             }
         }
         let mut restored = Vec::new();
         let mut removed = Vec::new();
-        for f in &plan.files {
-            match f.want {
-                Some((mode, oid)) => {
-                    let blob = self.repo.find_blob(oid).map_err(self.git_err())?;
-                    write_entry(&self.project, &f.path, mode, blob.content())?;
-                    restored.push(f.path.clone());
-                }
-                None => {
-                    remove_entry(&self.project, &f.path)?;
-                    removed.push(f.path.clone());
-                }
+        for (i, f) in plan.files.iter().enumerate() {
+            let done = match f.want {
+                Some((mode, oid)) => self
+                    .repo
+                    .find_blob(oid)
+                    .map_err(self.git_err())
+                    .and_then(|blob| {
+                        write_entry(&self.project, &f.path, mode, f.perm, blob.content())
+                    })
+                    .map(|()| restored.push(f.path.clone())),
+                None => remove_entry(&self.project, &f.path).map(|()| removed.push(f.path.clone())),
+            };
+            if let Err(e) = done {
+                // Never a silent half state: put back what this run changed.
+                let back = self.roll_back(&plan.files[..i], pre_oid);
+                return Err(SnapshotError::RestoreFailed {
+                    path: f.path.clone(),
+                    reason: e.to_string(),
+                    rolled_back: back.is_ok(),
+                    pre_revert: pre.hash.clone(),
+                });
             }
         }
         let after = self.capture_paths_on(pre_oid, pre.files, &paths, Budget::unlimited())?;
-        self.keep(after.tree)?;
+        self.keep_for(session_of(plan), after.tree)?;
         self.set_latest(after.tree, after.files)?;
+        let rels: Vec<String> = plan.files.iter().map(|f| f.path.clone()).collect();
+        self.update_uncaptured(Some(&rels), &after.excluded)?;
         let after_tree = self.repo.find_tree(after.tree).map_err(self.git_err())?;
         for f in &plan.files {
             let got = tree::file_at(&after_tree, &f.path);
@@ -534,7 +790,6 @@ impl SnapshotRepo {
                 });
             }
         }
-        let rels: Vec<String> = plan.files.iter().map(|f| f.path.clone()).collect();
         let changes = self.changes_between(pre_oid, after.tree, Some(&rels))?;
         let kind = match plan.kind {
             PlanKind::Redo => StepKind::Redo {
@@ -559,6 +814,8 @@ impl SnapshotRepo {
             after: after.tree.to_string(),
             changes,
             uncaptured: Vec::new(),
+            foreign: Vec::new(),
+            modes: BTreeMap::new(),
             created_at: now_ms(),
         };
         let mut outcome = RevertOutcome {
@@ -573,6 +830,28 @@ impl SnapshotRepo {
         };
         outcome.message = applied_message(&outcome);
         Ok(outcome)
+    }
+
+    /// Put `files` back as the pre-revert snapshot has them (after a
+    /// restore failed partway).
+    fn roll_back(&self, files: &[PlannedFile], pre: Oid) -> Result<()> {
+        let pre_tree = self.repo.find_tree(pre).map_err(self.git_err())?;
+        let mut first_err = None;
+        for f in files {
+            let r = match tree::file_at(&pre_tree, &f.path) {
+                Some((mode, oid)) => self
+                    .repo
+                    .find_blob(oid)
+                    .map_err(self.git_err())
+                    .and_then(|b| write_entry(&self.project, &f.path, mode, None, b.content())),
+                None => remove_entry(&self.project, &f.path),
+            };
+            if let Err(e) = r {
+                tracing::warn!(path = %f.path, error = %e, "could not roll back a file");
+                first_err.get_or_insert(e);
+            }
+        }
+        first_err.map_or(Ok(()), Err)
     }
 
     /// Restore files from a snapshot (the CLI's `snapshot restore`). With
@@ -662,6 +941,7 @@ impl SnapshotRepo {
                 source_snapshot: target.to_string(),
                 expected_snapshot: None,
                 later_step: None,
+                perm: None,
                 want,
                 expected: Expectation::Any,
             });
@@ -674,6 +954,7 @@ impl SnapshotRepo {
             steps: Vec::new(),
             files,
             unrestorable: Vec::new(),
+            skipped: Vec::new(),
             step_additions: 0,
             step_deletions: 0,
         };
@@ -808,6 +1089,9 @@ pub struct PlannedFile {
     pub later_step: Option<String>,
     #[serde(skip)]
     want: State,
+    /// Exact permission bits to restore (recorded by the step).
+    #[serde(skip)]
+    perm: Option<u32>,
     #[serde(skip, default = "default_expectation")]
     expected: Expectation,
 }
@@ -829,6 +1113,10 @@ pub struct RevertPlan {
     pub files: Vec<PlannedFile>,
     /// Files the steps touched whose content was never captured.
     pub unrestorable: Vec<ExcludedFile>,
+    /// Files that changed while the steps ran but not by them (another
+    /// session's step): left as they are.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<crate::model::ForeignChange>,
     /// Lines the undone steps added / deleted.
     pub step_additions: u32,
     pub step_deletions: u32,
@@ -910,9 +1198,19 @@ fn applied_message(o: &RevertOutcome) -> String {
     }
     for u in &o.plan.unrestorable {
         s.push_str(&format!(
-            "  - {}: not restored ({} file, never captured)\n",
+            "  - {}: not captured before the step ({}); left as it is\n",
             u.path,
-            u.reason.as_str()
+            crate::model::reason_text(u.reason)
+        ));
+    }
+    for f in &o.plan.skipped {
+        s.push_str(&format!(
+            "  - {}: left as it is (changed by {} while the step ran)\n",
+            f.path,
+            match &f.session {
+                Some(sid) => format!("session {sid}"),
+                None => "another mia-code process".to_string(),
+            }
         ));
     }
     s.push('\n');
@@ -975,8 +1273,21 @@ fn blocked_message(plan: &RevertPlan, conflicts: &[Conflict]) -> String {
     s
 }
 
-/// Write a file or symlink atomically (temp file + rename).
-fn write_entry(project: &Path, rel: &str, mode: u32, content: &[u8]) -> Result<()> {
+fn session_of(plan: &RevertPlan) -> Option<&str> {
+    Some(plan.session_id.as_str()).filter(|s| !s.is_empty())
+}
+
+/// Write a file or symlink atomically (a unique temp file in the same
+/// directory, then rename). Permission bits: `perm` when the step recorded
+/// them, else the bits the file has now (with the executable bits set or
+/// cleared to match `mode`), else 0644/0755.
+fn write_entry(
+    project: &Path,
+    rel: &str,
+    mode: u32,
+    perm: Option<u32>,
+    content: &[u8],
+) -> Result<()> {
     let abs = project.join(rel);
     if let Some(parent) = abs.parent() {
         std::fs::create_dir_all(parent).map_err(SnapshotError::io("creating", parent))?;
@@ -986,30 +1297,73 @@ fn write_entry(project: &Path, rel: &str, mode: u32, content: &[u8]) -> Result<(
     {
         std::fs::remove_dir(&abs).map_err(SnapshotError::io("removing the directory", &abs))?;
     }
-    let name = abs
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = abs.with_file_name(format!(".{name}.mia-restore-{}", std::process::id()));
-    let _ = std::fs::remove_file(&tmp);
+    let current_perm = current_perm(&abs);
+    let dir = abs.parent().unwrap_or(project);
     if mode == MODE_LINK {
         let target = String::from_utf8_lossy(content).into_owned();
+        let name = abs
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!(
+            ".{name}.mia-restore-{}-{}",
+            std::process::id(),
+            now_ms()
+        ));
+        let _ = std::fs::remove_file(&tmp);
         #[cfg(unix)]
         std::os::unix::fs::symlink(&target, &tmp)
             .map_err(SnapshotError::io("creating the symlink", &tmp))?;
         #[cfg(not(unix))]
         std::fs::write(&tmp, target.as_bytes()).map_err(SnapshotError::io("writing", &tmp))?;
-    } else {
-        std::fs::write(&tmp, content).map_err(SnapshotError::io("writing", &tmp))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let perm = if mode == MODE_EXEC { 0o755 } else { 0o644 };
-            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(perm))
-                .map_err(SnapshotError::io("setting permissions on", &tmp))?;
-        }
+        return std::fs::rename(&tmp, &abs).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            SnapshotError::io("replacing", &abs)(e)
+        });
     }
-    std::fs::rename(&tmp, &abs).map_err(SnapshotError::io("replacing", &abs))
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mia-restore-")
+        .tempfile_in(dir)
+        .map_err(SnapshotError::io("writing a temporary file in", dir))?;
+    {
+        use std::io::Write as _;
+        tmp.write_all(content)
+            .map_err(SnapshotError::io("writing", tmp.path().to_path_buf()))?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let exec = mode == MODE_EXEC;
+        let bits = match (perm, current_perm) {
+            (Some(p), _) => p,
+            (None, Some(cur)) if exec => cur | ((cur & 0o444) >> 2),
+            (None, Some(cur)) => cur & !0o111,
+            (None, None) if exec => 0o755,
+            (None, None) => 0o644,
+        };
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(bits))
+            .map_err(SnapshotError::io("setting permissions on", tmp.path().to_path_buf()))?;
+    }
+    #[cfg(not(unix))]
+    let _ = (perm, current_perm);
+    tmp.persist(&abs)
+        .map(|_| ())
+        .map_err(|e| SnapshotError::io("replacing", &abs)(e.error))
+}
+
+/// The permission bits of a regular file at `abs`, if there is one.
+fn current_perm(abs: &Path) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let m = std::fs::symlink_metadata(abs).ok()?;
+        m.is_file().then(|| m.permissions().mode() & 0o7777)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = abs;
+        None
+    }
 }
 
 /// Remove a file and then any directories it leaves empty.

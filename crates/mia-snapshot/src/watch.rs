@@ -363,12 +363,11 @@ impl crate::SnapshotRepo {
         if paths.is_some() {
             return self.begin_step(ctx, paths);
         }
-        let before = self.capture_with_watcher(&ctx, watcher)?;
-        Ok(crate::PendingStep {
-            ctx,
-            before,
-            paths: None,
-        })
+        // Changes made while waiting for another step belong to it: take
+        // the watcher's list only once the step lock is held.
+        let lock = self.acquire_scan_lock(&ctx)?;
+        let narrow = self.watched_paths(watcher);
+        self.begin_step_narrowed(ctx, None, narrow, Some(lock))
     }
 
     /// [`finish_step`](Self::finish_step) that, for a step without named
@@ -376,13 +375,15 @@ impl crate::SnapshotRepo {
     /// (on top of the "before" tree), or scans when it cannot tell.
     pub fn finish_step_with_watcher(
         &mut self,
-        mut pending: crate::PendingStep,
+        pending: crate::PendingStep,
         watcher: &ProjectWatcher,
     ) -> Result<crate::StepRecord> {
-        if pending.paths.is_none() {
-            pending.paths = self.watched_paths(watcher);
-        }
-        self.finish_step(pending)
+        let narrow = if pending.paths.is_none() {
+            self.watched_paths(watcher)
+        } else {
+            None
+        };
+        self.finish_step_narrowed(pending, narrow)
     }
 }
 

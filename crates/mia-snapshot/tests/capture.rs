@@ -93,7 +93,7 @@ fn binary_large_and_heavy_dirs_are_noted_not_stored() {
     p.write("vendor/lib/x.txt", "inside a nested repo\n");
     let cfg = SnapshotConfig {
         max_file_size: 1000,
-        ..SnapshotConfig::default()
+        ..p.cfg()
     };
     let mut repo = SnapshotRepo::open(p.path(), cfg).unwrap();
     let snap = repo.capture(&CaptureContext::default(), None).unwrap();
@@ -161,6 +161,9 @@ fn project_git_is_untouched_and_excludes_our_dir() {
     assert_eq!(common::git(&p.path(), &["rev-parse", "HEAD"]), head);
     let exclude = std::fs::read_to_string(p.path().join(".git/info/exclude")).unwrap();
     assert!(exclude.contains("/.mia-code/"));
+    // The history is outside the work tree.
+    assert!(!p.path().join(".mia-code/snapshots").exists());
+    assert!(repo.git_dir().starts_with(p.store.path()));
 }
 
 #[test]
@@ -171,7 +174,7 @@ fn time_budget_makes_capture_unavailable_and_keeps_progress() {
     }
     let cfg = SnapshotConfig {
         time_budget: std::time::Duration::from_nanos(1),
-        ..SnapshotConfig::default()
+        ..p.cfg()
     };
     let mut repo = SnapshotRepo::open(p.path(), cfg).unwrap();
     let err = repo.capture(&CaptureContext::default(), None).unwrap_err();
@@ -191,9 +194,10 @@ fn stale_locks_are_recovered() {
     let mut repo = p.repo();
     repo.capture(&CaptureContext::default(), None).unwrap();
     let dir = repo.git_dir().to_path_buf();
-    // What a crash mid-write leaves behind: git's own lock files and a lock
-    // file naming a dead process.
-    std::fs::write(dir.join("mia.lock"), "999999").unwrap();
+    // What a crash mid-write leaves behind: git's own lock files and lock
+    // files naming a dead process.
+    std::fs::write(repo.state_dir().join("lock"), "999999").unwrap();
+    std::fs::write(repo.state_dir().join("scan.lock"), "999999").unwrap();
     std::fs::create_dir_all(dir.join("refs/mia")).unwrap();
     std::fs::write(dir.join("refs/mia/latest.lock"), "").unwrap();
     std::fs::write(dir.join("packed-refs.lock"), "").unwrap();
@@ -202,6 +206,11 @@ fn stale_locks_are_recovered() {
         .capture(&CaptureContext::default(), Some(&["a.txt".into()]))
         .unwrap();
     assert_eq!(snap.hash, reference_tree(&p.path()));
+    // A step with unknown paths is not blocked by a dead holder's file.
+    let pending = repo.begin_step(CaptureContext::default(), None).unwrap();
+    repo.finish_step(pending).unwrap();
+    // git's own lock files go once gc holds the store exclusively.
+    repo.gc().unwrap();
     assert!(!dir.join("refs/mia/latest.lock").exists());
     assert!(!dir.join("packed-refs.lock").exists());
 }
@@ -218,7 +227,7 @@ fn live_lock_blocks_until_released() {
             p.path(),
             SnapshotConfig {
                 time_budget: std::time::Duration::from_millis(50),
-                ..SnapshotConfig::default()
+                ..p.cfg()
             },
         )
         .unwrap();

@@ -7,38 +7,55 @@ use std::collections::HashSet;
 use common::{Project, git};
 use mia_snapshot::{CaptureContext, CaptureMode, gc_in_background};
 
-#[test]
-fn gc_drops_unlisted_refs_and_keeps_listed_snapshots() {
-    let p = Project::new();
-    let mut repo = p.repo();
-    let mut hashes = Vec::new();
-    for i in 0..3 {
-        p.write("a.txt", &format!("v{i}\n"));
-        hashes.push(repo.capture(&CaptureContext::default(), None).unwrap().hash);
+fn ctx(session: &str) -> CaptureContext {
+    CaptureContext {
+        session_id: Some(session.into()),
+        ..Default::default()
     }
-    let live: HashSet<String> = [hashes[2].clone()].into();
-    let report = repo.gc(Some(&live)).unwrap();
-    assert_eq!(report.refs_removed, 2, "{report:?}");
-    assert_eq!(report.refs_kept, 1);
-    assert!(report.bytes_after > 0);
-    let refs = git(
+}
+
+fn refs(repo: &mia_snapshot::SnapshotRepo) -> String {
+    git(
         repo.git_dir(),
         &[
             "--git-dir",
             repo.git_dir().to_str().unwrap(),
             "for-each-ref",
-            "refs/mia/snapshots/",
+            "refs/mia/",
         ],
+    )
+}
+
+#[test]
+fn release_drops_only_the_sessions_own_refs() {
+    let p = Project::new();
+    let mut repo = p.repo();
+    let mut hashes = Vec::new();
+    for i in 0..3 {
+        p.write("a.txt", &format!("v{i}\n"));
+        hashes.push(repo.capture(&ctx("s1"), None).unwrap().hash);
+    }
+    // Another session and a CLI capture hold the first state too.
+    p.write("a.txt", "v0\n");
+    assert_eq!(repo.capture(&ctx("s2"), None).unwrap().hash, hashes[0]);
+    assert_eq!(
+        repo.capture(&CaptureContext::default(), None).unwrap().hash,
+        hashes[0]
     );
-    assert!(
-        refs.contains(&hashes[2]) && !refs.contains(&hashes[0]),
-        "{refs}"
-    );
-    // The kept snapshot still diffs and restores.
+    let n = repo
+        .release("s1", &hashes[..2], &HashSet::new())
+        .unwrap();
+    assert_eq!(n, 2);
+    let listed = refs(&repo);
+    assert!(listed.contains(&format!("refs/mia/s/s2/{}", hashes[0])), "{listed}");
+    assert!(listed.contains(&format!("refs/mia/cli/{}", hashes[0])), "{listed}");
+    assert!(!listed.contains(&format!("refs/mia/s/s1/{}", hashes[1])), "{listed}");
+    let report = repo.gc().unwrap();
+    assert!(report.bytes_after > 0);
+    // Kept snapshots still diff; the released one is unreachable.
     p.write("a.txt", "later\n");
-    let d = repo.diff_worktree(&hashes[2], None).unwrap();
-    assert_eq!(d.len(), 1);
-    // fsck: nothing reachable is missing.
+    assert_eq!(repo.diff_worktree(&hashes[0], None).unwrap().len(), 1);
+    assert_eq!(repo.diff_worktree(&hashes[2], None).unwrap().len(), 1);
     git(
         repo.git_dir(),
         &[
@@ -48,6 +65,27 @@ fn gc_drops_unlisted_refs_and_keeps_listed_snapshots() {
             "--no-dangling",
         ],
     );
+    assert_eq!(repo.release_session("s2").unwrap(), 1);
+    assert!(!refs(&repo).contains("refs/mia/s/s2/"));
+}
+
+#[test]
+fn gc_never_drops_a_snapshot_taken_while_it_ran() {
+    // Another session's running step: its "before" snapshot exists only
+    // as its own ref (not indexed anywhere yet). gc must keep it.
+    let p = Project::new();
+    p.write("a.txt", "one\n");
+    let mut running = p.repo();
+    let pending = running.begin_step(ctx("other"), None).unwrap();
+    let mut gcing = p.repo();
+    gcing.gc().unwrap();
+    p.write("a.txt", "two\n");
+    let record = running.finish_step(pending).unwrap();
+    assert_eq!(record.changes.len(), 1);
+    let plan = running.plan_undo(&[record]).unwrap();
+    let out = running.execute(&plan, false).unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read("a.txt").as_deref(), Some("one\n"));
 }
 
 #[test]
@@ -63,17 +101,29 @@ fn seeded_snapshots_survive_the_project_losing_its_git_objects() {
     let snap = repo.capture(&CaptureContext::default(), None).unwrap();
     assert_eq!(snap.mode, CaptureMode::Seeded);
     assert!(repo.git_dir().join("objects/info/alternates").exists());
-    let handle = gc_in_background(p.path(), Default::default(), None);
-    let report = handle.join().unwrap().unwrap();
+    let handle = gc_in_background(p.path(), p.cfg());
+    let report = handle.join().unwrap().unwrap().expect("borrowed objects make gc due");
     assert!(report.internalized, "{report:?}");
     assert!(!repo.git_dir().join("objects/info/alternates").exists());
-    // The project's own objects disappear (history rewritten, gc'd, ...).
+    // The project's own objects disappear (history rewritten, gc'd, ...),
+    // even the whole .git: the work tree keeps its store.
     std::fs::remove_dir_all(p.path().join(".git")).unwrap();
     let mut repo = p.repo();
+    assert_eq!(repo.git_dir(), handle_dir(&p));
     std::fs::remove_file(p.path().join("src/f3.txt")).unwrap();
     let out = repo
         .restore(&snap.hash, Some(&["src/f3.txt".into()]), false)
         .unwrap();
     assert!(out.applied, "{}", out.message);
     assert_eq!(p.read("src/f3.txt").as_deref(), Some("file 3\n"));
+}
+
+fn handle_dir(p: &Project) -> std::path::PathBuf {
+    std::fs::read_dir(p.store.path())
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().join("repo").is_dir())
+        .unwrap()
+        .path()
+        .join("repo")
 }

@@ -157,7 +157,7 @@ fn run_sequence(seed: u64) {
         .map(|(k, v)| (format!("s/{k}"), v))
         .collect::<Tree>();
     apply_on_disk(&root, &Tree::new(), &initial);
-    let mut repo = SnapshotRepo::open(&root, Default::default()).unwrap();
+    let mut repo = SnapshotRepo::open(&root, p.cfg()).unwrap();
     repo.capture(&CaptureContext::default(), None).unwrap();
     let mut m = Model {
         stack: vec![(initial, None)],

@@ -274,7 +274,7 @@ fn binary_files_touched_by_a_step_are_reported_not_silently_lost() {
     let out = repo.execute(&plan, false).unwrap();
     assert!(
         out.message
-            .contains("data.bin: not restored (binary file, never captured)"),
+            .contains("data.bin: not captured before the step (a binary file); left as it is"),
         "{}",
         out.message
     );
@@ -330,4 +330,283 @@ fn first_step_without_a_prior_snapshot_lists_only_its_own_exclusions() {
     assert!(out.applied);
     assert!(!out.message.contains("not restored"), "{}", out.message);
     assert_eq!(p.read("a.txt").as_deref(), Some("a\n"));
+}
+
+fn session_ctx(session: &str, msg: &str, call: &str) -> CaptureContext {
+    CaptureContext {
+        session_id: Some(session.into()),
+        message_id: Some(msg.into()),
+        tool_call_id: Some(call.into()),
+    }
+}
+
+#[test]
+fn a_shell_step_never_claims_another_sessions_edit_made_while_it_ran() {
+    let p = Project::new();
+    p.write("x.txt", "old\n");
+    let mut a = p.repo();
+    a.capture(&CaptureContext::default(), None).unwrap();
+    // Session A: `sleep 4; touch a.out` through bash. While it sleeps,
+    // session B (another process: its own repo handle) edits x.txt.
+    let pending = a.begin_step(session_ctx("A", "ma", "ta"), None).unwrap();
+    let mut b = p.repo();
+    let bp = b
+        .begin_step(session_ctx("B", "mb", "tb"), Some(&[PathBuf::from("x.txt")]))
+        .unwrap();
+    p.write("x.txt", "new by B\n");
+    let b_rec = b.finish_step(bp).unwrap();
+    p.write("a.out", "");
+    let a_rec = a.finish_step(pending).unwrap();
+    let paths: Vec<&str> = a_rec.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, vec!["a.out"], "{a_rec:?}");
+    assert_eq!(a_rec.foreign.len(), 1);
+    assert_eq!(a_rec.foreign[0].path, "x.txt");
+    assert_eq!(a_rec.foreign[0].session.as_deref(), Some("B"));
+    let plan = a.plan_undo(std::slice::from_ref(&a_rec)).unwrap();
+    assert_eq!(plan.skipped.len(), 1);
+    let out = a.execute(&plan, false).unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert!(
+        out.message
+            .contains("x.txt: left as it is (changed by session B while the step ran)"),
+        "{}",
+        out.message
+    );
+    assert_eq!(p.read("x.txt").as_deref(), Some("new by B\n"));
+    assert!(p.read("a.out").is_none());
+    // B's own undo still works.
+    let out = b.execute(&b.plan_undo(&[b_rec]).unwrap(), false).unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read("x.txt").as_deref(), Some("old\n"));
+}
+
+#[test]
+fn a_step_begun_before_a_shell_step_and_writing_during_it_is_not_claimed() {
+    let p = Project::new();
+    p.write("x.txt", "old\n");
+    let mut b = p.repo();
+    b.capture(&CaptureContext::default(), None).unwrap();
+    let bp = b
+        .begin_step(session_ctx("B", "mb", "tb"), Some(&[PathBuf::from("x.txt")]))
+        .unwrap();
+    let mut a = p.repo();
+    let pending = a.begin_step(session_ctx("A", "ma", "ta"), None).unwrap();
+    p.write("x.txt", "new by B\n");
+    let a_rec = a.finish_step(pending).unwrap();
+    b.finish_step(bp).unwrap();
+    assert!(a_rec.changes.is_empty(), "{a_rec:?}");
+    assert_eq!(a_rec.foreign[0].path, "x.txt");
+}
+
+#[test]
+fn two_shell_steps_on_one_work_tree_never_overlap() {
+    let p = Project::new();
+    p.write("x.txt", "old\n");
+    let mut a = p.repo();
+    let pending = a.begin_step(session_ctx("A", "ma", "ta"), None).unwrap();
+    let mut b = SnapshotRepo::open(
+        p.path(),
+        mia_snapshot::SnapshotConfig {
+            step_wait: std::time::Duration::from_millis(100),
+            ..p.cfg()
+        },
+    )
+    .unwrap();
+    let err = b
+        .begin_step(session_ctx("B", "mb", "tb"), None)
+        .unwrap_err();
+    assert!(matches!(err, SnapshotError::StepBusy { .. }), "{err}");
+    assert!(err.to_string().contains("session A"), "{err}");
+    assert!(!err.is_unavailable(), "a busy step must not run without a record");
+    a.finish_step(pending).unwrap();
+    // Free again: the next one proceeds (and a waiting one would have).
+    let waiter = std::thread::spawn({
+        let path = p.path();
+        let cfg = p.cfg();
+        move || {
+            let mut c = SnapshotRepo::open(path, cfg).unwrap();
+            let pc = c.begin_step(session_ctx("C", "mc", "tc"), None).unwrap();
+            c.finish_step(pc).unwrap()
+        }
+    });
+    waiter.join().unwrap();
+    let pb = b.begin_step(session_ctx("B", "mb", "tb"), None).unwrap();
+    b.finish_step(pb).unwrap();
+}
+
+#[test]
+fn undo_never_deletes_a_file_it_did_not_capture_before() {
+    let p = Project::new();
+    let big = "line of a big text file\n".repeat(200);
+    p.write("big.txt", &big);
+    p.write("small.txt", "s\n");
+    let mut repo = SnapshotRepo::open(
+        p.path(),
+        mia_snapshot::SnapshotConfig {
+            max_file_size: 1000,
+            ..p.cfg()
+        },
+    )
+    .unwrap();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    // `truncate -s 100 big.txt; rm -f gone.bin` through bash.
+    std::fs::write(p.path().join("gone.txt"), "y".repeat(2000)).unwrap();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let rec = bash_step(&mut repo, "m1", "t1", || {
+        std::fs::write(p.path().join("big.txt"), &big[..100]).unwrap();
+        std::fs::remove_file(p.path().join("gone.txt")).unwrap();
+        p.write("small.txt", "changed\n");
+    });
+    let unc: Vec<&str> = rec.uncaptured.iter().map(|u| u.path.as_str()).collect();
+    assert_eq!(unc, vec!["big.txt", "gone.txt"], "{rec:?}");
+    let plan = repo.plan_undo(std::slice::from_ref(&rec)).unwrap();
+    assert!(plan.files.iter().all(|f| f.path == "small.txt"), "{plan:?}");
+    let out = repo.execute(&plan, false).unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert!(out.removed.is_empty());
+    assert_eq!(p.read("big.txt").as_deref(), Some(&big[..100]));
+    assert_eq!(p.read("small.txt").as_deref(), Some("s\n"));
+    assert!(
+        out.message.contains(
+            "big.txt: not captured before the step (over the snapshot size cap); left as it is"
+        ),
+        "{}",
+        out.message
+    );
+    assert!(out.message.contains("gone.txt: not captured before the step"));
+}
+
+#[test]
+fn the_same_holds_with_a_watcher_narrowing_the_capture() {
+    let p = Project::new();
+    let big = "x".repeat(3000);
+    p.write("big.txt", &big);
+    let mut repo = SnapshotRepo::open(
+        p.path(),
+        mia_snapshot::SnapshotConfig {
+            max_file_size: 1000,
+            ..p.cfg()
+        },
+    )
+    .unwrap();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let w = mia_snapshot::ProjectWatcher::start(&p.path(), Vec::new()).unwrap();
+    assert!(w.sync(std::time::Duration::from_secs(5)));
+    let pending = repo
+        .begin_step_with_watcher(ctx("m1", "t1"), None, &w)
+        .unwrap();
+    std::fs::write(p.path().join("big.txt"), &big[..10]).unwrap();
+    assert!(w.sync(std::time::Duration::from_secs(5)));
+    let rec = repo.finish_step_with_watcher(pending, &w).unwrap();
+    assert!(rec.uncaptured.iter().any(|u| u.path == "big.txt"), "{rec:?}");
+    let plan = repo.plan_undo(std::slice::from_ref(&rec));
+    // Nothing to undo but a file that must be left alone.
+    if let Ok(plan) = plan {
+        let out = repo.execute(&plan, false).unwrap();
+        assert!(out.removed.is_empty(), "{}", out.message);
+    }
+    assert_eq!(p.read("big.txt").as_deref(), Some(&big[..10]));
+}
+
+#[cfg(unix)]
+#[test]
+fn restores_keep_exact_permission_bits() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    p.write(".env", "KEY=1\n");
+    p.write("run.sh", "echo\n");
+    let set = |rel: &str, m: u32| {
+        std::fs::set_permissions(p.path().join(rel), std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    let mode = |rel: &str| {
+        std::fs::metadata(p.path().join(rel)).unwrap().permissions().mode() & 0o7777
+    };
+    set(".env", 0o600);
+    set("run.sh", 0o750);
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    // Edited, then undone: the bits stay.
+    let r1 = step(&mut repo, "m1", "t1", &[".env"], || p.write(".env", "KEY=2\n"));
+    repo.execute(&repo.plan_undo(&[r1.clone()]).unwrap(), false)
+        .unwrap();
+    assert_eq!(p.read(".env").as_deref(), Some("KEY=1\n"));
+    assert_eq!(mode(".env"), 0o600);
+    // Deleted by a known-path step, then undone: recorded bits come back.
+    let r2 = step(&mut repo, "m2", "t2", &[".env", "run.sh"], || {
+        std::fs::remove_file(p.path().join(".env")).unwrap();
+        std::fs::remove_file(p.path().join("run.sh")).unwrap();
+    });
+    assert_eq!(r2.modes.get(".env"), Some(&0o600));
+    let undo = repo.plan_undo(&[r1.clone(), r2.clone()]);
+    let out = repo.execute(&undo.unwrap(), false).unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(mode(".env"), 0o600);
+    assert_eq!(mode("run.sh"), 0o750);
+}
+
+#[test]
+fn history_survives_git_clean_and_removing_the_projects_own_dir() {
+    let p = Project::new();
+    common::git(&p.path(), &["init", "-q"]);
+    p.write("a.txt", "committed\n");
+    common::git(&p.path(), &["add", "a.txt"]);
+    common::git(&p.path(), &["commit", "-qm", "init"]);
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let rec = step(&mut repo, "m1", "t1", &["a.txt", "new.txt"], || {
+        p.write("a.txt", "edited\n");
+        p.write("new.txt", "new\n");
+    });
+    // new.txt is staged, so `git clean -fdx` keeps it and removes every
+    // ignored and untracked thing, `.mia-code/` included.
+    common::git(&p.path(), &["add", "new.txt"]);
+    p.write("scratch.tmp", "untracked\n");
+    common::git(&p.path(), &["clean", "-fdxq"]);
+    let _ = std::fs::remove_dir_all(p.path().join(".mia-code"));
+    assert!(p.read("scratch.tmp").is_none());
+    // A fresh process opens the store again.
+    let mut repo = p.repo();
+    let out = repo.execute(&repo.plan_undo(&[rec]).unwrap(), false).unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read("a.txt").as_deref(), Some("committed\n"));
+    assert!(p.read("new.txt").is_none());
+}
+
+#[test]
+fn an_old_in_project_store_is_migrated_with_nothing_lost() {
+    let p = Project::new();
+    p.write("a.txt", "v1\n");
+    // The layout of earlier versions: a bare repo in .mia-code/snapshots
+    // with one ref per snapshot and a latest pointer.
+    let old = p.path().join(".mia-code/snapshots");
+    std::fs::create_dir_all(&old).unwrap();
+    let old_s = old.to_str().unwrap().to_string();
+    let proj_s = p.path().to_str().unwrap().to_string();
+    common::git(&p.path(), &["init", "-q", "--bare", &old_s]);
+    let gd = ["--git-dir", old_s.as_str(), "--work-tree", proj_s.as_str()];
+    let run = |args: &[&str]| {
+        let mut a: Vec<&str> = gd.to_vec();
+        a.extend_from_slice(args);
+        common::git(&p.path(), &a)
+    };
+    run(&["add", "a.txt"]);
+    let tree = run(&["write-tree"]).trim().to_string();
+    run(&["update-ref", &format!("refs/mia/snapshots/{tree}"), &tree]);
+    run(&["update-ref", "refs/mia/latest", &tree]);
+    run(&["gc", "-q"]);
+    std::fs::write(old.join("mia-latest"), format!("{tree} 1\n")).unwrap();
+    let mut repo = p.repo();
+    assert!(old.join("MIGRATED").exists());
+    assert_eq!(repo.resolve(&tree).unwrap().to_string(), tree);
+    assert_eq!(repo.latest().unwrap().0.to_string(), tree);
+    // Old rows keep resolving after the old directory is gone.
+    std::fs::remove_dir_all(p.path().join(".mia-code")).unwrap();
+    p.write("a.txt", "v2\n");
+    let mut repo2 = p.repo();
+    let out = repo2
+        .restore(&tree, Some(&[PathBuf::from("a.txt")]), false)
+        .unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read("a.txt").as_deref(), Some("v1\n"));
+    drop(repo);
 }

@@ -46,19 +46,29 @@ pub fn read(root: &Path, rel: &str) -> Option<String> {
 
 pub struct Project {
     pub dir: tempfile::TempDir,
+    /// Where the snapshot store lives (outside the project, as in use).
+    pub store: tempfile::TempDir,
 }
 
 impl Project {
     pub fn new() -> Self {
         Self {
             dir: tempfile::tempdir().unwrap(),
+            store: tempfile::tempdir().unwrap(),
         }
     }
     pub fn path(&self) -> PathBuf {
         self.dir.path().canonicalize().unwrap()
     }
+    /// The default configuration with this project's store root.
+    pub fn cfg(&self) -> SnapshotConfig {
+        SnapshotConfig {
+            store_root: Some(self.store.path().to_path_buf()),
+            ..SnapshotConfig::default()
+        }
+    }
     pub fn repo(&self) -> SnapshotRepo {
-        SnapshotRepo::open(self.path(), SnapshotConfig::default()).unwrap()
+        SnapshotRepo::open(self.path(), self.cfg()).unwrap()
     }
     pub fn write(&self, rel: &str, content: &str) {
         write(&self.path(), rel, content)
