@@ -132,7 +132,14 @@ fn runtime_step(
     path: &str,
     f: impl FnOnce(),
 ) {
-    let mut repo = SnapshotRepo::open(env.dir(), SnapshotConfig::default()).unwrap();
+    let mut repo = SnapshotRepo::open(
+        env.dir(),
+        SnapshotConfig {
+            store_root: Some(env.home.path().join("snapshots")),
+            ..SnapshotConfig::default()
+        },
+    )
+    .unwrap();
     let ctx = CaptureContext {
         session_id: Some(session.to_string()),
         message_id: Some(msg.into()),
@@ -302,8 +309,9 @@ fn gc_applies_retention_and_keeps_recent_snapshots() {
         .unwrap();
     ok(&out);
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    // The baseline and the newest stay; "before tc-2" goes.
-    assert_eq!(v["pruned_snapshots"], 1, "{v}");
+    // The baseline and the newest stay; the rows before tc-1 and tc-2 go
+    // (tc-1's tree is the baseline's, so it stays reachable).
+    assert_eq!(v["pruned_snapshots"], 2, "{v}");
     assert_eq!(v["kept_snapshots"], 2, "{v}");
     assert!(v["gc"]["bytes_after"].as_u64().unwrap() > 0);
     // The kept snapshots still diff.

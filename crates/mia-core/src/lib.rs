@@ -20,6 +20,6 @@ mod views;
 
 pub use error::CoreError;
 pub use mia_protocol::{Event, Op};
-pub use runtime::{OpResult, Runtime, RuntimeOptions};
+pub use runtime::{OpResult, Runtime, RuntimeOptions, store_config};
 pub use store::StoreHandle;
 pub use views::MAX_FILES;

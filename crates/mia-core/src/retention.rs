@@ -1,60 +1,61 @@
-//! Snapshot retention (issue 7): keep the last N snapshots of every session
-//! plus each session's baseline, drop the rest from the index, and tell the
-//! snapshot repo's gc which trees are still live.
+//! Snapshot retention (issue 7, reworked for many sessions): each session
+//! keeps its last N snapshots plus its baseline. Pruning runs in SQL for the
+//! session that grew (no step record is decoded), and only that session's
+//! own refs are dropped, so a snapshot another session, a CLI capture or a
+//! pre-restore snapshot needs is never made unreachable. `git gc` runs only
+//! once the store is past its thresholds, not per turn.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 use mia_protocol::SessionId;
-use mia_store::{SessionDb, SnapshotKind, StoreError};
+use mia_store::{SessionDb, SessionPrune, StoreError};
 
-/// What pruning the index did.
+/// What pruning the index of a project did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Pruned {
+    /// Index rows removed.
     pub pruned: u64,
+    /// Snapshot rows left for the project's sessions.
     pub kept: usize,
-    /// Trees gc must keep: the kept snapshots and the "after" trees of the
-    /// steps they start (undo's conflict check and redo need them).
-    pub live: HashSet<String>,
+    /// Per session: the trees it no longer needs.
+    pub sessions: Vec<(SessionId, SessionPrune)>,
 }
 
-/// Apply retention to the index of one project (every session in it).
+/// Apply retention to every session of one project (`mia-code snapshot gc`).
 pub fn prune_index(
     db: &mut SessionDb,
     project: &str,
     keep_per_session: usize,
 ) -> Result<Pruned, StoreError> {
-    let rows = db.project_snapshots(project)?;
-    let mut per_session: BTreeMap<String, Vec<mia_snapshot::RetainedSnapshot>> = BTreeMap::new();
-    for r in rows.iter().filter(|r| !r.snapshot.hash.is_empty()) {
-        per_session
-            .entry(r.snapshot.session_id.to_string())
-            .or_default()
-            .push(mia_snapshot::RetainedSnapshot {
-                hash: r.snapshot.hash.clone(),
-                created_at: r.created_at,
-                baseline: r.snapshot.kind == SnapshotKind::Baseline,
-            });
-    }
-    let plan = mia_snapshot::plan_retention(&per_session, keep_per_session);
-    let mut pruned = 0u64;
-    for (session, hash) in &plan.prune {
-        let sid: SessionId = session
-            .parse()
-            .map_err(|e: mia_protocol::IdParseError| StoreError::InvalidInput(e.to_string()))?;
-        pruned += db.delete_snapshots(&sid, std::slice::from_ref(hash))?;
-    }
-    let mut live = plan.keep.clone();
-    let sessions: BTreeSet<SessionId> = rows.iter().map(|r| r.snapshot.session_id).collect();
+    let sessions: BTreeSet<SessionId> = db
+        .project_snapshots(project)?
+        .into_iter()
+        .map(|r| r.snapshot.session_id)
+        .collect();
+    let mut out = Pruned::default();
     for sid in sessions {
-        for step in db.snapshot_steps(&sid)? {
-            if live.contains(&step.step.before_hash) {
-                live.insert(step.step.after_hash.clone());
-            }
+        let p = db.prune_session_snapshots(&sid, keep_per_session)?;
+        out.pruned += p.removed;
+        if !p.released.is_empty() {
+            out.sessions.push((sid, p));
         }
     }
-    Ok(Pruned {
-        pruned,
-        kept: plan.keep.len(),
-        live,
-    })
+    out.kept = db
+        .project_snapshots(project)?
+        .iter()
+        .filter(|r| !r.snapshot.hash.is_empty())
+        .count();
+    Ok(out)
+}
+
+/// Drop the refs the pruned sessions held; returns how many went.
+pub fn release(
+    repo: &mia_snapshot::SnapshotRepo,
+    pruned: &Pruned,
+) -> Result<u64, mia_snapshot::SnapshotError> {
+    let mut n = 0;
+    for (sid, p) in &pruned.sessions {
+        n += repo.release(&sid.to_string(), &p.released, &p.unused)?;
+    }
+    Ok(n)
 }

@@ -386,38 +386,65 @@ impl Runtime {
         Ok(())
     }
 
-    /// Apply snapshot retention for the session's project in the background:
-    /// prune the index, then let gc drop unreferenced trees (only when
-    /// something was pruned).
-    fn spawn_retention(&self, state: &SessionState) {
+    /// Snapshot retention for the session that just grew, while the turn
+    /// still holds the session (so none of its captures can race the refs
+    /// it drops): prune its index in SQL, drop its refs to what it no longer
+    /// needs, and start `git gc` in the background only when the store is
+    /// past its thresholds.
+    async fn retain(&self, state: &Arc<SessionState>) {
+        let session_id = lock(&state.session).id;
         let Ok(config) = Config::load(&self.inner.opts.paths, Some(&state.directory)) else {
             return;
         };
-        let Some(snapshot_config) = snapshot_config(&config) else {
+        let Some(snapshot_config) = snapshot_config(&config, &self.inner.opts.paths) else {
             return;
         };
-        let store = self.inner.store.clone();
-        let dir = state.directory.clone();
-        tokio::spawn(async move {
-            let key = dir.display().to_string();
-            let keep = snapshot_config.keep_per_session;
-            match store
-                .call(move |db| crate::retention::prune_index(db, &key, keep))
-                .await
-            {
-                Ok(p) if p.pruned > 0 => {
-                    tracing::info!(project = %dir.display(), pruned = p.pruned, kept = p.kept, "snapshot retention");
-                    // A detached thread: gc takes the repo lock, captures wait for it.
-                    drop(mia_snapshot::gc_in_background(
-                        dir,
-                        snapshot_config,
-                        Some(p.live),
-                    ));
-                }
-                Ok(_) => {}
-                Err(e) => tracing::warn!(error = %e, "snapshot retention failed"),
+        let keep = snapshot_config.keep_per_session;
+        let pruned = match self
+            .inner
+            .store
+            .call(move |db| db.prune_session_snapshots(&session_id, keep))
+            .await
+        {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(session = %session_id, error = %e, "snapshot retention failed");
+                return;
             }
-        });
+        };
+        let repo = state.snapshots.clone();
+        let dir = state.directory.clone();
+        let removed = pruned.removed;
+        let result = tokio::task::spawn_blocking(move || {
+            let guard = lock(&repo);
+            let Some(repo) = guard.as_ref() else {
+                return Ok::<_, mia_snapshot::SnapshotError>((0, None));
+            };
+            let released = if pruned.released.is_empty() {
+                0
+            } else {
+                repo.release(&session_id.to_string(), &pruned.released, &pruned.unused)?
+            };
+            Ok((released, repo.gc_due()))
+        })
+        .await;
+        match result {
+            Ok(Ok((released, due))) => {
+                if removed > 0 {
+                    tracing::info!(session = %session_id, pruned = removed, released, "snapshot retention");
+                }
+                if let Some(why) = due {
+                    tracing::info!(project = %dir.display(), %why, "snapshot gc in the background");
+                    drop(mia_snapshot::gc_in_background(dir, snapshot_config));
+                }
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(session = %session_id, error = %e, "snapshot retention failed")
+            }
+            Err(e) => {
+                tracing::warn!(session = %session_id, error = %e, "snapshot retention failed")
+            }
+        }
     }
 
     /// Update the stored session and the cached copy.
@@ -477,10 +504,10 @@ impl Runtime {
         {
             tracing::warn!(session = %session_id, error = %e, "queued agent switch failed");
         }
-        *lock(&state.running) = None;
         if state.steps_taken.load(std::sync::atomic::Ordering::Relaxed) > steps_before {
-            self.spawn_retention(&state);
+            self.retain(&state).await;
         }
+        *lock(&state.running) = None;
         self.emit(Event::TurnFinished {
             session_id,
             end,
@@ -690,7 +717,7 @@ impl Runtime {
                 .await?
         };
         let mut approvals = approvals;
-        let snapshot_config = snapshot_config(&config);
+        let snapshot_config = snapshot_config(&config, &opts.paths);
         let mut policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)> = None;
         let mut recent_calls: Vec<(String, String)> = Vec::new();
         let mut step = 0u32;
@@ -1238,21 +1265,57 @@ impl Runtime {
             permission_note = Some(note);
         }
 
-        // Snapshot what the call may change.
+        // Snapshot what the call may change. A shell command waits for
+        // another one running on the same work tree (their changes could not
+        // be told apart); past the wait, or on Stop, it does not run.
         let pending = match (&plan.modifies, snapshot_config) {
             (Some(paths), _) if paths.is_empty() => None,
             (_, None) => None,
-            (modifies, Some(cfg)) => Some(
-                self.begin_snapshot(
+            (modifies, Some(cfg)) => {
+                let begin = self.begin_snapshot(
                     state,
                     session_id,
                     message_id,
                     &call.id,
                     modifies.clone(),
                     cfg.clone(),
-                )
-                .await,
-            ),
+                );
+                let began = tokio::select! {
+                    r = begin => r,
+                    () = ctx.cancel.cancelled() => {
+                        self.record_with(
+                            session_id,
+                            message_id,
+                            call,
+                            "Stopped before it ran.".into(),
+                            true,
+                            0,
+                            Vec::new(),
+                            permission_note,
+                        )
+                        .await?;
+                        return Ok(Some(TurnEnd::Cancelled));
+                    }
+                };
+                match began {
+                    Err(SnapFail::Busy(msg)) => {
+                        self.record_with(
+                            session_id,
+                            message_id,
+                            call,
+                            msg,
+                            true,
+                            0,
+                            Vec::new(),
+                            permission_note,
+                        )
+                        .await?;
+                        return Ok(None);
+                    }
+                    Err(SnapFail::Unavailable(reason)) => Some(Err(reason)),
+                    Ok(p) => Some(Ok(p)),
+                }
+            }
         };
 
         let started = Instant::now();
@@ -1308,7 +1371,7 @@ impl Runtime {
         call_id: &str,
         paths: Option<Vec<PathBuf>>,
         config: mia_snapshot::SnapshotConfig,
-    ) -> Result<mia_snapshot::PendingStep, String> {
+    ) -> Result<mia_snapshot::PendingStep, SnapFail> {
         // A session's first change is preceded by its baseline snapshot
         // (kept by retention for good), once per session across processes.
         let needs_baseline = lock(&state.snapshots).is_none()
@@ -1317,7 +1380,7 @@ impl Runtime {
                 .store
                 .call(move |db| db.snapshots(&session_id))
                 .await
-                .map_err(|e| e.to_string())?
+                .map_err(|e| SnapFail::Unavailable(e.to_string()))?
                 .iter()
                 .any(|s| s.snapshot.kind == mia_store::SnapshotKind::Baseline);
         let repo = state.snapshots.clone();
@@ -1331,8 +1394,8 @@ impl Runtime {
         let (pending, baseline) = tokio::task::spawn_blocking(move || {
             let mut guard = lock(&repo);
             if guard.is_none() {
-                let opened =
-                    mia_snapshot::SnapshotRepo::open(&dir, config).map_err(|e| e.to_string())?;
+                let opened = mia_snapshot::SnapshotRepo::open(&dir, config)
+                    .map_err(|e| SnapFail::Unavailable(e.to_string()))?;
                 match mia_snapshot::ProjectWatcher::start(
                     opened.project(),
                     opened.config().excluded_dirs.clone(),
@@ -1344,7 +1407,9 @@ impl Runtime {
                 }
                 *guard = Some(opened);
             }
-            let repo = guard.as_mut().ok_or("snapshot repository unavailable")?;
+            let repo = guard
+                .as_mut()
+                .ok_or_else(|| SnapFail::Unavailable("snapshot repository unavailable".into()))?;
             let baseline = if needs_baseline {
                 let base_ctx = mia_snapshot::CaptureContext {
                     session_id: ctx.session_id.clone(),
@@ -1365,11 +1430,14 @@ impl Runtime {
                 Some(w) => repo.begin_step_with_watcher(ctx, paths.as_deref(), w),
                 None => repo.begin_step(ctx, paths.as_deref()),
             }
-            .map_err(|e| e.to_string())?;
-            Ok::<_, String>((pending, baseline))
+            .map_err(|e| match e {
+                mia_snapshot::SnapshotError::StepBusy { .. } => SnapFail::Busy(e.to_string()),
+                e => SnapFail::Unavailable(e.to_string()),
+            })?;
+            Ok::<_, SnapFail>((pending, baseline))
         })
         .await
-        .map_err(|e| e.to_string())??;
+        .map_err(|e| SnapFail::Unavailable(e.to_string()))??;
         if let Some(snap) = baseline {
             let row = new_snapshot(session_id, &snap, mia_store::SnapshotKind::Baseline);
             if let Err(e) = self.inner.store.call(move |db| db.add_snapshot(&row)).await {
@@ -1513,12 +1581,15 @@ impl Runtime {
 
 /// The snapshot engine's settings from the `snapshot` config section;
 /// `None` when snapshots are turned off.
-pub(crate) fn snapshot_config(config: &Config) -> Option<mia_snapshot::SnapshotConfig> {
+pub(crate) fn snapshot_config(
+    config: &Config,
+    paths: &Paths,
+) -> Option<mia_snapshot::SnapshotConfig> {
     let section = config.merged.snapshot.clone().unwrap_or_default();
     if section.enabled == Some(false) {
         return None;
     }
-    let mut out = mia_snapshot::SnapshotConfig::default();
+    let mut out = store_config(paths);
     if let Some(n) = section.max_file_size {
         out.max_file_size = n;
     }
@@ -1541,6 +1612,14 @@ pub(crate) fn snapshot_config(config: &Config) -> Option<mia_snapshot::SnapshotC
     Some(out)
 }
 
+/// The snapshot engine's defaults with the store under `$MIA_CODE_HOME`.
+pub fn store_config(paths: &Paths) -> mia_snapshot::SnapshotConfig {
+    mia_snapshot::SnapshotConfig {
+        store_root: Some(paths.home.join("snapshots")),
+        ..mia_snapshot::SnapshotConfig::default()
+    }
+}
+
 /// A session title from a first message: its first line, at most 60 characters.
 fn title_from(text: &str) -> String {
     let line = text
@@ -1554,6 +1633,16 @@ fn title_from(text: &str) -> String {
         title.push('…');
     }
     title
+}
+
+/// Why a step's "before" snapshot was not taken.
+#[derive(Debug)]
+pub(crate) enum SnapFail {
+    /// No snapshot (time budget, lock, I/O): the step runs without undo.
+    Unavailable(String),
+    /// Another step with unknown paths holds the work tree: this one must
+    /// not run (its changes and the other's could not be told apart).
+    Busy(String),
 }
 
 /// A permission ask waiting for its answer: the request (with the replies

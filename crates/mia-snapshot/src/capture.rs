@@ -258,9 +258,9 @@ impl SnapshotRepo {
                 .iter()
                 .filter(|e| {
                     let p = e.path.trim_end_matches('/');
-                    !rels.iter().any(|r| {
-                        r.is_empty() || p == r || p.starts_with(&format!("{r}/"))
-                    })
+                    !rels
+                        .iter()
+                        .any(|r| r.is_empty() || p == r || p.starts_with(&format!("{r}/")))
                 })
                 .map(|e| (e.path.clone(), e.clone()))
                 .collect(),

@@ -258,7 +258,14 @@ impl SnapshotRepo {
         }
         let alternates = self.dir.join("objects/info/alternates");
         if alternates.exists() {
-            self.git(&["-c", "repack.packKeptObjects=true", "repack", "-a", "-d", "-q"])?;
+            self.git(&[
+                "-c",
+                "repack.packKeptObjects=true",
+                "repack",
+                "-a",
+                "-d",
+                "-q",
+            ])?;
             std::fs::remove_file(&alternates)
                 .map_err(SnapshotError::io("removing", &alternates))?;
             // libgit2 keeps the alternate open; reopen without it.

@@ -29,12 +29,12 @@ pub use error::{Result, SnapshotError};
 pub use gc::{
     GcReport, RetainedSnapshot, RetentionPlan, dir_size, gc_in_background, plan_retention,
 };
+pub use journal::Concurrent;
 pub use model::{
     CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, ForeignChange, Snapshot, StepKind,
     StepRecord,
 };
 pub use render::{RenderOptions, render_terminal, summary_line};
-pub use journal::Concurrent;
 pub use repo::{
     LEGACY_SNAPSHOT_DIR, RepoLock, SnapshotRepo, StepLock, default_store_root, project_store_key,
     validate_project_root, worktree_key,

@@ -203,7 +203,11 @@ fn readable_name(p: &Path) -> String {
         .take(40)
         .collect();
     let clean = clean.trim_matches('.').to_string();
-    if clean.is_empty() { "project".into() } else { clean }
+    if clean.is_empty() {
+        "project".into()
+    } else {
+        clean
+    }
 }
 
 /// The store key of a project: from the git common directory when the
@@ -731,7 +735,8 @@ fn sanitize_ref_part(s: &str) -> String {
 /// flushed, then renamed over the target (`tempfile`'s persist).
 pub(crate) fn atomic_write(path: &Path, bytes: &[u8]) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(SnapshotError::io("writing", dir))?;
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(SnapshotError::io("writing", dir))?;
     tmp.write_all(bytes)
         .map_err(SnapshotError::io("writing", tmp.path().to_path_buf()))?;
     tmp.persist(path)
@@ -770,7 +775,9 @@ fn copy_tree_missing(from: &Path, to: &Path) -> Result<()> {
         let rd = std::fs::read_dir(&src).map_err(SnapshotError::io("reading", &src))?;
         for e in rd {
             let e = e.map_err(SnapshotError::io("reading", &src))?;
-            let ft = e.file_type().map_err(SnapshotError::io("reading", e.path()))?;
+            let ft = e
+                .file_type()
+                .map_err(SnapshotError::io("reading", e.path()))?;
             let target = dst.join(e.file_name());
             if ft.is_dir() {
                 stack.push((e.path(), target));

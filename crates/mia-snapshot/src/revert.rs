@@ -245,12 +245,8 @@ impl SnapshotRepo {
             None => {
                 let (after, after_excluded) = match narrow {
                     Some(ps) => {
-                        let captured = self.capture_paths_on(
-                            before_oid,
-                            pending.before.files,
-                            ps,
-                            budget,
-                        )?;
+                        let captured =
+                            self.capture_paths_on(before_oid, pending.before.files, ps, budget)?;
                         self.keep_for(session, captured.tree)?;
                         self.set_latest(captured.tree, captured.files)?;
                         let rels = ps
@@ -665,10 +661,7 @@ impl SnapshotRepo {
         let entry = if plan.files.is_empty() {
             None
         } else {
-            Some(journal.begin(
-                session,
-                plan.files.iter().map(|f| f.path.clone()).collect(),
-            )?)
+            Some(journal.begin(session, plan.files.iter().map(|f| f.path.clone()).collect())?)
         };
         let result = self.execute_locked(plan, force);
         if let Some(id) = entry
@@ -1341,8 +1334,9 @@ fn write_entry(
             (None, None) if exec => 0o755,
             (None, None) => 0o644,
         };
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(bits))
-            .map_err(SnapshotError::io("setting permissions on", tmp.path().to_path_buf()))?;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(bits)).map_err(
+            SnapshotError::io("setting permissions on", tmp.path().to_path_buf()),
+        )?;
     }
     #[cfg(not(unix))]
     let _ = (perm, current_perm);

@@ -42,14 +42,21 @@ fn release_drops_only_the_sessions_own_refs() {
         repo.capture(&CaptureContext::default(), None).unwrap().hash,
         hashes[0]
     );
-    let n = repo
-        .release("s1", &hashes[..2], &HashSet::new())
-        .unwrap();
+    let n = repo.release("s1", &hashes[..2], &HashSet::new()).unwrap();
     assert_eq!(n, 2);
     let listed = refs(&repo);
-    assert!(listed.contains(&format!("refs/mia/s/s2/{}", hashes[0])), "{listed}");
-    assert!(listed.contains(&format!("refs/mia/cli/{}", hashes[0])), "{listed}");
-    assert!(!listed.contains(&format!("refs/mia/s/s1/{}", hashes[1])), "{listed}");
+    assert!(
+        listed.contains(&format!("refs/mia/s/s2/{}", hashes[0])),
+        "{listed}"
+    );
+    assert!(
+        listed.contains(&format!("refs/mia/cli/{}", hashes[0])),
+        "{listed}"
+    );
+    assert!(
+        !listed.contains(&format!("refs/mia/s/s1/{}", hashes[1])),
+        "{listed}"
+    );
     let report = repo.gc().unwrap();
     assert!(report.bytes_after > 0);
     // Kept snapshots still diff; the released one is unreachable.
@@ -102,7 +109,11 @@ fn seeded_snapshots_survive_the_project_losing_its_git_objects() {
     assert_eq!(snap.mode, CaptureMode::Seeded);
     assert!(repo.git_dir().join("objects/info/alternates").exists());
     let handle = gc_in_background(p.path(), p.cfg());
-    let report = handle.join().unwrap().unwrap().expect("borrowed objects make gc due");
+    let report = handle
+        .join()
+        .unwrap()
+        .unwrap()
+        .expect("borrowed objects make gc due");
     assert!(report.internalized, "{report:?}");
     assert!(!repo.git_dir().join("objects/info/alternates").exists());
     // The project's own objects disappear (history rewritten, gc'd, ...),

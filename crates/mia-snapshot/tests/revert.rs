@@ -351,7 +351,10 @@ fn a_shell_step_never_claims_another_sessions_edit_made_while_it_ran() {
     let pending = a.begin_step(session_ctx("A", "ma", "ta"), None).unwrap();
     let mut b = p.repo();
     let bp = b
-        .begin_step(session_ctx("B", "mb", "tb"), Some(&[PathBuf::from("x.txt")]))
+        .begin_step(
+            session_ctx("B", "mb", "tb"),
+            Some(&[PathBuf::from("x.txt")]),
+        )
         .unwrap();
     p.write("x.txt", "new by B\n");
     let b_rec = b.finish_step(bp).unwrap();
@@ -387,7 +390,10 @@ fn a_step_begun_before_a_shell_step_and_writing_during_it_is_not_claimed() {
     let mut b = p.repo();
     b.capture(&CaptureContext::default(), None).unwrap();
     let bp = b
-        .begin_step(session_ctx("B", "mb", "tb"), Some(&[PathBuf::from("x.txt")]))
+        .begin_step(
+            session_ctx("B", "mb", "tb"),
+            Some(&[PathBuf::from("x.txt")]),
+        )
         .unwrap();
     let mut a = p.repo();
     let pending = a.begin_step(session_ctx("A", "ma", "ta"), None).unwrap();
@@ -417,7 +423,10 @@ fn two_shell_steps_on_one_work_tree_never_overlap() {
         .unwrap_err();
     assert!(matches!(err, SnapshotError::StepBusy { .. }), "{err}");
     assert!(err.to_string().contains("session A"), "{err}");
-    assert!(!err.is_unavailable(), "a busy step must not run without a record");
+    assert!(
+        !err.is_unavailable(),
+        "a busy step must not run without a record"
+    );
     a.finish_step(pending).unwrap();
     // Free again: the next one proceeds (and a waiting one would have).
     let waiter = std::thread::spawn({
@@ -473,7 +482,10 @@ fn undo_never_deletes_a_file_it_did_not_capture_before() {
         "{}",
         out.message
     );
-    assert!(out.message.contains("gone.txt: not captured before the step"));
+    assert!(
+        out.message
+            .contains("gone.txt: not captured before the step")
+    );
 }
 
 #[test]
@@ -498,7 +510,10 @@ fn the_same_holds_with_a_watcher_narrowing_the_capture() {
     std::fs::write(p.path().join("big.txt"), &big[..10]).unwrap();
     assert!(w.sync(std::time::Duration::from_secs(5)));
     let rec = repo.finish_step_with_watcher(pending, &w).unwrap();
-    assert!(rec.uncaptured.iter().any(|u| u.path == "big.txt"), "{rec:?}");
+    assert!(
+        rec.uncaptured.iter().any(|u| u.path == "big.txt"),
+        "{rec:?}"
+    );
     let plan = repo.plan_undo(std::slice::from_ref(&rec));
     // Nothing to undo but a file that must be left alone.
     if let Ok(plan) = plan {
@@ -519,15 +534,21 @@ fn restores_keep_exact_permission_bits() {
         std::fs::set_permissions(p.path().join(rel), std::fs::Permissions::from_mode(m)).unwrap()
     };
     let mode = |rel: &str| {
-        std::fs::metadata(p.path().join(rel)).unwrap().permissions().mode() & 0o7777
+        std::fs::metadata(p.path().join(rel))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
     };
     set(".env", 0o600);
     set("run.sh", 0o750);
     let mut repo = p.repo();
     repo.capture(&CaptureContext::default(), None).unwrap();
     // Edited, then undone: the bits stay.
-    let r1 = step(&mut repo, "m1", "t1", &[".env"], || p.write(".env", "KEY=2\n"));
-    repo.execute(&repo.plan_undo(&[r1.clone()]).unwrap(), false)
+    let r1 = step(&mut repo, "m1", "t1", &[".env"], || {
+        p.write(".env", "KEY=2\n")
+    });
+    repo.execute(&repo.plan_undo(std::slice::from_ref(&r1)).unwrap(), false)
         .unwrap();
     assert_eq!(p.read(".env").as_deref(), Some("KEY=1\n"));
     assert_eq!(mode(".env"), 0o600);
@@ -566,7 +587,9 @@ fn history_survives_git_clean_and_removing_the_projects_own_dir() {
     assert!(p.read("scratch.tmp").is_none());
     // A fresh process opens the store again.
     let mut repo = p.repo();
-    let out = repo.execute(&repo.plan_undo(&[rec]).unwrap(), false).unwrap();
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
     assert!(out.applied, "{}", out.message);
     assert_eq!(p.read("a.txt").as_deref(), Some("committed\n"));
     assert!(p.read("new.txt").is_none());
@@ -595,7 +618,7 @@ fn an_old_in_project_store_is_migrated_with_nothing_lost() {
     run(&["update-ref", "refs/mia/latest", &tree]);
     run(&["gc", "-q"]);
     std::fs::write(old.join("mia-latest"), format!("{tree} 1\n")).unwrap();
-    let mut repo = p.repo();
+    let repo = p.repo();
     assert!(old.join("MIGRATED").exists());
     assert_eq!(repo.resolve(&tree).unwrap().to_string(), tree);
     assert_eq!(repo.latest().unwrap().0.to_string(), tree);

@@ -21,5 +21,5 @@ pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;
 pub use permissions::{AuditQuery, PermissionAudit, ProjectApproval, StoredPermissionAudit};
 pub use sessions::{NewSession, SessionFilter, SessionListItem, SessionPatch, project_id_for};
-pub use snapshots::{NewSnapshot, NewStep, SnapshotKind, SnapshotRow, StepRow};
+pub use snapshots::{NewSnapshot, NewStep, SessionPrune, SnapshotKind, SnapshotRow, StepRow};
 pub use tree::{TreeNode, build_tree};

@@ -56,6 +56,17 @@ pub struct NewSnapshot {
     pub unavailable: Option<String>,
 }
 
+/// What [`SessionDb::prune_session_snapshots`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionPrune {
+    /// Index rows removed.
+    pub removed: u64,
+    /// Trees the session no longer needs (drop its refs to them).
+    pub released: Vec<String>,
+    /// Of those, the ones no row of any session names.
+    pub unused: std::collections::HashSet<String>,
+}
+
 /// A stored snapshot row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SnapshotRow {
@@ -311,6 +322,95 @@ impl SessionDb {
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))?;
         raws.into_iter().map(snapshot_from_raw).collect()
+    }
+
+    /// Retention for one session, in SQL (no step record is decoded): keep
+    /// its last `keep` snapshots plus its baselines, forget the rest, and
+    /// say which trees the session no longer needs. Cheap when there is
+    /// nothing to prune (one count).
+    pub fn prune_session_snapshots(
+        &mut self,
+        session_id: &SessionId,
+        keep: usize,
+    ) -> Result<SessionPrune> {
+        let session = session_id.to_string();
+        let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+        self.write(|tx| {
+            let count: i64 = tx
+                .query_row(
+                    "SELECT COUNT(*) FROM snapshots WHERE session_id = ?1 AND kind <> 'baseline' AND hash <> ''",
+                    [&session],
+                    |r| r.get(0),
+                )
+                .map_err(|e| tx.err(e))?;
+            if count <= keep {
+                return Ok(SessionPrune::default());
+            }
+            let cut: i64 = tx
+                .query_row(
+                    "SELECT seq FROM snapshots WHERE session_id = ?1 AND kind <> 'baseline' AND hash <> '' ORDER BY seq DESC LIMIT 1 OFFSET ?2",
+                    params![session, keep],
+                    |r| r.get(0),
+                )
+                .map_err(|e| tx.err(e))?;
+            // Queries take the session as ?1 and the cut as ?2 (every one
+            // names both).
+            let collect = |sql: &str| -> Result<Vec<String>> {
+                let mut st = tx.prepare_cached(sql).map_err(|e| tx.err(e))?;
+                let rows = st
+                    .query_map(params![session, cut], |r| r.get::<_, String>(0))
+                    .map_err(|e| tx.err(e))?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(|e| tx.err(e))
+            };
+            // What the pruned rows and the steps they begin name...
+            let mut candidates: std::collections::BTreeSet<String> = collect(
+                "SELECT hash FROM snapshots WHERE session_id = ?1 AND kind <> 'baseline' AND hash <> '' AND seq <= ?2",
+            )?
+            .into_iter()
+            .collect();
+            let pruned_after = collect(
+                "SELECT st.after_hash FROM snapshot_steps st WHERE st.session_id = ?1 AND st.before_hash IN (SELECT hash FROM snapshots WHERE session_id = ?1 AND kind <> 'baseline' AND seq <= ?2)",
+            )?;
+            candidates.extend(pruned_after);
+            let removed = tx
+                .execute(
+                    "DELETE FROM snapshots WHERE session_id = ?1 AND kind <> 'baseline' AND hash <> '' AND seq <= ?2",
+                    params![session, cut],
+                )
+                .map_err(|e| tx.err(e))? as u64;
+            // ...minus what the session still needs: its remaining rows and
+            // the "after" trees of the steps they begin.
+            let live: std::collections::HashSet<String> = collect(
+                "SELECT hash FROM snapshots WHERE session_id = ?1 AND (kind = 'baseline' OR seq > ?2) UNION SELECT st.after_hash FROM snapshot_steps st JOIN snapshots n ON n.session_id = st.session_id AND n.hash = st.before_hash WHERE st.session_id = ?1",
+            )?
+            .into_iter()
+            .collect();
+            let released: Vec<String> = candidates
+                .into_iter()
+                .filter(|h| !live.contains(h) && !h.is_empty())
+                .collect();
+            // Trees no row of any session names any more.
+            let mut unused = std::collections::HashSet::new();
+            {
+                let mut st = tx
+                    .prepare_cached(
+                        "SELECT EXISTS (SELECT 1 FROM snapshots WHERE hash = ?1) OR EXISTS (SELECT 1 FROM snapshot_steps WHERE before_hash = ?1 OR after_hash = ?1)",
+                    )
+                    .map_err(|e| tx.err(e))?;
+                for h in &released {
+                    let used: bool = st.query_row([h], |r| r.get(0)).map_err(|e| tx.err(e))?;
+                    if !used {
+                        unused.insert(h.clone());
+                    }
+                }
+            }
+            Ok(SessionPrune {
+                removed,
+                released,
+                unused,
+            })
+        })
     }
 
     /// Forget some of a session's snapshots (retention). Baselines are

@@ -27,7 +27,7 @@ const EXIT_CONFLICT: u8 = 3;
 /// The snapshot commands, flattened into the top-level command list.
 #[derive(Debug, Subcommand)]
 pub enum Commands {
-    /// Capture, diff and restore snapshots of a project (the hidden repo in .mia-code/snapshots).
+    /// Capture, diff and restore snapshots of a project (its store is under $MIA_CODE_HOME/snapshots).
     #[command(subcommand)]
     Snapshot(SnapshotCommand),
     /// List a session's snapshots (one per file-modifying step).
@@ -125,7 +125,12 @@ pub fn run(cmd: Commands) -> anyhow::Result<ExitCode> {
 
 fn open_repo(project: Option<&std::path::Path>) -> anyhow::Result<SnapshotRepo> {
     let dir = context::project_dir(project)?;
-    Ok(SnapshotRepo::open(&dir, SnapshotConfig::default())?)
+    Ok(SnapshotRepo::open(&dir, store_config()?)?)
+}
+
+/// The snapshot engine's defaults with the store under `$MIA_CODE_HOME`.
+fn store_config() -> anyhow::Result<SnapshotConfig> {
+    Ok(mia_core::store_config(&context::paths()?))
 }
 
 /// The `snapshot capture --json` shape (stable: scripts rely on it).
@@ -400,7 +405,7 @@ fn list(args: SessionsArgs) -> anyhow::Result<ExitCode> {
 
 fn session_diff(args: SessionDiffArgs) -> anyhow::Result<ExitCode> {
     let ctx = session_ctx(&args.session)?;
-    let mut repo = SnapshotRepo::open(&ctx.session.directory, SnapshotConfig::default())?;
+    let mut repo = SnapshotRepo::open(&ctx.session.directory, store_config()?)?;
     let diffs = match &args.message {
         Some(m) => {
             let steps: Vec<&StepRecord> = ctx
@@ -461,12 +466,15 @@ pub fn gc(project: Option<PathBuf>, keep: Option<usize>, json: bool) -> anyhow::
     let dir = context::project_dir(project.as_deref())?;
     let paths = context::paths()?;
     let mut db = context::open_store(&paths)?;
-    let config = SnapshotConfig::default();
+    let config = mia_core::store_config(&paths);
     let keep = keep.unwrap_or(config.keep_per_session);
-    let mia_core::retention::Pruned { pruned, kept, live } =
-        mia_core::retention::prune_index(&mut db, &dir.to_string_lossy(), keep)?;
+    let pruned = mia_core::retention::prune_index(&mut db, &dir.to_string_lossy(), keep)?;
     let mut repo = SnapshotRepo::open(&dir, config)?;
-    let report = repo.gc(Some(&live))?;
+    let released = mia_core::retention::release(&repo, &pruned)?;
+    let expired = repo.expire_unowned(std::time::Duration::from_secs(30 * 24 * 3600))?;
+    let mut report = repo.gc()?;
+    report.refs_removed = released + expired;
+    let (pruned, kept) = (pruned.pruned, pruned.kept);
     if json {
         print_json(&serde_json::json!({
             "pruned_snapshots": pruned,
