@@ -56,6 +56,9 @@ enum Command {
     },
 }
 
+/// Exit code when the session is in use by another turn or process.
+const EXIT_BUSY: u8 = 4;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let _log = logging::init();
@@ -86,7 +89,15 @@ fn main() -> ExitCode {
         Err(err) => {
             tracing::error!("{err:#}");
             eprintln!("error: {err:#}");
-            ExitCode::from(1)
+            // The session is held by another turn, undo or delete (here or
+            // in another process): its own code, so scripts can wait and retry.
+            let busy = err.chain().any(|e| {
+                matches!(
+                    e.downcast_ref::<mia_core::CoreError>(),
+                    Some(mia_core::CoreError::Busy { .. })
+                )
+            });
+            ExitCode::from(if busy { EXIT_BUSY } else { 1 })
         }
     }
 }

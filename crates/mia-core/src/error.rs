@@ -14,8 +14,10 @@ pub enum CoreError {
     NoModel,
     #[error("`{0}` is not a model reference; use provider/model, e.g. openai/gpt-5")]
     BadModel(String),
-    #[error("a turn is already running in session {0}; wait for it or cancel it")]
-    Busy(String),
+    /// Another owner holds the session (a turn, an undo, a delete), in this
+    /// process or another one.
+    #[error("session {session} is running {holder}; wait for it to finish or stop it there")]
+    Busy { session: String, holder: String },
     #[error("no pending permission request {0} in this session")]
     NoSuchRequest(String),
     #[error("internal error: {0}")]

@@ -8,6 +8,7 @@
 //! until the model stops or the step limit is hit.
 
 pub mod agents;
+mod claim;
 mod error;
 pub mod permissions;
 pub mod prompt;

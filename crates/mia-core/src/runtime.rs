@@ -72,6 +72,8 @@ pub(crate) struct SessionState {
     /// Pending asks by request id.
     pub(crate) pending: Mutex<HashMap<String, PendingAsk>>,
     pub(crate) running: Mutex<Option<CancellationToken>>,
+    /// The store claim held while `running` is set.
+    pub(crate) claim: Mutex<Option<crate::claim::Held>>,
     pub(crate) queued_agent: Mutex<Option<String>>,
     todos: Arc<Mutex<mia_tools::TodoList>>,
     pub(crate) snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
@@ -105,7 +107,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Runtime {
     pub fn new(opts: RuntimeOptions, store: StoreHandle) -> Self {
         let (events, _) = broadcast::channel(8192);
-        Self {
+        let rt = Self {
             inner: Arc::new(Inner {
                 opts,
                 store,
@@ -113,7 +115,9 @@ impl Runtime {
                 sessions: Mutex::new(HashMap::new()),
                 tools: ToolRegistry::builtin(),
             }),
-        }
+        };
+        rt.recover_dead_claims();
+        rt
     }
 
     /// Every Event from now on.
@@ -177,14 +181,7 @@ impl Runtime {
                 model,
             } => {
                 let state = self.state(session_id).await?;
-                let cancel = CancellationToken::new();
-                {
-                    let mut running = lock(&state.running);
-                    if running.is_some() {
-                        return Err(CoreError::Busy(session_id.to_string()));
-                    }
-                    *running = Some(cancel.clone());
-                }
+                let cancel = self.claim(&state, "turn").await?;
                 let rt = self.clone();
                 tokio::spawn(async move {
                     rt.turn(state, text, agent, model, cancel).await;
@@ -265,25 +262,20 @@ impl Runtime {
                 Ok(OpResult::Session(session))
             }
             Op::DeleteSession { session_id } => {
-                // Claim the session like a turn does, so no turn can start while it is deleted.
+                // Claim the session like a turn does, so no turn (here or
+                // in another process) can start while it is deleted.
                 let state = self.state(session_id).await?;
-                {
-                    let mut running = lock(&state.running);
-                    if running.is_some() {
-                        return Err(CoreError::Busy(session_id.to_string()));
-                    }
-                    *running = Some(CancellationToken::new());
-                }
+                self.claim(&state, "delete").await?;
                 let deleted = self
                     .inner
                     .store
                     .call(move |db| db.delete_session(&session_id))
                     .await;
-                if deleted.is_err() {
-                    *lock(&state.running) = None;
-                }
+                // The lease row went with the session; this stops the heartbeat.
+                self.release(&state).await;
                 deleted?;
                 lock(&self.inner.sessions).remove(&session_id);
+                self.release_session_snapshots(&state).await;
                 Ok(OpResult::Done)
             }
             Op::Revert {
@@ -359,6 +351,7 @@ impl Runtime {
             session_rules: Mutex::new(SessionRules::default()),
             pending: Mutex::new(HashMap::new()),
             running: Mutex::new(None),
+            claim: Mutex::new(None),
             queued_agent: Mutex::new(None),
             todos: Arc::default(),
             snapshots: Arc::new(Mutex::new(None)),
@@ -384,6 +377,26 @@ impl Runtime {
             .await?;
         self.emit(Event::SessionUpdated { session });
         Ok(())
+    }
+
+    /// A deleted session's snapshots: drop the refs it owned (the trees go
+    /// at the next gc unless another session or capture keeps them).
+    async fn release_session_snapshots(&self, state: &Arc<SessionState>) {
+        let session_id = lock(&state.session).id;
+        let Ok(config) = Config::load(&self.inner.opts.paths, Some(&state.directory)) else {
+            return;
+        };
+        let cfg = snapshot_config(&config, &self.inner.opts.paths)
+            .unwrap_or_else(|| store_config(&self.inner.opts.paths));
+        let dir = state.directory.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            let repo = mia_snapshot::SnapshotRepo::open(&dir, cfg)?;
+            repo.release_session(&session_id.to_string())
+        })
+        .await;
+        if let Ok(Err(e)) = done {
+            tracing::warn!(session = %session_id, error = %e, "could not release a deleted session's snapshots");
+        }
     }
 
     /// Snapshot retention for the session that just grew, while the turn
@@ -507,7 +520,7 @@ impl Runtime {
         if state.steps_taken.load(std::sync::atomic::Ordering::Relaxed) > steps_before {
             self.retain(&state).await;
         }
-        *lock(&state.running) = None;
+        self.release(&state).await;
         self.emit(Event::TurnFinished {
             session_id,
             end,

@@ -8,7 +8,7 @@ use mia_protocol::{
 };
 
 use crate::CoreError;
-use crate::runtime::{Runtime, lock, new_snapshot, new_step};
+use crate::runtime::{Runtime, new_snapshot, new_step};
 
 /// The plan of a history operation over the session's step records.
 pub(crate) fn plan(
@@ -33,9 +33,25 @@ impl Runtime {
         force: bool,
     ) -> Result<RevertSummary, CoreError> {
         let state = self.state(session_id).await?;
-        if lock(&state.running).is_some() {
-            return Err(CoreError::Busy(session_id.to_string()));
-        }
+        let kind = match &action {
+            HistoryAction::Undo { .. } => "undo",
+            HistoryAction::Revert { .. } => "revert",
+            HistoryAction::Redo => "redo",
+        };
+        // Held for the whole operation: no turn, here or elsewhere, changes
+        // the session's files or history meanwhile.
+        self.claim(&state, kind).await?;
+        let result = self.revert_claimed(session_id, action, force).await;
+        self.release(&state).await;
+        result
+    }
+
+    async fn revert_claimed(
+        &self,
+        session_id: SessionId,
+        action: HistoryAction,
+        force: bool,
+    ) -> Result<RevertSummary, CoreError> {
         let records = self.step_records(session_id).await?;
         let outcome = self
             .with_repo(session_id, move |repo| {

@@ -196,7 +196,7 @@ fn core_error(e: CoreError) -> Response {
         CoreError::Store(mia_store::StoreError::SessionNotFound(_))
         | CoreError::Store(mia_store::StoreError::MessageNotFound { .. })
         | CoreError::NoSuchRequest(_) => StatusCode::NOT_FOUND,
-        CoreError::Busy(_) => StatusCode::CONFLICT,
+        CoreError::Busy { .. } => StatusCode::CONFLICT,
         CoreError::UnknownAgent { .. }
         | CoreError::NoModel
         | CoreError::BadModel(_)

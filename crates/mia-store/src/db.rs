@@ -179,6 +179,20 @@ impl SessionDb {
 
     /// Run `f` in an IMMEDIATE transaction (takes the write lock up front, so
     /// two writers queue on `busy_timeout` instead of failing on upgrade).
+    /// Run several reads in one read transaction (one consistent snapshot
+    /// of the database, even while another process writes).
+    pub(crate) fn read<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let waited_ms = u64::try_from(self.busy_timeout.as_millis()).unwrap_or(u64::MAX);
+        let tx = self
+            .conn
+            .unchecked_transaction()
+            .map_err(|e| map_sqlite(&self.path, waited_ms, e))?;
+        let value = f()?;
+        tx.commit()
+            .map_err(|e| map_sqlite(&self.path, waited_ms, e))?;
+        Ok(value)
+    }
+
     pub(crate) fn write<T>(&mut self, f: impl FnOnce(&Tx<'_>) -> Result<T>) -> Result<T> {
         let waited_ms = u64::try_from(self.busy_timeout.as_millis()).unwrap_or(u64::MAX);
         let path = self.path.as_path();

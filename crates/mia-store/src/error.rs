@@ -52,6 +52,8 @@ pub enum StoreError {
     Corruption(#[from] CorruptionError),
     #[error(transparent)]
     Concurrency(#[from] ConcurrencyError),
+    #[error("session {session} is in use: {holder}; wait for it to finish or stop it there")]
+    SessionBusy { session: String, holder: String },
     #[error("no session with id {0}; `mia-code sessions list` shows the ids")]
     SessionNotFound(String),
     #[error("no message with id {id} in session {session}")]

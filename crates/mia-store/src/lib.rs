@@ -8,6 +8,7 @@
 
 mod db;
 mod error;
+mod leases;
 mod legacy;
 mod messages;
 pub mod permissions;
@@ -17,6 +18,7 @@ mod tree;
 
 pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
 pub use error::{ConcurrencyError, CorruptionError, MigrationError, Result, StoreError};
+pub use leases::{LEASE_STALE_MS, Lease, LeaseOwner, this_host};
 pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;
 pub use permissions::{AuditQuery, PermissionAudit, ProjectApproval, StoredPermissionAudit};

@@ -45,7 +45,7 @@ impl SessionDb {
                 return Err(StoreError::SessionNotFound(session_key.clone()));
             }
             tx.prepare_cached(
-                "INSERT INTO messages (id, session_id, role, type, metadata, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO messages (id, session_id, role, type, metadata, created_at, seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages))",
             )
             .and_then(|mut s| {
                 s.execute(params![
@@ -111,38 +111,31 @@ impl SessionDb {
 
     /// Messages of a session with their parts, oldest first.
     pub fn get_messages(&self, session_id: &SessionId, q: &MessageQuery) -> Result<Vec<Message>> {
+        // Messages and their parts from one consistent view of the database.
+        self.read(|| self.get_messages_in(session_id, q))
+    }
+
+    fn get_messages_in(&self, session_id: &SessionId, q: &MessageQuery) -> Result<Vec<Message>> {
         let mut sql = String::from(
             "SELECT id, role, type, metadata, created_at, compacted_by FROM messages WHERE session_id = ?1",
         );
         let mut args: Vec<SqlValue> = vec![session_id.to_string().into()];
         if let Some(after) = &q.after {
-            let (t, id) = self.cursor(session_id, after)?;
-            args.push(t.into());
-            args.push(id.into());
-            sql.push_str(&format!(
-                " AND (created_at, id) > (?{}, ?{})",
-                args.len() - 1,
-                args.len()
-            ));
+            args.push(self.cursor(session_id, after)?.into());
+            sql.push_str(&format!(" AND seq > ?{}", args.len()));
         }
         if let Some(before) = &q.before {
-            let (t, id) = self.cursor(session_id, before)?;
-            args.push(t.into());
-            args.push(id.into());
-            sql.push_str(&format!(
-                " AND (created_at, id) < (?{}, ?{})",
-                args.len() - 1,
-                args.len()
-            ));
+            args.push(self.cursor(session_id, before)?.into());
+            sql.push_str(&format!(" AND seq < ?{}", args.len()));
         }
         if !q.include_compacted {
             sql.push_str(" AND compacted_by IS NULL");
         }
         let desc = q.tail && q.limit.is_some();
         sql.push_str(if desc {
-            " ORDER BY created_at DESC, id DESC"
+            " ORDER BY seq DESC"
         } else {
-            " ORDER BY created_at, id"
+            " ORDER BY seq"
         });
         if let Some(limit) = q.limit {
             sql.push_str(&format!(" LIMIT {limit}"));
@@ -188,6 +181,10 @@ impl SessionDb {
 
     /// One message with its parts.
     pub fn get_message(&self, session_id: &SessionId, id: &MessageId) -> Result<Message> {
+        self.read(|| self.get_message_in(session_id, id))
+    }
+
+    fn get_message_in(&self, session_id: &SessionId, id: &MessageId) -> Result<Message> {
         let row = self
             .conn
             .query_row(
@@ -238,12 +235,13 @@ impl SessionDb {
             .map_err(|e| self.err(e))
     }
 
-    fn cursor(&self, session_id: &SessionId, id: &MessageId) -> Result<(i64, String)> {
+    /// The `seq` of a message (paging cursors).
+    fn cursor(&self, session_id: &SessionId, id: &MessageId) -> Result<i64> {
         let key = id.to_string();
         let t: i64 = self
             .conn
             .query_row(
-                "SELECT created_at FROM messages WHERE id = ?1 AND session_id = ?2",
+                "SELECT seq FROM messages WHERE id = ?1 AND session_id = ?2",
                 params![key, session_id.to_string()],
                 |r| r.get(0),
             )
@@ -253,7 +251,7 @@ impl SessionDb {
                 session: session_id.to_string(),
                 id: key.clone(),
             })?;
-        Ok((t, key))
+        Ok(t)
     }
 
     fn attach_parts(&self, messages: &mut [Message]) -> Result<()> {

@@ -63,6 +63,17 @@ pub struct SessionListItem {
 
 pub(crate) const SESSION_COLUMNS: &str = "id, slug, project_id, directory, parent_id, fork, title, version, status, agent, model, created_at, updated_at, archived_at";
 
+/// A session's status as every reader sees it: busy while some process
+/// holds a live claim on it (see `leases.rs`); idle when the claim left
+/// behind is dead (its owner was killed: no heartbeat for 15 s); else as
+/// stored.
+pub(crate) const STATUS_EXPR: &str = "CASE WHEN EXISTS (SELECT 1 FROM session_leases WHERE session_id = id AND heartbeat_at > CAST(strftime('%s', 'now') AS INTEGER) * 1000 - 15000) THEN (CASE status WHEN 'idle' THEN 'busy' ELSE status END) WHEN EXISTS (SELECT 1 FROM session_leases WHERE session_id = id) THEN 'idle' ELSE status END";
+
+/// The columns read back, status as [`STATUS_EXPR`].
+pub(crate) fn session_select() -> String {
+    SESSION_COLUMNS.replace(", status,", &format!(", ({STATUS_EXPR}),"))
+}
+
 pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Session> {
     let decode = |i: usize, what: &'static str| {
         move |e: String| {
@@ -162,7 +173,7 @@ impl SessionDb {
     pub fn get_session(&self, id: &SessionId) -> Result<Session> {
         self.conn
             .query_row(
-                &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
+                &format!("SELECT {} FROM sessions WHERE id = ?1", session_select()),
                 [id.to_string()],
                 session_from_row,
             )
@@ -174,7 +185,8 @@ impl SessionDb {
     /// Sessions matching `filter`, newest first, each with its message count.
     pub fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionListItem>> {
         let mut sql = format!(
-            "SELECT {SESSION_COLUMNS}, (SELECT count(*) FROM messages m WHERE m.session_id = s.id) FROM sessions s WHERE 1=1"
+            "SELECT {}, (SELECT count(*) FROM messages m WHERE m.session_id = s.id) FROM sessions s WHERE 1=1",
+            session_select()
         );
         let mut args: Vec<SqlValue> = Vec::new();
         if let Some(p) = &filter.project_id {
@@ -195,7 +207,7 @@ impl SessionDb {
         }
         if let Some(s) = filter.status {
             args.push(s.as_str().to_string().into());
-            sql.push_str(&format!(" AND status = ?{}", args.len()));
+            sql.push_str(&format!(" AND ({STATUS_EXPR}) = ?{}", args.len()));
         }
         if !filter.include_archived {
             sql.push_str(" AND archived_at IS NULL");
