@@ -82,8 +82,18 @@ pub(crate) struct SessionState {
     watcher: Arc<Mutex<Option<mia_snapshot::ProjectWatcher>>>,
     /// File-changing steps recorded in this process (retention runs after turns that added some).
     steps_taken: std::sync::atomic::AtomicUsize,
+    /// The session's baseline snapshot is known to exist.
+    has_baseline: std::sync::atomic::AtomicBool,
     /// "Always for this project" rules granted during the running turn.
     new_approvals: Mutex<Vec<PermissionRule>>,
+}
+
+/// What every session of one project in this process shares: one snapshot
+/// repository handle and one file watcher (not one per session).
+#[derive(Clone, Default)]
+struct ProjectShared {
+    snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
+    watcher: Arc<Mutex<Option<mia_snapshot::ProjectWatcher>>>,
 }
 
 struct Inner {
@@ -91,6 +101,7 @@ struct Inner {
     store: StoreHandle,
     events: broadcast::Sender<Event>,
     sessions: Mutex<HashMap<SessionId, Arc<SessionState>>>,
+    projects: Mutex<HashMap<PathBuf, ProjectShared>>,
     tools: ToolRegistry,
 }
 
@@ -113,6 +124,7 @@ impl Runtime {
                 store,
                 events,
                 sessions: Mutex::new(HashMap::new()),
+                projects: Mutex::new(HashMap::new()),
                 tools: ToolRegistry::builtin(),
             }),
         };
@@ -345,8 +357,13 @@ impl Runtime {
             return Ok(s.clone());
         }
         let session = self.inner.store.call(move |db| db.get_session(&id)).await?;
+        let directory = PathBuf::from(&session.directory);
+        let shared = lock(&self.inner.projects)
+            .entry(directory.clone())
+            .or_default()
+            .clone();
         let state = Arc::new(SessionState {
-            directory: PathBuf::from(&session.directory),
+            directory,
             session: Mutex::new(session),
             session_rules: Mutex::new(SessionRules::default()),
             pending: Mutex::new(HashMap::new()),
@@ -354,9 +371,10 @@ impl Runtime {
             claim: Mutex::new(None),
             queued_agent: Mutex::new(None),
             todos: Arc::default(),
-            snapshots: Arc::new(Mutex::new(None)),
-            watcher: Arc::new(Mutex::new(None)),
+            snapshots: shared.snapshots,
+            watcher: shared.watcher,
             steps_taken: std::sync::atomic::AtomicUsize::new(0),
+            has_baseline: std::sync::atomic::AtomicBool::new(false),
             new_approvals: Mutex::new(Vec::new()),
         });
         Ok(lock(&self.inner.sessions)
@@ -1387,7 +1405,9 @@ impl Runtime {
     ) -> Result<mia_snapshot::PendingStep, SnapFail> {
         // A session's first change is preceded by its baseline snapshot
         // (kept by retention for good), once per session across processes.
-        let needs_baseline = lock(&state.snapshots).is_none()
+        let needs_baseline = !state
+            .has_baseline
+            .load(std::sync::atomic::Ordering::Relaxed)
             && !self
                 .inner
                 .store
@@ -1396,6 +1416,38 @@ impl Runtime {
                 .map_err(|e| SnapFail::Unavailable(e.to_string()))?
                 .iter()
                 .any(|s| s.snapshot.kind == mia_store::SnapshotKind::Baseline);
+        if !needs_baseline {
+            state
+                .has_baseline
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        // A shell step first waits for the work tree's step lock, without
+        // holding the repository handle the project's sessions share.
+        let step_lock = match &paths {
+            Some(_) => None,
+            None => {
+                let dir = state.directory.clone();
+                let cfg = config.clone();
+                let holder = format!(
+                    "session {session_id}, {} pid {}",
+                    crate::claim::this_owner().name,
+                    std::process::id()
+                );
+                Some(
+                    tokio::task::spawn_blocking(move || {
+                        mia_snapshot::acquire_step_lock(&dir, &cfg, &holder)
+                    })
+                    .await
+                    .map_err(|e| SnapFail::Unavailable(e.to_string()))?
+                    .map_err(|e| match e {
+                        mia_snapshot::SnapshotError::StepBusy { .. } => {
+                            SnapFail::Busy(e.to_string())
+                        }
+                        e => SnapFail::Unavailable(e.to_string()),
+                    })?,
+                )
+            }
+        };
         let repo = state.snapshots.clone();
         let dir = state.directory.clone();
         let ctx = mia_snapshot::CaptureContext {
@@ -1424,6 +1476,10 @@ impl Runtime {
                 .as_mut()
                 .ok_or_else(|| SnapFail::Unavailable("snapshot repository unavailable".into()))?;
             let baseline = if needs_baseline {
+                // The baseline is a full scan: the watcher counts from it.
+                if let Some(w) = lock(&watcher).as_ref() {
+                    w.prime();
+                }
                 let base_ctx = mia_snapshot::CaptureContext {
                     session_id: ctx.session_id.clone(),
                     message_id: None,
@@ -1439,9 +1495,11 @@ impl Runtime {
             } else {
                 None
             };
-            let pending = match lock(&watcher).as_ref() {
-                Some(w) => repo.begin_step_with_watcher(ctx, paths.as_deref(), w),
-                None => repo.begin_step(ctx, paths.as_deref()),
+            let w = lock(&watcher);
+            let pending = match (step_lock, w.as_ref()) {
+                (Some(held), w) => repo.begin_step_holding(ctx, held, w),
+                (None, Some(w)) => repo.begin_step_with_watcher(ctx, paths.as_deref(), w),
+                (None, None) => repo.begin_step(ctx, paths.as_deref()),
             }
             .map_err(|e| match e {
                 mia_snapshot::SnapshotError::StepBusy { .. } => SnapFail::Busy(e.to_string()),
@@ -1452,6 +1510,9 @@ impl Runtime {
         .await
         .map_err(|e| SnapFail::Unavailable(e.to_string()))??;
         if let Some(snap) = baseline {
+            state
+                .has_baseline
+                .store(true, std::sync::atomic::Ordering::Relaxed);
             let row = new_snapshot(session_id, &snap, mia_store::SnapshotKind::Baseline);
             if let Err(e) = self.inner.store.call(move |db| db.add_snapshot(&row)).await {
                 tracing::warn!(session = %session_id, error = %e, "could not index the baseline snapshot");

@@ -36,8 +36,8 @@ pub use model::{
 };
 pub use render::{RenderOptions, render_terminal, summary_line};
 pub use repo::{
-    LEGACY_SNAPSHOT_DIR, RepoLock, SnapshotRepo, StepLock, default_store_root, project_store_key,
-    validate_project_root, worktree_key,
+    LEGACY_SNAPSHOT_DIR, RepoLock, SnapshotRepo, StepLock, acquire_step_lock, default_store_root,
+    project_store_key, validate_project_root, worktree_key,
 };
 pub use revert::{
     Conflict, Expectation, FileAction, PendingStep, PlanKind, PlannedFile, RevertOutcome,

@@ -96,6 +96,14 @@ impl Drop for StoreLock {
 #[derive(Debug)]
 pub struct StepLock {
     file: File,
+    path: PathBuf,
+}
+
+impl StepLock {
+    /// The lock file (names the work tree it belongs to).
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 impl Drop for StepLock {
@@ -241,6 +249,81 @@ pub fn worktree_key(project: &Path) -> String {
     )
 }
 
+/// Where a work tree's store is.
+struct Location {
+    root: PathBuf,
+    key: String,
+    wt: String,
+}
+
+/// The store of `project` (canonical): a work tree keeps the store it
+/// started with, even when its git layout changes later (`git init`, `.git`
+/// removed), through `<root>/paths/<work tree key>`.
+fn locate(project: &Path, config: &SnapshotConfig) -> Result<Location> {
+    let root = match config.store_root.clone() {
+        Some(r) => r,
+        None => default_store_root().ok_or(SnapshotError::NoStoreRoot)?,
+    };
+    let wt = worktree_key(project);
+    let by_path = root.join("paths").join(&wt);
+    let key = match std::fs::read_to_string(&by_path) {
+        Ok(k) if !k.trim().is_empty() && root.join(k.trim()).join("repo").is_dir() => {
+            k.trim().to_string()
+        }
+        _ => {
+            let (key, _) = project_store_key(project);
+            if let Some(parent) = by_path.parent() {
+                std::fs::create_dir_all(parent).map_err(SnapshotError::io("creating", parent))?;
+            }
+            atomic_write(&by_path, key.as_bytes())?;
+            key
+        }
+    };
+    Ok(Location { root, key, wt })
+}
+
+/// The step lock of `project`'s work tree for a step with unknown paths
+/// (see [`SnapshotRepo::begin_step`]), taken without opening the store, so
+/// a caller that shares one repository handle between sessions can wait
+/// for it without holding that handle. Waits `config.step_wait` at most.
+pub fn acquire_step_lock(
+    project: &Path,
+    config: &SnapshotConfig,
+    holder: &str,
+) -> Result<std::sync::Arc<StepLock>> {
+    let project = validate_project_root(project)?;
+    let Location { root, key, wt } = locate(&project, config)?;
+    let path = root.join(key).join("worktrees").join(wt).join(SCAN_LOCK);
+    let lock = take_step_lock(
+        path,
+        &project,
+        holder,
+        Some(Instant::now() + config.step_wait),
+    )?;
+    Ok(std::sync::Arc::new(lock))
+}
+
+fn take_step_lock(
+    path: PathBuf,
+    project: &Path,
+    holder: &str,
+    deadline: Option<Instant>,
+) -> Result<StepLock> {
+    let file = open_lock_file(&path)?;
+    let waited = Instant::now();
+    if !wait_lock(&file, &path, LockKind::Exclusive, deadline)? {
+        return Err(SnapshotError::StepBusy {
+            project: project.to_path_buf(),
+            holder: holder_of(&path),
+            waited_ms: u64::try_from(waited.elapsed().as_millis()).unwrap_or(u64::MAX),
+        });
+    }
+    let mut lock = StepLock { file, path };
+    let _ = lock.file.set_len(0);
+    let _ = write!(lock.file, "{holder}");
+    Ok(lock)
+}
+
 impl SnapshotRepo {
     /// Open (creating if needed) the snapshot store of `project` under the
     /// configured store root (`config.store_root`, else
@@ -248,28 +331,7 @@ impl SnapshotRepo {
     /// (`<project>/.mia-code/snapshots`) is migrated on first open.
     pub fn open(project: impl AsRef<Path>, config: SnapshotConfig) -> Result<Self> {
         let project = validate_project_root(project.as_ref())?;
-        let root = match config.store_root.clone() {
-            Some(r) => r,
-            None => default_store_root().ok_or(SnapshotError::NoStoreRoot)?,
-        };
-        let wt = worktree_key(&project);
-        // A work tree keeps the store it started with, even when its git
-        // layout changes later (`git init`, `.git` removed).
-        let by_path = root.join("paths").join(&wt);
-        let key = match std::fs::read_to_string(&by_path) {
-            Ok(k) if !k.trim().is_empty() && root.join(k.trim()).join("repo").is_dir() => {
-                k.trim().to_string()
-            }
-            _ => {
-                let (key, _) = project_store_key(&project);
-                if let Some(parent) = by_path.parent() {
-                    std::fs::create_dir_all(parent)
-                        .map_err(SnapshotError::io("creating", parent))?;
-                }
-                atomic_write(&by_path, key.as_bytes())?;
-                key
-            }
-        };
+        let Location { root, key, wt } = locate(&project, &config)?;
         let source = project_store_key(&project).1;
         let store = root.join(&key);
         let dir = store.join("repo");
@@ -454,20 +516,11 @@ impl SnapshotRepo {
         holder: &str,
         deadline: Option<Instant>,
     ) -> Result<StepLock> {
-        let path = self.state.join(SCAN_LOCK);
-        let file = open_lock_file(&path)?;
-        let waited = Instant::now();
-        if !wait_lock(&file, &path, LockKind::Exclusive, deadline)? {
-            return Err(SnapshotError::StepBusy {
-                project: self.project.clone(),
-                holder: holder_of(&path),
-                waited_ms: u64::try_from(waited.elapsed().as_millis()).unwrap_or(u64::MAX),
-            });
-        }
-        let mut lock = StepLock { file };
-        let _ = lock.file.set_len(0);
-        let _ = write!(lock.file, "{holder}");
-        Ok(lock)
+        take_step_lock(self.state.join(SCAN_LOCK), &self.project, holder, deadline)
+    }
+
+    pub(crate) fn scan_lock_path(&self) -> PathBuf {
+        self.state.join(SCAN_LOCK)
     }
 
     /// Is a step with unknown paths running on this work tree right now?

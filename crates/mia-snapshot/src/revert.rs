@@ -99,6 +99,25 @@ impl SnapshotRepo {
         self.begin_step_narrowed(ctx, paths, None, scan_lock)
     }
 
+    /// [`begin_step`](Self::begin_step) for a step with unknown paths whose
+    /// step lock the caller took already ([`crate::acquire_step_lock`]),
+    /// narrowed by `watcher` when given.
+    pub fn begin_step_holding(
+        &mut self,
+        ctx: CaptureContext,
+        lock: std::sync::Arc<crate::repo::StepLock>,
+        watcher: Option<&crate::ProjectWatcher>,
+    ) -> Result<PendingStep> {
+        if lock.path() != self.scan_lock_path() {
+            return Err(SnapshotError::PathOutsideProject {
+                path: lock.path().to_path_buf(),
+                project: self.project.clone(),
+            });
+        }
+        let narrow = watcher.and_then(|w| self.watched_paths(w));
+        self.begin_step_narrowed(ctx, None, narrow, Some(lock))
+    }
+
     /// The work tree's step lock for a step with unknown paths, waiting
     /// `config.step_wait` at most.
     pub(crate) fn acquire_scan_lock(

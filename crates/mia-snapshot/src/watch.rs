@@ -35,6 +35,12 @@ pub enum OutsideChanges {
 struct State {
     changed: BTreeSet<String>,
     broken: Option<String>,
+    /// A directory could not be watched (e.g. the inotify limit): the
+    /// watcher can never vouch for a complete list again; captures scan.
+    degraded: Option<String>,
+    /// A take happened: changes before the watcher started are unknown, so
+    /// the first take always says "scan".
+    primed: bool,
     last_event: Option<Instant>,
     sync_seen: u64,
 }
@@ -88,8 +94,12 @@ impl ProjectWatcher {
             w.watch(&mia, RecursiveMode::NonRecursive)
                 .map_err(|e| SnapshotError::io("watching", &mia)(std::io::Error::other(e)))?;
             for dir in watched_dirs(&root, &root, &excluded_dirs) {
-                // A directory that vanished meanwhile is fine to miss.
-                let _ = w.watch(&dir, RecursiveMode::NonRecursive);
+                if let Err(e) = w.watch(&dir, RecursiveMode::NonRecursive)
+                    && let Some(why) = registration_failure(&dir, &e)
+                    && let Ok(mut st) = state.0.lock()
+                {
+                    st.degraded.get_or_insert(why);
+                }
             }
         }
         {
@@ -173,8 +183,18 @@ impl ProjectWatcher {
             };
         };
         let changed = std::mem::take(&mut st.changed);
+        if !std::mem::replace(&mut st.primed, true) {
+            return OutsideChanges::Unknown {
+                reason: "the watcher just started; what changed before is unknown".into(),
+            };
+        }
         if let Some(reason) = st.broken.take() {
             return OutsideChanges::Unknown { reason };
+        }
+        if let Some(reason) = &st.degraded {
+            return OutsideChanges::Unknown {
+                reason: reason.clone(),
+            };
         }
         if !synced {
             return OutsideChanges::Unknown {
@@ -184,12 +204,41 @@ impl ProjectWatcher {
         OutsideChanges::Known(changed.into_iter().collect())
     }
 
+    /// Start counting from now: call right before a full capture, whose tree
+    /// then is the reference the next [`take_changes`](Self::take_changes)
+    /// narrows from.
+    pub fn prime(&self) {
+        if let Ok(mut st) = self.state.0.lock() {
+            st.changed.clear();
+            st.primed = true;
+        }
+    }
+
+    /// Why the watcher cannot be trusted, if it cannot (a directory could
+    /// not be watched): captures then scan the project.
+    pub fn degraded(&self) -> Option<String> {
+        self.state.0.lock().ok().and_then(|st| st.degraded.clone())
+    }
+
     /// Changes so far, without starting a new period (for the UI).
     pub fn peek(&self) -> Vec<String> {
         let (lock, _) = &*self.state;
         lock.lock()
             .map(|st| st.changed.iter().cloned().collect())
             .unwrap_or_default()
+    }
+}
+
+/// A failed watch registration that matters (not a directory that vanished
+/// meanwhile), in words.
+fn registration_failure(dir: &Path, e: &notify::Error) -> Option<String> {
+    match &e.kind {
+        notify::ErrorKind::PathNotFound => None,
+        notify::ErrorKind::Io(io) if io.kind() == std::io::ErrorKind::NotFound => None,
+        _ => Some(format!(
+            "could not watch {}: {e}; on Linux the inotify limit (fs.inotify.max_user_watches, see `mia-code doctor`) may be too low, so steps scan the project instead",
+            dir.display()
+        )),
     }
 }
 
@@ -293,7 +342,12 @@ fn process_events(
         {
             for d in new_dirs {
                 for sub in watched_dirs(root, &d, excluded) {
-                    let _ = w.watch(&sub, RecursiveMode::NonRecursive);
+                    if let Err(e) = w.watch(&sub, RecursiveMode::NonRecursive)
+                        && let Some(why) = registration_failure(&sub, &e)
+                        && let Ok(mut st) = lock.lock()
+                    {
+                        st.degraded.get_or_insert(why);
+                    }
                     // Files created before the watch was added.
                     if let Ok(rd) = std::fs::read_dir(&sub)
                         && let Ok(mut st) = lock.lock()
@@ -327,7 +381,7 @@ impl crate::SnapshotRepo {
 
     /// The watcher's changes as capture paths, minus what a scan would skip
     /// (gitignored files); None when a full scan is needed instead.
-    fn watched_paths(&self, watcher: &ProjectWatcher) -> Option<Vec<PathBuf>> {
+    pub(crate) fn watched_paths(&self, watcher: &ProjectWatcher) -> Option<Vec<PathBuf>> {
         match watcher.take_changes() {
             OutsideChanges::Known(paths) if paths.len() <= MAX_NARROWED_PATHS => Some(
                 paths

@@ -501,9 +501,10 @@ fn the_same_holds_with_a_watcher_narrowing_the_capture() {
         },
     )
     .unwrap();
-    repo.capture(&CaptureContext::default(), None).unwrap();
     let w = mia_snapshot::ProjectWatcher::start(&p.path(), Vec::new()).unwrap();
     assert!(w.sync(std::time::Duration::from_secs(5)));
+    w.prime();
+    repo.capture(&CaptureContext::default(), None).unwrap();
     let pending = repo
         .begin_step_with_watcher(ctx("m1", "t1"), None, &w)
         .unwrap();

@@ -13,9 +13,11 @@ fn watcher_reports_outside_changes_and_narrows_captures() {
     p.write("src/a.rs", "a\n");
     p.write("node_modules/x/i.js", "x\n");
     let mut repo = p.repo();
-    repo.capture(&CaptureContext::default(), None).unwrap();
     let w = ProjectWatcher::start(&p.path(), repo.config().excluded_dirs.clone()).unwrap();
     assert!(w.sync(Duration::from_secs(5)), "watcher never caught up");
+    // What changed before it started is unknown: the first take says scan.
+    assert!(matches!(w.take_changes(), OutsideChanges::Unknown { .. }));
+    repo.capture(&CaptureContext::default(), None).unwrap();
     assert_eq!(w.take_changes(), OutsideChanges::Known(vec![]));
 
     p.write("src/a.rs", "changed outside\n");
@@ -60,9 +62,10 @@ fn bash_steps_narrowed_by_the_watcher_record_exactly_what_changed() {
     p.write("src/a.rs", "a\n");
     p.write("src/b.rs", "b\n");
     let mut repo = p.repo();
-    repo.capture(&CaptureContext::default(), None).unwrap();
     let w = ProjectWatcher::start(&p.path(), repo.config().excluded_dirs.clone()).unwrap();
     assert!(w.sync(Duration::from_secs(5)));
+    w.prime();
+    repo.capture(&CaptureContext::default(), None).unwrap();
     // Outside change before the step: part of the "before" state.
     p.write("src/b.rs", "b edited by the user\n");
     let ctx = CaptureContext {

@@ -181,6 +181,53 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         ),
     }
 
+    // Snapshots: where the stores are, and what the file watcher can do.
+    let store = paths.home.join("snapshots");
+    push(
+        "snapshots",
+        Status::Ok,
+        format!(
+            "{} ({} project store(s); outside every work tree)",
+            store.display(),
+            std::fs::read_dir(&store)
+                .map(|rd| rd
+                    .flatten()
+                    .filter(|e| e.path().join("repo").is_dir())
+                    .count())
+                .unwrap_or(0)
+        ),
+    );
+    if let Ok(text) = std::fs::read_to_string("/proc/sys/fs/inotify/max_user_watches") {
+        let limit: u64 = text.trim().parse().unwrap_or(0);
+        // One watch per directory of each open project.
+        let dirs = project
+            .as_ref()
+            .ok()
+            .map(|d| count_dirs(d, 200_000))
+            .unwrap_or(0);
+        let (status, detail) = if limit == 0 {
+            (
+                Status::Warn,
+                "fs.inotify.max_user_watches is unreadable".to_string(),
+            )
+        } else if dirs as u64 * 2 > limit {
+            (
+                Status::Warn,
+                format!(
+                    "fs.inotify.max_user_watches is {limit} and this project has about {dirs} directories: shell steps will scan instead of using the watcher; raise it with `sudo sysctl fs.inotify.max_user_watches=524288`"
+                ),
+            )
+        } else {
+            (
+                Status::Ok,
+                format!(
+                    "fs.inotify.max_user_watches is {limit} (this project: about {dirs} directories)"
+                ),
+            )
+        };
+        push("file watcher", status, detail);
+    }
+
     let failed = checks.iter().any(|c| c.status == Status::Error);
     if args.json {
         crate::output::print_json(&serde_json::json!({ "ok": !failed, "checks": checks }))?;
@@ -202,4 +249,23 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Directories under `root` a snapshot watcher would watch (gitignored and
+/// heavy directories skipped), counting at most `cap`.
+fn count_dirs(root: &std::path::Path, cap: usize) -> usize {
+    let heavy = mia_snapshot::DEFAULT_EXCLUDED_DIRS;
+    ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .git_ignore(true)
+        .require_git(false)
+        .filter_entry(move |e| {
+            let name = e.file_name().to_string_lossy();
+            name != ".git" && !heavy.iter().any(|h| *h == name)
+        })
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
+        .take(cap)
+        .count()
 }
