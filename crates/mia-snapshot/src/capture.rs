@@ -326,11 +326,11 @@ impl SnapshotRepo {
                 });
                 continue;
             }
-            let abs = self.project.join(&rel);
+            let abs = crate::names::abs(&self.project, &rel);
             let meta = match std::fs::symlink_metadata(&abs) {
                 Ok(m) => m,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    changes.insert(rel.into_bytes(), Change::Remove);
+                    changes.insert(crate::names::dec(&rel), Change::Remove);
                     continue;
                 }
                 Err(e) => return Err(SnapshotError::io("reading", &abs)(e)),
@@ -360,7 +360,7 @@ impl SnapshotRepo {
                         None => {}
                     }
                 }
-                if let Ok(entry) = base_tree.get_path(Path::new(&rel)) {
+                if let Ok(entry) = base_tree.get_path(&crate::names::path_of(&rel)) {
                     if entry.kind() == Some(ObjectType::Tree) {
                         let sub = self.repo.find_tree(entry.id()).map_err(self.git_err())?;
                         for path in tree::flatten(&self.repo, &sub, &prefix)
@@ -368,11 +368,13 @@ impl SnapshotRepo {
                             .into_keys()
                         {
                             if !seen.contains(path.as_bytes()) {
-                                changes.entry(path.into_bytes()).or_insert(Change::Remove);
+                                changes
+                                    .entry(crate::names::dec(&path))
+                                    .or_insert(Change::Remove);
                             }
                         }
                     } else {
-                        changes.insert(rel.clone().into_bytes(), Change::Remove);
+                        changes.insert(crate::names::dec(&rel), Change::Remove);
                     }
                 }
                 continue;
@@ -382,11 +384,11 @@ impl SnapshotRepo {
                     path: rel.clone(),
                     reason: ExcludeReason::SpecialFile,
                 });
-                changes.insert(rel.into_bytes(), Change::Remove);
+                changes.insert(crate::names::dec(&rel), Change::Remove);
                 continue;
             }
             let item = ScanItem {
-                rel: rel.clone().into_bytes(),
+                rel: crate::names::dec(&rel),
                 abs,
                 stat: StatInfo::from_metadata(&meta),
             };
@@ -534,7 +536,7 @@ impl SnapshotRepo {
                     .strip_prefix(&root)
                     .map(rel_bytes)
                     .unwrap_or_default();
-                let rel = String::from_utf8_lossy(&rel).into_owned();
+                let rel = crate::names::enc(&rel);
                 let reason = if excluded_dirs.iter().any(|d| name == d.as_str()) {
                     Some(ExcludeReason::ExcludedDir)
                 } else if e.path().join(".git").exists() {
@@ -595,7 +597,7 @@ impl SnapshotRepo {
                     }
                 } else {
                     w.local_ex.push(ExcludedFile {
-                        path: String::from_utf8_lossy(&rel).into_owned(),
+                        path: crate::names::enc(&rel),
                         reason: ExcludeReason::SpecialFile,
                     });
                 }
@@ -943,7 +945,7 @@ fn read_project_seed(project: &Path) -> Option<(FastMap<Vec<u8>, SeedEntry>, Str
                 continue;
             }
             if has_attributes {
-                let path = String::from_utf8_lossy(&e.path).into_owned();
+                let path = bytes_to_path(&e.path);
                 let transformed = [
                     "filter",
                     "text",
@@ -955,11 +957,7 @@ fn read_project_seed(project: &Path) -> Option<(FastMap<Vec<u8>, SeedEntry>, Str
                 .iter()
                 .any(|attr| {
                     project_repo
-                        .get_attr(
-                            Path::new(&path),
-                            attr,
-                            git2::AttrCheckFlags::FILE_THEN_INDEX,
-                        )
+                        .get_attr(&path, attr, git2::AttrCheckFlags::FILE_THEN_INDEX)
                         .ok()
                         .flatten()
                         .is_some_and(|v| {
@@ -1029,7 +1027,7 @@ fn poisoned() -> SnapshotError {
 
 fn excluded_for(rel: &[u8], content: Content) -> ExcludedFile {
     ExcludedFile {
-        path: String::from_utf8_lossy(rel).into_owned(),
+        path: crate::names::enc(rel),
         reason: match content {
             Content::TooLarge => ExcludeReason::TooLarge,
             Content::Unreadable => ExcludeReason::Unreadable,

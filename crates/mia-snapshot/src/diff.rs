@@ -151,7 +151,7 @@ fn collect_changes(
         if ea == eb {
             continue;
         }
-        let path = format!("{prefix}{}", String::from_utf8_lossy(&name));
+        let path = format!("{prefix}{}", crate::names::enc(&name));
         let is_tree = |e: &Option<(u32, Oid)>| e.is_some_and(|(m, _)| m == MODE_TREE);
         let sub_a = if is_tree(&ea) {
             ea.map(|(_, id)| repo.find_tree(id)).transpose()?

@@ -12,6 +12,7 @@ mod error;
 mod gc;
 mod journal;
 mod model;
+mod names;
 mod pack;
 mod render;
 mod repo;

@@ -693,7 +693,7 @@ impl SnapshotRepo {
         let mut parts: Vec<String> = Vec::new();
         for c in rel.components() {
             match c {
-                Component::Normal(n) => parts.push(n.to_string_lossy().into_owned()),
+                Component::Normal(n) => parts.push(crate::names::os_enc(n)),
                 Component::CurDir => {}
                 Component::ParentDir => {
                     if parts.pop().is_none() {

@@ -161,7 +161,7 @@ impl SnapshotRepo {
                     .map(|p| self.relative_path(p))
                     .collect::<Result<Vec<_>>>()?;
                 for rel in &rels {
-                    if let Some(m) = odd_mode(&self.project.join(rel)) {
+                    if let Some(m) = odd_mode(&crate::names::abs(&self.project, rel)) {
                         modes.insert(rel.clone(), m);
                     }
                 }
@@ -311,7 +311,8 @@ impl SnapshotRepo {
                     let changed = changes.iter().any(|c| c.path == u.path);
                     let gone = tree::file_at(&after_tree, &u.path).is_none()
                         && !still_excluded.contains(u.path.as_str())
-                        && std::fs::symlink_metadata(self.project.join(&u.path)).is_err();
+                        && std::fs::symlink_metadata(crate::names::abs(&self.project, &u.path))
+                            .is_err();
                     if changed || gone {
                         unc.push(u.clone());
                     }
@@ -384,7 +385,7 @@ impl SnapshotRepo {
 
     /// The file's state on disk right now, hashed but not stored.
     fn current_state(&self, rel: &str) -> Result<CurrentState> {
-        let abs = self.project.join(rel);
+        let abs = crate::names::abs(&self.project, rel);
         let meta = match std::fs::symlink_metadata(&abs) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(CurrentState::Absent),
@@ -501,7 +502,7 @@ impl SnapshotRepo {
             }
             let now = match current {
                 CurrentState::File(mode, oid) => {
-                    let abs = self.project.join(&f.path);
+                    let abs = crate::names::abs(&self.project, &f.path);
                     let bytes = if mode == MODE_LINK {
                         rel_bytes(
                             &std::fs::read_link(&abs)
@@ -746,7 +747,7 @@ impl SnapshotRepo {
         if !conflicts.is_empty() {
             let stamp = format!("{}-{}", now_ms(), short(&pre.hash));
             for c in &mut conflicts {
-                let src = self.project.join(&c.path);
+                let src = crate::names::abs(&self.project, &c.path);
                 if std::fs::symlink_metadata(&src).is_err() {
                     continue;
                 }
@@ -918,7 +919,7 @@ impl SnapshotRepo {
         let mut files = Vec::new();
         let mut wanted: BTreeMap<String, State> = BTreeMap::new();
         for rel in &rels {
-            match target_tree.get_path(Path::new(rel)) {
+            match target_tree.get_path(&crate::names::path_of(rel)) {
                 Ok(e) if e.kind() == Some(ObjectType::Tree) => {
                     let sub = self.repo.find_tree(e.id()).map_err(self.git_err())?;
                     for (p, st) in tree::flatten(&self.repo, &sub, &format!("{rel}/"))
@@ -1300,7 +1301,7 @@ fn write_entry(
     perm: Option<u32>,
     content: &[u8],
 ) -> Result<()> {
-    let abs = project.join(rel);
+    let abs = crate::names::abs(project, rel);
     if let Some(parent) = abs.parent() {
         std::fs::create_dir_all(parent).map_err(SnapshotError::io("creating", parent))?;
     }
@@ -1312,7 +1313,7 @@ fn write_entry(
     let current_perm = current_perm(&abs);
     let dir = abs.parent().unwrap_or(project);
     if mode == MODE_LINK {
-        let target = String::from_utf8_lossy(content).into_owned();
+        let target = crate::capture::bytes_to_path(content);
         let name = abs
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -1327,7 +1328,8 @@ fn write_entry(
         std::os::unix::fs::symlink(&target, &tmp)
             .map_err(SnapshotError::io("creating the symlink", &tmp))?;
         #[cfg(not(unix))]
-        std::fs::write(&tmp, target.as_bytes()).map_err(SnapshotError::io("writing", &tmp))?;
+        std::fs::write(&tmp, target.to_string_lossy().as_bytes())
+            .map_err(SnapshotError::io("writing", &tmp))?;
         return std::fs::rename(&tmp, &abs).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             SnapshotError::io("replacing", &abs)(e)
@@ -1381,7 +1383,7 @@ fn current_perm(abs: &Path) -> Option<u32> {
 
 /// Remove a file and then any directories it leaves empty.
 fn remove_entry(project: &Path, rel: &str) -> Result<()> {
-    let abs = project.join(rel);
+    let abs = crate::names::abs(project, rel);
     match std::fs::remove_file(&abs) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}

@@ -208,7 +208,7 @@ fn process(
     let Ok(rd) = std::fs::read_dir(&job.abs) else {
         if !job.rel.is_empty() {
             out.excluded.push(ExcludedFile {
-                path: format!("{}/", String::from_utf8_lossy(&job.rel)),
+                path: format!("{}/", crate::names::enc(&job.rel)),
                 reason: ExcludeReason::Unreadable,
             });
         }
@@ -223,7 +223,7 @@ fn process(
     // its own listing, so no extra stat per directory.
     if !job.rel.is_empty() && entries.iter().any(|(n, _)| n == ".git") {
         out.excluded.push(ExcludedFile {
-            path: format!("{}/", String::from_utf8_lossy(&job.rel)),
+            path: format!("{}/", crate::names::enc(&job.rel)),
             reason: ExcludeReason::NestedRepo,
         });
         out.dirs.insert(job.rel, scan);
@@ -264,7 +264,7 @@ fn process(
             let abs = job.abs.join(&name);
             if excluded_dirs.iter().any(|d| name == d.as_str()) {
                 out.excluded.push(ExcludedFile {
-                    path: format!("{}/", String::from_utf8_lossy(&rel)),
+                    path: format!("{}/", crate::names::enc(&rel)),
                     reason: ExcludeReason::ExcludedDir,
                 });
                 continue;
@@ -287,7 +287,7 @@ fn process(
             scan.files.push(FileItem { rel, stat, hit });
         } else {
             out.excluded.push(ExcludedFile {
-                path: String::from_utf8_lossy(&rel).into_owned(),
+                path: crate::names::enc(&rel),
                 reason: ExcludeReason::SpecialFile,
             });
         }

@@ -273,7 +273,7 @@ pub fn flatten(
     let mut out = BTreeMap::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, e| {
         if e.kind() == Some(ObjectType::Blob) {
-            let name = String::from_utf8_lossy(e.name_bytes());
+            let name = crate::names::enc(e.name_bytes());
             out.insert(
                 format!("{prefix}{dir}{name}"),
                 (e.filemode() as u32, e.id()),
@@ -287,7 +287,7 @@ pub fn flatten(
 
 /// The entry at `path` in `tree`, if it is a file or symlink.
 pub fn file_at(tree: &Tree<'_>, path: &str) -> Option<(u32, Oid)> {
-    let e = tree.get_path(std::path::Path::new(path)).ok()?;
+    let e = tree.get_path(&crate::names::path_of(path)).ok()?;
     let mode = e.filemode() as u32;
     if is_file_mode(mode) {
         Some((mode, e.id()))

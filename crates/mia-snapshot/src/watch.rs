@@ -320,7 +320,7 @@ fn process_events(
                         let Ok(rel) = p.strip_prefix(root) else {
                             continue;
                         };
-                        let rel = rel.to_string_lossy().replace('\\', "/");
+                        let rel = crate::names::path_enc(rel);
                         if rel.is_empty() || is_skipped(&rel, excluded) {
                             continue;
                         }
@@ -354,7 +354,7 @@ fn process_events(
                     {
                         for e in rd.flatten() {
                             if let Ok(rel) = e.path().strip_prefix(root) {
-                                st.changed.insert(rel.to_string_lossy().replace('\\', "/"));
+                                st.changed.insert(crate::names::path_enc(rel));
                             }
                         }
                     }
@@ -389,7 +389,7 @@ impl crate::SnapshotRepo {
                     .filter(|p| {
                         !crate::scan::scan_skips(&self.project, p, &self.config.excluded_dirs)
                     })
-                    .map(PathBuf::from)
+                    .map(|p| crate::names::path_of(&p))
                     .collect(),
             ),
             OutsideChanges::Known(paths) => {

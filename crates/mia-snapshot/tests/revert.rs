@@ -634,3 +634,40 @@ fn an_old_in_project_store_is_migrated_with_nothing_lost() {
     assert_eq!(p.read("a.txt").as_deref(), Some("v1\n"));
     drop(repo);
 }
+
+#[cfg(unix)]
+#[test]
+fn non_utf8_names_and_case_only_renames_round_trip() {
+    use std::os::unix::ffi::OsStrExt;
+    let p = Project::new();
+    let odd = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+    std::fs::write(p.path().join(odd), "latin-1 name\n").unwrap();
+    p.write("Readme.md", "readme\n");
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let rec = bash_step(&mut repo, "m1", "t1", || {
+        std::fs::write(p.path().join(odd), "changed\n").unwrap();
+        std::fs::rename(p.path().join("Readme.md"), p.path().join("README.md")).unwrap();
+        std::fs::write(
+            p.path().join(std::ffi::OsStr::from_bytes(b"new\xff.txt")),
+            "new\n",
+        )
+        .unwrap();
+    });
+    assert_eq!(rec.changes.len(), 4, "{:?}", rec.changes);
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(
+        std::fs::read_to_string(p.path().join(odd)).unwrap(),
+        "latin-1 name\n"
+    );
+    assert_eq!(p.read("Readme.md").as_deref(), Some("readme\n"));
+    assert!(p.read("README.md").is_none());
+    assert!(
+        !p.path()
+            .join(std::ffi::OsStr::from_bytes(b"new\xff.txt"))
+            .exists()
+    );
+}
