@@ -140,7 +140,7 @@ fn run(seed: u64) {
     };
     p.write(".gitignore", "*.log\n");
     let mut fixed: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-    let mut put = |rel: &str, bytes: Vec<u8>, fixed: &mut BTreeMap<String, Vec<u8>>| {
+    let put = |rel: &str, bytes: Vec<u8>, fixed: &mut BTreeMap<String, Vec<u8>>| {
         std::fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
         std::fs::write(root.join(rel), &bytes).unwrap();
         fixed.insert(rel.to_string(), bytes);
