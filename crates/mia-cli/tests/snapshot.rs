@@ -53,6 +53,7 @@ fn capture_diff_restore_from_the_cli() {
     let env = Env::new();
     env.write("a.txt", "one\n");
     env.write("img.png", "fake");
+    env.write("node_modules/x/index.js", "x\n");
     let out = env
         .cmd()
         .args(["snapshot", "capture", "--json"])
@@ -66,9 +67,10 @@ fn capture_diff_restore_from_the_cli() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["excluded", "files", "hash", "ms"]);
-    assert_eq!(v["files"], 1);
-    assert_eq!(v["excluded"][0]["path"], "img.png");
-    assert_eq!(v["excluded"][0]["reason"], "binary");
+    // Binary files are stored too; a heavy directory is noted, not stored.
+    assert_eq!(v["files"], 2);
+    assert_eq!(v["excluded"][0]["path"], "node_modules/");
+    assert_eq!(v["excluded"][0]["reason"], "excluded-dir");
     let hash = v["hash"].as_str().unwrap().to_string();
 
     env.write("a.txt", "two\n");

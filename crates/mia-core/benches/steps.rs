@@ -37,7 +37,11 @@ fn git(dir: &Path, args: &[&str]) {
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn index(db: &mut SessionDb, sid: SessionId, before: &mia_snapshot::Snapshot, rec: &StepRecord) {
@@ -164,7 +168,14 @@ fn main() {
     // 19 other sessions with 30 steps each.
     for (k, sid) in sessions.iter().take(19).enumerate() {
         for n in 0..30 {
-            step(&mut repo, &mut db, *sid, &project, 10_000 + k * 100 + n, keep);
+            step(
+                &mut repo,
+                &mut db,
+                *sid,
+                &project,
+                10_000 + k * 100 + n,
+                keep,
+            );
         }
     }
     let main = sessions[19];
@@ -186,19 +197,33 @@ fn main() {
     let gd = tmp.path().join("baseline.git");
     let gds = gd.to_str().unwrap().to_string();
     let wt = project.to_str().unwrap().to_string();
-    git(&project, &["--git-dir", &gds, "--work-tree", &wt, "init", "-q"]);
-    git(&project, &["--git-dir", &gds, "--work-tree", &wt, "add", "-A"]);
+    git(
+        &project,
+        &["--git-dir", &gds, "--work-tree", &wt, "init", "-q"],
+    );
+    git(
+        &project,
+        &["--git-dir", &gds, "--work-tree", &wt, "add", "-A"],
+    );
     let mut base = Vec::new();
     for n in 0..30 {
         std::fs::write(project.join("src/d0/f0.rs"), format!("fn b{n}() {{}}\n")).unwrap();
         let t = Instant::now();
-        git(&project, &["--git-dir", &gds, "--work-tree", &wt, "add", "-A"]);
-        git(&project, &["--git-dir", &gds, "--work-tree", &wt, "write-tree"]);
+        git(
+            &project,
+            &["--git-dir", &gds, "--work-tree", &wt, "add", "-A"],
+        );
+        git(
+            &project,
+            &["--git-dir", &gds, "--work-tree", &wt, "write-tree"],
+        );
         base.push(t.elapsed());
     }
     let base_p50 = pct(&mut base, 0.5);
 
-    println!("{steps} file-changing steps in one of 20 sessions ({files} files, retention {keep}):");
+    println!(
+        "{steps} file-changing steps in one of 20 sessions ({files} files, retention {keep}):"
+    );
     println!(
         "  per step p50 {} (snapshot {}, record {}, retention {}), p99 {}",
         ms(p50),

@@ -325,10 +325,17 @@ impl Runtime {
             }
         };
         let stats = mia_snapshot::stats(&files);
+        // Binary files go into the patch as `GIT binary patch` sections.
+        let (patch, files) = if files.iter().any(|f| f.binary) {
+            self.with_repo(id, move |repo| Ok((repo.patch(&files), files)))
+                .await?
+        } else {
+            (mia_snapshot::to_patch(&files), files)
+        };
         Ok(DiffView {
             scope,
             summary: mia_snapshot::summary_line(&stats),
-            patch: mia_snapshot::to_patch(&files),
+            patch,
             stats,
             files,
         })

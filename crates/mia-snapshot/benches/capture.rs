@@ -14,8 +14,20 @@ use mia_snapshot::{CaptureContext, SnapshotConfig, SnapshotRepo};
 /// Every bench project's snapshot store lives under one temp dir.
 static STORE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
 
+/// The store root, handed to child processes (fresh-process captures must
+/// find the same store, as a CLI call would).
+fn store_root() -> PathBuf {
+    match std::env::var_os("MIA_BENCH_STORE") {
+        Some(p) => PathBuf::from(p),
+        None => STORE
+            .get_or_init(|| tempfile::tempdir().unwrap())
+            .path()
+            .to_path_buf(),
+    }
+}
+
 fn cfg() -> SnapshotConfig {
-    cfg_at(STORE.get_or_init(|| tempfile::tempdir().unwrap()).path())
+    cfg_at(&store_root())
 }
 
 fn cfg_at(store: &Path) -> SnapshotConfig {
@@ -129,7 +141,9 @@ impl Baseline {
 fn child_capture(proj: &Path, paths: Option<&[String]>) -> Duration {
     let exe = std::env::current_exe().unwrap();
     let mut cmd = Command::new(exe);
-    cmd.arg("--child-capture").arg(proj);
+    cmd.env("MIA_BENCH_STORE", store_root())
+        .arg("--child-capture")
+        .arg(proj);
     if let Some(ps) = paths {
         cmd.args(ps);
     }

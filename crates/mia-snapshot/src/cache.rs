@@ -11,7 +11,7 @@ use git2::Oid;
 
 use crate::error::{Result, SnapshotError};
 
-const MAGIC: &[u8; 8] = b"MIASC002";
+const MAGIC: &[u8; 8] = b"MIASC003";
 
 /// A HashMap with a fast non-cryptographic hash (paths are not attacker
 /// controlled here, and SipHash costs ~15 ms per 80k-entry scan).

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant, SystemTime};
 use git2::{ObjectType, Oid, Repository};
 
 use crate::cache::{CacheEntry, Content, FastMap, MODE_LINK, StatCache, StatInfo};
-use crate::config::BINARY_EXTENSIONS;
 use crate::error::{Result, SnapshotError};
 use crate::model::{CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, Snapshot, now_ms};
 use crate::pack::{PackBuf, store_pack};
@@ -18,8 +17,6 @@ use crate::repo::{MIA_DIR, SnapshotRepo};
 use crate::scan;
 use crate::tree::{self, Change};
 
-/// Bytes inspected for a NUL to decide a file is binary (git uses 8000).
-const BINARY_SNIFF: usize = 8000;
 /// Where new objects go: the object store directly, or a pack being built.
 pub(crate) enum Sink<'a, 'r> {
     Odb(&'a git2::Odb<'r>),
@@ -102,19 +99,6 @@ pub(crate) fn rel_bytes(rel: &Path) -> Vec<u8> {
     #[cfg(not(unix))]
     {
         rel.to_string_lossy().replace('\\', "/").into_bytes()
-    }
-}
-
-fn is_binary_name(rel: &[u8]) -> bool {
-    let name = tree::split_parent(rel).1;
-    match name.iter().rposition(|c| *c == b'.') {
-        Some(i) if i > 0 => {
-            let ext = &name[i + 1..];
-            BINARY_EXTENSIONS
-                .iter()
-                .any(|b| b.as_bytes().eq_ignore_ascii_case(ext))
-        }
-        _ => false,
     }
 }
 
@@ -460,9 +444,8 @@ impl SnapshotRepo {
                 .map_err(self.git_err())?;
             return Ok(Some(Content::Stored(oid)));
         }
-        if is_binary_name(&item.rel) {
-            return Ok(Some(Content::Binary));
-        }
+        // Binary files are stored like any other (undo must be able to put
+        // them back); only the size cap keeps content out.
         if item.stat.size > self.config.max_file_size {
             return Ok(Some(Content::TooLarge));
         }
@@ -484,9 +467,6 @@ impl SnapshotRepo {
         }
         if bytes.len() as u64 > self.config.max_file_size {
             return Ok(Some(Content::TooLarge));
-        }
-        if bytes[..bytes.len().min(BINARY_SNIFF)].contains(&0) {
-            return Ok(Some(Content::Binary));
         }
         let oid = sink
             .write(ObjectType::Blob, &bytes)
@@ -742,8 +722,7 @@ impl SnapshotRepo {
                                 Some(se)
                                     if seeded
                                         && f.stat.mode != MODE_LINK
-                                        && f.stat.size <= self.config.max_file_size
-                                        && !is_binary_name(&f.rel) =>
+                                        && f.stat.size <= self.config.max_file_size =>
                                 {
                                     Some(Content::Stored(se.oid))
                                 }

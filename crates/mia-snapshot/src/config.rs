@@ -25,20 +25,12 @@ pub const DEFAULT_EXCLUDED_DIRS: &[&str] = &[
     "bower_components",
 ];
 
-/// File extensions treated as binary without reading them.
-pub const BINARY_EXTENSIONS: &[&str] = &[
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "webp", "tif", "tiff", "psd", "heic", "avif", "pdf",
-    "zip", "gz", "tgz", "bz2", "xz", "zst", "7z", "rar", "tar", "jar", "war", "class", "so",
-    "dylib", "dll", "exe", "o", "a", "lib", "obj", "bin", "wasm", "rlib", "pyc", "pyo", "mp3",
-    "mp4", "mov", "avi", "mkv", "wav", "flac", "ogg", "webm", "m4a", "ttf", "otf", "woff", "woff2",
-    "eot", "sqlite", "sqlite3", "db", "dmg", "iso", "img", "pack", "idx",
-];
-
 /// Tunables of the snapshot engine. Defaults follow issue 7.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SnapshotConfig {
-    /// Files larger than this are noted as excluded, not stored.
+    /// Files larger than this are noted as excluded, not stored (binary
+    /// files included: they are stored up to the cap).
     pub max_file_size: u64,
     /// A capture that runs longer than this gives up (the step proceeds
     /// without undo).
@@ -67,7 +59,7 @@ pub struct SnapshotConfig {
 impl Default for SnapshotConfig {
     fn default() -> Self {
         Self {
-            max_file_size: 2 * 1024 * 1024,
+            max_file_size: 10 * 1024 * 1024,
             time_budget: Duration::from_secs(2),
             keep_per_session: 100,
             excluded_dirs: DEFAULT_EXCLUDED_DIRS

@@ -57,7 +57,7 @@ impl SnapshotRepo {
     /// Unified diff text between two snapshots (the same text as
     /// [`to_patch`]).
     pub fn diff(&self, a: &str, b: &str) -> Result<String> {
-        Ok(to_patch(&self.diff_full(a, b)?))
+        Ok(self.patch(&self.diff_full(a, b)?))
     }
 
     /// Structured diff of snapshot `a` against the live working tree,
@@ -366,14 +366,82 @@ fn short(id: &Option<String>) -> String {
 }
 
 /// A patch in git's unified format, applicable with `git apply` and
-/// `patch -p1` (binary files are listed as differing, not encoded).
+/// `patch -p1`. Without the objects at hand, binary files are listed as
+/// differing; [`SnapshotRepo::patch`] encodes them (`GIT binary patch`).
 pub fn to_patch(diffs: &[FileDiff]) -> String {
+    to_patch_with(diffs, |_| None)
+}
+
+impl SnapshotRepo {
+    /// [`to_patch`] with binary files as `GIT binary patch` sections (full
+    /// content, both directions), which `git apply` applies.
+    pub fn patch(&self, diffs: &[FileDiff]) -> String {
+        to_patch_with(diffs, |id| {
+            let oid = Oid::from_str(id).ok()?;
+            self.repo.find_blob(oid).ok().map(|b| b.content().to_vec())
+        })
+    }
+}
+
+/// Git's base85 alphabet (`base85.c`).
+const B85: &[u8; 85] =
+    b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~";
+
+/// One `literal` hunk of a `GIT binary patch`: the size, then the
+/// zlib-deflated content in base85 lines of up to 52 bytes, each led by its
+/// length (`A`–`Z` = 1–26, `a`–`z` = 27–52), then a blank line.
+fn binary_literal(out: &mut String, content: &[u8]) {
+    use std::io::Write as _;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    // Deflating into memory cannot fail short of running out of it.
+    let deflated: Vec<u8> = z
+        .write_all(content)
+        .and_then(|()| z.finish())
+        .unwrap_or_default();
+    out.push_str(&format!("literal {}\n", content.len()));
+    for chunk in deflated.chunks(52) {
+        let n = chunk.len() as u8;
+        out.push(if n <= 26 {
+            (b'A' + n - 1) as char
+        } else {
+            (b'a' + n - 27) as char
+        });
+        for group in chunk.chunks(4) {
+            let mut v: u32 = 0;
+            for i in 0..4 {
+                v = (v << 8) | u32::from(group.get(i).copied().unwrap_or(0));
+            }
+            let mut enc = [0u8; 5];
+            for slot in enc.iter_mut().rev() {
+                *slot = B85[(v % 85) as usize];
+                v /= 85;
+            }
+            out.push_str(std::str::from_utf8(&enc).unwrap_or_default());
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
+/// [`to_patch`], with `blob(id)` giving a binary side's content when it can.
+pub fn to_patch_with(diffs: &[FileDiff], blob: impl Fn(&str) -> Option<Vec<u8>>) -> String {
     let mut out = String::new();
     for d in diffs {
         let a = quote_path("a/", &d.file);
         let b = quote_path("b/", &d.file);
         out.push_str(&format!("diff --git {a} {b}\n"));
         let same_content = d.old_id == d.new_id;
+        // A binary side we can encode: git apply needs full object ids then.
+        let encodable = d.binary
+            && d.old_id.as_deref().is_none_or(|id| blob(id).is_some())
+            && d.new_id.as_deref().is_none_or(|id| blob(id).is_some());
+        let short = |id: &Option<String>| {
+            if encodable {
+                id.clone().unwrap_or_else(|| "0".repeat(40))
+            } else {
+                short(id)
+            }
+        };
         match d.status {
             DiffStatus::Added => {
                 out.push_str(&format!(
@@ -427,7 +495,14 @@ pub fn to_patch(diffs: &[FileDiff]) -> String {
             } else {
                 b.clone()
             };
-            out.push_str(&format!("Binary files {from} and {to} differ\n"));
+            if encodable && !same_content {
+                let side = |id: &Option<String>| id.as_deref().and_then(&blob).unwrap_or_default();
+                out.push_str("GIT binary patch\n");
+                binary_literal(&mut out, &side(&d.new_id));
+                binary_literal(&mut out, &side(&d.old_id));
+            } else if !same_content {
+                out.push_str(&format!("Binary files {from} and {to} differ\n"));
+            }
             continue;
         }
         if d.hunks.is_empty() {

@@ -21,10 +21,10 @@ mod scan;
 mod tree;
 mod watch;
 
-pub use config::{BINARY_EXTENSIONS, DEFAULT_EXCLUDED_DIRS, SnapshotConfig};
+pub use config::{DEFAULT_EXCLUDED_DIRS, SnapshotConfig};
 pub use diff::{
     CONTEXT_LINES, DiffLine, DiffStats, DiffStatus, FileDiff, Hunk, LineType, compute_hunks,
-    hunk_header, stats, to_patch,
+    hunk_header, stats, to_patch, to_patch_with,
 };
 pub use error::{Result, SnapshotError};
 pub use gc::{

@@ -82,7 +82,7 @@ fn known_paths_capture_equals_full_scan() {
 }
 
 #[test]
-fn binary_large_and_heavy_dirs_are_noted_not_stored() {
+fn large_files_and_heavy_dirs_are_noted_not_stored_binaries_are_stored() {
     let p = Project::new();
     p.write("a.txt", "text\n");
     std::fs::write(p.path().join("blob.dat"), b"abc\0def").unwrap();
@@ -97,31 +97,28 @@ fn binary_large_and_heavy_dirs_are_noted_not_stored() {
     };
     let mut repo = SnapshotRepo::open(p.path(), cfg).unwrap();
     let snap = repo.capture(&CaptureContext::default(), None).unwrap();
-    assert_eq!(snap.files, 1);
+    // Binary files are stored (undo needs them); the cap, heavy
+    // directories and nested repositories keep content out.
+    assert_eq!(snap.files, 3);
     let reasons: Vec<(String, ExcludeReason)> = snap
         .excluded
         .iter()
         .map(|e| (e.path.clone(), e.reason))
         .collect();
-    assert!(
-        reasons.contains(&("blob.dat".into(), ExcludeReason::Binary)),
-        "{reasons:?}"
-    );
-    assert!(reasons.contains(&("pic.png".into(), ExcludeReason::Binary)));
     assert!(reasons.contains(&("big.txt".into(), ExcludeReason::TooLarge)));
     assert!(reasons.contains(&("node_modules/".into(), ExcludeReason::ExcludedDir)));
     assert!(
         reasons.contains(&("vendor/lib/".into(), ExcludeReason::NestedRepo)),
         "{reasons:?}"
     );
-    assert_eq!(snap.excluded_total, 5);
+    assert_eq!(snap.excluded_total, 3, "{reasons:?}");
     // Named paths obey the same rules.
-    std::fs::write(p.path().join("a.txt"), b"now\0binary").unwrap();
+    p.write("a.txt", &"y".repeat(2000));
     let s2 = repo
         .capture(&CaptureContext::default(), Some(&[PathBuf::from("a.txt")]))
         .unwrap();
-    assert_eq!(s2.files, 0);
-    assert_eq!(s2.excluded[0].reason, ExcludeReason::Binary);
+    assert_eq!(s2.files, 2);
+    assert_eq!(s2.excluded[0].reason, ExcludeReason::TooLarge);
 }
 
 #[test]

@@ -258,23 +258,94 @@ fn bash_steps_scan_and_undo_symlinks_modes_and_dirs() {
 }
 
 #[test]
-fn binary_files_touched_by_a_step_are_reported_not_silently_lost() {
+fn binary_files_are_captured_and_undone_like_text() {
     let p = Project::new();
-    std::fs::write(p.path().join("data.bin"), b"\0\x01\x02").unwrap();
+    let bin: Vec<u8> = (0u8..=255).cycle().take(5000).collect();
+    std::fs::write(p.path().join("data.bin"), &bin).unwrap();
+    std::fs::write(p.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
     p.write("a.txt", "a\n");
     let mut repo = p.repo();
     repo.capture(&CaptureContext::default(), None).unwrap();
-    let rec = step(&mut repo, "m1", "t1", &["data.bin", "a.txt"], || {
-        p.write("data.bin", "now text\n");
+    let rec = step(
+        &mut repo,
+        "m1",
+        "t1",
+        &["data.bin", "logo.png", "a.txt"],
+        || {
+            p.write("data.bin", "now text\n");
+            std::fs::remove_file(p.path().join("logo.png")).unwrap();
+            p.write("a.txt", "b\n");
+        },
+    );
+    assert!(rec.uncaptured.is_empty(), "{rec:?}");
+    assert_eq!(rec.changes.len(), 3);
+    // The patch carries the binary content, and git applies it.
+    let diffs = repo.diff_full(&rec.before, &rec.after).unwrap();
+    let patch = repo.patch(&diffs);
+    assert!(patch.contains("GIT binary patch"), "{patch}");
+    let target = tempfile::tempdir().unwrap();
+    std::fs::write(target.path().join("data.bin"), &bin).unwrap();
+    std::fs::write(target.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
+    std::fs::write(target.path().join("a.txt"), "a\n").unwrap();
+    common::git(target.path(), &["init", "-q"]);
+    let mut apply = common::git_cmd(target.path(), &["apply", "-"]);
+    apply.stdin(std::process::Stdio::piped());
+    let mut child = apply.spawn().unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(patch.as_bytes())
+        .unwrap();
+    assert!(
+        child.wait().unwrap().success(),
+        "git apply refused:\n{patch}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(target.path().join("data.bin")).unwrap(),
+        "now text\n"
+    );
+    assert!(!target.path().join("logo.png").exists());
+    // Undo puts the binary content back byte for byte.
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(std::fs::read(p.path().join("data.bin")).unwrap(), bin);
+    assert_eq!(
+        std::fs::read(p.path().join("logo.png")).unwrap(),
+        b"\x89PNG\r\n\x1a\n\0\0"
+    );
+    assert_eq!(p.read("a.txt").as_deref(), Some("a\n"));
+}
+
+#[test]
+fn files_over_the_cap_touched_by_a_step_are_reported_not_silently_lost() {
+    let p = Project::new();
+    p.write("big.dat", &"x".repeat(500));
+    p.write("a.txt", "a\n");
+    let mut repo = SnapshotRepo::open(
+        p.path(),
+        mia_snapshot::SnapshotConfig {
+            max_file_size: 100,
+            ..p.cfg()
+        },
+    )
+    .unwrap();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let rec = step(&mut repo, "m1", "t1", &["big.dat", "a.txt"], || {
+        p.write("big.dat", "now small\n");
         p.write("a.txt", "b\n");
     });
-    assert!(rec.uncaptured.iter().any(|u| u.path == "data.bin"));
+    assert!(rec.uncaptured.iter().any(|u| u.path == "big.dat"));
     let plan = repo.plan_undo(&[rec]).unwrap();
     assert_eq!(plan.unrestorable.len(), 1);
     let out = repo.execute(&plan, false).unwrap();
     assert!(
-        out.message
-            .contains("data.bin: not captured before the step (a binary file); left as it is"),
+        out.message.contains(
+            "big.dat: not captured before the step (over the snapshot size cap); left as it is"
+        ),
         "{}",
         out.message
     );
@@ -284,7 +355,7 @@ fn binary_files_touched_by_a_step_are_reported_not_silently_lost() {
         out.removed.is_empty(),
         "a file that existed before must not be deleted"
     );
-    assert_eq!(p.read("data.bin").as_deref(), Some("now text\n"));
+    assert_eq!(p.read("big.dat").as_deref(), Some("now small\n"));
     assert_eq!(p.read("a.txt").as_deref(), Some("a\n"));
 }
 
@@ -292,9 +363,17 @@ fn binary_files_touched_by_a_step_are_reported_not_silently_lost() {
 fn restore_refuses_to_drop_uncaptured_content_without_force() {
     let p = Project::new();
     p.write("a.txt", "text\n");
-    let mut repo = p.repo();
+    let mut repo = SnapshotRepo::open(
+        p.path(),
+        mia_snapshot::SnapshotConfig {
+            max_file_size: 100,
+            ..p.cfg()
+        },
+    )
+    .unwrap();
     let snap = repo.capture(&CaptureContext::default(), None).unwrap();
-    std::fs::write(p.path().join("a.txt"), b"binary\0now").unwrap();
+    let big = "now too large to capture\n".repeat(10);
+    p.write("a.txt", &big);
     let out = repo
         .restore(&snap.hash, Some(&[PathBuf::from("a.txt")]), false)
         .unwrap();
@@ -305,11 +384,10 @@ fn restore_refuses_to_drop_uncaptured_content_without_force() {
         .unwrap();
     assert!(out.applied);
     assert_eq!(p.read("a.txt").as_deref(), Some("text\n"));
+    // The overwritten content is kept outside the work tree.
     let backup = out.conflicts[0].backup.clone().unwrap();
-    assert_eq!(
-        std::fs::read(p.path().join(backup)).unwrap(),
-        b"binary\0now"
-    );
+    assert!(!backup.starts_with(p.path().to_str().unwrap()), "{backup}");
+    assert_eq!(std::fs::read_to_string(backup).unwrap(), big);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use mia_protocol::Session;
 use mia_snapshot::{
     CaptureContext, FileDiff, RenderOptions, RevertOutcome, SnapshotConfig, SnapshotRepo, StepKind,
-    StepRecord, render_terminal, stats, summary_line, to_patch,
+    StepRecord, render_terminal, stats, summary_line,
 };
 use mia_store::{NewSnapshot, SessionDb, SnapshotKind};
 use serde::Serialize;
@@ -224,7 +224,7 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
                 Some(b) => repo.diff_full(&a, &b)?,
                 None => repo.diff_worktree(&a, None)?,
             };
-            print_diffs(&diffs, format)?;
+            print_diffs(&repo, &diffs, format)?;
             Ok(ExitCode::SUCCESS)
         }
         SnapshotCommand::Restore {
@@ -250,10 +250,11 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn print_diffs(diffs: &[FileDiff], format: Format) -> anyhow::Result<()> {
+fn print_diffs(repo: &SnapshotRepo, diffs: &[FileDiff], format: Format) -> anyhow::Result<()> {
     match format {
         Format::Json => print_json(&diffs)?,
-        Format::Patch => print!("{}", to_patch(diffs)),
+        // Binary files as `GIT binary patch` sections: `git apply` takes it.
+        Format::Patch => print!("{}", repo.patch(diffs)),
         Format::Stat => {
             for d in diffs {
                 println!(
@@ -456,7 +457,7 @@ fn session_diff(args: SessionDiffArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    print_diffs(&diffs, args.format)?;
+    print_diffs(&repo, &diffs, args.format)?;
     Ok(ExitCode::SUCCESS)
 }
 
