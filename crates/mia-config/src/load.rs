@@ -65,7 +65,7 @@ pub fn builtin_defaults() -> ConfigFile {
         }),
         snapshot: Some(SnapshotConfig {
             enabled: Some(true),
-            max_file_size: Some(2 * 1024 * 1024),
+            max_file_size: Some(10 * 1024 * 1024),
             retention: Some(100),
             capture_budget_ms: Some(2000),
             exclude: None,

@@ -160,7 +160,7 @@ pub struct SnapshotConfig {
     /// Snapshot before every file-changing step (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    /// Files larger than this many bytes are noted but not stored (default 2 MB).
+    /// Files larger than this many bytes are noted but not stored (default 10 MB; binary files are stored up to it too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_file_size: Option<u64>,
     /// Snapshots kept per session besides the baseline (default 100).
