@@ -50,7 +50,7 @@ fn layers_merge_later_wins_with_origins() {
     assert_eq!(snap.retention, Some(50), "global overrides built-in");
     assert_eq!(
         snap.max_file_size,
-        Some(2 * 1024 * 1024),
+        Some(10 * 1024 * 1024),
         "built-in kept where not overridden"
     );
     assert_eq!(cfg.default_agent(), "build");

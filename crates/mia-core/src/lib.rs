@@ -8,19 +8,23 @@
 //! until the model stops or the step limit is hit.
 
 pub mod agents;
-mod claim;
+mod dispatch;
 mod error;
 pub mod permissions;
 pub mod prompt;
 pub mod retention;
 mod runtime;
+mod session;
+mod snapshots;
 mod store;
+mod turn;
 mod undo;
 pub mod unifier;
 mod views;
 
 pub use error::CoreError;
 pub use mia_protocol::{Event, Op};
-pub use runtime::{OpResult, Runtime, RuntimeOptions, store_config};
+pub use runtime::{OpResult, Runtime, RuntimeOptions};
+pub use snapshots::store_config;
 pub use store::StoreHandle;
 pub use views::MAX_FILES;

@@ -8,7 +8,8 @@ use mia_protocol::{
 };
 
 use crate::CoreError;
-use crate::runtime::{Runtime, new_snapshot, new_step};
+use crate::runtime::Runtime;
+use crate::snapshots::{new_snapshot, new_step};
 
 /// The plan of a history operation over the session's step records.
 pub(crate) fn plan(

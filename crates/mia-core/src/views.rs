@@ -155,8 +155,8 @@ impl Runtime {
     ) -> Result<T, CoreError> {
         let state = self.state(id).await?;
         let config = Config::load(&self.options().paths, Some(&state.directory))?;
-        let snapshot_config = crate::runtime::snapshot_config(&config, &self.options().paths)
-            .unwrap_or_else(|| crate::runtime::store_config(&self.options().paths));
+        let snapshot_config = crate::snapshots::snapshot_config(&config, &self.options().paths)
+            .unwrap_or_else(|| crate::snapshots::store_config(&self.options().paths));
         let repo = state.snapshots.clone();
         let dir = state.directory.clone();
         tokio::task::spawn_blocking(move || {

@@ -10,7 +10,8 @@ use mia_store::{LeaseOwner, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::CoreError;
-use crate::runtime::{Runtime, SessionState, lock};
+use crate::runtime::{Runtime, lock};
+use crate::session::SessionState;
 
 /// How often a held claim is refreshed (a claim is dead after
 /// [`mia_store::LEASE_STALE_MS`] without one).

@@ -1,0 +1,408 @@
+//! One tool call: doom-loop guard → plan → permission (deny, or ask and
+//! wait for the answer) → snapshot → run → record.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mia_permission::{Checker, PermissionAction};
+use mia_protocol::{Event, MessageId, PartContent, PermissionReplyKind, SessionId, TurnEnd};
+use mia_tools::ToolContext;
+use tokio::sync::oneshot;
+
+use crate::runtime::{Runtime, lock};
+use crate::session::SessionState;
+use crate::snapshots::*;
+use crate::{CoreError, permissions};
+
+/// The same tool call with identical arguments this many times in a row is a doom loop.
+pub(crate) const DOOM_LOOP: usize = 3;
+
+impl Runtime {
+    pub(crate) async fn record_result(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        output: String,
+        is_error: bool,
+        duration_ms: u64,
+    ) -> Result<(), CoreError> {
+        self.record_with(
+            session_id,
+            message_id,
+            call,
+            output,
+            is_error,
+            duration_ms,
+            Vec::new(),
+            None,
+        )
+        .await
+    }
+
+    /// A call that was not run: its denial goes back to the model as an error
+    /// result, stored with how the permission was settled.
+    pub(crate) async fn record_denied(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        msg: String,
+        note: mia_protocol::PermissionNote,
+    ) -> Result<(), CoreError> {
+        self.record_with(
+            session_id,
+            message_id,
+            call,
+            msg,
+            true,
+            0,
+            Vec::new(),
+            Some(note),
+        )
+        .await
+    }
+
+    /// Store `before` (e.g. the snapshot part) and the tool result in one commit.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn record_with(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        output: String,
+        is_error: bool,
+        duration_ms: u64,
+        mut before: Vec<PartContent>,
+        permission: Option<mia_protocol::PermissionNote>,
+    ) -> Result<(), CoreError> {
+        before.push(PartContent::ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            output: output.clone(),
+            is_error,
+            duration_ms: Some(duration_ms),
+            permission,
+        });
+        self.append(session_id, message_id, before).await?;
+        self.emit(Event::ToolResult {
+            session_id,
+            message_id,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            output,
+            is_error,
+            duration_ms,
+        });
+        Ok(())
+    }
+
+    /// Permission → snapshot → run → record, for one call. `Some(end)` stops the turn.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn run_tool(
+        &self,
+        state: &Arc<SessionState>,
+        checker: &Checker<'_>,
+        agent: &str,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        ctx: &ToolContext,
+        doom_loop: bool,
+        snapshot_config: Option<&mia_snapshot::SnapshotConfig>,
+    ) -> Result<Option<TurnEnd>, CoreError> {
+        let registry = &self.inner.tools;
+        let plan = match registry.plan(&call.name, &call.input, ctx) {
+            Ok(p) => p,
+            Err(e) => {
+                self.record_result(session_id, message_id, call, e.to_string(), true, 0)
+                    .await?;
+                return Ok(None);
+            }
+        };
+
+        // Permission: every target must be allowed; the strictest decides.
+        let mut decisions: Vec<mia_permission::Decision> = plan
+            .targets
+            .iter()
+            .map(|t| checker.check(&permissions::request_for(&plan.permission, t)))
+            .collect();
+        self.audit(session_id, agent, &decisions).await;
+        decisions.sort_by_key(|d| std::cmp::Reverse(d.decision));
+        let Some(decision) = decisions.into_iter().next() else {
+            return Ok(None);
+        };
+        let mut needs_ask = decision.decision == PermissionAction::Ask;
+        if decision.decision == PermissionAction::Allow && doom_loop {
+            needs_ask = true;
+        }
+        if decision.decision == PermissionAction::Deny {
+            let msg = decision
+                .denial_message()
+                .unwrap_or_else(|| "Permission denied".into());
+            let by = if self.inner.opts.interactive {
+                "rule"
+            } else {
+                "headless"
+            };
+            self.emit(Event::PermissionResolved {
+                session_id,
+                request_id: call.id.clone(),
+                decision: "deny".into(),
+                by: by.into(),
+                reason: msg.clone(),
+            });
+            let note = mia_protocol::PermissionNote {
+                decision: "deny".into(),
+                by: by.into(),
+                reply: None,
+                reason: msg.clone(),
+            };
+            self.record_denied(session_id, message_id, call, msg, note)
+                .await?;
+            return Ok(None);
+        }
+        let mut permission_note = None;
+        if needs_ask {
+            let request_id = format!("perm-{}", mia_protocol::PartId::new());
+            let mut request = permissions::dialog(
+                request_id.clone(),
+                session_id,
+                agent,
+                &call.name,
+                &call.input,
+                &decision,
+            );
+            request.call_id = Some(call.id.clone());
+            if doom_loop {
+                request.reason = format!(
+                    "{} has been called {DOOM_LOOP} times in a row with the same arguments; it may be stuck in a loop",
+                    call.name
+                );
+            }
+            let (tx, rx) = oneshot::channel();
+            lock(&state.pending).insert(request_id.clone(), (request.clone(), tx));
+            self.emit(Event::PermissionAsked { request });
+            let reply = tokio::select! {
+                r = rx => r.ok(),
+                () = ctx.cancel.cancelled() => None,
+            };
+            let Some(reply) = reply else {
+                return Ok(Some(TurnEnd::Cancelled));
+            };
+            let outcome = if decision.decision == PermissionAction::Ask {
+                mia_permission::apply_reply(&decision, permissions::engine_reply(&reply))
+                    .map_err(|e| CoreError::Setup(e.to_string()))?
+            } else {
+                // A doom-loop confirmation of an allowed call.
+                mia_permission::ReplyOutcome {
+                    proceed: matches!(
+                        reply,
+                        PermissionReplyKind::Once
+                            | PermissionReplyKind::Session
+                            | PermissionReplyKind::Project
+                    ),
+                    message_to_model: match &reply {
+                        PermissionReplyKind::RejectWithFeedback { feedback } => {
+                            Some(feedback.clone())
+                        }
+                        _ => Some("The user stopped this repeated call.".into()),
+                    },
+                    ..Default::default()
+                }
+            };
+            lock(&state.session_rules).add(&outcome.session_rules);
+            if !outcome.project_rules.is_empty() {
+                let rules = outcome.project_rules.clone();
+                let project = state.directory.display().to_string();
+                let session = session_id.to_string();
+                self.inner
+                    .store
+                    .call(move |db| db.add_project_approvals(&project, &rules, Some(&session)))
+                    .await?;
+                lock(&state.new_approvals).extend(outcome.project_rules.iter().cloned());
+            }
+            let decided = if outcome.proceed { "allow" } else { "deny" };
+            self.emit(Event::PermissionResolved {
+                session_id,
+                request_id,
+                decision: decided.into(),
+                by: "user".into(),
+                reason: outcome.message_to_model.clone().unwrap_or_default(),
+            });
+            let note = mia_protocol::PermissionNote {
+                decision: decided.into(),
+                by: "user".into(),
+                reply: Some(reply_name(&reply).to_string()),
+                reason: match &reply {
+                    PermissionReplyKind::RejectWithFeedback { feedback } => feedback.clone(),
+                    _ => String::new(),
+                },
+            };
+            if !outcome.proceed {
+                let msg = outcome
+                    .message_to_model
+                    .unwrap_or_else(|| "Permission denied by the user".into());
+                self.record_denied(session_id, message_id, call, msg, note)
+                    .await?;
+                return Ok(None);
+            }
+            permission_note = Some(note);
+        }
+
+        // Snapshot what the call may change. A shell command waits for
+        // another one running on the same work tree (their changes could not
+        // be told apart); past the wait, or on Stop, it does not run.
+        let pending = match (&plan.modifies, snapshot_config) {
+            (Some(paths), _) if paths.is_empty() => None,
+            (_, None) => None,
+            (modifies, Some(cfg)) => {
+                let begin = self.begin_snapshot(
+                    state,
+                    session_id,
+                    message_id,
+                    &call.id,
+                    modifies.clone(),
+                    cfg.clone(),
+                );
+                let began = tokio::select! {
+                    r = begin => r,
+                    () = ctx.cancel.cancelled() => {
+                        self.record_with(
+                            session_id,
+                            message_id,
+                            call,
+                            "Stopped before it ran.".into(),
+                            true,
+                            0,
+                            Vec::new(),
+                            permission_note,
+                        )
+                        .await?;
+                        return Ok(Some(TurnEnd::Cancelled));
+                    }
+                };
+                match began {
+                    Err(SnapFail::Busy(msg)) => {
+                        self.record_with(
+                            session_id,
+                            message_id,
+                            call,
+                            msg,
+                            true,
+                            0,
+                            Vec::new(),
+                            permission_note,
+                        )
+                        .await?;
+                        return Ok(None);
+                    }
+                    Err(SnapFail::Unavailable(reason)) => Some(Err(reason)),
+                    Ok(p) => Some(Ok(p)),
+                }
+            }
+        };
+
+        let started = Instant::now();
+        let tool = registry.get(&call.name);
+        let result = match tool {
+            Some(t) => t.run(call.input.clone(), ctx).await,
+            None => Err(mia_tools::ToolError::Invalid(format!(
+                "unknown tool {}",
+                call.name
+            ))),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let (output, is_error) = match result {
+            // A command stopped by a timeout or a cancel did not do its job: shown as failed.
+            Ok(out) => {
+                let stopped = out.metadata.get("cancelled") == Some(&serde_json::Value::Bool(true))
+                    || out.metadata.get("timed_out") == Some(&serde_json::Value::Bool(true));
+                (out.output, stopped)
+            }
+            Err(e) => (e.to_string(), true),
+        };
+
+        let mut parts = Vec::new();
+        if let Some(pending) = pending {
+            let (part, event) = self
+                .finish_snapshot(state, session_id, &call.id, pending)
+                .await;
+            parts.push(part);
+            self.emit(event);
+        }
+        self.record_with(
+            session_id,
+            message_id,
+            call,
+            output,
+            is_error,
+            duration_ms,
+            parts,
+            permission_note,
+        )
+        .await?;
+        if ctx.cancel.is_cancelled() {
+            return Ok(Some(TurnEnd::Cancelled));
+        }
+        Ok(None)
+    }
+
+    /// Every check is an audit record: a tracing event (deny/ask at warn,
+    /// allow at debug) and a row in the store.
+    pub(crate) async fn audit(
+        &self,
+        session_id: SessionId,
+        agent: &str,
+        decisions: &[mia_permission::Decision],
+    ) {
+        let now = mia_protocol::now_ms();
+        let session = session_id.to_string();
+        let rows: Vec<mia_store::PermissionAudit> = decisions
+            .iter()
+            .map(|d| {
+                let r = mia_permission::AuditRecord::new(d, agent, Some(&session), now);
+                r.emit();
+                mia_store::PermissionAudit {
+                    timestamp_ms: r.timestamp_ms,
+                    session: r.session,
+                    agent: r.agent,
+                    permission: r.permission,
+                    target: r.target,
+                    matched_rule: r.matched_rule,
+                    layer: r.layer,
+                    source: r.source,
+                    decision: r.decision,
+                    reason: r.reason,
+                }
+            })
+            .collect();
+        if let Err(e) = self
+            .inner
+            .store
+            .call(move |db| db.record_permission_checks(&rows))
+            .await
+        {
+            tracing::warn!(session = %session_id, error = %e, "could not store permission audit rows");
+        }
+    }
+}
+
+/// A permission ask waiting for its answer: the request (with the replies
+/// offered) and where to send the one given.
+pub(crate) type PendingAsk = (
+    mia_protocol::PermissionRequest,
+    oneshot::Sender<PermissionReplyKind>,
+);
+
+/// The option name of a reply, as offered in `PermissionRequest::options`.
+pub(crate) fn reply_name(reply: &PermissionReplyKind) -> &'static str {
+    match reply {
+        PermissionReplyKind::Once => "once",
+        PermissionReplyKind::Session => "session",
+        PermissionReplyKind::Project => "project",
+        PermissionReplyKind::Deny => "deny",
+        PermissionReplyKind::Never => "never",
+        PermissionReplyKind::RejectWithFeedback { .. } => "reject_with_feedback",
+    }
+}

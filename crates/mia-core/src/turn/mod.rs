@@ -1,0 +1,235 @@
+//! A turn: record the user message, resolve agent and model, then steps
+//! (prompt → stream → record → tool calls) until the model stops.
+
+mod setup;
+mod step;
+mod stream;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mia_protocol::{Event, MessageId, SessionId, TokenUsage, TurnEnd};
+use tokio_util::sync::CancellationToken;
+
+use crate::CoreError;
+use crate::runtime::{Runtime, lock};
+use crate::session::SessionState;
+
+/// How text deltas are batched into Events (UIs repaint at ~60 Hz).
+pub(crate) const DELTA_BATCH: Duration = Duration::from_millis(25);
+
+impl Runtime {
+    pub(crate) async fn turn(
+        &self,
+        state: Arc<SessionState>,
+        text: String,
+        agent: Option<String>,
+        model: Option<String>,
+        cancel: CancellationToken,
+    ) {
+        let session_id = lock(&state.session).id;
+        let steps_before = state.steps_taken.load(std::sync::atomic::Ordering::Relaxed);
+        let mut totals = TurnTotals::default();
+        let end = match self
+            .run_turn(&state, text, agent, model, &cancel, &mut totals)
+            .await
+        {
+            Ok(end) => end,
+            Err(e) => {
+                tracing::warn!(session = %session_id, error = %e, "turn failed");
+                self.emit(Event::Error {
+                    session_id: Some(session_id),
+                    kind: "setup".into(),
+                    message: e.to_string(),
+                    retryable: false,
+                });
+                TurnEnd::Error
+            }
+        };
+        lock(&state.pending).clear();
+        // Settle the session before another turn may start.
+        if let Err(e) = self
+            .set_status(&state, mia_protocol::SessionStatus::Idle)
+            .await
+        {
+            tracing::warn!(session = %session_id, error = %e, "could not mark the session idle");
+        }
+        let queued = lock(&state.queued_agent).take();
+        if let Some(next) = queued
+            && let Err(e) = self.set_agent(&state, &next).await
+        {
+            tracing::warn!(session = %session_id, error = %e, "queued agent switch failed");
+        }
+        if state.steps_taken.load(std::sync::atomic::Ordering::Relaxed) > steps_before {
+            self.retain(&state).await;
+        }
+        self.release(&state).await;
+        self.emit(Event::TurnFinished {
+            session_id,
+            end,
+            steps: totals.steps,
+            usage: totals.usage,
+            cost_usd: totals.cost,
+        });
+    }
+
+    /// The turn's loop: set up, then steps until one ends the turn.
+    pub(crate) async fn run_turn(
+        &self,
+        state: &Arc<SessionState>,
+        text: String,
+        agent_override: Option<String>,
+        model_override: Option<String>,
+        cancel: &CancellationToken,
+        totals: &mut TurnTotals,
+    ) -> Result<TurnEnd, CoreError> {
+        let session_id = lock(&state.session).id;
+        let mut t = self
+            .setup_turn(state, text, agent_override, model_override, cancel)
+            .await?;
+        let mut step = 0u32;
+        loop {
+            if step >= t.agent.steps {
+                self.emit(Event::Error {
+                    session_id: Some(session_id),
+                    kind: "step_limit".into(),
+                    message: format!(
+                        "the {} agent reached its limit of {} steps in one turn; send another message to continue",
+                        t.agent_name, t.agent.steps
+                    ),
+                    retryable: false,
+                });
+                return Ok(TurnEnd::StepLimit);
+            }
+            step += 1;
+            totals.steps = step;
+            if let Some(end) = self.run_step(state, &mut t, cancel, totals).await? {
+                return Ok(end);
+            }
+        }
+    }
+}
+
+/// A session title from a first message: its first line, at most 60 characters.
+pub(crate) fn title_from(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title = title.trim_end().to_string();
+        title.push('…');
+    }
+    title
+}
+
+/// Text and reasoning deltas coalesced into one Event per kind every
+/// [`DELTA_BATCH`] (UIs repaint at ~60 Hz; one Event per token is waste).
+pub(crate) struct DeltaBatch {
+    session_id: SessionId,
+    message_id: MessageId,
+    reasoning: bool,
+    text: String,
+    since: Instant,
+}
+
+impl DeltaBatch {
+    fn new(session_id: SessionId, message_id: MessageId) -> Self {
+        Self {
+            session_id,
+            message_id,
+            reasoning: false,
+            text: String::new(),
+            since: Instant::now(),
+        }
+    }
+
+    /// When the pending text must go out, if any is pending.
+    fn deadline(&self) -> Option<Instant> {
+        (!self.text.is_empty()).then(|| self.since + DELTA_BATCH)
+    }
+
+    fn push(&mut self, reasoning: bool, text: &str, emit: impl Fn(Event)) {
+        if reasoning != self.reasoning {
+            self.flush(&emit);
+            self.reasoning = reasoning;
+        }
+        if self.text.is_empty() {
+            self.since = Instant::now();
+        }
+        self.text.push_str(text);
+        if self.since.elapsed() >= DELTA_BATCH {
+            self.flush(emit);
+        }
+    }
+
+    fn flush(&mut self, emit: impl Fn(Event)) {
+        if self.text.is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.text);
+        emit(if self.reasoning {
+            Event::ReasoningDelta {
+                session_id: self.session_id,
+                message_id: self.message_id,
+                text,
+            }
+        } else {
+            Event::TextDelta {
+                session_id: self.session_id,
+                message_id: self.message_id,
+                text,
+            }
+        });
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct TurnTotals {
+    steps: u32,
+    usage: TokenUsage,
+    cost: Option<f64>,
+}
+
+impl TurnTotals {
+    fn add(&mut self, usage: &TokenUsage, cost: Option<f64>) {
+        self.usage.input += usage.input;
+        self.usage.output += usage.output;
+        self.usage.cache_read += usage.cache_read;
+        self.usage.cache_write += usage.cache_write;
+        if let Some(c) = cost {
+            self.cost = Some(self.cost.unwrap_or(0.0) + c);
+        }
+    }
+}
+
+pub(crate) fn now_iso() -> String {
+    let ms = mia_protocol::now_ms();
+    let secs = ms / 1000;
+    // Civil date from days since the epoch (no time zone: UTC).
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Howard Hinnant's days-to-civil algorithm.
+pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}

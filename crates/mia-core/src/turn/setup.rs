@@ -1,0 +1,221 @@
+//! Setting a turn up: config, agent, model, the user message, the
+//! provider, paths, approvals.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mia_config::Config;
+use mia_permission::{Answerer, PathContext, PermissionRule};
+use mia_protocol::{Event, MessageMetadata, NewMessage, PartContent, Role};
+use mia_providers::ModelRef;
+use mia_tools::ToolContext;
+use tokio_util::sync::CancellationToken;
+
+use crate::CoreError;
+use crate::agents::{AgentDef, Agents};
+use crate::runtime::{Runtime, lock};
+use crate::session::SessionState;
+use crate::snapshots::snapshot_config;
+use crate::turn::title_from;
+
+/// What a turn's steps share, set up once per turn.
+pub(crate) struct TurnSetup {
+    pub(crate) config: Config,
+    pub(crate) agent_name: String,
+    pub(crate) agent: AgentDef,
+    pub(crate) model: ModelRef,
+    pub(crate) provider: Arc<dyn mia_providers::Provider>,
+    pub(crate) catalog: &'static mia_providers::catalog::Catalog,
+    pub(crate) wire_model: String,
+    pub(crate) home: PathBuf,
+    pub(crate) path_ctx: PathContext,
+    pub(crate) answerer: Answerer,
+    pub(crate) tool_ctx: ToolContext,
+    /// "Always for this project" approvals (grown by answers in the turn).
+    pub(crate) approvals: Vec<PermissionRule>,
+    pub(crate) trusted: bool,
+    pub(crate) snapshot_config: Option<mia_snapshot::SnapshotConfig>,
+    /// The compiled policy and the session rules it was compiled with.
+    pub(crate) policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)>,
+    /// Recent (tool, arguments) pairs: the doom-loop guard.
+    pub(crate) recent_calls: Vec<(String, String)>,
+}
+
+impl Runtime {
+    /// Resolve everything the turn's steps need and store the user message.
+    pub(crate) async fn setup_turn(
+        &self,
+        state: &Arc<SessionState>,
+        text: String,
+        agent_override: Option<String>,
+        model_override: Option<String>,
+        cancel: &CancellationToken,
+    ) -> Result<TurnSetup, CoreError> {
+        let opts = &self.inner.opts;
+        let session_id = lock(&state.session).id;
+        // A session without a title is named after its first message.
+        let new_title = lock(&state.session)
+            .title
+            .trim()
+            .is_empty()
+            .then(|| title_from(&text))
+            .filter(|t| !t.is_empty());
+        let config = Config::load(&opts.paths, Some(&state.directory))?;
+        let agents = Agents::from_config(&config);
+        if let Some(a) = &agent_override {
+            agents.get(a)?;
+            self.set_agent(state, a).await?;
+        }
+        let session = lock(&state.session).clone();
+        let agent_name = session
+            .agent
+            .clone()
+            .unwrap_or_else(|| config.default_agent().to_string());
+        let agent = agents.get(&agent_name)?.clone();
+        let model_text = model_override
+            .or_else(|| agent.model.clone())
+            .or_else(|| session.model.clone())
+            .or_else(|| config.merged.model.clone())
+            .ok_or(CoreError::NoModel)?;
+        let model: ModelRef = model_text
+            .parse()
+            .map_err(|_| CoreError::BadModel(model_text.clone()))?;
+
+        // Tell the model when build takes over from plan (spec 014): compare
+        // with the agent of the previous user message, as stored.
+        let previous = self
+            .inner
+            .store
+            .call(move |db| {
+                db.get_messages(
+                    &session_id,
+                    &mia_store::MessageQuery {
+                        limit: Some(50),
+                        tail: true,
+                        ..Default::default()
+                    },
+                )
+            })
+            .await?
+            .into_iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .and_then(|m| m.metadata.agent);
+        let mut user_parts = vec![PartContent::text(text)];
+        if previous.as_deref() == Some("plan") && agent_name != "plan" {
+            user_parts.push(PartContent::Text {
+                text: format!(
+                    "[The user switched from plan mode to {agent_name} mode: you may now make changes.]"
+                ),
+                synthetic: true,
+            });
+        }
+
+        self.add_message(
+            session_id,
+            NewMessage {
+                role: Some(Role::User),
+                metadata: MessageMetadata {
+                    agent: Some(agent_name.clone()),
+                    model: Some(model.to_string()),
+                    ..Default::default()
+                },
+                parts: user_parts,
+                ..Default::default()
+            },
+        )
+        .await?;
+        let session = self
+            .patch_session(
+                state,
+                mia_store::SessionPatch {
+                    status: Some(mia_protocol::SessionStatus::Busy),
+                    title: new_title,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        self.emit(Event::SessionUpdated { session });
+
+        // The credential chain may ask the OS keychain, which blocks.
+        let entry = config
+            .merged
+            .providers
+            .as_ref()
+            .and_then(|p| p.get(&model.provider_id))
+            .cloned();
+        let resolved = {
+            let provider_id = model.provider_id.clone();
+            let credentials = opts.credentials.clone();
+            let client = opts.client.clone();
+            tokio::task::spawn_blocking(move || {
+                mia_providers::settings::resolve_provider(
+                    &provider_id,
+                    entry.as_ref(),
+                    &credentials,
+                    client,
+                )
+            })
+            .await
+            .map_err(|e| CoreError::Internal(format!("credential lookup failed: {e}")))?
+            .map_err(|e| CoreError::Setup(e.to_string()))?
+        };
+        let provider = mia_providers::build_provider(resolved.config)
+            .map_err(|e| CoreError::Setup(e.to_string()))?;
+        let catalog = mia_providers::catalog::builtin();
+        let wire_model = catalog.wire_id(&model.provider_id, &model.model_id);
+
+        let home = opts.paths.user_home.clone();
+        let path_ctx = PathContext::new(&state.directory, Some(home.clone()))
+            .map_err(|e| CoreError::Setup(e.to_string()))?;
+        let answerer = if opts.interactive {
+            Answerer::Person
+        } else {
+            Answerer::Headless
+        };
+
+        let tool_ctx = ToolContext {
+            project_root: path_ctx.root.clone(),
+            cancel: cancel.clone(),
+            todos: state.todos.clone(),
+            extra_env: Vec::new(),
+        };
+
+        // "Always for this project" approvals and workspace trust (persisted).
+        let project_key = path_ctx.root.display().to_string();
+        let (approvals, trusted) = {
+            let key = project_key.clone();
+            self.inner
+                .store
+                .call(move |db| {
+                    Ok((
+                        db.project_approval_rules(&key)?,
+                        db.is_workspace_trusted(&key)?,
+                    ))
+                })
+                .await?
+        };
+        let snapshot_config = snapshot_config(&config, &opts.paths);
+        let policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)> = None;
+        let recent_calls: Vec<(String, String)> = Vec::new();
+        let _step = 0u32;
+        Ok(TurnSetup {
+            config,
+            agent_name,
+            agent,
+            model,
+            provider,
+            catalog,
+            wire_model,
+            home,
+            path_ctx,
+            answerer,
+            tool_ctx,
+            approvals,
+            trusted,
+            snapshot_config,
+            policy_cache,
+            recent_calls,
+        })
+    }
+}

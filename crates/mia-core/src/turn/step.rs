@@ -1,0 +1,290 @@
+//! One step of a turn: the permission policy (recompiled only when the
+//! session's rules changed), the tools offered and the system prompt, the
+//! history, the streamed answer, and its tool calls.
+
+use std::sync::Arc;
+
+use mia_permission::{Checker, PermissionRule};
+use mia_protocol::{Event, MessageId, MessageMetadata, NewMessage, PartContent, Role, TurnEnd};
+use mia_providers::{ChatRequest, ToolDefinition};
+use tokio_util::sync::CancellationToken;
+
+use crate::dispatch::DOOM_LOOP;
+use crate::runtime::{Runtime, lock};
+use crate::session::SessionState;
+use crate::turn::setup::TurnSetup;
+use crate::turn::{TurnTotals, now_iso};
+use crate::{CoreError, permissions, prompt};
+
+impl Runtime {
+    /// Run one step; `Some(end)` ends the turn.
+    #[allow(clippy::too_many_lines)]
+    pub(crate) async fn run_step(
+        &self,
+        state: &Arc<SessionState>,
+        t: &mut TurnSetup,
+        cancel: &CancellationToken,
+        totals: &mut TurnTotals,
+    ) -> Result<Option<TurnEnd>, CoreError> {
+        let opts = &self.inner.opts;
+        let session_id = lock(&state.session).id;
+
+        // Recompile the policy only when the session's rules changed
+        // (an "always"/"never" answer); compiling costs milliseconds.
+        let mut session_rules: Vec<PermissionRule> = lock(&state.session_rules).rules().to_vec();
+        session_rules.extend(opts.allow.iter().cloned());
+        let approvals_now = lock(&state.new_approvals).clone();
+        if !approvals_now.is_empty() {
+            t.approvals.extend(approvals_now);
+            lock(&state.new_approvals).clear();
+            t.policy_cache = None;
+        }
+        if t.policy_cache
+            .as_ref()
+            .is_none_or(|(rules, _)| *rules != session_rules)
+        {
+            let mut input = permissions::policy_input(
+                &t.config,
+                &t.agent_name,
+                session_rules.clone(),
+                t.approvals.clone(),
+                t.trusted,
+                Some(t.home.display().to_string()),
+            );
+            permissions::protect_mia_home(&mut input, &opts.paths.home);
+            t.policy_cache = Some((session_rules, mia_permission::Policy::compile(&input)));
+        }
+        let Some((_, policy)) = t.policy_cache.as_ref() else {
+            return Err(CoreError::Internal("no permission policy".into()));
+        };
+        let checker = Checker::new(policy, &t.path_ctx).with_answerer(t.answerer);
+        let (tools, permission_summary) = {
+            let tools: Vec<ToolDefinition> = self
+                .inner
+                .tools
+                .specs()
+                .into_iter()
+                .filter(|s| {
+                    let perm = if s.name == "todo" {
+                        "todo_create"
+                    } else {
+                        s.name
+                    };
+                    permissions::tool_offered(&checker, perm)
+                })
+                .map(|s| ToolDefinition {
+                    name: s.name.to_string(),
+                    description: s.description.to_string(),
+                    input_schema: s.input_schema,
+                })
+                .collect();
+            (tools, permissions::summary(&checker))
+        };
+        let tool_lines = tools
+            .iter()
+            .map(|t| format!("- {}: {}", t.name, t.description))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let unifier = opts.unifier.unwrap_or_else(|| {
+            t.config
+                .merged
+                .unifier
+                .as_ref()
+                .and_then(|u| u.enabled)
+                .unwrap_or(true)
+        });
+        let (system, warnings) = prompt::assemble(&prompt::PromptInputs {
+            agent: &t.agent,
+            project_root: &t.path_ctx.root,
+            session_id: session_id.to_string(),
+            datetime: now_iso(),
+            tools: tool_lines,
+            permissions: permission_summary,
+            unifier,
+        });
+        for w in warnings {
+            tracing::warn!(session = %session_id, "{w}");
+        }
+
+        let messages = self
+            .inner
+            .store
+            .call(move |db| db.get_messages(&session_id, &mia_store::MessageQuery::default()))
+            .await?;
+        let mut request = ChatRequest::new(
+            t.wire_model.clone(),
+            mia_providers::convert::history_to_messages(&messages),
+        );
+        request.system = system;
+        request.tools = tools;
+        request.temperature = t.agent.temperature.map(|t| t as f32);
+
+        // The id exists from the first delta; the message is stored when
+        // its stream ends (one commit), partial output included.
+        let message_id = MessageId::new();
+        self.emit(Event::StepStarted {
+            session_id,
+            message_id,
+            agent: t.agent_name.clone(),
+            model: t.model.to_string(),
+        });
+
+        let crate::turn::stream::Streamed {
+            completion,
+            failure,
+            started,
+        } = self
+            .stream_step(&t.provider, request, cancel, session_id, message_id)
+            .await;
+
+        // Record what arrived, even when the stream failed or was cancelled.
+        let calls = if failure.is_none() {
+            completion.tool_calls.clone()
+        } else {
+            Vec::new()
+        };
+        // Reasoning, text (🧠/🌸 lines split into commentary parts) and
+        // the calls that will run; a call cut off by a failure is dropped.
+        let mut parts = Vec::new();
+        for part in mia_providers::convert::completion_parts(&completion) {
+            match part {
+                PartContent::Text { text, .. } => {
+                    let (body, notes) = crate::unifier::split_commentary(&text);
+                    if !body.trim().is_empty() {
+                        parts.push(PartContent::text(body));
+                    }
+                    for (perspective, text) in notes {
+                        parts.push(PartContent::Commentary { perspective, text });
+                    }
+                }
+                PartContent::ToolCall { .. } if failure.is_some() => {}
+                other => parts.push(other),
+            }
+        }
+        let cancelled = cancel.is_cancelled()
+            || matches!(failure, Some(mia_providers::ProviderError::Cancelled));
+        if let Some(e) = &failure
+            && !cancelled
+        {
+            parts.push(PartContent::Error {
+                kind: e.kind().to_string(),
+                message: e.to_string(),
+                retryable: e.is_retryable(),
+            });
+        }
+        let usage = completion.usage.unwrap_or_default();
+        totals.add(&usage, t.catalog.cost(&t.model, &usage));
+        let metadata = MessageMetadata {
+            agent: Some(t.agent_name.clone()),
+            model: Some(t.model.to_string()),
+            tokens: completion.usage,
+            cost_usd: t.catalog.cost(&t.model, &usage),
+            duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            finish: Some(if cancelled {
+                "cancelled".to_string()
+            } else if failure.is_some() {
+                "error".to_string()
+            } else {
+                completion
+                    .stop
+                    .as_ref()
+                    .map(|s| s.as_str().to_string())
+                    .unwrap_or_else(|| "end_turn".into())
+            }),
+            ..Default::default()
+        };
+        {
+            let meta = metadata.clone();
+            let parts = parts.clone();
+            let stored = self
+                .inner
+                .store
+                .call(move |db| {
+                    db.add_message(
+                        &session_id,
+                        NewMessage {
+                            id: Some(message_id),
+                            role: Some(Role::Assistant),
+                            metadata: meta,
+                            parts,
+                            ..Default::default()
+                        },
+                    )
+                })
+                .await?;
+            // The stored form replaces the streamed draft in UIs.
+            self.emit(Event::MessageStored { message: stored });
+        }
+        for call in &calls {
+            self.emit(Event::ToolCall {
+                session_id,
+                message_id,
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                input: call.input.clone(),
+            });
+        }
+        if cancelled {
+            return Ok(Some(TurnEnd::Cancelled));
+        }
+        if let Some(e) = failure {
+            self.emit(Event::Error {
+                session_id: Some(session_id),
+                kind: e.kind().to_string(),
+                message: e.to_string(),
+                retryable: e.is_retryable(),
+            });
+            return Ok(Some(TurnEnd::Error));
+        }
+        if calls.is_empty() {
+            return Ok(Some(TurnEnd::Completed));
+        }
+
+        for call in calls {
+            if cancel.is_cancelled() {
+                return Ok(Some(TurnEnd::Cancelled));
+            }
+            let key = (call.name.clone(), call.input.to_string());
+            t.recent_calls.push(key.clone());
+            let repeats = t
+                .recent_calls
+                .iter()
+                .rev()
+                .take_while(|k| **k == key)
+                .count();
+            let doom_loop = repeats >= DOOM_LOOP;
+            if doom_loop && !opts.interactive {
+                let msg = format!(
+                    "Stopped: {} was called {repeats} times in a row with identical arguments",
+                    call.name
+                );
+                self.record_result(session_id, message_id, &call, msg.clone(), true, 0)
+                    .await?;
+                self.emit(Event::Error {
+                    session_id: Some(session_id),
+                    kind: "doom_loop".into(),
+                    message: msg,
+                    retryable: false,
+                });
+                return Ok(Some(TurnEnd::Blocked));
+            }
+            let end = self
+                .run_tool(
+                    state,
+                    &checker,
+                    &t.agent_name,
+                    session_id,
+                    message_id,
+                    &call,
+                    &t.tool_ctx,
+                    doom_loop,
+                    t.snapshot_config.as_ref(),
+                )
+                .await?;
+            if let Some(end) = end {
+                return Ok(Some(end));
+            }
+        }
+        Ok(None)
+    }
+}
