@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use anyhow::Context as _;
 use axum::body::Body;
 use axum::http::{Method, Request, header};
-use mia_core::{Runtime, RuntimeOptions, StoreHandle};
-use mia_protocol::{Event, SessionId};
+use mia_core::{EventItem, Runtime, RuntimeOptions};
+use mia_protocol::SessionId;
 use serde::Serialize;
 use tauri::Manager as _;
 use tauri::ipc::Channel;
@@ -98,26 +98,16 @@ fn subscribe(
         Some(s) => Some(s.parse().map_err(|e| format!("{e}"))?),
         None => None,
     };
-    let mut rx = backend.runtime.subscribe();
+    let mut events = backend.runtime.events(filter);
     let id = backend.next_id.fetch_add(1, Ordering::Relaxed);
     let task = tauri::async_runtime::spawn(async move {
-        loop {
-            let ev: Event = match rx.recv().await {
-                Ok(ev) => ev,
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                    let notice = serde_json::json!({ "type": "lagged", "missed": n });
-                    if on_event.send(notice).is_err() {
-                        return;
-                    }
-                    continue;
-                }
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            };
-            if filter.is_some_and(|f| ev.session_id() != Some(f)) {
-                continue;
-            }
-            let Ok(value) = serde_json::to_value(&ev) else {
-                continue;
+        while let Some(item) = events.next().await {
+            let value = match item {
+                EventItem::Event(ev) => match serde_json::to_value(&ev) {
+                    Ok(v) => v,
+                    Err(_) => continue,
+                },
+                EventItem::Lagged(n) => serde_json::json!({ "type": "lagged", "missed": n }),
             };
             // The webview went away (window closed or reloaded).
             if on_event.send(value).is_err() {
@@ -210,15 +200,11 @@ fn init_logging(paths: &mia_config::Paths) {
 fn backend(args: &Args) -> anyhow::Result<Backend> {
     let paths = mia_config::Paths::from_env()?;
     init_logging(&paths);
-    let db = mia_store::SessionDb::open_with(
-        mia_store::OpenOptions::new(paths.data_db()).legacy_json(paths.legacy_sessions()),
-    )
-    .with_context(|| format!("opening the session database {}", paths.data_db().display()))?;
-    if let Some(recovery) = db.recovery() {
-        tracing::warn!(%recovery, "session database recovered");
+    let (runtime, notices) =
+        Runtime::open(RuntimeOptions::new(paths)).context("opening the session database")?;
+    for notice in notices {
+        tracing::warn!(%notice, "while opening the session database");
     }
-    let store = StoreHandle::spawn(db)?;
-    let runtime = Runtime::new(RuntimeOptions::new(paths), store);
     let token = mia_server::new_token();
     let router = mia_server::router_with(
         runtime.clone(),

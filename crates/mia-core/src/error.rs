@@ -23,3 +23,38 @@ pub enum CoreError {
     #[error("internal error: {0}")]
     Internal(String),
 }
+
+/// What kind of failure a [`CoreError`] is, for front ends to map to their
+/// own codes (HTTP status, exit code) without knowing the layers below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// No such session, message or request.
+    NotFound,
+    /// The input or the configuration is wrong; the message says how.
+    BadInput,
+    /// Another owner holds the session.
+    Busy,
+    /// The store was locked by another process for too long; try again.
+    Unavailable,
+    /// Anything else.
+    Internal,
+}
+
+impl CoreError {
+    pub fn kind(&self) -> ErrorKind {
+        use mia_store::StoreError as S;
+        match self {
+            Self::Store(S::SessionNotFound(_) | S::MessageNotFound { .. })
+            | Self::NoSuchRequest(_) => ErrorKind::NotFound,
+            Self::Busy { .. } | Self::Store(S::SessionBusy { .. }) => ErrorKind::Busy,
+            Self::UnknownAgent { .. }
+            | Self::NoModel
+            | Self::BadModel(_)
+            | Self::Setup(_)
+            | Self::Config(_)
+            | Self::Store(S::InvalidInput(_)) => ErrorKind::BadInput,
+            Self::Store(S::Concurrency(_)) => ErrorKind::Unavailable,
+            _ => ErrorKind::Internal,
+        }
+    }
+}

@@ -10,6 +10,7 @@
 pub mod agents;
 mod dispatch;
 mod error;
+mod events;
 pub mod permissions;
 pub mod prompt;
 pub mod retention;
@@ -22,9 +23,10 @@ mod undo;
 pub mod unifier;
 mod views;
 
-pub use error::CoreError;
+pub use error::{CoreError, ErrorKind};
+pub use events::{EventItem, EventStream};
 pub use mia_protocol::{Event, Op};
 pub use runtime::{OpResult, Runtime, RuntimeOptions};
 pub use snapshots::store_config;
 pub use store::StoreHandle;
-pub use views::MAX_FILES;
+pub use views::{MAX_FILES, SessionListQuery};

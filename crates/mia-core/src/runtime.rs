@@ -10,8 +10,8 @@ use mia_providers::credentials::Credentials;
 use mia_tools::ToolRegistry;
 use tokio::sync::broadcast;
 
-use crate::StoreHandle;
 use crate::session::{ProjectShared, SessionState};
+use crate::{CoreError, StoreHandle};
 
 /// How the runtime is set up.
 #[derive(Clone)]
@@ -84,6 +84,26 @@ impl Runtime {
         };
         rt.recover_dead_claims();
         rt
+    }
+
+    /// Open the session store under `opts.paths` (creating it, recovering a
+    /// damaged file, importing legacy sessions once) on its own thread, and
+    /// the runtime over it. Returns what the user should be told about the
+    /// opening (a recovery, an import).
+    pub fn open(opts: RuntimeOptions) -> Result<(Self, Vec<String>), CoreError> {
+        let paths = &opts.paths;
+        let db = mia_store::SessionDb::open_with(
+            mia_store::OpenOptions::new(paths.data_db()).legacy_json(paths.legacy_sessions()),
+        )?;
+        let mut notices = Vec::new();
+        if let Some(r) = db.recovery() {
+            notices.push(r.to_string());
+        }
+        if let Some(i) = db.legacy_import() {
+            notices.push(i.to_string());
+        }
+        let store = StoreHandle::spawn(db)?;
+        Ok((Self::new(opts, store), notices))
     }
 
     /// Every Event from now on.

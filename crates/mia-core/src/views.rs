@@ -19,6 +19,16 @@ use crate::CoreError;
 use crate::agents::Agents;
 use crate::runtime::{Runtime, lock};
 
+/// Which sessions [`Runtime::list_sessions`] lists.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionListQuery {
+    /// Only this project's (a directory; canonicalised).
+    pub project: Option<String>,
+    /// Archived ones too.
+    pub archived: bool,
+    pub limit: Option<u32>,
+}
+
 /// Most paths `files` returns (the @-mention list).
 pub const MAX_FILES: usize = 20_000;
 
@@ -99,8 +109,20 @@ impl Runtime {
     /// Sessions as listed in the sidebar.
     pub async fn list_sessions(
         &self,
-        filter: mia_store::SessionFilter,
+        query: SessionListQuery,
     ) -> Result<Vec<SessionSummary>, CoreError> {
+        let filter = mia_store::SessionFilter {
+            project_id: query.project.as_deref().map(|p| {
+                let dir = std::path::Path::new(p)
+                    .canonicalize()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|_| p.to_string());
+                mia_store::project_id_for(&dir)
+            }),
+            include_archived: query.archived,
+            limit: query.limit,
+            ..Default::default()
+        };
         let items = self
             .store()
             .call(move |db| db.list_sessions(&filter))

@@ -17,12 +17,10 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use futures_util::StreamExt;
-use mia_core::{CoreError, OpResult, Runtime};
+use mia_core::{CoreError, ErrorKind, EventItem, OpResult, Runtime};
 use mia_protocol::{Op, PermissionReplyKind, SessionId};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tokio_stream::wrappers::BroadcastStream;
 
 pub use openapi::openapi;
 
@@ -192,18 +190,12 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
 }
 
 fn core_error(e: CoreError) -> Response {
-    let status = match &e {
-        CoreError::Store(mia_store::StoreError::SessionNotFound(_))
-        | CoreError::Store(mia_store::StoreError::MessageNotFound { .. })
-        | CoreError::NoSuchRequest(_) => StatusCode::NOT_FOUND,
-        CoreError::Busy { .. } => StatusCode::CONFLICT,
-        CoreError::UnknownAgent { .. }
-        | CoreError::NoModel
-        | CoreError::BadModel(_)
-        | CoreError::Setup(_)
-        | CoreError::Config(_)
-        | CoreError::Store(mia_store::StoreError::InvalidInput(_)) => StatusCode::BAD_REQUEST,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    let status = match e.kind() {
+        ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        ErrorKind::Busy => StatusCode::CONFLICT,
+        ErrorKind::BadInput => StatusCode::BAD_REQUEST,
+        ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(status, e.to_string())
 }
@@ -312,19 +304,15 @@ fn reply<T: serde::Serialize>(r: Result<T, CoreError>) -> Response {
 }
 
 async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListQuery>) -> Response {
-    let filter = mia_store::SessionFilter {
-        project_id: q.project.as_deref().map(|p| {
-            let dir = std::path::Path::new(p)
-                .canonicalize()
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|_| p.to_string());
-            mia_store::project_id_for(&dir)
-        }),
-        include_archived: q.archived,
-        limit: q.limit,
-        ..Default::default()
-    };
-    reply(s.runtime.list_sessions(filter).await)
+    reply(
+        s.runtime
+            .list_sessions(mia_core::SessionListQuery {
+                project: q.project,
+                archived: q.archived,
+                limit: q.limit,
+            })
+            .await,
+    )
 }
 
 #[derive(Deserialize)]
@@ -745,12 +733,11 @@ async fn events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Resp
         Ok(f) => f,
         Err(r) => return r.into_response(),
     };
-    let stream = BroadcastStream::new(s.runtime.subscribe()).filter_map(move |item| async move {
-        match item {
-            Ok(ev) => {
-                if filter.is_some_and(|f| ev.session_id() != Some(f)) {
-                    return None;
-                }
+    let events = s.runtime.events(filter);
+    let stream = futures_util::stream::unfold(events, |mut events| async move {
+        let item = events.next().await?;
+        let sse = match item {
+            EventItem::Event(ev) => {
                 let kind = serde_json::to_value(&ev)
                     .ok()
                     .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
@@ -758,14 +745,12 @@ async fn events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Resp
                 SseEvent::default()
                     .event(kind)
                     .json_data(&ev)
-                    .ok()
-                    .map(Ok::<_, std::convert::Infallible>)
+                    .unwrap_or_else(|_| SseEvent::default().event("error"))
             }
             // A slow client missed events: tell it to reload.
-            Err(tokio_stream::wrappers::errors::BroadcastStreamRecvError::Lagged(n)) => {
-                Some(Ok(SseEvent::default().event("lagged").data(n.to_string())))
-            }
-        }
+            EventItem::Lagged(n) => SseEvent::default().event("lagged").data(n.to_string()),
+        };
+        Some((Ok::<_, std::convert::Infallible>(sse), events))
     });
     Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(std::time::Duration::from_secs(15)))

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use mia_config::Paths;
-use mia_core::{Runtime, RuntimeOptions, StoreHandle};
+use mia_core::{Runtime, RuntimeOptions};
 use mia_providers::credentials::{Credentials, FileStore};
 use mia_testkit::{MockServer, Scenario};
 use serde_json::{Value, json};
@@ -41,14 +41,13 @@ async fn setup(steps: Value, config: Value) -> Setup {
     }
     std::fs::write(home.join(".config/mia-code/config.json"), cfg.to_string()).unwrap();
     let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
-    let store = StoreHandle::spawn(mia_store::SessionDb::open(paths.data_db()).unwrap()).unwrap();
     let mut opts = RuntimeOptions::new(paths.clone());
     opts.credentials = Arc::new(Credentials::new(
         Arc::new(|_: &str| None),
         None,
         FileStore::in_home(&paths.home),
     ));
-    let runtime = Runtime::new(opts, store);
+    let runtime = Runtime::open(opts).unwrap().0;
     let token = mia_server::new_token();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
@@ -584,8 +583,7 @@ async fn serves_the_ui_with_a_strict_csp() {
     std::fs::write(ui.join("assets/app.js"), "console.log(1)").unwrap();
     let home = dir.path().join("home");
     let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
-    let store = StoreHandle::spawn(mia_store::SessionDb::open(paths.data_db()).unwrap()).unwrap();
-    let runtime = Runtime::new(RuntimeOptions::new(paths), store);
+    let runtime = Runtime::open(RuntimeOptions::new(paths)).unwrap().0;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let opts = mia_server::ServerOptions {
