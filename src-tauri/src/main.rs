@@ -132,45 +132,47 @@ fn unsubscribe(backend: tauri::State<'_, Backend>, id: u32) {
     }
 }
 
-/// Command-line options: `--project DIR` opens that folder first, `--demo`
-/// labels the UI as a scripted demo.
+/// Mia Code, the desktop app of mia-code. Data: $MIA_CODE_HOME (default
+/// ~/.mia-code). Logs: $MIA_CODE_HOME/logs/desktop.log.
+#[derive(Debug, clap::Parser)]
+#[command(
+    name = "mia-code-desktop",
+    version,
+    about = "Mia Code, the desktop app of mia-code (data: $MIA_CODE_HOME, default ~/.mia-code; logs: $MIA_CODE_HOME/logs/desktop.log)"
+)]
+struct Cli {
+    /// Open this project folder first.
+    #[arg(long, value_name = "DIR")]
+    project: Option<std::path::PathBuf>,
+    /// Label the app as a scripted demo.
+    #[arg(long)]
+    demo: bool,
+}
+
+/// The options the app runs with (the project canonicalised).
 struct Args {
     project: Option<String>,
     demo: bool,
 }
 
+/// Parse the command line; a typo or a missing folder is refused with a
+/// message (clap's usage error, exit code 2) instead of being ignored.
 fn parse_args() -> anyhow::Result<Args> {
-    let mut args = Args {
-        project: None,
-        demo: false,
+    use clap::Parser as _;
+    let cli = Cli::parse();
+    let project = match cli.project {
+        Some(dir) => Some(
+            dir.canonicalize()
+                .with_context(|| format!("project folder {}", dir.display()))?
+                .display()
+                .to_string(),
+        ),
+        None => None,
     };
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--project" => {
-                let dir = it.next().context("--project needs a folder")?;
-                let dir = std::path::Path::new(&dir)
-                    .canonicalize()
-                    .with_context(|| format!("project folder {dir}"))?;
-                args.project = Some(dir.display().to_string());
-            }
-            "--demo" => args.demo = true,
-            "--version" => {
-                println!("Mia Code {}", env!("CARGO_PKG_VERSION"));
-                std::process::exit(0);
-            }
-            "--help" | "-h" => {
-                println!(
-                    "Mia Code {}\n\nusage: mia-code-desktop [--project DIR] [--demo]\n\n  --project DIR  open this project folder first\n  --demo         label the app as a scripted demo\n\nData: $MIA_CODE_HOME (default ~/.mia-code). Logs: $MIA_CODE_HOME/logs/desktop.log",
-                    env!("CARGO_PKG_VERSION")
-                );
-                std::process::exit(0);
-            }
-            // Arguments added by the platform or a second launch are ignored.
-            _ => {}
-        }
-    }
-    Ok(args)
+    Ok(Args {
+        project,
+        demo: cli.demo,
+    })
 }
 
 fn init_logging(paths: &mia_config::Paths) {

@@ -142,52 +142,12 @@ pub fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duratio
         }
         return None;
     }
-    let when = httpdate_to_unix(value)?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?
-        .as_secs();
-    Some(Duration::from_secs(when.saturating_sub(now)))
-}
-
-/// Parse an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) to Unix seconds.
-fn httpdate_to_unix(s: &str) -> Option<u64> {
-    let mut it = s.split_whitespace();
-    let _weekday = it.next()?;
-    let day: u64 = it.next()?.parse().ok()?;
-    let month = match it.next()? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = it.next()?.parse().ok()?;
-    let mut hms = it.next()?.split(':');
-    let h: u64 = hms.next()?.parse().ok()?;
-    let m: u64 = hms.next()?.parse().ok()?;
-    let sec: u64 = hms.next()?.parse().ok()?;
-    if it.next()? != "GMT" {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + (h * 3600 + m * 60 + sec) as i64;
-    u64::try_from(secs).ok()
+    // An HTTP date (RFC 9110's IMF-fixdate and its obsolete forms).
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
 }
 
 #[cfg(test)]
@@ -275,9 +235,17 @@ mod tests {
             HeaderValue::from_static("Sun, 06 Nov 1994 08:49:37 GMT"),
         );
         assert_eq!(parse_retry_after(&h), Some(Duration::ZERO), "past date");
-        assert_eq!(
-            httpdate_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(784_111_777)
+        let later = std::time::SystemTime::now() + Duration::from_secs(120);
+        h.insert(
+            "retry-after",
+            HeaderValue::from_str(&httpdate::fmt_http_date(later)).unwrap(),
         );
+        let wait = parse_retry_after(&h).unwrap();
+        assert!(
+            wait > Duration::from_secs(110) && wait <= Duration::from_secs(120),
+            "{wait:?}"
+        );
+        h.insert("retry-after", HeaderValue::from_static("not a date"));
+        assert_eq!(parse_retry_after(&h), None);
     }
 }
