@@ -57,6 +57,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Mutex<HashMap<SessionId, Arc<SessionState>>>,
     pub(crate) projects: Mutex<HashMap<PathBuf, ProjectShared>>,
     pub(crate) tools: ToolRegistry,
+    /// When snapshot expiry last ran (Unix ms).
+    pub(crate) last_expiry: std::sync::atomic::AtomicI64,
 }
 
 /// The runtime. Cheap to clone.
@@ -80,6 +82,7 @@ impl Runtime {
                 sessions: Mutex::new(HashMap::new()),
                 projects: Mutex::new(HashMap::new()),
                 tools: ToolRegistry::builtin(),
+                last_expiry: std::sync::atomic::AtomicI64::new(0),
             }),
         };
         rt.recover_dead_claims();
@@ -104,6 +107,19 @@ impl Runtime {
         }
         let store = StoreHandle::spawn(db)?;
         Ok((Self::new(opts, store), notices))
+    }
+
+    /// The layered config for `directory` (global only when `None`), read
+    /// off the async workers (it reads files).
+    pub(crate) async fn load_config(
+        &self,
+        directory: Option<PathBuf>,
+    ) -> Result<mia_config::Config, CoreError> {
+        let paths = self.inner.opts.paths.clone();
+        tokio::task::spawn_blocking(move || mia_config::Config::load(&paths, directory.as_deref()))
+            .await
+            .map_err(|e| CoreError::Internal(format!("reading the config failed: {e}")))?
+            .map_err(CoreError::from)
     }
 
     /// Every Event from now on.

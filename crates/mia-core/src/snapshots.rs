@@ -16,7 +16,7 @@ impl Runtime {
     /// at the next gc unless another session or capture keeps them).
     pub(crate) async fn release_session_snapshots(&self, state: &Arc<SessionState>) {
         let session_id = lock(&state.session).id;
-        let Ok(config) = Config::load(&self.inner.opts.paths, Some(&state.directory)) else {
+        let Ok(config) = self.load_config(Some(state.directory.clone())).await else {
             return;
         };
         let cfg = snapshot_config(&config, &self.inner.opts.paths)
@@ -39,7 +39,7 @@ impl Runtime {
     /// past its thresholds.
     pub(crate) async fn retain(&self, state: &Arc<SessionState>) {
         let session_id = lock(&state.session).id;
-        let Ok(config) = Config::load(&self.inner.opts.paths, Some(&state.directory)) else {
+        let Ok(config) = self.load_config(Some(state.directory.clone())).await else {
             return;
         };
         let Some(snapshot_config) = snapshot_config(&config, &self.inner.opts.paths) else {
@@ -58,6 +58,25 @@ impl Runtime {
                 return;
             }
         };
+        // Spec 076's 30-day expiry, at most once an hour per process.
+        let expired = if self.expiry_due() {
+            let dir = state.directory.display().to_string();
+            let cutoff = mia_protocol::now_ms() - EXPIRY.as_millis() as i64;
+            match self
+                .inner
+                .store
+                .call(move |db| db.expire_snapshots(&dir, cutoff))
+                .await
+            {
+                Ok(v) => Some(v),
+                Err(e) => {
+                    tracing::warn!(error = %e, "snapshot expiry failed");
+                    None
+                }
+            }
+        } else {
+            None
+        };
         let repo = state.snapshots.clone();
         let dir = state.directory.clone();
         let removed = pruned.removed;
@@ -66,11 +85,18 @@ impl Runtime {
             let Some(repo) = guard.as_ref() else {
                 return Ok::<_, mia_snapshot::SnapshotError>((0, None));
             };
-            let released = if pruned.released.is_empty() {
+            let mut released = if pruned.released.is_empty() {
                 0
             } else {
                 repo.release(&session_id.to_string(), &pruned.released, &pruned.unused)?
             };
+            if let Some(expired) = expired {
+                for (sid, p) in expired {
+                    released += repo.release(&sid.to_string(), &p.released, &p.unused)?;
+                }
+                released += repo.expire_unowned(EXPIRY)?;
+                repo.expire_backups(EXPIRY, MAX_BACKUPS);
+            }
             Ok((released, repo.gc_due()))
         })
         .await;
@@ -315,6 +341,34 @@ impl Runtime {
 
 /// The snapshot engine's settings from the `snapshot` config section;
 /// `None` when snapshots are turned off.
+/// Snapshots of sessions idle this long, captures without a session and
+/// forced-undo backups are removed (spec 076: "older than 30 days").
+pub(crate) const EXPIRY: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+/// Forced-undo backups kept per work tree at most.
+pub(crate) const MAX_BACKUPS: usize = 50;
+
+impl Runtime {
+    /// Whether the expiry pass should run now (once an hour per process).
+    fn expiry_due(&self) -> bool {
+        let now = mia_protocol::now_ms();
+        let last = self
+            .inner
+            .last_expiry
+            .load(std::sync::atomic::Ordering::Relaxed);
+        now - last > 3_600_000
+            && self
+                .inner
+                .last_expiry
+                .compare_exchange(
+                    last,
+                    now,
+                    std::sync::atomic::Ordering::Relaxed,
+                    std::sync::atomic::Ordering::Relaxed,
+                )
+                .is_ok()
+    }
+}
+
 pub(crate) fn snapshot_config(
     config: &Config,
     paths: &Paths,

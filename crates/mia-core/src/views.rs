@@ -92,7 +92,9 @@ impl Runtime {
         let (pending_permissions, running, queued_agent) = self.live(id);
         let agent = match &session.agent {
             Some(a) => a.clone(),
-            None => Config::load(&self.options().paths, Some(Path::new(&session.directory)))
+            None => self
+                .load_config(Some(PathBuf::from(&session.directory)))
+                .await
                 .map(|c| c.default_agent().to_string())
                 .unwrap_or_else(|_| "build".into()),
         };
@@ -176,7 +178,7 @@ impl Runtime {
         f: impl FnOnce(&mut SnapshotRepo) -> Result<T, mia_snapshot::SnapshotError> + Send + 'static,
     ) -> Result<T, CoreError> {
         let state = self.state(id).await?;
-        let config = Config::load(&self.options().paths, Some(&state.directory))?;
+        let config = self.load_config(Some(state.directory.clone())).await?;
         let snapshot_config = crate::snapshots::snapshot_config(&config, &self.options().paths)
             .unwrap_or_else(|| crate::snapshots::store_config(&self.options().paths));
         let repo = state.snapshots.clone();
@@ -561,7 +563,7 @@ impl Runtime {
     ) -> Result<PermissionsView, CoreError> {
         let dir = canonical(&directory)?;
         let paths = self.options().paths.clone();
-        let config = Config::load(&paths, Some(&dir))?;
+        let config = self.load_config(Some(dir.clone())).await?;
         let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
         Agents::from_config(&config).get(&agent)?;
         let key = dir.display().to_string();

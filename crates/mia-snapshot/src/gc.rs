@@ -183,6 +183,27 @@ impl SnapshotRepo {
         Ok(n)
     }
 
+    /// Forced-undo backups of this work tree: those older than `max_age` go,
+    /// and at most `keep` of the newest stay. Returns how many went.
+    pub fn expire_backups(&self, max_age: Duration, keep: usize) -> u64 {
+        let Ok(rd) = std::fs::read_dir(self.backups_dir()) else {
+            return 0;
+        };
+        let mut dirs: Vec<(std::time::SystemTime, std::path::PathBuf)> = rd
+            .flatten()
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        dirs.sort_by(|a, b| b.0.cmp(&a.0));
+        let mut n = 0;
+        for (i, (t, p)) in dirs.into_iter().enumerate() {
+            let old = t.elapsed().is_ok_and(|age| age > max_age);
+            if (old || i >= keep) && std::fs::remove_dir_all(&p).is_ok() {
+                n += 1;
+            }
+        }
+        n
+    }
+
     /// Every snapshot hash some ref keeps (sessions', CLI, migrated).
     pub fn kept_hashes(&self) -> HashSet<String> {
         let mut out = HashSet::new();

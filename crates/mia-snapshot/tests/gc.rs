@@ -138,3 +138,26 @@ fn handle_dir(p: &Project) -> std::path::PathBuf {
         .path()
         .join("repo")
 }
+
+#[test]
+fn forced_undo_backups_are_bounded() {
+    let p = Project::new();
+    let repo = p.repo();
+    for i in 0..5 {
+        let d = repo.backups_dir().join(format!("stamp-{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("f"), "x").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Keep the newest 3; none is old enough to expire.
+    let n = repo.expire_backups(std::time::Duration::from_secs(3600), 3);
+    assert_eq!(n, 2);
+    let mut left: Vec<String> = std::fs::read_dir(repo.backups_dir())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["stamp-2", "stamp-3", "stamp-4"]);
+    assert_eq!(repo.expire_backups(std::time::Duration::ZERO, 10), 3);
+}

@@ -395,11 +395,13 @@ impl SessionDb {
             {
                 let mut st = tx
                     .prepare_cached(
-                        "SELECT EXISTS (SELECT 1 FROM snapshots WHERE hash = ?1) OR EXISTS (SELECT 1 FROM snapshot_steps WHERE before_hash = ?1 OR after_hash = ?1)",
+                        "SELECT EXISTS (SELECT 1 FROM snapshots WHERE hash = ?1) OR EXISTS (SELECT 1 FROM snapshot_steps WHERE session_id <> ?2 AND (before_hash = ?1 OR after_hash = ?1))",
                     )
                     .map_err(|e| tx.err(e))?;
                 for h in &released {
-                    let used: bool = st.query_row([h], |r| r.get(0)).map_err(|e| tx.err(e))?;
+                    let used: bool = st
+                        .query_row(params![h, session], |r| r.get(0))
+                        .map_err(|e| tx.err(e))?;
                     if !used {
                         unused.insert(h.clone());
                     }
@@ -410,6 +412,78 @@ impl SessionDb {
                 released,
                 unused,
             })
+        })
+    }
+
+    /// Spec 076's expiry: the snapshots of this project's sessions not
+    /// updated since `before_ms` are forgotten, baselines included (their
+    /// step records stay, as history). Returns, per session, the trees it
+    /// no longer needs.
+    pub fn expire_snapshots(
+        &mut self,
+        directory: &str,
+        before_ms: i64,
+    ) -> Result<Vec<(SessionId, SessionPrune)>> {
+        let directory = directory.to_string();
+        self.write(|tx| {
+            let sessions: Vec<String> = {
+                let mut st = tx
+                    .prepare(
+                        "SELECT s.id FROM sessions s WHERE s.directory = ?1 AND s.updated_at < ?2 AND EXISTS (SELECT 1 FROM snapshots n WHERE n.session_id = s.id AND n.hash <> '')",
+                    )
+                    .map_err(|e| tx.err(e))?;
+                let rows = st
+                    .query_map(params![directory, before_ms], |r| r.get::<_, String>(0))
+                    .map_err(|e| tx.err(e))?;
+                rows.collect::<rusqlite::Result<Vec<_>>>()
+                    .map_err(|e| tx.err(e))?
+            };
+            let mut out = Vec::new();
+            for sid in sessions {
+                let hashes: Vec<String> = {
+                    let mut st = tx
+                        .prepare(
+                            "SELECT hash FROM snapshots WHERE session_id = ?1 AND hash <> '' UNION SELECT before_hash FROM snapshot_steps WHERE session_id = ?1 UNION SELECT after_hash FROM snapshot_steps WHERE session_id = ?1",
+                        )
+                        .map_err(|e| tx.err(e))?;
+                    let rows = st
+                        .query_map([&sid], |r| r.get::<_, String>(0))
+                        .map_err(|e| tx.err(e))?;
+                    rows.collect::<rusqlite::Result<Vec<_>>>()
+                        .map_err(|e| tx.err(e))?
+                };
+                let removed = tx
+                    .execute("DELETE FROM snapshots WHERE session_id = ?1", [&sid])
+                    .map_err(|e| tx.err(e))? as u64;
+                let mut unused = std::collections::HashSet::new();
+                {
+                    let mut st = tx
+                        .prepare_cached(
+                            "SELECT EXISTS (SELECT 1 FROM snapshots WHERE hash = ?1) OR EXISTS (SELECT 1 FROM snapshot_steps WHERE session_id <> ?2 AND (before_hash = ?1 OR after_hash = ?1))",
+                        )
+                        .map_err(|e| tx.err(e))?;
+                    for h in &hashes {
+                        let used: bool = st
+                            .query_row(params![h, sid], |r| r.get(0))
+                            .map_err(|e| tx.err(e))?;
+                        if !used {
+                            unused.insert(h.clone());
+                        }
+                    }
+                }
+                let id: SessionId = sid.parse().map_err(|e: mia_protocol::IdParseError| {
+                    StoreError::InvalidInput(e.to_string())
+                })?;
+                out.push((
+                    id,
+                    SessionPrune {
+                        removed,
+                        released: hashes.into_iter().filter(|h| !h.is_empty()).collect(),
+                        unused,
+                    },
+                ));
+            }
+            Ok(out)
         })
     }
 
@@ -568,5 +642,94 @@ mod tests {
             .add_snapshot(&snap(SessionId::new(), "h", SnapshotKind::Step))
             .unwrap_err();
         assert!(matches!(err, StoreError::SessionNotFound(_)), "{err}");
+    }
+
+    fn step(session: SessionId, id: &str, before: &str, after: &str) -> NewStep {
+        NewStep {
+            id: id.into(),
+            session_id: session,
+            message_id: "m".into(),
+            tool_call_id: Some(id.into()),
+            kind: "tool".into(),
+            before_hash: before.into(),
+            after_hash: after.into(),
+            record: serde_json::json!({"id": id}),
+        }
+    }
+
+    #[test]
+    fn session_retention_keeps_the_last_n_and_says_which_trees_went() {
+        let (_d, mut db) = db();
+        let new = |db: &mut SessionDb| {
+            db.create_session(NewSession {
+                directory: "/proj".into(),
+                ..Default::default()
+            })
+            .unwrap()
+            .id
+        };
+        let (a, b) = (new(&mut db), new(&mut db));
+        db.add_snapshot(&snap(a, "base", SnapshotKind::Baseline))
+            .unwrap();
+        for (i, h) in ["h1", "h2", "h3", "h4"].iter().enumerate() {
+            db.add_snapshot(&snap(a, h, SnapshotKind::Step)).unwrap();
+            let after = format!("a{}", i + 1);
+            db.add_snapshot_step(&step(a, &format!("c{i}"), h, &after))
+                .unwrap();
+        }
+        // Session b shares a tree with a's oldest step.
+        db.add_snapshot(&snap(b, "h1", SnapshotKind::Step)).unwrap();
+        // Nothing to do under the limit: one count, no change.
+        assert_eq!(
+            db.prune_session_snapshots(&a, 10).unwrap(),
+            SessionPrune::default()
+        );
+        let p = db.prune_session_snapshots(&a, 2).unwrap();
+        assert_eq!(p.removed, 2);
+        let mut released = p.released.clone();
+        released.sort();
+        // h1/h2 and the "after" trees of the steps they begin.
+        assert_eq!(released, ["a1", "a2", "h1", "h2"]);
+        // h1 is still named by session b's row: its migrated ref stays.
+        assert!(!p.unused.contains("h1"));
+        assert!(p.unused.contains("h2"));
+        let left: Vec<String> = db
+            .snapshots(&a)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.snapshot.hash)
+            .collect();
+        assert_eq!(left, ["base", "h3", "h4"]);
+    }
+
+    #[test]
+    fn expiry_forgets_idle_sessions_snapshots_baselines_included() {
+        let (_d, mut db) = db();
+        let s = db
+            .create_session(NewSession {
+                directory: "/proj".into(),
+                ..Default::default()
+            })
+            .unwrap();
+        db.add_snapshot(&snap(s.id, "base", SnapshotKind::Baseline))
+            .unwrap();
+        db.add_snapshot(&snap(s.id, "h1", SnapshotKind::Step))
+            .unwrap();
+        db.add_snapshot_step(&step(s.id, "c1", "h1", "a1")).unwrap();
+        // Not idle long enough: nothing.
+        assert!(db.expire_snapshots("/proj", 0).unwrap().is_empty());
+        let out = db.expire_snapshots("/proj", now_ms() + 60_000).unwrap();
+        assert_eq!(out.len(), 1);
+        let mut released = out[0].1.released.clone();
+        released.sort();
+        assert_eq!(released, ["a1", "base", "h1"]);
+        assert!(db.snapshots(&s.id).unwrap().is_empty());
+        // The step records stay as history.
+        assert_eq!(db.snapshot_steps(&s.id).unwrap().len(), 1);
+        assert!(
+            db.expire_snapshots("/other", now_ms() + 60_000)
+                .unwrap()
+                .is_empty()
+        );
     }
 }

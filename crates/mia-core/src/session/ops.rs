@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use mia_config::Config;
 use mia_protocol::{Event, HistoryAction, MessageId, Op, PermissionReplyKind, SessionId};
 use mia_providers::ModelRef;
 use mia_store::NewSession;
@@ -73,7 +72,7 @@ impl Runtime {
             m.parse::<ModelRef>()
                 .map_err(|_| CoreError::BadModel(m.clone()))?;
         }
-        let config = Config::load(&self.inner.opts.paths, Some(&dir))?;
+        let config = self.load_config(Some(dir.clone())).await?;
         let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
         Agents::from_config(&config).get(&agent)?;
         let directory = dir.display().to_string();
@@ -249,7 +248,7 @@ impl Runtime {
         agent: String,
     ) -> Result<OpResult, CoreError> {
         let state = self.state(session_id).await?;
-        let config = Config::load(&self.inner.opts.paths, Some(&state.directory))?;
+        let config = self.load_config(Some(state.directory.clone())).await?;
         let agents = Agents::from_config(&config);
         let def = agents.get(&agent)?;
         if !def.is_primary() {

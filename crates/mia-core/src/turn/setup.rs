@@ -60,7 +60,7 @@ impl Runtime {
             .is_empty()
             .then(|| title_from(&text))
             .filter(|t| !t.is_empty());
-        let config = Config::load(&opts.paths, Some(&state.directory))?;
+        let config = self.load_config(Some(state.directory.clone())).await?;
         let agents = Agents::from_config(&config);
         if let Some(a) = &agent_override {
             agents.get(a)?;
