@@ -193,7 +193,7 @@ impl SnapshotRepo {
             .flatten()
             .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
             .collect();
-        dirs.sort_by(|a, b| b.0.cmp(&a.0));
+        dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
         let mut n = 0;
         for (i, (t, p)) in dirs.into_iter().enumerate() {
             let old = t.elapsed().is_ok_and(|age| age > max_age);
