@@ -66,6 +66,10 @@ pub struct SessionDb {
     pub(crate) busy_timeout: Duration,
     recovery: Option<Recovery>,
     legacy: Option<LegacyImport>,
+    /// Held shared for as long as this database is open (`data.db.lock`):
+    /// a damaged file is only moved aside by an opener that can take it
+    /// exclusively, so a database another process has open is never moved.
+    _open_lock: std::fs::File,
 }
 
 impl std::fmt::Debug for SessionDb {
@@ -92,10 +96,38 @@ impl SessionDb {
                 source,
             })?;
         }
+        let lock_path = PathBuf::from(format!("{}.lock", opts.path.display()));
+        let open_lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(|source| StoreError::Io {
+                action: "open the lock file",
+                path: lock_path.clone(),
+                source,
+            })?;
+        wait_shared(&open_lock, &lock_path, opts.busy_timeout)?;
         let (conn, recovery) = match open_and_migrate(&opts) {
             Ok(conn) => (conn, None),
             Err(StoreError::Corruption(err)) => {
-                let backup = move_aside(&opts.path)?;
+                // Only when no other process has the database open.
+                let _ = open_lock.unlock();
+                if open_lock.try_lock().is_err() {
+                    wait_shared(&open_lock, &lock_path, opts.busy_timeout)?;
+                    return Err(StoreError::Corruption(CorruptionError {
+                        path: err.path,
+                        detail: format!(
+                            "{}; another mia-code process has it open, so it was left in place: close the other mia-code windows and commands, then open it again",
+                            err.detail
+                        ),
+                    }));
+                }
+                let moved = move_aside(&opts.path);
+                let _ = open_lock.unlock();
+                wait_shared(&open_lock, &lock_path, opts.busy_timeout)?;
+                let backup = moved?;
                 tracing::error!(path = %opts.path.display(), backup = %backup.display(), detail = %err.detail, "damaged session database moved aside");
                 let conn = open_and_migrate(&opts)?;
                 (
@@ -114,6 +146,7 @@ impl SessionDb {
             busy_timeout: opts.busy_timeout,
             recovery,
             legacy: None,
+            _open_lock: open_lock,
         };
         if let Some(json) = &opts.legacy_json {
             db.legacy = legacy::import_if_needed(&mut db, json)?;
@@ -350,6 +383,32 @@ fn migrate(conn: &mut Connection, path: &Path, waited_ms: u64) -> Result<()> {
 
 /// Move a damaged database (and its WAL/SHM side files) to
 /// `data.db.corrupt-<UTC timestamp>`.
+/// Take the open lock shared (waiting for a move-aside in progress).
+fn wait_shared(file: &std::fs::File, path: &Path, timeout: Duration) -> Result<()> {
+    let deadline = std::time::Instant::now() + timeout;
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(StoreError::Concurrency(ConcurrencyError {
+                    path: path.to_path_buf(),
+                    waited_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                }));
+            }
+            Err(std::fs::TryLockError::Error(source)) => {
+                return Err(StoreError::Io {
+                    action: "lock",
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
+    }
+}
+
 fn move_aside(path: &Path) -> Result<PathBuf> {
     let stamp = time::OffsetDateTime::now_utc()
         .format(time::macros::format_description!(

@@ -62,6 +62,15 @@ pub(crate) fn import_if_needed(db: &mut SessionDb, json: &Path) -> Result<Option
         return Ok(None);
     }
     let report = import(db, json)?;
+    if report.imported == 0
+        && report
+            .file_error
+            .as_deref()
+            .is_some_and(|e| e.starts_with("another"))
+    {
+        tracing::info!(source = %json.display(), "legacy store imported by another process");
+        return Ok(None);
+    }
     if report.file_error.is_some() {
         tracing::warn!(source = %json.display(), "{report}");
     } else {
@@ -124,7 +133,15 @@ fn import(db: &mut SessionDb, json: &Path) -> Result<LegacyImport> {
     }
 
     let expected = sessions.len();
-    db.write(|tx| {
+    let imported = db.write(|tx| {
+        // Another process that opened at the same time may have imported
+        // already (we hold the write lock now): then there is nothing to do.
+        let existing: i64 = tx
+            .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+            .map_err(|e| tx.err(e))?;
+        if existing > 0 {
+            return Ok(false);
+        }
         for s in &sessions {
             insert_session(tx, s, None)?;
         }
@@ -136,16 +153,27 @@ fn import(db: &mut SessionDb, json: &Path) -> Result<LegacyImport> {
                 "legacy import verification failed: expected {expected} sessions, found {count}; nothing was imported"
             )));
         }
-        Ok(())
+        Ok(true)
     })?;
+    if !imported {
+        report.file_error = Some("another mia-code process imported it at the same time".into());
+        return Ok(report);
+    }
     report.imported = expected;
 
     let renamed = json.with_file_name(".mia-code-sessions.json.migrated");
-    std::fs::rename(json, &renamed).map_err(|source| StoreError::Io {
-        action: "rename imported legacy store",
-        path: json.to_path_buf(),
-        source,
-    })?;
+    match std::fs::rename(json, &renamed) {
+        Ok(()) => {}
+        // Renamed by a process that raced us to it: the import stands.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && renamed.exists() => {}
+        Err(source) => {
+            return Err(StoreError::Io {
+                action: "rename imported legacy store",
+                path: json.to_path_buf(),
+                source,
+            });
+        }
+    }
     report.renamed_to = Some(renamed);
     Ok(report)
 }

@@ -104,6 +104,85 @@ fn a_corrupt_file_is_moved_aside_and_a_fresh_one_created() {
     assert!(SessionDb::open(&path).unwrap().recovery().is_none());
 }
 
+#[test]
+fn a_database_another_process_has_open_is_never_moved_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data.db");
+    // Another process has the database open: it holds the open lock shared
+    // (what every SessionDb does for as long as it is open).
+    let garbage = b"not a database at all, while someone else has it open....".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let holder = std::fs::File::create(dir.path().join("data.db.lock")).unwrap();
+    holder.lock_shared().unwrap();
+    let err = SessionDb::open(&path).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("another mia-code process has it open"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&path).unwrap(), garbage, "left in place");
+    assert!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().contains("corrupt")),
+        "nothing moved"
+    );
+    // Once nobody has it open, the next open moves it aside as usual.
+    drop(holder);
+    let db = SessionDb::open(&path).unwrap();
+    assert!(db.recovery().is_some());
+}
+
+#[test]
+fn two_first_launches_racing_on_the_legacy_import_both_succeed() {
+    for round in 0..5 {
+        let home = tempfile::tempdir().unwrap();
+        let legacy = home.path().join(".mia-code-sessions.json");
+        std::fs::write(
+            &legacy,
+            r#"[{"id":"x1","startedAt":1706000000000,"projectRoot":"/p/a"},
+                {"id":"x2","startedAt":1706000000001,"projectRoot":"/p/b"},
+                {"id":"x3","startedAt":1706000000002,"projectRoot":"/p/c"}]"#,
+        )
+        .unwrap();
+        let db_path = home.path().join(".mia-code/data.db");
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let (db_path, legacy, barrier) = (db_path.clone(), legacy.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    SessionDb::open_with(OpenOptions::new(db_path).legacy_json(legacy))
+                        .map(|db| db.legacy_import().map(|r| r.imported))
+                })
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        for r in &results {
+            assert!(r.is_ok(), "round {round}: {r:?}");
+        }
+        let imported: usize = results
+            .iter()
+            .filter_map(|r| r.as_ref().ok().copied().flatten())
+            .sum();
+        assert_eq!(
+            imported, 3,
+            "round {round}: exactly one import: {results:?}"
+        );
+        let db = SessionDb::open(&db_path).unwrap();
+        assert_eq!(
+            db.list_sessions(&SessionFilter::default()).unwrap().len(),
+            3
+        );
+        assert!(
+            home.path()
+                .join(".mia-code-sessions.json.migrated")
+                .exists()
+        );
+    }
+}
+
 fn legacy_db(home: &std::path::Path, json: &str) -> SessionDb {
     let legacy = home.join(".mia-code-sessions.json");
     std::fs::write(&legacy, json).unwrap();
