@@ -1,5 +1,7 @@
 //! One tool call: doom-loop guard → plan → permission (deny, or ask and
-//! wait for the answer) → snapshot → run → record.
+//! wait for the answer through the session's gate) → snapshot → run → record.
+
+mod gate;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -180,13 +182,11 @@ impl Runtime {
                     call.name
                 );
             }
-            let (tx, rx) = oneshot::channel();
-            lock(&state.pending).insert(request_id.clone(), (request.clone(), tx));
-            self.emit(Event::PermissionAsked { request });
-            let reply = tokio::select! {
-                r = rx => r.ok(),
-                () = ctx.cancel.cancelled() => None,
+            let gate = gate::SessionGate {
+                runtime: self,
+                state,
             };
+            let reply = gate::PermissionGate::ask(&gate, request, &ctx.cancel).await;
             let Some(reply) = reply else {
                 return Ok(Some(TurnEnd::Cancelled));
             };
