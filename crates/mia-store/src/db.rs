@@ -321,14 +321,28 @@ fn open_and_migrate(opts: &OpenOptions) -> Result<Connection> {
     )
     .map_err(map)?;
     conn.busy_timeout(opts.busy_timeout).map_err(map)?;
+    // Two first launches at once: SQLite answers SQLITE_BUSY at once (no
+    // busy handler) while another connection creates the file or switches
+    // it to WAL; retry those for the busy timeout.
+    let deadline = std::time::Instant::now() + opts.busy_timeout;
+    let retry = |f: &dyn Fn() -> rusqlite::Result<String>| -> Result<String> {
+        loop {
+            match f() {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                r => return r.map_err(map),
+            }
+        }
+    };
     // Reading the header is what reveals a file that is not a database.
-    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
-        r.get::<_, i64>(0)
-    })
-    .map_err(map)?;
-    let mode: String = conn
-        .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-        .map_err(map)?;
+    retry(&|| {
+        conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .map(|n| n.to_string())
+    })?;
+    let mode: String = retry(&|| conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)))?;
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(%mode, "SQLite did not switch to WAL mode");
     }
