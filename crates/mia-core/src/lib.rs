@@ -27,6 +27,7 @@ pub use error::{CoreError, ErrorKind};
 pub use events::{EventItem, EventStream};
 pub use mia_protocol::{Event, Op};
 pub use runtime::{OpResult, Runtime, RuntimeOptions};
+pub use session::Resident;
 pub use snapshots::store_config;
 pub use store::StoreHandle;
 pub use views::{MAX_FILES, SessionListQuery};

@@ -27,6 +27,10 @@ pub struct RuntimeOptions {
     pub credentials: Arc<Credentials>,
     /// Add the 🧠/🌸 commentary instructions to primary agents (overrides config when set).
     pub unifier: Option<bool>,
+    /// Session state idle this long is dropped from memory (it is all in
+    /// the store), and a project none of whose sessions is left closes its
+    /// snapshot repository and watcher.
+    pub idle_eviction: std::time::Duration,
 }
 
 impl RuntimeOptions {
@@ -38,6 +42,7 @@ impl RuntimeOptions {
             client: ClientOptions::default(),
             credentials: Arc::new(Credentials::system()),
             unifier: None,
+            idle_eviction: std::time::Duration::from_secs(600),
         }
     }
 }
@@ -57,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Mutex<HashMap<SessionId, Arc<SessionState>>>,
     pub(crate) projects: Mutex<HashMap<PathBuf, ProjectShared>>,
     pub(crate) tools: ToolRegistry,
+    /// When idle state was last swept (Unix ms).
+    pub(crate) last_sweep: std::sync::atomic::AtomicI64,
     /// When snapshot expiry last ran (Unix ms).
     pub(crate) last_expiry: std::sync::atomic::AtomicI64,
 }
@@ -83,6 +90,7 @@ impl Runtime {
                 projects: Mutex::new(HashMap::new()),
                 tools: ToolRegistry::builtin(),
                 last_expiry: std::sync::atomic::AtomicI64::new(0),
+                last_sweep: std::sync::atomic::AtomicI64::new(mia_protocol::now_ms()),
             }),
         };
         rt.recover_dead_claims();

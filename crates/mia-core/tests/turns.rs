@@ -45,6 +45,17 @@ async fn harness(
     interactive: bool,
     agent: &str,
 ) -> Harness {
+    harness_with(provider, steps, config, interactive, agent, |_| {}).await
+}
+
+async fn harness_with(
+    provider: &str,
+    steps: Value,
+    config: Value,
+    interactive: bool,
+    agent: &str,
+    tune: impl FnOnce(&mut RuntimeOptions),
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let project = dir.path().join("project");
@@ -100,6 +111,7 @@ async fn harness(
         FileStore::in_home(&paths.home),
     ));
     opts.client = opts.client.scaled(0.1);
+    tune(&mut opts);
     let runtime = Runtime::new(opts, store);
     let events = runtime.subscribe();
     let OpResult::Session(session) = runtime
@@ -1262,4 +1274,44 @@ fn walk_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_sessions_and_their_project_resources_are_evicted_and_come_back() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "write"}), "c1", "write", json!({"path": "a.txt", "content": "a\n"})),
+        {"match": {"has_tool_result": "c1"}, "response": {"events": [{"text": "done"}]}}
+    ]);
+    let mut h = harness_with("anthropic", steps, json!({}), false, "build", |o| {
+        o.idle_eviction = Duration::ZERO;
+    })
+    .await;
+    h.send("write a file").await;
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    let r = h.runtime.resident();
+    assert_eq!((r.sessions, r.open_repos, r.watchers), (1, 1, 1), "{r:?}");
+    // The next operation sweeps first: the idle session and its project's
+    // repository and watcher go, then the session is loaded again.
+    let id = h.session.id;
+    h.runtime
+        .submit(Op::Cancel { session_id: id })
+        .await
+        .unwrap();
+    let r = h.runtime.resident();
+    assert_eq!((r.sessions, r.open_repos, r.watchers), (1, 0, 0), "{r:?}");
+    // Nothing was lost: undo reopens the store and works.
+    let OpResult::Reverted(s) = h
+        .runtime
+        .submit(Op::Undo {
+            step: None,
+            session_id: id,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(s.applied, "{s:?}");
+    assert!(!h.project.join("a.txt").exists());
 }

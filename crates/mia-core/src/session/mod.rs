@@ -38,24 +38,120 @@ pub(crate) struct SessionState {
     pub(crate) has_baseline: std::sync::atomic::AtomicBool,
     /// "Always for this project" rules granted during the running turn.
     pub(crate) new_approvals: Mutex<Vec<PermissionRule>>,
+    /// When this state was last asked for (Unix ms): idle state is evicted.
+    pub(crate) last_used: std::sync::atomic::AtomicI64,
+}
+
+impl SessionState {
+    /// Nothing here that is not also in the store: it can be dropped and
+    /// loaded again later without losing anything.
+    fn evictable(&self, now: i64, idle_ms: i64) -> bool {
+        now - self.last_used.load(std::sync::atomic::Ordering::Relaxed) >= idle_ms
+            && lock(&self.running).is_none()
+            && lock(&self.pending).is_empty()
+            && lock(&self.session_rules).rules().is_empty()
+            && lock(&self.todos).items.is_empty()
+            && lock(&self.queued_agent).is_none()
+    }
 }
 
 /// What every session of one project in this process shares: one snapshot
-/// repository handle and one file watcher (not one per session).
+/// repository handle and one file watcher (not one per session). Closed
+/// again once no session of the project has been used for a while.
 #[derive(Clone, Default)]
 pub(crate) struct ProjectShared {
     pub(crate) snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
     pub(crate) watcher: Arc<Mutex<Option<mia_snapshot::ProjectWatcher>>>,
 }
 
+/// What this process holds in memory (for diagnostics and tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resident {
+    /// Sessions with live state.
+    pub sessions: usize,
+    /// Projects with an open snapshot repository.
+    pub open_repos: usize,
+    /// Projects with a running file watcher.
+    pub watchers: usize,
+}
+
 impl Runtime {
+    /// Drop the state of sessions idle for `idle_eviction` that hold nothing
+    /// the store does not (no turn, no ask, no session rules, no todos), and
+    /// close the snapshot repository and watcher of projects none of whose
+    /// sessions is left. Runs at most once a minute (or once per
+    /// `idle_eviction` when that is shorter). A second operation on an
+    /// evicted session's old state is still kept out by its store claim.
+    pub(crate) fn evict_idle(&self, now: i64) {
+        let idle_ms = i64::try_from(self.inner.opts.idle_eviction.as_millis()).unwrap_or(i64::MAX);
+        let every = idle_ms.min(60_000);
+        let last = self
+            .inner
+            .last_sweep
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if now - last < every
+            || self
+                .inner
+                .last_sweep
+                .compare_exchange(
+                    last,
+                    now,
+                    std::sync::atomic::Ordering::Relaxed,
+                    std::sync::atomic::Ordering::Relaxed,
+                )
+                .is_err()
+        {
+            return;
+        }
+        let live_dirs: std::collections::HashSet<PathBuf> = {
+            let mut sessions = lock(&self.inner.sessions);
+            sessions.retain(|_, s| !s.evictable(now, idle_ms));
+            sessions.values().map(|s| s.directory.clone()).collect()
+        };
+        let mut projects = lock(&self.inner.projects);
+        projects.retain(|dir, shared| {
+            if live_dirs.contains(dir) {
+                return true;
+            }
+            // Closed only when nobody is using the handle right now.
+            let closed = match (shared.snapshots.try_lock(), shared.watcher.try_lock()) {
+                (Ok(mut repo), Ok(mut watcher)) => {
+                    *repo = None;
+                    *watcher = None;
+                    true
+                }
+                _ => false,
+            };
+            !closed
+        });
+    }
+
+    /// What this process holds in memory now.
+    pub fn resident(&self) -> Resident {
+        let projects = lock(&self.inner.projects);
+        Resident {
+            sessions: lock(&self.inner.sessions).len(),
+            open_repos: projects
+                .values()
+                .filter(|p| lock(&p.snapshots).is_some())
+                .count(),
+            watchers: projects
+                .values()
+                .filter(|p| lock(&p.watcher).is_some())
+                .count(),
+        }
+    }
+
     /// The live state of a session this process has opened, if any.
     pub(crate) fn loaded_state(&self, id: SessionId) -> Option<Arc<SessionState>> {
         lock(&self.inner.sessions).get(&id).cloned()
     }
 
     pub(crate) async fn state(&self, id: SessionId) -> Result<Arc<SessionState>, CoreError> {
+        let now = mia_protocol::now_ms();
+        self.evict_idle(now);
         if let Some(s) = lock(&self.inner.sessions).get(&id) {
+            s.last_used.store(now, std::sync::atomic::Ordering::Relaxed);
             return Ok(s.clone());
         }
         let session = self.inner.store.call(move |db| db.get_session(&id)).await?;
@@ -78,6 +174,7 @@ impl Runtime {
             steps_taken: std::sync::atomic::AtomicUsize::new(0),
             has_baseline: std::sync::atomic::AtomicBool::new(false),
             new_approvals: Mutex::new(Vec::new()),
+            last_used: std::sync::atomic::AtomicI64::new(now),
         });
         Ok(lock(&self.inner.sessions)
             .entry(id)
