@@ -175,6 +175,20 @@ fn parse_args() -> anyhow::Result<Args> {
     })
 }
 
+/// The project a second launch asks for (`--project DIR`, relative to the
+/// launch's own directory), if its arguments parse and the folder exists.
+fn second_launch_project(argv: &[String], cwd: &str) -> Option<String> {
+    use clap::Parser as _;
+    let cli = Cli::try_parse_from(argv).ok()?;
+    let dir = cli.project?;
+    let dir = if dir.is_absolute() {
+        dir
+    } else {
+        std::path::Path::new(cwd).join(dir)
+    };
+    Some(dir.canonicalize().ok()?.display().to_string())
+}
+
 fn init_logging(paths: &mia_config::Paths) {
     let dir = paths.logs_dir();
     if std::fs::create_dir_all(&dir).is_err() {
@@ -232,11 +246,23 @@ fn main() -> anyhow::Result<()> {
     // The store thread and the runtime's tasks need the async runtime Tauri uses.
     let backend = tauri::async_runtime::block_on(async { backend(&args) })?;
     tauri::Builder::default()
-        .plugin(tauri_plugin_single_instance::init(|app, _argv, _cwd| {
+        .plugin(tauri_plugin_single_instance::init(|app, argv, cwd| {
             if let Some(w) = app.get_webview_window("main") {
                 let _ = w.unminimize();
                 let _ = w.show();
                 let _ = w.set_focus();
+                // `mia-code-desktop --project DIR` while the app runs opens
+                // DIR in the running window.
+                if let Some(dir) = second_launch_project(&argv, &cwd) {
+                    match serde_json::to_string(&dir) {
+                        Ok(json) => {
+                            let _ = w.eval(format!(
+                                "window.dispatchEvent(new CustomEvent('mia-open-project', {{ detail: {json} }}))"
+                            ));
+                        }
+                        Err(e) => tracing::warn!(error = %e, "cannot pass the project on"),
+                    }
+                }
             }
         }))
         .plugin(tauri_plugin_window_state::Builder::default().build())
@@ -247,4 +273,40 @@ fn main() -> anyhow::Result<()> {
         .invoke_handler(tauri::generate_handler![api, subscribe, unsubscribe])
         .run(tauri::generate_context!())
         .context("the desktop app stopped with an error")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_second_launch_passes_its_project_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("proj");
+        std::fs::create_dir(&sub).unwrap();
+        let cwd = dir.path().to_str().unwrap();
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let want = sub.canonicalize().unwrap().display().to_string();
+        assert_eq!(
+            second_launch_project(&argv(&["mia-code-desktop", "--project", "proj"]), cwd),
+            Some(want.clone())
+        );
+        assert_eq!(
+            second_launch_project(&argv(&["mia-code-desktop", "--project", &want]), "/"),
+            Some(want)
+        );
+        assert_eq!(
+            second_launch_project(&argv(&["mia-code-desktop"]), cwd),
+            None
+        );
+        assert_eq!(
+            second_launch_project(&argv(&["mia-code-desktop", "--project", "missing"]), cwd),
+            None
+        );
+        assert_eq!(
+            second_launch_project(&argv(&["mia-code-desktop", "--projct", "proj"]), cwd),
+            None
+        );
+    }
 }

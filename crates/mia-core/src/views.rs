@@ -42,36 +42,22 @@ fn replace_file(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
     let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "config.json".into());
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let tmp = dir.join(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
+    // `tempfile` creates it 0600 with a unique name; removed if we fail.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mia-code-config-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(text.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    if let Some(perms) = existing {
+        tmp.as_file().set_permissions(perms)?;
+    }
+    tmp.persist(&target).map_err(|e| e.error)?;
+    // The rename itself survives a crash once the directory is synced.
     #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let result = (|| {
-        let mut f = opts.open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Some(perms) = existing {
-            std::fs::set_permissions(&tmp, perms)?;
-        }
-        std::fs::rename(&tmp, &target)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
 }
 
 /// Provider ids always listed in settings (others appear when configured).

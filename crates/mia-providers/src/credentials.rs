@@ -262,25 +262,29 @@ impl FileStore {
         fs::create_dir_all(dir).map_err(|e| self.io(e))?;
         let text = serde_json::to_string_pretty(&serde_json::json!({"version": 1, "keys": keys}))
             .map_err(|e| self.io(e))?;
-        let tmp = self.path.with_extension("json.tmp");
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(&tmp).map_err(|e| self.io(e))?;
+        // A unique temp file (0600 from creation), flushed, renamed over the
+        // store, then the directory synced: a crash leaves the old or the
+        // new file, never half of one.
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".credentials-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| self.io(e))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(fs::Permissions::from_mode(0o600))
+            tmp.as_file()
+                .set_permissions(fs::Permissions::from_mode(0o600))
                 .map_err(|e| self.io(e))?;
         }
-        file.write_all(text.as_bytes()).map_err(|e| self.io(e))?;
-        file.sync_all().map_err(|e| self.io(e))?;
-        drop(file);
-        fs::rename(&tmp, &self.path).map_err(|e| self.io(e))
+        tmp.write_all(text.as_bytes()).map_err(|e| self.io(e))?;
+        tmp.as_file().sync_all().map_err(|e| self.io(e))?;
+        tmp.persist(&self.path).map_err(|e| self.io(e.error))?;
+        #[cfg(unix)]
+        fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| self.io(e))?;
+        Ok(())
     }
 }
 

@@ -34,6 +34,9 @@ pub struct StatInfo {
     pub ino: u64,
     /// Git mode (file, executable, symlink).
     pub mode: u32,
+    /// The exact permission bits (`0o7777` part of `st_mode`; 0 where the
+    /// platform has none): what undo restores for a file a step removed.
+    pub perm: u32,
 }
 
 impl StatInfo {
@@ -55,6 +58,7 @@ impl StatInfo {
             ctime_ns: u32::try_from(m.ctime_nsec()).unwrap_or(0),
             ino: m.ino(),
             mode,
+            perm: m.mode() & 0o7777,
         }
     }
 
@@ -79,6 +83,7 @@ impl StatInfo {
             ctime_ns: 0,
             ino: 0,
             mode,
+            perm: 0,
         }
     }
 }
@@ -166,6 +171,7 @@ impl StatCache {
             out.extend_from_slice(&s.ctime_ns.to_le_bytes());
             out.extend_from_slice(&s.ino.to_le_bytes());
             out.extend_from_slice(&s.mode.to_le_bytes());
+            out.extend_from_slice(&s.perm.to_le_bytes());
             match e.content {
                 Content::Stored(oid) => {
                     out.push(0);
@@ -220,6 +226,7 @@ impl StatCache {
                 ctime_ns: r.u32()?,
                 ino: r.u64()?,
                 mode: r.u32()?,
+                perm: r.u32()?,
             };
             let kind = r.take(1)?[0];
             let oid = r.take(20)?;
@@ -290,6 +297,7 @@ mod tests {
             ctime_ns: 2,
             ino: 9,
             mode: MODE_FILE,
+            perm: 0o600,
         };
         let oid = Oid::hash_object(git2::ObjectType::Blob, b"abc").unwrap();
         c.files.insert(

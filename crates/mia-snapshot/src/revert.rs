@@ -172,6 +172,17 @@ impl SnapshotRepo {
                 (Some(id), 0, Vec::new())
             }
             None => {
+                // Exact bits of files whose bits git's modes cannot restore,
+                // from the scan's stat cache (a shell step may delete a 0600
+                // `.env`; undo must not bring it back world-readable).
+                if let Some(cache) = &self.cache {
+                    for (rel, e) in &cache.files {
+                        let p = e.stat.perm;
+                        if e.stat.mode != MODE_LINK && p != 0 && p != 0o644 && p != 0o755 {
+                            modes.insert(crate::names::enc(rel), p);
+                        }
+                    }
+                }
                 journal.rotate_if_large()?;
                 (None, journal.len(), journal.open_entries())
             }

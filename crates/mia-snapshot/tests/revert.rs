@@ -642,6 +642,21 @@ fn restores_keep_exact_permission_bits() {
     assert!(out.applied, "{}", out.message);
     assert_eq!(mode(".env"), 0o600);
     assert_eq!(mode("run.sh"), 0o750);
+    // Deleted by a shell command (`rm .env`), then undone: the same.
+    let r3 = bash_step(&mut repo, "m3", "t3", || {
+        std::fs::remove_file(p.path().join(".env")).unwrap();
+    });
+    assert_eq!(r3.modes.get(".env"), Some(&0o600), "{r3:?}");
+    assert!(
+        !r3.modes.contains_key("run.sh"),
+        "only what the step changed"
+    );
+    let out = repo
+        .execute(&repo.plan_undo(&[r1, r2, r3]).unwrap(), false)
+        .unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read(".env").as_deref(), Some("KEY=1\n"));
+    assert_eq!(mode(".env"), 0o600);
 }
 
 #[test]

@@ -59,6 +59,16 @@ function Shell() {
     );
   }, [api, toast]);
 
+  // The desktop app launched again with `--project DIR` while running.
+  useEffect(() => {
+    const onOpen = (e: Event) => {
+      const dir = (e as CustomEvent<unknown>).detail;
+      if (typeof dir === "string" && dir) setProject(dir);
+    };
+    window.addEventListener("mia-open-project", onOpen);
+    return () => window.removeEventListener("mia-open-project", onOpen);
+  }, []);
+
   const refreshSessions = useCallback(
     async (selectFirst = false) => {
       if (!project) return;
