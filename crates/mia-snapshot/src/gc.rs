@@ -255,49 +255,55 @@ impl SnapshotRepo {
     }
 
     /// Copy borrowed objects in, then `git gc`: pack loose objects and drop
-    /// unreachable ones (older than an hour). Runs under the store's
-    /// exclusive lock, so no capture of any work tree runs meanwhile; refs
-    /// are never packed (retention deletes ref files directly).
+    /// unreachable ones older than an hour. Copying borrowed objects in runs
+    /// under the store's exclusive lock (no capture of any work tree runs
+    /// meanwhile); `git gc` itself runs without it, so steps never wait for
+    /// it: every snapshot is kept by a ref the moment it is taken, and
+    /// objects younger than an hour are never pruned. Refs are never packed
+    /// (retention deletes ref files directly).
     pub fn gc(&mut self) -> Result<GcReport> {
         let start = Instant::now();
         let mut report = GcReport {
             bytes_before: self.size_bytes(),
             ..GcReport::default()
         };
-        let _lock = self.lock_store_exclusive(Some(Instant::now() + Duration::from_secs(30)))?;
-        report.refs_kept = self.kept_hashes().len() as u64;
-        let free = fs4::available_space(&self.dir).unwrap_or(u64::MAX);
-        let needed = self.config.min_free_disk_bytes.max(report.bytes_before);
-        if free < needed {
-            report.skipped = Some(format!(
-                "only {free} bytes free on the disk holding {}; gc needs {needed}",
-                self.dir.display()
-            ));
-            report.bytes_after = self.size_bytes();
-            report.ms = start.elapsed().as_millis() as u64;
-            return Ok(report);
-        }
-        let alternates = self.dir.join("objects/info/alternates");
-        if alternates.exists() {
-            self.git(&[
-                "-c",
-                "repack.packKeptObjects=true",
-                "repack",
-                "-a",
-                "-d",
-                "-q",
-            ])?;
-            std::fs::remove_file(&alternates)
-                .map_err(SnapshotError::io("removing", &alternates))?;
-            // libgit2 keeps the alternate open; reopen without it.
-            self.repo = git2::Repository::open_bare(&self.dir).map_err(self.git_err())?;
-            report.internalized = true;
-        }
-        // A partial stat cache may name objects no ref keeps.
-        let cache = StatCache::load(&self.cache_path());
-        if cache.tree.is_none() {
-            let _ = std::fs::remove_file(self.cache_path());
-            self.cache = None;
+        {
+            let _lock =
+                self.lock_store_exclusive(Some(Instant::now() + Duration::from_secs(30)))?;
+            report.refs_kept = self.kept_hashes().len() as u64;
+            let free = fs4::available_space(&self.dir).unwrap_or(u64::MAX);
+            let needed = self.config.min_free_disk_bytes.max(report.bytes_before);
+            if free < needed {
+                report.skipped = Some(format!(
+                    "only {free} bytes free on the disk holding {}; gc needs {needed}",
+                    self.dir.display()
+                ));
+                report.bytes_after = self.size_bytes();
+                report.ms = start.elapsed().as_millis() as u64;
+                return Ok(report);
+            }
+            let alternates = self.dir.join("objects/info/alternates");
+            if alternates.exists() {
+                self.git(&[
+                    "-c",
+                    "repack.packKeptObjects=true",
+                    "repack",
+                    "-a",
+                    "-d",
+                    "-q",
+                ])?;
+                std::fs::remove_file(&alternates)
+                    .map_err(SnapshotError::io("removing", &alternates))?;
+                // libgit2 keeps the alternate open; reopen without it.
+                self.repo = git2::Repository::open_bare(&self.dir).map_err(self.git_err())?;
+                report.internalized = true;
+            }
+            // A partial stat cache may name objects no ref keeps.
+            let cache = StatCache::load(&self.cache_path());
+            if cache.tree.is_none() {
+                let _ = std::fs::remove_file(self.cache_path());
+                self.cache = None;
+            }
         }
         // Shallow delta chains: trees are read back on every known-path
         // capture, and long chains make each read slow.

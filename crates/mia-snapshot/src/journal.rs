@@ -19,9 +19,11 @@ use crate::error::{Result, SnapshotError};
 
 /// Rewrite the journal past this size.
 const ROTATE_BYTES: u64 = 64 * 1024;
-/// An open entry whose owner cannot be checked (another host) counts as
-/// finished after this long.
-const STALE_MS: i64 = 6 * 60 * 60 * 1000;
+/// An open entry counts as finished after this long whoever wrote it: a
+/// known-path step or a restore is open for milliseconds to seconds, so an
+/// older one was left by a process that died (and whose pid may have been
+/// reused since).
+const STALE_MS: i64 = 60 * 60 * 1000;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -106,11 +108,7 @@ fn new_id() -> String {
 
 impl Entry {
     fn is_live(&self, me: &str, now: i64) -> bool {
-        if self.host == me {
-            pid_alive(self.pid)
-        } else {
-            now - self.t < STALE_MS
-        }
+        now - self.t < STALE_MS && (self.host != me || pid_alive(self.pid))
     }
 }
 
