@@ -4,26 +4,47 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use mia_config::{Config, Paths};
-use mia_store::{OpenOptions, SessionDb};
 
 pub fn paths() -> anyhow::Result<Paths> {
     Ok(Paths::from_env()?)
 }
 
-/// Open the session store, telling the user on stderr about a recovery or a
-/// legacy import that happened while opening.
-pub fn open_store(paths: &Paths) -> anyhow::Result<SessionDb> {
-    let db = SessionDb::open_with(
-        OpenOptions::new(paths.data_db()).legacy_json(paths.legacy_sessions()),
-    )
-    .with_context(|| format!("opening the session database {}", paths.data_db().display()))?;
-    if let Some(recovery) = db.recovery() {
-        eprintln!("warning: {recovery}");
+/// The runtime a command drives, with the async runtime it runs on.
+pub struct Local {
+    pub rt: tokio::runtime::Runtime,
+    pub core: mia_core::Runtime,
+}
+
+impl Local {
+    /// Run a future of the runtime to its end.
+    pub fn block<F: std::future::Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
     }
-    if let Some(import) = db.legacy_import() {
-        eprintln!("note: {import}");
+}
+
+/// Open the session store through the runtime, telling the user on stderr
+/// about a recovery or a legacy import that happened while opening.
+pub fn local(opts: mia_core::RuntimeOptions) -> anyhow::Result<Local> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let data = opts.paths.data_db();
+    let (core, notices) = {
+        let _guard = rt.enter();
+        mia_core::Runtime::open(opts)
+            .with_context(|| format!("opening the session database {}", data.display()))?
+    };
+    for n in notices {
+        eprintln!("note: {n}");
     }
-    Ok(db)
+    Ok(Local { rt, core })
+}
+
+/// [`local`] with the default options for `paths`.
+pub fn local_default(paths: &Paths) -> anyhow::Result<Local> {
+    local(mia_core::RuntimeOptions::new(paths.clone()))
 }
 
 /// The canonical project directory: `dir` or the current directory.

@@ -13,6 +13,7 @@ mod error;
 mod events;
 pub mod permissions;
 pub mod prompt;
+pub mod queries;
 pub mod retention;
 mod runtime;
 mod session;

@@ -343,7 +343,7 @@ impl Runtime {
 /// `None` when snapshots are turned off.
 /// Snapshots of sessions idle this long, captures without a session and
 /// forced-undo backups are removed (spec 076: "older than 30 days").
-pub(crate) const EXPIRY: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+pub const EXPIRY: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
 /// Forced-undo backups kept per work tree at most.
 pub(crate) const MAX_BACKUPS: usize = 50;
 

@@ -27,6 +27,29 @@ pub struct SessionListQuery {
     /// Archived ones too.
     pub archived: bool,
     pub limit: Option<u32>,
+    /// Only sessions created at or after this time (Unix ms).
+    pub since: Option<i64>,
+    /// Only sessions with this status (as readers see it).
+    pub status: Option<mia_protocol::SessionStatus>,
+}
+
+impl SessionListQuery {
+    pub(crate) fn filter(&self) -> mia_store::SessionFilter {
+        mia_store::SessionFilter {
+            project_id: self.project.as_deref().map(|p| {
+                let dir = std::path::Path::new(p)
+                    .canonicalize()
+                    .map(|d| d.display().to_string())
+                    .unwrap_or_else(|_| p.to_string());
+                mia_store::project_id_for(&dir)
+            }),
+            include_archived: self.archived,
+            limit: self.limit,
+            since: self.since,
+            status: self.status,
+            ..Default::default()
+        }
+    }
 }
 
 /// Most paths `files` returns (the @-mention list).
@@ -99,18 +122,7 @@ impl Runtime {
         &self,
         query: SessionListQuery,
     ) -> Result<Vec<SessionSummary>, CoreError> {
-        let filter = mia_store::SessionFilter {
-            project_id: query.project.as_deref().map(|p| {
-                let dir = std::path::Path::new(p)
-                    .canonicalize()
-                    .map(|d| d.display().to_string())
-                    .unwrap_or_else(|_| p.to_string());
-                mia_store::project_id_for(&dir)
-            }),
-            include_archived: query.archived,
-            limit: query.limit,
-            ..Default::default()
-        };
+        let filter = query.filter();
         let items = self
             .store()
             .call(move |db| db.list_sessions(&filter))
@@ -149,7 +161,7 @@ impl Runtime {
         Ok(list)
     }
 
-    pub(crate) async fn step_records(&self, id: SessionId) -> Result<Vec<StepRecord>, CoreError> {
+    pub async fn step_records(&self, id: SessionId) -> Result<Vec<StepRecord>, CoreError> {
         let rows = self.store().call(move |db| db.snapshot_steps(&id)).await?;
         rows.into_iter()
             .map(|r| serde_json::from_value(r.step.record))

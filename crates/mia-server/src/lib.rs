@@ -312,6 +312,7 @@ async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListQuery>) ->
                 project: q.project,
                 archived: q.archived,
                 limit: q.limit,
+                ..Default::default()
             })
             .await,
     )

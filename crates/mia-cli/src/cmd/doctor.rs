@@ -57,32 +57,28 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         ),
     }
 
-    match mia_store::SessionDb::open(paths.data_db()) {
-        Ok(db) => {
-            if let Some(r) = db.recovery() {
-                push("database", Status::Warn, r.to_string());
+    match mia_core::queries::store_health(&paths) {
+        Ok(h) => {
+            if let Some(r) = &h.recovery {
+                push("database", Status::Warn, r.clone());
             }
-            let version = db.schema_version().unwrap_or(-1);
-            match (db.integrity_check(), db.foreign_key_check()) {
-                (Ok(i), Ok(f)) if i.is_empty() && f.is_empty() => push(
+            if h.problems.is_empty() {
+                push(
                     "database",
                     Status::Ok,
                     format!(
-                        "{} (schema v{version}, {} sessions, integrity ok)",
-                        paths.data_db().display(),
-                        db.session_count().unwrap_or(0)
+                        "{} (schema v{}, {} sessions, integrity ok)",
+                        h.path.display(),
+                        h.schema_version,
+                        h.sessions
                     ),
-                ),
-                (Ok(i), Ok(f)) => push(
+                );
+            } else {
+                push(
                     "database",
                     Status::Error,
-                    format!(
-                        "{}: {}",
-                        paths.data_db().display(),
-                        i.into_iter().chain(f).collect::<Vec<_>>().join("; ")
-                    ),
-                ),
-                (Err(e), _) | (_, Err(e)) => push("database", Status::Error, e.to_string()),
+                    format!("{}: {}", h.path.display(), h.problems.join("; ")),
+                );
             }
         }
         Err(e) => push("database", Status::Error, e.to_string()),

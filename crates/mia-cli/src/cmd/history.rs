@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Args;
-use mia_core::{OpResult, Runtime, RuntimeOptions, StoreHandle};
+use mia_core::{OpResult, RuntimeOptions};
 use mia_protocol::{MessageId, Op, RevertSummary};
 
 use crate::context;
@@ -39,12 +39,14 @@ pub enum Which {
 
 pub fn run(which: Which) -> anyhow::Result<ExitCode> {
     let paths = context::paths()?;
-    let db = context::open_store(&paths)?;
+    let mut opts = RuntimeOptions::new(paths);
+    opts.interactive = false;
+    let local = context::local(opts)?;
     let common = match &which {
         Which::Undo(a) | Which::Redo(a) => a,
         Which::Revert(r) => &r.common,
     };
-    let session = super::sessions::resolve(&db, &common.session)?;
+    let session = super::sessions::resolve(&local, &common.session)?;
     let (force, json) = (common.force, common.json);
     let op = match &which {
         Which::Undo(_) => Op::Undo {
@@ -67,15 +69,8 @@ pub fn run(which: Which) -> anyhow::Result<ExitCode> {
             force,
         },
     };
-    let store = StoreHandle::spawn(db)?;
-    let mut opts = RuntimeOptions::new(paths);
-    opts.interactive = false;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let summary: RevertSummary = rt.block_on(async {
-        match Runtime::new(opts, store).submit(op).await? {
+    let summary: RevertSummary = local.block(async {
+        match local.core.submit(op).await? {
             OpResult::Reverted(s) => Ok::<_, anyhow::Error>(s),
             _ => anyhow::bail!("unexpected answer from the runtime"),
         }

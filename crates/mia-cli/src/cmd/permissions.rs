@@ -98,10 +98,8 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     let dir = context::project_dir(project)?;
     let cfg = context::load_config(&paths, Some(&dir))?;
     let agent = agent.map_or_else(|| cfg.default_agent().to_string(), str::to_string);
-    let db = context::open_store(&paths)?;
-    let project_key = dir.to_string_lossy().to_string();
-    let approvals = db.project_approval_rules(&project_key)?;
-    let trusted = db.is_workspace_trusted(&project_key)?;
+    let local = context::local_default(&paths)?;
+    let (approvals, trusted) = local.block(local.core.project_permission_inputs(&dir))?;
     let home = paths.user_home.to_string_lossy().to_string();
     let mut input = mia_core::permissions::policy_input(
         &cfg,
@@ -179,14 +177,14 @@ fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
 
 fn approvals(cmd: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
     let paths = context::paths()?;
-    let mut db = context::open_store(&paths)?;
+    let local = context::local_default(&paths)?;
     match cmd {
         ApprovalsCommand::List { project, all, json } => {
             let list = if *all {
-                db.project_approvals(None)?
+                local.block(local.core.project_approvals(None))?
             } else {
                 let dir = context::project_dir(project.as_deref())?;
-                db.project_approvals(Some(&dir.to_string_lossy()))?
+                local.block(local.core.project_approvals(Some(dir)))?
             };
             if *json {
                 print_json(&list)?;
@@ -205,7 +203,7 @@ fn approvals(cmd: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
             }
         }
         ApprovalsCommand::Revoke { id } => {
-            let a = db.revoke_project_approval(*id)?;
+            let a = local.block(local.core.revoke_approval_id(*id))?;
             println!("Revoked #{}: {} (project {})", a.id, a.rule, a.project);
         }
     }
@@ -215,15 +213,14 @@ fn approvals(cmd: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
 fn trust(project: Option<&Path>, trust: bool) -> anyhow::Result<ExitCode> {
     let paths = context::paths()?;
     let dir = context::project_dir(project)?;
-    let mut db = context::open_store(&paths)?;
-    let key = dir.to_string_lossy();
+    let local = context::local_default(&paths)?;
+    let changed = local.block(local.core.set_workspace_trust(&dir, trust))?;
     if trust {
-        db.trust_workspace(&key)?;
         println!(
             "Trusted {}: its project config may now allow as well as deny or ask.",
             dir.display()
         );
-    } else if db.untrust_workspace(&key)? {
+    } else if changed {
         println!(
             "{} is no longer trusted: its project config may only deny or ask.",
             dir.display()

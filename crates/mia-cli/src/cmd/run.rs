@@ -9,9 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
 use clap::{Args, ValueEnum};
-use mia_core::{OpResult, Runtime, RuntimeOptions, StoreHandle};
+use mia_core::{OpResult, RuntimeOptions, SessionListQuery};
 use mia_protocol::{Event, Op, PermissionAction, PermissionRule, TurnEnd};
-use mia_store::{SessionFilter, project_id_for};
 
 use crate::context;
 
@@ -85,38 +84,33 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let paths = context::paths()?;
     let project = context::project_dir(args.project.as_deref())?;
-    let db = context::open_store(&paths)?;
-    let existing = match (&args.session, args.continue_last) {
-        (Some(reference), _) => Some(super::sessions::resolve(&db, reference)?),
-        (None, true) => Some(
-            db.list_sessions(&SessionFilter {
-                project_id: Some(project_id_for(&project.display().to_string())),
-                limit: Some(1),
-                ..Default::default()
-            })?
-            .into_iter()
-            .next()
-            .map(|i| i.session)
-            .with_context(|| {
-                format!(
-                    "there is no session to continue in {}; run without --continue to start one",
-                    project.display()
-                )
-            })?,
-        ),
-        (None, false) => None,
-    };
-    let store = StoreHandle::spawn(db)?;
     let mut opts = RuntimeOptions::new(paths);
     opts.interactive = false;
     opts.allow = args.allow.clone();
-
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    rt.block_on(async move {
-        let runtime = Runtime::new(opts, store);
+    let local = context::local(opts)?;
+    let existing = match (&args.session, args.continue_last) {
+        (Some(reference), _) => Some(super::sessions::resolve(&local, reference)?),
+        (None, true) => Some(
+            local
+                .block(local.core.session_items(SessionListQuery {
+                    project: Some(project.display().to_string()),
+                    limit: Some(1),
+                    ..Default::default()
+                }))?
+                .into_iter()
+                .next()
+                .map(|i| i.session)
+                .with_context(|| {
+                    format!(
+                        "there is no session to continue in {}; run without --continue to start one",
+                        project.display()
+                    )
+                })?,
+        ),
+        (None, false) => None,
+    };
+    let runtime = local.core.clone();
+    local.block(async move {
         let mut events = runtime.subscribe();
         let session = match existing {
             Some(s) => s,

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::Args;
-use mia_core::{Runtime, RuntimeOptions, StoreHandle};
+use mia_core::RuntimeOptions;
 
 use crate::context;
 
@@ -59,9 +59,7 @@ fn ui_dir(args: &ServeArgs) -> anyhow::Result<Option<std::path::PathBuf>> {
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let paths = context::paths()?;
-    let db = context::open_store(&paths)?;
-    let store = StoreHandle::spawn(db)?;
-    let opts = RuntimeOptions::new(paths.clone());
+    let local = context::local(RuntimeOptions::new(paths.clone()))?;
     let token = mia_server::new_token();
     let ui = ui_dir(&args)?;
     let project = match &args.project {
@@ -73,11 +71,8 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         ),
         None => None,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    rt.block_on(async move {
+    let runtime = local.core.clone();
+    local.block(async move {
         let listener = tokio::net::TcpListener::bind((args.host, args.port))
             .await
             .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
@@ -104,7 +99,6 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         out.flush()?;
         drop(out);
         tracing::info!(%url, "serving");
-        let runtime = Runtime::new(opts, store);
         let opts = mia_server::ServerOptions {
             token,
             loopback_only: true,

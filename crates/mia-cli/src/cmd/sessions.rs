@@ -4,8 +4,9 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use chrono::{Local, NaiveDate, TimeZone};
 use clap::{Args, Subcommand};
-use mia_protocol::{Message, PartContent, Session, SessionId, SessionStatus};
-use mia_store::{MessageQuery, SessionDb, SessionFilter, TreeNode, build_tree, project_id_for};
+use mia_core::SessionListQuery;
+use mia_core::queries::TreeNode;
+use mia_protocol::{Message, Op, PartContent, Session, SessionStatus};
 
 use crate::context;
 use crate::output::{datetime, plural, print_json};
@@ -82,27 +83,36 @@ fn parse_status(s: &str) -> Result<SessionStatus, String> {
 
 pub fn run(cmd: SessionsCommand) -> anyhow::Result<ExitCode> {
     let paths = context::paths()?;
-    let mut db = context::open_store(&paths)?;
+    let local = context::local_default(&paths)?;
     match cmd {
-        SessionsCommand::List(args) => list(&db, args)?,
-        SessionsCommand::Show { id, json, all } => show(&db, &id, json, all)?,
-        SessionsCommand::Tree { project, json } => tree(&db, project, json)?,
+        SessionsCommand::List(args) => list(&local, args)?,
+        SessionsCommand::Show { id, json, all } => show(&local, &id, json, all)?,
+        SessionsCommand::Tree { project, json } => tree(&local, project, json)?,
         SessionsCommand::Archive { id } => {
-            let s = resolve(&db, &id)?;
-            db.archive_session(&s.id)?;
+            let s = resolve(&local, &id)?;
+            local.block(local.core.submit(Op::UpdateSession {
+                session_id: s.id,
+                title: None,
+                archived: Some(true),
+            }))?;
             println!("archived {} ({})", s.slug, s.id);
         }
         SessionsCommand::Delete { id, yes } => {
-            let s = resolve(&db, &id)?;
+            let s = resolve(&local, &id)?;
             if !yes {
                 bail!(
                     "deleting session {} ({}) removes its {} for good; run again with --yes to confirm",
                     s.slug,
                     s.id,
-                    plural(db.message_count(&s.id)?, "message", "messages")
+                    plural(
+                        local.block(local.core.message_count(s.id))?,
+                        "message",
+                        "messages"
+                    )
                 );
             }
-            db.delete_session(&s.id)?;
+            // Claims the session: refused while it runs here or elsewhere.
+            local.block(local.core.submit(Op::DeleteSession { session_id: s.id }))?;
             println!("deleted {} ({})", s.slug, s.id);
         }
     }
@@ -110,53 +120,23 @@ pub fn run(cmd: SessionsCommand) -> anyhow::Result<ExitCode> {
 }
 
 /// Find a session by full id, unique id prefix (4+ characters) or slug.
-pub fn resolve(db: &SessionDb, reference: &str) -> anyhow::Result<Session> {
-    if let Ok(id) = reference.parse::<SessionId>() {
-        return Ok(db.get_session(&id)?);
-    }
-    let all = db.list_sessions(&SessionFilter {
-        include_archived: true,
-        ..Default::default()
-    })?;
-    let matches: Vec<&Session> = all
-        .iter()
-        .map(|i| &i.session)
-        .filter(|s| {
-            s.slug == reference || (reference.len() >= 4 && s.id.to_string().starts_with(reference))
-        })
-        .collect();
-    match matches.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => {
-            bail!("no session matches `{reference}`; `mia-code sessions list` shows ids and slugs")
-        }
-        many => bail!(
-            "`{reference}` matches {} sessions ({}); give more of the id",
-            many.len(),
-            many.iter()
-                .map(|s| s.id.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
+pub fn resolve(local: &context::Local, reference: &str) -> anyhow::Result<Session> {
+    Ok(local.block(local.core.resolve_session(reference))?)
 }
 
-fn list(db: &SessionDb, args: ListArgs) -> anyhow::Result<()> {
+fn list(local: &context::Local, args: ListArgs) -> anyhow::Result<()> {
     let project = args
         .project
         .as_deref()
         .map(|p| context::project_dir(Some(p)))
         .transpose()?;
-    let items = db.list_sessions(&SessionFilter {
-        project_id: project
-            .as_ref()
-            .map(|p| project_id_for(&p.display().to_string())),
+    let items = local.block(local.core.session_items(SessionListQuery {
+        project: project.as_ref().map(|p| p.display().to_string()),
         since: args.since,
         status: args.status,
-        include_archived: args.archived,
+        archived: args.archived,
         limit: args.limit,
-        ..Default::default()
-    })?;
+    }))?;
     if args.json {
         return print_json(&items);
     }
@@ -196,15 +176,9 @@ fn display_title(s: &Session) -> String {
     }
 }
 
-fn show(db: &SessionDb, reference: &str, json: bool, all: bool) -> anyhow::Result<()> {
-    let session = resolve(db, reference)?;
-    let messages = db.get_messages(
-        &session.id,
-        &MessageQuery {
-            include_compacted: all,
-            ..Default::default()
-        },
-    )?;
+fn show(local: &context::Local, reference: &str, json: bool, all: bool) -> anyhow::Result<()> {
+    let session = resolve(local, reference)?;
+    let messages = local.block(local.core.session_messages(session.id, all))?;
     if json {
         #[derive(serde::Serialize)]
         struct Shown<'a> {
@@ -336,16 +310,12 @@ fn print_part(content: &PartContent) {
     }
 }
 
-fn tree(db: &SessionDb, project: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
+fn tree(local: &context::Local, project: Option<PathBuf>, json: bool) -> anyhow::Result<()> {
     let dir = context::project_dir(project.as_deref())?;
     let dir_text = dir.display().to_string();
-    let items = db
-        .list_sessions(&SessionFilter {
-            project_id: Some(project_id_for(&dir_text)),
-            ..Default::default()
-        })
+    let roots = local
+        .block(local.core.session_tree(&dir))
         .context("listing sessions")?;
-    let roots = build_tree(items);
     if json {
         return print_json(&roots);
     }

@@ -7,14 +7,13 @@ use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand, ValueEnum};
 use mia_protocol::Session;
 use mia_snapshot::{
     CaptureContext, FileDiff, RenderOptions, RevertOutcome, SnapshotConfig, SnapshotRepo, StepKind,
     StepRecord, render_terminal, stats, summary_line,
 };
-use mia_store::{NewSnapshot, SessionDb, SnapshotKind};
 use serde::Serialize;
 
 use crate::context;
@@ -150,12 +149,11 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
             paths,
             json,
         } => {
-            let (db, session) = match &session {
+            let (local, session) = match &session {
                 Some(s) => {
-                    let paths = context::paths()?;
-                    let db = context::open_store(&paths)?;
-                    let sess = crate::cmd::sessions::resolve(&db, s)?;
-                    (Some(db), Some(sess))
+                    let local = context::local_default(&context::paths()?)?;
+                    let sess = crate::cmd::sessions::resolve(&local, s)?;
+                    (Some(local), Some(sess))
                 }
                 None => (None, None),
             };
@@ -170,28 +168,8 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
             };
             let snap =
                 repo.capture_unbounded(&ctx, (!paths.is_empty()).then_some(paths.as_slice()))?;
-            if let (Some(mut db), Some(s)) = (db, session) {
-                let first = db.snapshots(&s.id)?.is_empty();
-                db.add_snapshot(&NewSnapshot {
-                    session_id: s.id,
-                    hash: snap.hash.clone(),
-                    message_id: None,
-                    tool_call_id: None,
-                    kind: if first {
-                        SnapshotKind::Baseline
-                    } else {
-                        SnapshotKind::Step
-                    },
-                    files: snap.files,
-                    excluded: serde_json::to_value(&snap.excluded)?,
-                    excluded_total: snap.excluded_total,
-                    mode: serde_json::to_value(snap.mode)?
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_string(),
-                    ms: snap.ms,
-                    unavailable: None,
-                })?;
+            if let (Some(local), Some(s)) = (local, session) {
+                local.block(local.core.index_capture(s.id, &snap))?;
             }
             if json {
                 print_json(&CaptureJson {
@@ -299,27 +277,19 @@ fn report(outcome: &RevertOutcome, json: bool) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// A session, its store and its step records.
+/// A session, the runtime over its store, and its step records.
 struct SessionCtx {
-    db: SessionDb,
+    local: context::Local,
     session: Session,
     records: Vec<StepRecord>,
 }
 
 fn session_ctx(reference: &str) -> anyhow::Result<SessionCtx> {
-    let paths = context::paths()?;
-    let db = context::open_store(&paths)?;
-    let session = crate::cmd::sessions::resolve(&db, reference)?;
-    let records = db
-        .snapshot_steps(&session.id)?
-        .into_iter()
-        .map(|row| {
-            serde_json::from_value::<StepRecord>(row.step.record)
-                .with_context(|| format!("decoding step {} of session {}", row.step.id, session.id))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let local = context::local_default(&context::paths()?)?;
+    let session = crate::cmd::sessions::resolve(&local, reference)?;
+    let records = local.block(local.core.step_records(session.id))?;
     Ok(SessionCtx {
-        db,
+        local,
         session,
         records,
     })
@@ -343,8 +313,8 @@ fn action_word(kind: mia_protocol::FileChangeKind) -> &'static str {
 fn list(args: SessionsArgs) -> anyhow::Result<ExitCode> {
     let ctx = session_ctx(&args.session)?;
     let unavailable: Vec<_> = ctx
-        .db
-        .snapshots(&ctx.session.id)?
+        .local
+        .block(ctx.local.core.snapshot_rows(ctx.session.id))?
         .into_iter()
         .filter(|s| s.snapshot.unavailable.is_some())
         .collect();
@@ -428,11 +398,12 @@ fn session_diff(args: SessionDiffArgs) -> anyhow::Result<ExitCode> {
         }
         None => {
             let baseline = ctx
-                .db
-                .snapshots(&ctx.session.id)?
+                .local
+                .block(ctx.local.core.snapshot_rows(ctx.session.id))?
                 .into_iter()
                 .find(|s| {
-                    s.snapshot.kind == SnapshotKind::Baseline && s.snapshot.unavailable.is_none()
+                    s.snapshot.kind == mia_core::queries::SnapshotKind::Baseline
+                        && s.snapshot.unavailable.is_none()
                 })
                 .map(|s| s.snapshot.hash)
                 .or_else(|| ctx.records.first().map(|r| r.before.clone()));
@@ -466,16 +437,13 @@ fn session_diff(args: SessionDiffArgs) -> anyhow::Result<ExitCode> {
 pub fn gc(project: Option<PathBuf>, keep: Option<usize>, json: bool) -> anyhow::Result<ExitCode> {
     let dir = context::project_dir(project.as_deref())?;
     let paths = context::paths()?;
-    let mut db = context::open_store(&paths)?;
-    let config = mia_core::store_config(&paths);
-    let keep = keep.unwrap_or(config.keep_per_session);
-    let pruned = mia_core::retention::prune_index(&mut db, &dir.to_string_lossy(), keep)?;
-    let mut repo = SnapshotRepo::open(&dir, config)?;
-    let released = mia_core::retention::release(&repo, &pruned)?;
-    let expired = repo.expire_unowned(std::time::Duration::from_secs(30 * 24 * 3600))?;
-    let mut report = repo.gc()?;
-    report.refs_removed = released + expired;
-    let (pruned, kept) = (pruned.pruned, pruned.kept);
+    let keep = keep.unwrap_or(mia_core::store_config(&paths).keep_per_session);
+    let local = context::local_default(&paths)?;
+    let mia_core::queries::GcSummary {
+        pruned,
+        kept,
+        report,
+    } = local.block(local.core.snapshot_gc(dir, keep))?;
     if json {
         print_json(&serde_json::json!({
             "pruned_snapshots": pruned,

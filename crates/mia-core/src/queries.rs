@@ -1,0 +1,232 @@
+//! What the CLI's listing and maintenance commands read and write: session
+//! lookup by id, prefix or slug, messages, the fork tree, approvals and
+//! workspace trust, snapshot rows and gc. The store stays behind the
+//! runtime; these are the shapes the commands print.
+
+use std::path::{Path, PathBuf};
+
+use mia_permission::PermissionRule;
+use mia_protocol::{Message, Session, SessionId};
+pub use mia_store::{ProjectApproval, SessionListItem, SnapshotKind, SnapshotRow, TreeNode};
+
+use crate::CoreError;
+use crate::runtime::Runtime;
+use crate::views::SessionListQuery;
+
+/// What `snapshot gc` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GcSummary {
+    pub pruned: u64,
+    pub kept: usize,
+    pub report: mia_snapshot::GcReport,
+}
+
+impl Runtime {
+    /// A session by full id, unique id prefix (4+ characters) or slug.
+    pub async fn resolve_session(&self, reference: &str) -> Result<Session, CoreError> {
+        if let Ok(id) = reference.parse::<SessionId>() {
+            return self.store().call(move |db| db.get_session(&id)).await;
+        }
+        let all = self
+            .session_items(SessionListQuery {
+                archived: true,
+                ..Default::default()
+            })
+            .await?;
+        let matches: Vec<Session> = all
+            .into_iter()
+            .map(|i| i.session)
+            .filter(|s| {
+                s.slug == reference
+                    || (reference.len() >= 4 && s.id.to_string().starts_with(reference))
+            })
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(CoreError::Setup(format!(
+                "no session matches `{reference}`; `mia-code sessions list` shows ids and slugs"
+            ))),
+            many => Err(CoreError::Setup(format!(
+                "`{reference}` matches {} sessions ({}); give more of the id",
+                many.len(),
+                many.iter()
+                    .map(|s| s.id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
+    /// Sessions matching `query`, newest first, with their message counts.
+    pub async fn session_items(
+        &self,
+        query: SessionListQuery,
+    ) -> Result<Vec<SessionListItem>, CoreError> {
+        let filter = query.filter();
+        self.store().call(move |db| db.list_sessions(&filter)).await
+    }
+
+    /// A session's messages, oldest first (compacted ones too with `all`).
+    pub async fn session_messages(
+        &self,
+        id: SessionId,
+        all: bool,
+    ) -> Result<Vec<Message>, CoreError> {
+        self.store()
+            .call(move |db| {
+                db.get_messages(
+                    &id,
+                    &mia_store::MessageQuery {
+                        include_compacted: all,
+                        ..Default::default()
+                    },
+                )
+            })
+            .await
+    }
+
+    pub async fn message_count(&self, id: SessionId) -> Result<u64, CoreError> {
+        self.store().call(move |db| db.message_count(&id)).await
+    }
+
+    /// The fork hierarchy of a project's sessions.
+    pub async fn session_tree(&self, project: &Path) -> Result<Vec<TreeNode>, CoreError> {
+        let items = self
+            .session_items(SessionListQuery {
+                project: Some(project.display().to_string()),
+                ..Default::default()
+            })
+            .await?;
+        Ok(mia_store::build_tree(items))
+    }
+
+    /// A project's "always for this project" rules and whether it is trusted.
+    pub async fn project_permission_inputs(
+        &self,
+        project: &Path,
+    ) -> Result<(Vec<PermissionRule>, bool), CoreError> {
+        let key = project.to_string_lossy().to_string();
+        self.store()
+            .call(move |db| {
+                Ok((
+                    db.project_approval_rules(&key)?,
+                    db.is_workspace_trusted(&key)?,
+                ))
+            })
+            .await
+    }
+
+    /// Approvals of one project (`Some`), or of every project.
+    pub async fn project_approvals(
+        &self,
+        project: Option<PathBuf>,
+    ) -> Result<Vec<ProjectApproval>, CoreError> {
+        let key = project.map(|p| p.to_string_lossy().to_string());
+        self.store()
+            .call(move |db| db.project_approvals(key.as_deref()))
+            .await
+    }
+
+    /// Revoke an approval by its id (any project); returns what it was.
+    pub async fn revoke_approval_id(&self, id: i64) -> Result<ProjectApproval, CoreError> {
+        self.store()
+            .call(move |db| db.revoke_project_approval(id))
+            .await
+    }
+
+    /// Trust or untrust a workspace; false when untrusting one that was
+    /// not trusted.
+    pub async fn set_workspace_trust(
+        &self,
+        project: &Path,
+        trust: bool,
+    ) -> Result<bool, CoreError> {
+        let key = project.to_string_lossy().to_string();
+        self.store()
+            .call(move |db| {
+                if trust {
+                    db.trust_workspace(&key).map(|_| true)
+                } else {
+                    db.untrust_workspace(&key)
+                }
+            })
+            .await
+    }
+
+    /// Index a snapshot taken for `session` outside a turn (the CLI's
+    /// `snapshot capture --session`): its baseline when it has none yet.
+    pub async fn index_capture(
+        &self,
+        session: SessionId,
+        snap: &mia_snapshot::Snapshot,
+    ) -> Result<(), CoreError> {
+        let mut row = crate::snapshots::new_snapshot(session, snap, mia_store::SnapshotKind::Step);
+        self.store()
+            .call(move |db| {
+                if db.snapshots(&session)?.is_empty() {
+                    row.kind = mia_store::SnapshotKind::Baseline;
+                }
+                db.add_snapshot(&row).map(|_| ())
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// A session's snapshot rows, oldest first.
+    pub async fn snapshot_rows(&self, id: SessionId) -> Result<Vec<SnapshotRow>, CoreError> {
+        self.store().call(move |db| db.snapshots(&id)).await
+    }
+
+    /// Retention for every session of `project` (keep `keep` each plus the
+    /// baseline), their refs dropped, captures without a session older than
+    /// 30 days expired, then `git gc`.
+    pub async fn snapshot_gc(&self, project: PathBuf, keep: usize) -> Result<GcSummary, CoreError> {
+        let key = project.to_string_lossy().to_string();
+        let pruned = self
+            .store()
+            .call(move |db| crate::retention::prune_index(db, &key, keep))
+            .await?;
+        let config = crate::snapshots::store_config(&self.options().paths);
+        tokio::task::spawn_blocking(move || {
+            let mut repo = mia_snapshot::SnapshotRepo::open(&project, config)?;
+            let released = crate::retention::release(&repo, &pruned)?;
+            let expired = repo.expire_unowned(crate::snapshots::EXPIRY)?;
+            let mut report = repo.gc()?;
+            report.refs_removed = released + expired;
+            Ok::<_, mia_snapshot::SnapshotError>(GcSummary {
+                pruned: pruned.pruned,
+                kept: pruned.kept,
+                report,
+            })
+        })
+        .await
+        .map_err(|e| CoreError::Internal(format!("the gc task failed: {e}")))?
+        .map_err(|e| CoreError::Setup(e.to_string()))
+    }
+}
+
+/// What `mia-code doctor` reports about the session database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreHealth {
+    pub path: PathBuf,
+    /// Set when the file was damaged and moved aside on this open.
+    pub recovery: Option<String>,
+    pub schema_version: i64,
+    pub sessions: u64,
+    /// `integrity_check` and `foreign_key_check` findings; empty when sound.
+    pub problems: Vec<String>,
+}
+
+/// Open the session database under `paths` and check it.
+pub fn store_health(paths: &mia_config::Paths) -> Result<StoreHealth, CoreError> {
+    let db = mia_store::SessionDb::open(paths.data_db())?;
+    let mut problems = db.integrity_check()?;
+    problems.extend(db.foreign_key_check()?);
+    Ok(StoreHealth {
+        path: paths.data_db(),
+        recovery: db.recovery().map(|r| r.to_string()),
+        schema_version: db.schema_version().unwrap_or(-1),
+        sessions: db.session_count().unwrap_or(0),
+        problems,
+    })
+}
