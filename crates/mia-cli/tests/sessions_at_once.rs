@@ -171,6 +171,13 @@ async fn undo_in_one_session_never_reverts_another_processes_edit() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(4), "{out:?}");
+    // ...and a delete.
+    let out = env
+        .cmd()
+        .args(["sessions", "delete", &a_id, "--yes"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
 
     // Session B, a third process, edits x.txt while A's command runs.
     let b = env.spawn(&["run", "edit B", "--format", "json"]);
