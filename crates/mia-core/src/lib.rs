@@ -11,6 +11,7 @@ pub mod agents;
 mod dispatch;
 mod error;
 mod events;
+mod llm;
 pub mod permissions;
 pub mod prompt;
 pub mod queries;

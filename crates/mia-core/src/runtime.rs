@@ -62,6 +62,8 @@ pub(crate) struct Inner {
     pub(crate) sessions: Mutex<HashMap<SessionId, Arc<SessionState>>>,
     pub(crate) projects: Mutex<HashMap<PathBuf, ProjectShared>>,
     pub(crate) tools: ToolRegistry,
+    /// Provider clients by resolved configuration (see `llm.rs`).
+    pub(crate) providers: Mutex<HashMap<String, Arc<dyn mia_providers::Provider>>>,
     /// When idle state was last swept (Unix ms).
     pub(crate) last_sweep: std::sync::atomic::AtomicI64,
     /// When snapshot expiry last ran (Unix ms).
@@ -90,6 +92,7 @@ impl Runtime {
                 projects: Mutex::new(HashMap::new()),
                 tools: ToolRegistry::builtin(),
                 last_expiry: std::sync::atomic::AtomicI64::new(0),
+                providers: Mutex::new(HashMap::new()),
                 last_sweep: std::sync::atomic::AtomicI64::new(mia_protocol::now_ms()),
             }),
         };

@@ -1090,6 +1090,8 @@ async fn bash_steps_record_exactly_what_they_changed() {
     std::fs::write(h.project.join("by-hand.txt"), "mine\n").unwrap();
     h.send("second").await;
     assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    // Both turns used one pooled client.
+    assert_eq!(h.runtime.resident().providers, 1);
     let id = h.session.id;
     let steps = h
         .runtime
@@ -1290,6 +1292,7 @@ async fn idle_sessions_and_their_project_resources_are_evicted_and_come_back() {
     assert_eq!(h.turn().await.1, TurnEnd::Completed);
     let r = h.runtime.resident();
     assert_eq!((r.sessions, r.open_repos, r.watchers), (1, 1, 1), "{r:?}");
+    assert_eq!(r.providers, 1, "one pooled client for the provider: {r:?}");
     // The next operation sweeps first: the idle session and its project's
     // repository and watcher go, then the session is loaded again.
     let id = h.session.id;

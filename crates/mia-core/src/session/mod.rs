@@ -73,6 +73,8 @@ pub struct Resident {
     pub open_repos: usize,
     /// Projects with a running file watcher.
     pub watchers: usize,
+    /// Pooled provider clients.
+    pub providers: usize,
 }
 
 impl Runtime {
@@ -139,6 +141,7 @@ impl Runtime {
                 .values()
                 .filter(|p| lock(&p.watcher).is_some())
                 .count(),
+            providers: lock(&self.inner.providers).len(),
         }
     }
 

@@ -137,31 +137,7 @@ impl Runtime {
             .await?;
         self.emit(Event::SessionUpdated { session });
 
-        // The credential chain may ask the OS keychain, which blocks.
-        let entry = config
-            .merged
-            .providers
-            .as_ref()
-            .and_then(|p| p.get(&model.provider_id))
-            .cloned();
-        let resolved = {
-            let provider_id = model.provider_id.clone();
-            let credentials = opts.credentials.clone();
-            let client = opts.client.clone();
-            tokio::task::spawn_blocking(move || {
-                mia_providers::settings::resolve_provider(
-                    &provider_id,
-                    entry.as_ref(),
-                    &credentials,
-                    client,
-                )
-            })
-            .await
-            .map_err(|e| CoreError::Internal(format!("credential lookup failed: {e}")))?
-            .map_err(|e| CoreError::Setup(e.to_string()))?
-        };
-        let provider = mia_providers::build_provider(resolved.config)
-            .map_err(|e| CoreError::Setup(e.to_string()))?;
+        let provider = self.provider(&config, &model.provider_id).await?;
         let catalog = mia_providers::catalog::builtin();
         let wire_model = catalog.wire_id(&model.provider_id, &model.model_id);
 

@@ -1,0 +1,61 @@
+//! Providers for turns: resolved from the config's `providers` entry and
+//! the credential chain (off the async workers: it may ask the OS
+//! keychain), and pooled, so turns of every session reuse one client —
+//! and its HTTP connections — per provider configuration.
+
+use std::sync::Arc;
+
+use mia_config::Config;
+use mia_providers::Provider;
+
+use crate::CoreError;
+use crate::runtime::{Runtime, lock};
+
+/// At most this many provider clients are kept (distinct configurations).
+const POOL_MAX: usize = 16;
+
+impl Runtime {
+    /// The client for `provider_id` under `config`.
+    pub(crate) async fn provider(
+        &self,
+        config: &Config,
+        provider_id: &str,
+    ) -> Result<Arc<dyn Provider>, CoreError> {
+        let entry = config
+            .merged
+            .providers
+            .as_ref()
+            .and_then(|p| p.get(provider_id))
+            .cloned();
+        let opts = &self.inner.opts;
+        let resolved = {
+            let provider_id = provider_id.to_string();
+            let credentials = opts.credentials.clone();
+            let client = opts.client.clone();
+            tokio::task::spawn_blocking(move || {
+                mia_providers::settings::resolve_provider(
+                    &provider_id,
+                    entry.as_ref(),
+                    &credentials,
+                    client,
+                )
+            })
+            .await
+            .map_err(|e| CoreError::Internal(format!("credential lookup failed: {e}")))?
+            .map_err(|e| CoreError::Setup(e.to_string()))?
+        };
+        // The whole resolved configuration (endpoint, key, headers, options)
+        // is the pool key: a changed key or URL gets a new client.
+        let key = format!("{:?}", resolved.config);
+        if let Some(p) = lock(&self.inner.providers).get(&key) {
+            return Ok(p.clone());
+        }
+        let provider = mia_providers::build_provider(resolved.config)
+            .map_err(|e| CoreError::Setup(e.to_string()))?;
+        let mut pool = lock(&self.inner.providers);
+        if pool.len() >= POOL_MAX {
+            pool.clear();
+        }
+        Ok(pool.entry(key).or_insert(provider).clone())
+    }
+}
