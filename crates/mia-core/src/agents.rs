@@ -187,6 +187,30 @@ impl Agents {
             })
     }
 
+    /// The one check every path uses for a session's agent (create,
+    /// message, switch, settings, the config's `defaultAgent`): a visible
+    /// primary agent. Subagents run only when delegated to; hidden agents
+    /// (compaction, title) are never user-invocable.
+    pub fn session_agent(&self, name: &str) -> Result<&AgentDef, CoreError> {
+        let def = self.get(name)?;
+        if def.hidden || !def.is_primary() {
+            let what = if def.hidden {
+                "an internal agent"
+            } else {
+                "a subagent"
+            };
+            return Err(CoreError::Setup(format!(
+                "{name} is {what}, not a session's agent; use a primary agent ({})",
+                self.primary()
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        Ok(def)
+    }
+
     /// Visible primary agents (what Tab cycles through).
     pub fn primary(&self) -> Vec<&AgentDef> {
         self.agents

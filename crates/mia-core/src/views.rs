@@ -521,7 +521,7 @@ impl Runtime {
             .filter(|a| !a.trim().is_empty())
         {
             let config = Config::load(&self.options().paths, None)?;
-            Agents::from_config(&config).get(a.trim())?;
+            Agents::from_config(&config).session_agent(a.trim())?;
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| {

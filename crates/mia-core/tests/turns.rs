@@ -1318,3 +1318,111 @@ async fn idle_sessions_and_their_project_resources_are_evicted_and_come_back() {
     assert!(s.applied, "{s:?}");
     assert!(!h.project.join("a.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_visible_primary_agents_can_be_a_sessions_agent() {
+    let h = harness("anthropic", json!([]), json!({}), false, "build").await;
+    let dir = h.project.display().to_string();
+    for agent in ["compaction", "title", "explore", "general"] {
+        let err = h
+            .runtime
+            .submit(Op::CreateSession {
+                directory: dir.clone(),
+                title: None,
+                agent: Some(agent.into()),
+                model: None,
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("not a session's agent"),
+            "{agent}: {err}"
+        );
+        let err = h
+            .runtime
+            .submit(Op::SwitchAgent {
+                session_id: h.session.id,
+                agent: agent.into(),
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("use a primary agent (build"),
+            "{agent}: {err}"
+        );
+        let mut rx = h.runtime.subscribe();
+        h.runtime
+            .submit(Op::UserMessage {
+                session_id: h.session.id,
+                text: "hi".into(),
+                agent: Some(agent.into()),
+                model: None,
+            })
+            .await
+            .unwrap();
+        // The turn fails at setup, naming the rule, and runs nothing.
+        let message = tokio::time::timeout(Duration::from_secs(20), async {
+            loop {
+                match rx.recv().await.unwrap() {
+                    Event::Error { message, .. } => return message,
+                    Event::StepStarted { .. } => panic!("{agent}: the turn ran"),
+                    _ => {}
+                }
+            }
+        })
+        .await
+        .unwrap();
+        assert!(
+            message.contains("not a session's agent"),
+            "{agent}: {message}"
+        );
+        wait_idle(&h.runtime, h.session.id).await;
+    }
+    // The config's defaultAgent is held to the same check.
+    let h = harness(
+        "anthropic",
+        json!([]),
+        json!({"defaultAgent": "compaction"}),
+        false,
+        "build",
+    )
+    .await;
+    let err = h
+        .runtime
+        .submit(Op::CreateSession {
+            directory: h.project.display().to_string(),
+            title: None,
+            agent: None,
+            model: None,
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("compaction is an internal agent"),
+        "{err}"
+    );
+}
+
+/// Wait (bounded) until no turn holds the session.
+async fn wait_idle(runtime: &Runtime, id: mia_protocol::SessionId) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match runtime.submit(Op::Cancel { session_id: id }).await {
+            Ok(_) => {}
+            Err(e) => panic!("{e}"),
+        }
+        let busy = runtime
+            .session_detail(id)
+            .await
+            .map(|d| d.running)
+            .unwrap_or(false);
+        if !busy {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session stayed busy"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -74,7 +74,7 @@ impl Runtime {
         }
         let config = self.load_config(Some(dir.clone())).await?;
         let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
-        Agents::from_config(&config).get(&agent)?;
+        Agents::from_config(&config).session_agent(&agent)?;
         let directory = dir.display().to_string();
         let session = self
             .inner
@@ -250,18 +250,7 @@ impl Runtime {
         let state = self.state(session_id).await?;
         let config = self.load_config(Some(state.directory.clone())).await?;
         let agents = Agents::from_config(&config);
-        let def = agents.get(&agent)?;
-        if !def.is_primary() {
-            return Err(CoreError::Setup(format!(
-                "{agent} is a subagent; switch to a primary agent ({})",
-                agents
-                    .primary()
-                    .iter()
-                    .map(|a| a.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )));
-        }
+        agents.session_agent(&agent)?;
         let from = lock(&state.session).agent.clone().unwrap_or_default();
         let running = lock(&state.running).is_some();
         if running {

@@ -63,7 +63,7 @@ impl Runtime {
         let config = self.load_config(Some(state.directory.clone())).await?;
         let agents = Agents::from_config(&config);
         if let Some(a) = &agent_override {
-            agents.get(a)?;
+            agents.session_agent(a)?;
             self.set_agent(state, a).await?;
         }
         let session = lock(&state.session).clone();
@@ -71,7 +71,7 @@ impl Runtime {
             .agent
             .clone()
             .unwrap_or_else(|| config.default_agent().to_string());
-        let agent = agents.get(&agent_name)?.clone();
+        let agent = agents.session_agent(&agent_name)?.clone();
         let model_text = model_override
             .or_else(|| agent.model.clone())
             .or_else(|| session.model.clone())
