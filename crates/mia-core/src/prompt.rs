@@ -50,6 +50,7 @@ pub struct PromptInputs<'a> {
     pub agent: &'a AgentDef,
     pub project_root: &'a Path,
     pub session_id: String,
+    /// The date the session started (`2026-12-01`), fixed for the session.
     pub datetime: String,
     /// `- name: description` lines of the tools this agent may use.
     pub tools: String,

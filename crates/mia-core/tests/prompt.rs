@@ -30,7 +30,7 @@ fn prompt_for(agent: &str, config: &Config, project: &std::path::Path, unifier: 
         agent: def,
         project_root: project,
         session_id: "SESSION".into(),
-        datetime: "2025-01-23T14:30:00Z".into(),
+        datetime: "2025-01-23".into(),
         tools: "- read: Read a text file.\n- bash: Run a shell command.".into(),
         permissions:
             "- Reading files: ALLOWED\n- Shell commands: ASK — requires the user's permission"

@@ -1426,3 +1426,31 @@ async fn wait_idle(runtime: &Runtime, id: mia_protocol::SessionId) {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_prompt_and_tools_are_identical_across_steps_and_turns() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "first"}), "c1", "write", json!({"path": "a.txt", "content": "a\n"})),
+        {"match": {"has_tool_result": "c1"}, "response": {"events": [{"text": "one"}]}},
+        {"match": {"last_message_contains": "second"}, "response": {"events": [{"text": "two"}]}}
+    ]);
+    let mut h = harness("anthropic", steps, json!({}), false, "build").await;
+    h.send("first").await;
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    h.send("second").await;
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 3);
+    let prefix = |r: &mia_testkit::RecordedRequest| {
+        (r.body["system"].to_string(), r.body["tools"].to_string())
+    };
+    let first = prefix(&requests[0]);
+    assert!(first.0.contains("The session started on 20"), "{}", first.0);
+    for r in &requests[1..] {
+        assert_eq!(
+            prefix(r),
+            first,
+            "the cached prefix changed between requests"
+        );
+    }
+}

@@ -205,12 +205,12 @@ impl TurnTotals {
     }
 }
 
-pub(crate) fn now_iso() -> String {
-    let now = time::OffsetDateTime::now_utc().replace_nanosecond(0);
-    now.ok()
-        .and_then(|t| {
-            t.format(&time::format_description::well_known::Rfc3339)
-                .ok()
-        })
+/// The UTC date a session started (`2026-12-01`): what the system prompt
+/// says, fixed for the session so the prompt stays byte-identical across
+/// its steps and turns (providers cache the request prefix).
+pub(crate) fn session_date(created_at_ms: i64) -> String {
+    let t = time::OffsetDateTime::from_unix_timestamp(created_at_ms.div_euclid(1000))
+        .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+    t.format(time::macros::format_description!("[year]-[month]-[day]"))
         .unwrap_or_default()
 }

@@ -13,7 +13,7 @@ use crate::dispatch::DOOM_LOOP;
 use crate::runtime::{Runtime, lock};
 use crate::session::SessionState;
 use crate::turn::setup::TurnSetup;
-use crate::turn::{TurnTotals, now_iso};
+use crate::turn::{TurnTotals, session_date};
 use crate::{CoreError, permissions, prompt};
 
 impl Runtime {
@@ -97,7 +97,7 @@ impl Runtime {
             agent: &t.agent,
             project_root: &t.path_ctx.root,
             session_id: session_id.to_string(),
-            datetime: now_iso(),
+            datetime: session_date(lock(&state.session).created_at),
             tools: tool_lines,
             permissions: permission_summary,
             unifier,
