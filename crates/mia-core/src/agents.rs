@@ -17,6 +17,10 @@ pub enum PromptSource {
     Inline(String),
     /// `@path` from config, resolved against the config file's directory.
     File(PathBuf),
+    /// An `@path` that may not be used (outside the directory of the config
+    /// that named it, or unreadable): the agent cannot run; the message
+    /// names the key and the file.
+    Refused(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -155,16 +159,7 @@ impl Agents {
             }
             if let Some(p) = &cfg.prompt {
                 entry.prompt = match p.strip_prefix('@') {
-                    Some(rel) => {
-                        // Relative to the file that set it.
-                        let base = config
-                            .origins
-                            .get(&format!("agent.{name}.prompt"))
-                            .map(PathBuf::from)
-                            .and_then(|f| f.parent().map(PathBuf::from))
-                            .unwrap_or_default();
-                        PromptSource::File(base.join(rel))
-                    }
+                    Some(rel) => prompt_file(config, name, rel),
                     None => PromptSource::Inline(p.clone()),
                 };
             }
@@ -193,6 +188,9 @@ impl Agents {
     /// (compaction, title) are never user-invocable.
     pub fn session_agent(&self, name: &str) -> Result<&AgentDef, CoreError> {
         let def = self.get(name)?;
+        if let PromptSource::Refused(why) = &def.prompt {
+            return Err(CoreError::Setup(why.clone()));
+        }
         if def.hidden || !def.is_primary() {
             let what = if def.hidden {
                 "an internal agent"
@@ -221,5 +219,60 @@ impl Agents {
 
     pub fn all(&self) -> impl Iterator<Item = &AgentDef> {
         self.agents.values()
+    }
+}
+
+/// An agent's `@file` prompt, relative to the config file that named it and
+/// kept inside that file's directory: the project root for a project config
+/// (an untrusted clone cannot make mia-code read `../outside.txt` into every
+/// request), the global config directory for a global one.
+fn prompt_file(config: &Config, agent: &str, rel: &str) -> PromptSource {
+    let key = format!("agent.{agent}.prompt");
+    let Some(origin) = config.origins.get(&key).map(PathBuf::from) else {
+        return PromptSource::Refused(format!(
+            "config key {key}: `@{rel}` names a prompt file, but no config file set it"
+        ));
+    };
+    let kind = config
+        .layers
+        .iter()
+        .find(|l| l.path.as_deref() == Some(origin.as_path()))
+        .map(|l| l.kind);
+    let where_ = match kind {
+        Some(mia_config::LayerKind::Project) => "the project",
+        _ => "the directory of that config file",
+    };
+    let refuse = |why: String| {
+        PromptSource::Refused(format!(
+            "config key {key} in {}: {why}; a prompt file must be inside {where_}",
+            origin.display()
+        ))
+    };
+    let Some(base) = origin.parent() else {
+        return refuse("the config file has no directory".into());
+    };
+    let Ok(root) = base.canonicalize() else {
+        return refuse(format!("{} is not accessible", base.display()));
+    };
+    let path = match base.join(rel).canonicalize() {
+        Ok(p) => p,
+        Err(e) => {
+            return refuse(format!(
+                "cannot read prompt file {}: {e}",
+                base.join(rel).display()
+            ));
+        }
+    };
+    if !path.starts_with(&root) {
+        return refuse(format!(
+            "prompt file {} is outside {}",
+            path.display(),
+            root.display()
+        ));
+    }
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() => PromptSource::File(path),
+        Ok(_) => refuse(format!("{} is not a file", path.display())),
+        Err(e) => refuse(format!("cannot read prompt file {}: {e}", path.display())),
     }
 }

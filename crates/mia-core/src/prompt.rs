@@ -93,14 +93,16 @@ pub fn assemble(inputs: &PromptInputs<'_>) -> (String, Vec<String>) {
         PromptSource::File(path) => match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) => {
+                // Checked when the agent was chosen; it vanished since.
                 warnings.push(format!(
-                    "agent {}: cannot read prompt file {}: {e}; using the general template",
+                    "agent {}: cannot read prompt file {}: {e}",
                     agent.name,
                     path.display()
                 ));
-                builtin_template("general").unwrap_or_default().to_string()
+                String::new()
             }
         },
+        PromptSource::Refused(_) => String::new(),
     };
     let uses = |v: &str| base.contains(&format!("{{{{{v}}}}}"));
     let (mut prompt, unknown) = interpolate(&base, &vars);

@@ -123,3 +123,40 @@ fn custom_prompt_still_gets_tools_and_permissions() {
     assert_eq!(warnings.len(), 1);
     assert!(warnings[0].contains("{{nonexistent}}"), "{warnings:?}");
 }
+
+#[test]
+fn prompt_files_stay_inside_the_directory_of_the_config_that_names_them() {
+    use mia_core::agents::Agents;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
+    std::fs::create_dir_all(project.join("prompts")).unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "SECRET FROM OUTSIDE").unwrap();
+    std::fs::write(project.join("prompts/review.md"), "Review carefully.").unwrap();
+    std::fs::write(
+        project.join("mia-code.json"),
+        r#"{"agent": {"build": {"prompt": "@../outside.txt"},
+                      "review": {"mode": "primary", "prompt": "@prompts/review.md"},
+                      "gone": {"mode": "primary", "prompt": "@prompts/missing.md"}}}"#,
+    )
+    .unwrap();
+    let paths = mia_config::Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
+    let config = mia_config::Config::load(&paths, Some(&project)).unwrap();
+    let agents = Agents::from_config(&config);
+    let err = agents.session_agent("build").unwrap_err().to_string();
+    assert!(err.contains("agent.build.prompt"), "{err}");
+    assert!(
+        err.contains("outside.txt") && err.contains("inside the project"),
+        "{err}"
+    );
+    let err = agents.session_agent("gone").unwrap_err().to_string();
+    assert!(
+        err.contains("cannot read prompt file") && err.contains("missing.md"),
+        "{err}"
+    );
+    let review = agents.session_agent("review").unwrap();
+    assert!(
+        matches!(&review.prompt, mia_core::agents::PromptSource::File(p) if p.ends_with("prompts/review.md"))
+    );
+}
