@@ -1454,3 +1454,51 @@ async fn the_system_prompt_and_tools_are_identical_across_steps_and_turns() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_after_allow_once_stops_the_command_before_it_runs() {
+    let mut h = harness(
+        "anthropic",
+        ask_scenario(),
+        json!({"permissions": [{"permission": "bash", "action": "ask"}]}),
+        true,
+        "build",
+    )
+    .await;
+    // Another shell step holds this work tree, so the allowed command waits
+    // for its snapshot; Stop arrives meanwhile.
+    let cfg = mia_core::store_config(&h.runtime.options().paths);
+    let held = mia_snapshot::acquire_step_lock(&h.project, &cfg, "another session").unwrap();
+    h.send("run it").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Once,
+        })
+        .await
+        .unwrap();
+    // The answer is taken; the call now waits for its snapshot.
+    h.until(|e| matches!(e, Event::PermissionResolved { .. }))
+        .await;
+    h.runtime
+        .submit(Op::Cancel {
+            session_id: h.session.id,
+        })
+        .await
+        .unwrap();
+    let (rest, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Cancelled, "{rest:#?}");
+    assert!(
+        rest.iter().any(|e| matches!(e, Event::ToolResult { output, is_error: true, .. } if output == "Stopped before it ran.")),
+        "{rest:#?}"
+    );
+    drop(held);
+    assert!(!h.project.join("out.txt").exists(), "the command ran");
+}

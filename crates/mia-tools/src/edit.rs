@@ -93,6 +93,10 @@ impl Tool for EditTool {
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // Stopped between the permission answer and now: touch nothing.
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
         let input: EditInput = parse_input("edit", &input)?;
         let (raw_path, ops) = input.ops()?;
         let path = resolve(ctx, &raw_path)?;

@@ -176,6 +176,10 @@ impl Tool for WriteTool {
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        // Stopped between the permission answer and now: touch nothing.
+        if ctx.cancel.is_cancelled() {
+            return Err(ToolError::Cancelled);
+        }
         let input: WriteInput = parse_input("write", &input)?;
         let path = resolve(ctx, &input.path)?;
         if path.is_dir() {

@@ -528,3 +528,28 @@ async fn fetch_converts_html_reports_redirects_and_refuses_binary() {
     assert_eq!(plan.permission, "fetch");
     assert_eq!(plan.targets, vec![Target::Url("https://docs.rs/x".into())]);
 }
+
+#[tokio::test]
+async fn write_and_edit_touch_nothing_once_stopped() {
+    let (_d, ctx) = project();
+    call(&ctx, "write", json!({"path": "f.txt", "content": "one\n"}))
+        .await
+        .unwrap();
+    ctx.cancel.cancel();
+    let err = call(&ctx, "write", json!({"path": "f.txt", "content": "two\n"}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, mia_tools::ToolError::Cancelled), "{err}");
+    let err = call(
+        &ctx,
+        "edit",
+        json!({"path": "f.txt", "old_string": "one", "new_string": "three"}),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, mia_tools::ToolError::Cancelled), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(ctx.project_root.join("f.txt")).unwrap(),
+        "one\n"
+    );
+}

@@ -188,6 +188,16 @@ impl Runtime {
             };
             let reply = gate::PermissionGate::ask(&gate, request, &ctx.cancel).await;
             let Some(reply) = reply else {
+                // Stopped while the ask was open: the card says so.
+                self.record_result(
+                    session_id,
+                    message_id,
+                    call,
+                    "Stopped before it ran.".into(),
+                    true,
+                    0,
+                )
+                .await?;
                 return Ok(Some(TurnEnd::Cancelled));
             };
             let outcome = if decision.decision == PermissionAction::Ask {
@@ -303,6 +313,30 @@ impl Runtime {
             }
         };
 
+        // Stop pressed after the answer, while the snapshot was taken: the
+        // call does not run (its step is closed with no change).
+        if ctx.cancel.is_cancelled() {
+            let mut parts = Vec::new();
+            if let Some(pending) = pending {
+                let (part, event) = self
+                    .finish_snapshot(state, session_id, &call.id, pending)
+                    .await;
+                parts.push(part);
+                self.emit(event);
+            }
+            self.record_with(
+                session_id,
+                message_id,
+                call,
+                "Stopped before it ran.".into(),
+                true,
+                0,
+                parts,
+                permission_note,
+            )
+            .await?;
+            return Ok(Some(TurnEnd::Cancelled));
+        }
         let started = Instant::now();
         let tool = registry.get(&call.name);
         let result = match tool {
