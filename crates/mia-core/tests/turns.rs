@@ -1502,3 +1502,47 @@ async fn stop_after_allow_once_stops_the_command_before_it_runs() {
     drop(held);
     assert!(!h.project.join("out.txt").exists(), "the command ran");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_always_answer_reaches_the_model_as_a_note_not_a_new_system_prompt() {
+    let mut h = harness(
+        "anthropic",
+        json!([
+            tool_step(json!({"last_message_contains": "list"}), "call_1", "bash", json!({"command": "ls"})),
+            {"match": {"has_tool_result": "call_1"}, "response": {"events": [{"text": "ok"}]}}
+        ]),
+        json!({"permissions": [{"permission": "bash", "action": "ask"}]}),
+        true,
+        "build",
+    )
+    .await;
+    h.send("list the files").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Session,
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    let requests = h.server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[0].body["system"], requests[1].body["system"],
+        "the system prompt was rewritten after the answer"
+    );
+    assert_eq!(requests[0].body["tools"], requests[1].body["tools"]);
+    let second = requests[1].body.to_string();
+    assert!(
+        second.contains("Permission note: the user allowed")
+            && second.contains("for the rest of this session"),
+        "{second}"
+    );
+}

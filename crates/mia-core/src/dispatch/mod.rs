@@ -165,6 +165,9 @@ impl Runtime {
             return Ok(None);
         }
         let mut permission_note = None;
+        // An "always" answer reaches the model as a note with the result
+        // (the system prompt stays as it was: providers cache its prefix).
+        let mut rule_note: Option<String> = None;
         if needs_ask {
             let request_id = format!("perm-{}", mia_protocol::PartId::new());
             let mut request = permissions::dialog(
@@ -258,6 +261,20 @@ impl Runtime {
                 return Ok(None);
             }
             permission_note = Some(note);
+            let scoped = |rules: &[mia_permission::PermissionRule], scope: &str| {
+                (!rules.is_empty()).then(|| {
+                    format!(
+                        "[Permission note: the user allowed {} for the rest of this {scope}.]",
+                        rules
+                            .iter()
+                            .map(|r| format!("`{r}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            };
+            rule_note = scoped(&outcome.session_rules, "session")
+                .or_else(|| scoped(&outcome.project_rules, "project"));
         }
 
         // Snapshot what the call may change. A shell command waits for
@@ -355,6 +372,10 @@ impl Runtime {
                 (out.output, stopped)
             }
             Err(e) => (e.to_string(), true),
+        };
+        let output = match rule_note {
+            Some(note) => format!("{output}\n\n{note}"),
+            None => output,
         };
 
         let mut parts = Vec::new();

@@ -37,6 +37,10 @@ pub(crate) struct TurnSetup {
     pub(crate) snapshot_config: Option<mia_snapshot::SnapshotConfig>,
     /// The compiled policy and the session rules it was compiled with.
     pub(crate) policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)>,
+    /// The policy the system prompt and the offered tools are derived from:
+    /// the agent and the config only (and `--allow`), never the answers
+    /// given in the session, so the prompt prefix stays byte-identical.
+    pub(crate) prompt_policy: Option<mia_permission::Policy>,
     /// Recent (tool, arguments) pairs: the doom-loop guard.
     pub(crate) recent_calls: Vec<(String, String)>,
 }
@@ -191,6 +195,7 @@ impl Runtime {
             trusted,
             snapshot_config,
             policy_cache,
+            prompt_policy: None,
             recent_calls,
         })
     }

@@ -58,6 +58,22 @@ impl Runtime {
             return Err(CoreError::Internal("no permission policy".into()));
         };
         let checker = Checker::new(policy, &t.path_ctx).with_answerer(t.answerer);
+        if t.prompt_policy.is_none() {
+            let mut input = permissions::policy_input(
+                &t.config,
+                &t.agent_name,
+                opts.allow.clone(),
+                Vec::new(),
+                t.trusted,
+                Some(t.home.display().to_string()),
+            );
+            permissions::protect_mia_home(&mut input, &opts.paths.home);
+            t.prompt_policy = Some(mia_permission::Policy::compile(&input));
+        }
+        let Some(prompt_policy) = t.prompt_policy.as_ref() else {
+            return Err(CoreError::Internal("no permission policy".into()));
+        };
+        let prompt_checker = Checker::new(prompt_policy, &t.path_ctx).with_answerer(t.answerer);
         let (tools, permission_summary) = {
             let tools: Vec<ToolDefinition> = self
                 .inner
@@ -70,7 +86,7 @@ impl Runtime {
                     } else {
                         s.name
                     };
-                    permissions::tool_offered(&checker, perm)
+                    permissions::tool_offered(&prompt_checker, perm)
                 })
                 .map(|s| ToolDefinition {
                     name: s.name.to_string(),
@@ -78,7 +94,7 @@ impl Runtime {
                     input_schema: s.input_schema,
                 })
                 .collect();
-            (tools, permissions::summary(&checker))
+            (tools, permissions::summary(&prompt_checker))
         };
         let tool_lines = tools
             .iter()
