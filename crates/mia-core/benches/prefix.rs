@@ -58,11 +58,7 @@ fn shared_prefix(prev: &[String], cur: &[String], skip_system: bool) -> usize {
         if a == b {
             n += b.len();
         } else {
-            n += a
-                .bytes()
-                .zip(b.bytes())
-                .take_while(|(x, y)| x == y)
-                .count();
+            n += a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
             break;
         }
     }
@@ -110,7 +106,9 @@ async fn main() {
             {"tool_call": {"id": format!("c{i}"), "name": name, "arguments": args}}
         ]}}));
     }
-    steps.push(json!({"match": {"has_tool_result": "c18"}, "response": {"events": [{"text": "Done."}]}}));
+    steps.push(
+        json!({"match": {"has_tool_result": "c18"}, "response": {"events": [{"text": "Done."}]}}),
+    );
     steps.push(json!({"match": {"last_message_contains": "and now"}, "response": {"events": [{"text": "Sure."}]}}));
     let scenario: Scenario = serde_json::from_value(json!({ "steps": steps })).unwrap();
     let server = MockServer::start(scenario).await.unwrap();

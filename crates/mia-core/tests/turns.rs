@@ -1546,3 +1546,64 @@ async fn an_always_answer_reaches_the_model_as_a_note_not_a_new_system_prompt() 
         "{second}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_for_this_project_in_build_never_lifts_plans_read_only_floor() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "first edit"}), "e1", "write", json!({"path": "a.txt", "content": "build\n"})),
+        {"match": {"has_tool_result": "e1"}, "response": {"events": [{"text": "edited"}]}},
+        tool_step(json!({"last_message_contains": "plan edit"}), "e2", "write", json!({"path": "a.txt", "content": "plan\n"})),
+        {"match": {"has_tool_result": "e2"}, "response": {"events": [{"text": "tried"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"permissions": [{"permission": "write", "action": "ask"}]}),
+        true,
+        "build",
+    )
+    .await;
+    h.send("first edit").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert!(
+        request.options.contains(&"project".to_string()),
+        "{request:?}"
+    );
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Project,
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    assert_eq!(h.read("a.txt"), "build\n");
+    // Tab to plan: the same edit is refused, without asking, file untouched.
+    h.runtime
+        .submit(Op::SwitchAgent {
+            session_id: h.session.id,
+            agent: "plan".into(),
+        })
+        .await
+        .unwrap();
+    h.send("plan edit").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionAsked { .. })),
+        "plan asked instead of refusing: {events:#?}"
+    );
+    assert!(
+        events.iter().any(|e| matches!(e, Event::ToolResult { is_error: true, output, .. } if output.contains("deny write"))),
+        "{events:#?}"
+    );
+    assert_eq!(h.read("a.txt"), "build\n");
+}

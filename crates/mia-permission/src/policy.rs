@@ -132,6 +132,16 @@ impl Policy {
             }
         }
         p.push_list(Layer::Invariant, BUILT_IN, &invariants, home, false);
+        // The agent's built-in restrictions (plan's read-only set) are a
+        // floor right under the invariants: no answer, approval or config
+        // layer below can lift them.
+        p.push_list(
+            Layer::AgentRestriction,
+            BUILT_IN,
+            &builtin.restrictions,
+            home,
+            false,
+        );
         p.push_list(Layer::Session, SESSION_SOURCE, &input.session, home, false);
         p.push_list(
             Layer::ProjectApproval,
@@ -147,13 +157,6 @@ impl Policy {
         for l in input.agent_global.iter() {
             p.push_list(Layer::Agent, &l.source, &l.rules, home, false);
         }
-        p.push_list(
-            Layer::AgentRestriction,
-            BUILT_IN,
-            &builtin.restrictions,
-            home,
-            false,
-        );
         for l in input.project.iter() {
             p.push_list(Layer::Project, &l.source, &l.rules, home, untrusted);
         }

@@ -116,15 +116,58 @@ fn cases() -> Vec<Case> {
             Deny,
             "deny write from built-in",
         ),
+        // The agent floor: plan's built-in restrictions rank above every
+        // answer, approval and config layer.
         c(
-            "layering",
+            "agent-floor",
             Setup {
                 agent_rules: &["allow bash"],
                 ..plan()
             },
             "bash: cargo build",
+            Ask,
+            "ask bash <not a read-only command> from built-in",
+        ),
+        c(
+            "agent-floor",
+            Setup {
+                session: &["allow edit *", "allow write *"],
+                ..plan()
+            },
+            "edit src/main.rs",
+            Deny,
+            "deny edit from built-in",
+        ),
+        c(
+            "agent-floor",
+            Setup {
+                session: &["allow write src/**"],
+                ..plan()
+            },
+            "write src/new.rs",
+            Deny,
+            "deny write from built-in",
+        ),
+        c(
+            "agent-floor",
+            Setup {
+                session: &["allow bash rm *"],
+                global: &["allow bash"],
+                ..plan()
+            },
+            "bash: rm -rf src",
+            Deny,
+            "deny write from built-in",
+        ),
+        c(
+            "agent-floor",
+            Setup {
+                session: &["allow bash cargo test *"],
+                ..plan()
+            },
+            "bash: git status",
             Allow,
-            "allow bash from .mia-code.json (agent.plan)",
+            "allow bash <read-only command> from built-in",
         ),
         c(
             "layering",
