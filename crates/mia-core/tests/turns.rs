@@ -1607,3 +1607,66 @@ async fn always_for_this_project_in_build_never_lifts_plans_read_only_floor() {
     );
     assert_eq!(h.read("a.txt"), "build\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_answer_applies_only_to_the_agent_that_was_asked() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "as build"}), "b1", "bash", json!({"command": "ls"})),
+        {"match": {"has_tool_result": "b1"}, "response": {"events": [{"text": "listed"}]}},
+        tool_step(json!({"last_message_contains": "as ops"}), "o1", "bash", json!({"command": "ls"})),
+        {"match": {"has_tool_result": "o1"}, "response": {"events": [{"text": "listed again"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({
+            "permissions": [{"permission": "bash", "action": "ask"}],
+            "agent": {"ops": {"mode": "primary", "description": "Operations"}}
+        }),
+        true,
+        "build",
+    )
+    .await;
+    h.send("list as build").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Session,
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    h.runtime
+        .submit(Op::SwitchAgent {
+            session_id: h.session.id,
+            agent: "ops".into(),
+        })
+        .await
+        .unwrap();
+    h.send("list as ops").await;
+    let events = h
+        .until(|e| {
+            matches!(
+                e,
+                Event::PermissionAsked { .. } | Event::TurnFinished { .. }
+            )
+        })
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("build's session answer was applied to ops: {events:#?}")
+    };
+    assert_eq!(request.agent, "ops");
+    h.runtime
+        .submit(Op::Cancel {
+            session_id: h.session.id,
+        })
+        .await
+        .unwrap();
+}

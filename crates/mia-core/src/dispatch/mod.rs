@@ -224,7 +224,10 @@ impl Runtime {
                     ..Default::default()
                 }
             };
-            lock(&state.session_rules).add(&outcome.session_rules);
+            lock(&state.session_rules)
+                .entry(agent.to_string())
+                .or_default()
+                .add(&outcome.session_rules);
             if !outcome.project_rules.is_empty() {
                 let rules = outcome.project_rules.clone();
                 let project = state.directory.display().to_string();

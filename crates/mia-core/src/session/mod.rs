@@ -20,7 +20,9 @@ use crate::runtime::{Runtime, lock};
 pub(crate) struct SessionState {
     pub(crate) session: Mutex<Session>,
     pub(crate) directory: PathBuf,
-    pub(crate) session_rules: Mutex<SessionRules>,
+    /// "Always"/"never" answers for the session, per agent: an answer
+    /// given to one agent never applies to another.
+    pub(crate) session_rules: Mutex<HashMap<String, SessionRules>>,
     /// Pending asks by request id.
     pub(crate) pending: Mutex<HashMap<String, PendingAsk>>,
     pub(crate) running: Mutex<Option<CancellationToken>>,
@@ -49,7 +51,9 @@ impl SessionState {
         now - self.last_used.load(std::sync::atomic::Ordering::Relaxed) >= idle_ms
             && lock(&self.running).is_none()
             && lock(&self.pending).is_empty()
-            && lock(&self.session_rules).rules().is_empty()
+            && lock(&self.session_rules)
+                .values()
+                .all(|r| r.rules().is_empty())
             && lock(&self.todos).items.is_empty()
             && lock(&self.queued_agent).is_none()
     }
@@ -166,7 +170,7 @@ impl Runtime {
         let state = Arc::new(SessionState {
             directory,
             session: Mutex::new(session),
-            session_rules: Mutex::new(SessionRules::default()),
+            session_rules: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             running: Mutex::new(None),
             claim: Mutex::new(None),

@@ -31,7 +31,10 @@ impl Runtime {
 
         // Recompile the policy only when the session's rules changed
         // (an "always"/"never" answer); compiling costs milliseconds.
-        let mut session_rules: Vec<PermissionRule> = lock(&state.session_rules).rules().to_vec();
+        let mut session_rules: Vec<PermissionRule> = lock(&state.session_rules)
+            .get(&t.agent_name)
+            .map(|r| r.rules().to_vec())
+            .unwrap_or_default();
         session_rules.extend(opts.allow.iter().cloned());
         let approvals_now = lock(&state.new_approvals).clone();
         if !approvals_now.is_empty() {

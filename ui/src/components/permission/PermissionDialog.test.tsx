@@ -72,6 +72,8 @@ describe("PermissionDialog", () => {
     expect(screen.queryByTestId("permission-allow-project")).toBeNull();
     expect(screen.getByTestId("permission-deny")).toHaveTextContent("2 Deny");
     expect(screen.getByTestId("permission-never")).toHaveTextContent("3 Deny for this session");
+    // Session answers apply to the agent that was asked only.
+    expect(screen.getByTestId("permission-never")).toHaveTextContent("only)");
     expect(screen.getByTestId("permission-feedback")).toHaveTextContent("4 Deny with feedback");
   });
 

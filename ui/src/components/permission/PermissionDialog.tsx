@@ -291,6 +291,9 @@ function DialogBody({ request, queue, onReply, armDelayMs }: DialogBodyProps) {
                 aria-keyshortcuts={shortcutFor(action, i, request.options)}
               >
                 <kbd className="mia-perm-key">{i + 1}</kbd> {action.label}
+                {(action.kind === "session" || action.kind === "never") && (
+                  <span className="mia-perm-scope"> ({request.agent} only)</span>
+                )}
                 {action.kind === "once" && <kbd className="mia-perm-key mia-perm-key-alt">Enter</kbd>}
                 {escapeReply(request.options)?.kind === action.kind && (
                   <kbd className="mia-perm-key mia-perm-key-alt">Esc</kbd>
