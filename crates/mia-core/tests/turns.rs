@@ -1670,3 +1670,53 @@ async fn a_session_answer_applies_only_to_the_agent_that_was_asked() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grep_and_glob_skip_files_a_read_rule_denies_and_say_so() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "search"}), "g1", "grep", json!({"pattern": "TOPSECRET"})),
+        tool_step(json!({"has_tool_result": "g1"}), "g2", "glob", json!({"pattern": "**/*.txt"})),
+        {"match": {"has_tool_result": "g2"}, "response": {"events": [{"text": "done"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"permissions": [{"permission": "read", "pattern": "secrets/**", "action": "deny"}]}),
+        false,
+        "build",
+    )
+    .await;
+    std::fs::create_dir_all(h.project.join("secrets")).unwrap();
+    std::fs::write(h.project.join("secrets/token.txt"), "TOPSECRET value\n").unwrap();
+    std::fs::write(h.project.join("notes.txt"), "mentions TOPSECRET too\n").unwrap();
+    h.send("search for it").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    let output = |id: &str| {
+        events
+            .iter()
+            .find_map(|e| match e {
+                Event::ToolResult {
+                    call_id, output, ..
+                } if call_id == id => Some(output.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let grep = output("g1");
+    assert!(grep.contains("notes.txt"), "{grep}");
+    assert!(
+        !grep.contains("TOPSECRET value") && !grep.contains("token.txt"),
+        "{grep}"
+    );
+    assert!(
+        grep.contains("1 file skipped: reading it is not allowed"),
+        "{grep}"
+    );
+    let glob = output("g2");
+    assert!(
+        glob.contains("notes.txt") && !glob.contains("token.txt"),
+        "{glob}"
+    );
+    assert!(glob.contains("1 file skipped"), "{glob}");
+}

@@ -72,6 +72,22 @@ impl ToolOutput {
     }
 }
 
+/// Whether a file may be read, as the permission engine judges it: `None`
+/// when it may, else why not. Tools that read many files at once (grep,
+/// glob) skip the files it refuses, so no tool returns a denied file's
+/// content (or name) by another route.
+#[derive(Clone)]
+pub struct ReadFilter(pub Arc<ReadJudge>);
+
+/// The judge behind a [`ReadFilter`].
+pub type ReadJudge = dyn Fn(&std::path::Path) -> Option<String> + Send + Sync;
+
+impl std::fmt::Debug for ReadFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReadFilter")
+    }
+}
+
 /// Everything a tool may use while running.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -82,6 +98,8 @@ pub struct ToolContext {
     pub todos: Arc<std::sync::Mutex<TodoList>>,
     /// Environment variables passed to `bash` besides [`DEFAULT_ENV_ALLOWLIST`].
     pub extra_env: Vec<String>,
+    /// The read rules, for tools that read many files (None: no rules).
+    pub read_filter: Option<ReadFilter>,
 }
 
 impl ToolContext {
@@ -91,6 +109,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             todos: Arc::default(),
             extra_env: Vec::new(),
+            read_filter: None,
         }
     }
 }

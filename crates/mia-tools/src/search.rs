@@ -33,6 +33,42 @@ fn walk(root: &Path) -> impl Iterator<Item = PathBuf> {
         .map(ignore::DirEntry::into_path)
 }
 
+/// Files the read rules refuse, counted with the first reason.
+#[derive(Default)]
+struct Skipped {
+    n: usize,
+    why: Option<String>,
+}
+
+impl Skipped {
+    /// True when `path` may not be read (and counts it).
+    fn refuses(&mut self, ctx: &ToolContext, path: &Path) -> bool {
+        let Some(filter) = &ctx.read_filter else {
+            return false;
+        };
+        match (filter.0)(path) {
+            Some(why) => {
+                self.n += 1;
+                self.why.get_or_insert(why);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn note(&self) -> Option<String> {
+        (self.n > 0).then(|| {
+            format!(
+                "({} file{} skipped: reading {} is not allowed — {})",
+                self.n,
+                if self.n == 1 { "" } else { "s" },
+                if self.n == 1 { "it" } else { "them" },
+                self.why.as_deref().unwrap_or("a read rule")
+            )
+        })
+    }
+}
+
 fn search_root(ctx: &ToolContext, path: Option<&str>) -> Result<PathBuf, ToolError> {
     let root = match path {
         Some(p) => resolve(ctx, p)?,
@@ -101,6 +137,7 @@ impl Tool for GlobTool {
         let ctx2 = ctx.clone();
         tokio::task::spawn_blocking(move || {
             let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+            let mut skipped = Skipped::default();
             for path in walk(&root) {
                 if ctx2.cancel.is_cancelled() {
                     return Err(ToolError::Cancelled);
@@ -108,7 +145,7 @@ impl Tool for GlobTool {
                 let Ok(rel) = path.strip_prefix(&root) else {
                     continue;
                 };
-                if matcher.is_match(rel) {
+                if matcher.is_match(rel) && !skipped.refuses(&ctx2, &path) {
                     let mtime = std::fs::metadata(&path)
                         .and_then(|m| m.modified())
                         .unwrap_or(std::time::UNIX_EPOCH);
@@ -123,9 +160,13 @@ impl Tool for GlobTool {
                 .map(|(_, p)| display(&ctx2, p))
                 .collect();
             if total == 0 {
+                let mut output = format!("No files match {}.", input.pattern);
+                if let Some(n) = skipped.note() {
+                    output.push_str(&format!("\n{n}"));
+                }
                 return Ok(ToolOutput {
-                    output: format!("No files match {}.", input.pattern),
-                    metadata: json!({"count": 0}),
+                    output,
+                    metadata: json!({"count": 0, "skipped": skipped.n}),
                 });
             }
             if total > MAX_GLOB_RESULTS {
@@ -134,9 +175,10 @@ impl Tool for GlobTool {
                     total - MAX_GLOB_RESULTS
                 ));
             }
+            out.extend(skipped.note());
             Ok(ToolOutput {
                 output: out.join("\n"),
-                metadata: json!({"count": total, "truncated": total > MAX_GLOB_RESULTS}),
+                metadata: json!({"count": total, "truncated": total > MAX_GLOB_RESULTS, "skipped": skipped.n}),
             })
         })
         .await
@@ -210,6 +252,7 @@ impl Tool for GrepTool {
             let mut lines: Vec<String> = Vec::new();
             let mut total = 0usize;
             let mut files = 0usize;
+            let mut skipped = Skipped::default();
             for path in walk(&root) {
                 if ctx2.cancel.is_cancelled() {
                     return Err(ToolError::Cancelled);
@@ -218,6 +261,9 @@ impl Tool for GrepTool {
                     continue;
                 };
                 if include.as_ref().is_some_and(|g| !g.is_match(rel)) {
+                    continue;
+                }
+                if skipped.refuses(&ctx2, &path) {
                     continue;
                 }
                 let shown = display(&ctx2, &path);
@@ -242,9 +288,13 @@ impl Tool for GrepTool {
                 }
             }
             if total == 0 {
+                let mut output = format!("No matches for {}.", input.pattern);
+                if let Some(n) = skipped.note() {
+                    output.push_str(&format!("\n{n}"));
+                }
                 return Ok(ToolOutput {
-                    output: format!("No matches for {}.", input.pattern),
-                    metadata: json!({"matches": 0, "files": 0}),
+                    output,
+                    metadata: json!({"matches": 0, "files": 0, "skipped": skipped.n}),
                 });
             }
             if total > lines.len() {
@@ -253,9 +303,10 @@ impl Tool for GrepTool {
                     total - lines.len()
                 ));
             }
+            lines.extend(skipped.note());
             Ok(ToolOutput {
                 output: lines.join("\n"),
-                metadata: json!({"matches": total, "files": files}),
+                metadata: json!({"matches": total, "files": files, "skipped": skipped.n}),
             })
         })
         .await

@@ -159,6 +159,7 @@ impl Runtime {
             cancel: cancel.clone(),
             todos: state.todos.clone(),
             extra_env: Vec::new(),
+            read_filter: None,
         };
 
         // "Always for this project" approvals and workspace trust (persisted).

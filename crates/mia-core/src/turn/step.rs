@@ -61,6 +61,30 @@ impl Runtime {
             return Err(CoreError::Internal("no permission policy".into()));
         };
         let checker = Checker::new(policy, &t.path_ctx).with_answerer(t.answerer);
+        // Tools that read many files (grep, glob) skip what the read rules
+        // refuse; the same policy as every other check this step.
+        // Only when some rule restricts reads: judging every file of a big
+        // tree costs a path check each.
+        let restricts_reads = policy.rules().iter().any(|r| {
+            r.rule.permission == "read" && r.rule.action != mia_protocol::PermissionAction::Allow
+        });
+        t.tool_ctx.read_filter = None;
+        if restricts_reads {
+            let policy = Arc::new(policy.clone());
+            let path_ctx = t.path_ctx.clone();
+            t.tool_ctx.read_filter = Some(mia_tools::ReadFilter(Arc::new(move |path| {
+                let checker = Checker::new(&policy, &path_ctx);
+                let d = checker.check(&mia_permission::Request::path(
+                    "read",
+                    &path.display().to_string(),
+                ));
+                // The rule, not the file: a denied file's name stays unsaid.
+                (!d.is_allowed()).then(|| match d.reason.split_once("(matched rule: ") {
+                    Some((_, rule)) => format!("rule {}", rule.trim_end_matches(')')),
+                    None => "a read rule".to_string(),
+                })
+            })));
+        }
         if t.prompt_policy.is_none() {
             let mut input = permissions::policy_input(
                 &t.config,
