@@ -248,6 +248,30 @@ fn step_from_raw(raw: RawStep) -> Result<StepRow> {
     })
 }
 
+/// Of `hashes` (trees `session` no longer needs), those no snapshot row
+/// and no other session's step names any more.
+fn unused_trees(
+    tx: &crate::db::Tx<'_>,
+    session: &str,
+    hashes: &[String],
+) -> Result<std::collections::HashSet<String>> {
+    let mut st = tx
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM snapshots WHERE hash = ?1) OR EXISTS (SELECT 1 FROM snapshot_steps WHERE session_id <> ?2 AND (before_hash = ?1 OR after_hash = ?1))",
+        )
+        .map_err(|e| tx.err(e))?;
+    let mut unused = std::collections::HashSet::new();
+    for h in hashes {
+        let used: bool = st
+            .query_row(params![h, session], |r| r.get(0))
+            .map_err(|e| tx.err(e))?;
+        if !used {
+            unused.insert(h.clone());
+        }
+    }
+    Ok(unused)
+}
+
 impl SessionDb {
     /// Record a snapshot a session took. Returns its sequence number.
     pub fn add_snapshot(&mut self, s: &NewSnapshot) -> Result<i64> {
@@ -390,23 +414,7 @@ impl SessionDb {
                 .into_iter()
                 .filter(|h| !live.contains(h) && !h.is_empty())
                 .collect();
-            // Trees no row of any session names any more.
-            let mut unused = std::collections::HashSet::new();
-            {
-                let mut st = tx
-                    .prepare_cached(
-                        "SELECT EXISTS (SELECT 1 FROM snapshots WHERE hash = ?1) OR EXISTS (SELECT 1 FROM snapshot_steps WHERE session_id <> ?2 AND (before_hash = ?1 OR after_hash = ?1))",
-                    )
-                    .map_err(|e| tx.err(e))?;
-                for h in &released {
-                    let used: bool = st
-                        .query_row(params![h, session], |r| r.get(0))
-                        .map_err(|e| tx.err(e))?;
-                    if !used {
-                        unused.insert(h.clone());
-                    }
-                }
-            }
+            let unused = unused_trees(tx, &session, &released)?;
             Ok(SessionPrune {
                 removed,
                 released,
@@ -455,22 +463,7 @@ impl SessionDb {
                 let removed = tx
                     .execute("DELETE FROM snapshots WHERE session_id = ?1", [&sid])
                     .map_err(|e| tx.err(e))? as u64;
-                let mut unused = std::collections::HashSet::new();
-                {
-                    let mut st = tx
-                        .prepare_cached(
-                            "SELECT EXISTS (SELECT 1 FROM snapshots WHERE hash = ?1) OR EXISTS (SELECT 1 FROM snapshot_steps WHERE session_id <> ?2 AND (before_hash = ?1 OR after_hash = ?1))",
-                        )
-                        .map_err(|e| tx.err(e))?;
-                    for h in &hashes {
-                        let used: bool = st
-                            .query_row(params![h, sid], |r| r.get(0))
-                            .map_err(|e| tx.err(e))?;
-                        if !used {
-                            unused.insert(h.clone());
-                        }
-                    }
-                }
+                let unused = unused_trees(tx, &sid, &hashes)?;
                 let id: SessionId = sid.parse().map_err(|e: mia_protocol::IdParseError| {
                     StoreError::InvalidInput(e.to_string())
                 })?;

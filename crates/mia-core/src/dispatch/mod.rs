@@ -13,7 +13,7 @@ use tokio::sync::oneshot;
 
 use crate::runtime::{Runtime, lock};
 use crate::session::SessionState;
-use crate::snapshots::*;
+use crate::snapshots::SnapFail;
 use crate::{CoreError, permissions};
 
 /// The same tool call with identical arguments this many times in a row is a doom loop.
@@ -40,6 +40,29 @@ impl Runtime {
             None,
         )
         .await
+    }
+
+    /// A call Stop kept from running: its card says so, and the turn ends.
+    pub(crate) async fn record_stopped(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        before: Vec<PartContent>,
+        permission: Option<mia_protocol::PermissionNote>,
+    ) -> Result<Option<TurnEnd>, CoreError> {
+        self.record_with(
+            session_id,
+            message_id,
+            call,
+            "Stopped before it ran.".into(),
+            true,
+            0,
+            before,
+            permission,
+        )
+        .await?;
+        Ok(Some(TurnEnd::Cancelled))
     }
 
     /// A call that was not run: its denial goes back to the model as an error
@@ -192,16 +215,9 @@ impl Runtime {
             let reply = gate::PermissionGate::ask(&gate, request, &ctx.cancel).await;
             let Some(reply) = reply else {
                 // Stopped while the ask was open: the card says so.
-                self.record_result(
-                    session_id,
-                    message_id,
-                    call,
-                    "Stopped before it ran.".into(),
-                    true,
-                    0,
-                )
-                .await?;
-                return Ok(Some(TurnEnd::Cancelled));
+                return self
+                    .record_stopped(session_id, message_id, call, Vec::new(), None)
+                    .await;
             };
             let outcome = if decision.decision == PermissionAction::Ask {
                 mia_permission::apply_reply(&decision, permissions::engine_reply(&reply))
@@ -298,18 +314,9 @@ impl Runtime {
                 let began = tokio::select! {
                     r = begin => r,
                     () = ctx.cancel.cancelled() => {
-                        self.record_with(
-                            session_id,
-                            message_id,
-                            call,
-                            "Stopped before it ran.".into(),
-                            true,
-                            0,
-                            Vec::new(),
-                            permission_note,
-                        )
-                        .await?;
-                        return Ok(Some(TurnEnd::Cancelled));
+                        return self
+                            .record_stopped(session_id, message_id, call, Vec::new(), permission_note)
+                            .await;
                     }
                 };
                 match began {
@@ -344,18 +351,9 @@ impl Runtime {
                 parts.push(part);
                 self.emit(event);
             }
-            self.record_with(
-                session_id,
-                message_id,
-                call,
-                "Stopped before it ran.".into(),
-                true,
-                0,
-                parts,
-                permission_note,
-            )
-            .await?;
-            return Ok(Some(TurnEnd::Cancelled));
+            return self
+                .record_stopped(session_id, message_id, call, parts, permission_note)
+                .await;
         }
         let started = Instant::now();
         let tool = registry.get(&call.name);

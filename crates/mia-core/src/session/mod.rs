@@ -13,7 +13,7 @@ use mia_protocol::{Event, Message, MessageId, NewMessage, PartContent, Session, 
 use tokio_util::sync::CancellationToken;
 
 use crate::CoreError;
-use crate::dispatch::*;
+use crate::dispatch::PendingAsk;
 use crate::runtime::{Runtime, lock};
 
 /// Per-session state shared by the actor's ops and the running turn.

@@ -8,7 +8,7 @@ use mia_store::NewSession;
 
 use crate::CoreError;
 use crate::agents::Agents;
-use crate::dispatch::*;
+use crate::dispatch::reply_name;
 use crate::runtime::{OpResult, Runtime, lock};
 
 impl Runtime {
