@@ -67,7 +67,23 @@ pub fn protect_mia_home(input: &mut PolicyInput, mia_home: &std::path::Path) {
     input
         .extra_protected
         .push(format!("{}/**", mia_home.display()));
+    // mia-code's own secrets are never read by an agent (an invariant deny),
+    // under the configured path and its real path.
+    let mut homes = vec![mia_home.to_path_buf()];
+    if let Ok(real) = std::fs::canonicalize(mia_home)
+        && real != mia_home
+    {
+        homes.push(real);
+    }
+    for h in homes {
+        for f in SECRET_FILE_NAMES {
+            input.secrets.push(h.join(f).display().to_string());
+        }
+    }
 }
+
+/// Files in `$MIA_CODE_HOME` that hold secrets: API keys without a keychain, the serve token.
+pub const SECRET_FILE_NAMES: &[&str] = &["credentials.json", "server.json"];
 
 /// The engine request for one planned tool target.
 pub fn request_for(permission: &str, target: &mia_tools::Target) -> Request {

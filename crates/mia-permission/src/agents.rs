@@ -47,6 +47,65 @@ pub const PROTECTED_WRITE_PATTERNS: &[&str] = &[
     ".ssh",
 ];
 
+/// mia-code's own secrets: API keys (when there is no keychain) and the
+/// serve token. No agent reads them, whatever the rules say.
+pub const SECRET_FILES: &[&str] = &["~/.mia-code/credentials.json", "~/.mia-code/server.json"];
+
+/// Well-known credential stores: reading them asks by default (every agent).
+pub const CREDENTIAL_STORES: &[&str] = &[
+    "~/.ssh/**",
+    "~/.aws/**",
+    "~/.azure/**",
+    "~/.config/gcloud/**",
+    "~/.config/gh/**",
+    "~/.config/hub",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/git/credentials",
+    "~/.docker/config.json",
+    "~/.kube/config",
+    "~/.kube/**",
+    "~/.gnupg/**",
+    "~/.password-store/**",
+    "~/.npmrc",
+    "~/.pypirc",
+    "~/.cargo/credentials",
+    "~/.cargo/credentials.toml",
+    "~/.terraform.d/credentials.tfrc.json",
+    "~/.local/share/keyrings/**",
+    "~/.local/share/kwalletd/**",
+    "~/Library/Keychains/**",
+    "~/Library/Cookies/**",
+    "~/.mozilla/**",
+    "~/.config/google-chrome/**",
+    "~/.config/chromium/**",
+    "~/.config/BraveSoftware/**",
+    "~/.config/microsoft-edge/**",
+    "~/snap/firefox/**",
+    "~/Library/Application Support/Google/Chrome/**",
+    "~/Library/Application Support/Firefox/**",
+    "~/Library/Application Support/BraveSoftware/**",
+    "~/Library/Application Support/Microsoft Edge/**",
+    "~/Library/Safari/**",
+    "~/AppData/Local/Google/Chrome/User Data/**",
+    "~/AppData/Roaming/Mozilla/Firefox/**",
+    "~/AppData/Local/Microsoft/Edge/User Data/**",
+    "~/AppData/Roaming/Microsoft/Credentials/**",
+    "~/AppData/Local/Microsoft/Credentials/**",
+];
+
+/// The safe-default layer (every agent; user config and answers can lift it):
+/// reading credential stores asks, and so does the first fetch of each host.
+pub fn safe_default_rules() -> Vec<PermissionRule> {
+    let mut v = Vec::new();
+    for p in CREDENTIAL_STORES {
+        v.push(r(Ask, "read", Some(p)));
+    }
+    v.push(r(Ask, "fetch", None));
+    v.push(r(Ask, "web_fetch", None));
+    v
+}
+
 /// Layer 1: invariants. Writes and edits to protected paths always ask.
 pub fn invariant_rules() -> Vec<PermissionRule> {
     let mut v = Vec::new();

@@ -95,6 +95,16 @@ pub struct Segment {
     /// Indices of words that are not plain (kept as spelled).
     #[serde(skip)]
     pub non_literal: Vec<usize>,
+    /// The words of the wrappers this segment was unwrapped from, outermost
+    /// first: deny and ask rules naming a wrapper (`env *`) match them.
+    #[serde(skip)]
+    pub wrappers: Vec<Vec<String>>,
+    /// The shell operator after this command in its list (`&&`, `;`, `&`, ...).
+    #[serde(skip)]
+    pub followed_by: Option<String>,
+    /// Part of a pipeline (runs in a subshell: a `cd` there changes nothing after it).
+    #[serde(skip)]
+    pub in_pipeline: bool,
 }
 
 impl Segment {
@@ -106,6 +116,9 @@ impl Segment {
             via: vec![],
             cwd: None,
             non_literal: vec![],
+            wrappers: vec![],
+            followed_by: None,
+            in_pipeline: false,
         }
     }
 
@@ -366,8 +379,37 @@ impl Walker<'_> {
         }
         if SEQUENCE.contains(&kind) {
             let mut c = n.walk();
-            for ch in n.named_children(&mut c) {
-                self.stmt(ch, inherited, level + 1);
+            let children: Vec<Node<'_>> = n.children(&mut c).collect();
+            for (k, ch) in children.iter().enumerate() {
+                if !ch.is_named() {
+                    continue;
+                }
+                let before = self.segments.len();
+                self.stmt(*ch, inherited, level + 1);
+                let op = children[k + 1..]
+                    .iter()
+                    .find(|x| !x.is_named() || x.kind() != "comment")
+                    .map(|x| {
+                        if x.is_named() {
+                            // the next statement on a new line: like `;`
+                            ";".to_string()
+                        } else {
+                            x.kind().to_string()
+                        }
+                    });
+                let pipeline = kind == "pipeline";
+                let len = self.segments.len();
+                let pushed = &mut self.segments[before.min(len)..];
+                if pipeline {
+                    for seg in pushed.iter_mut() {
+                        seg.in_pipeline = true;
+                    }
+                }
+                if let Some(last) = pushed.last_mut()
+                    && last.followed_by.is_none()
+                {
+                    last.followed_by = op;
+                }
             }
             return;
         }
@@ -593,7 +635,7 @@ impl Walker<'_> {
                 if dup || t == "/dev/null" {
                     return;
                 }
-                flags.push(Opaque::Redirection);
+                // A literal target is judged as a read or write of that path.
                 out.push(Redirect {
                     target: t,
                     write,
@@ -844,47 +886,39 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
         return;
     };
     let inner_start: Option<usize> = match prog {
-        "env" => {
-            let mut i = 1;
-            let mut chdir = false;
-            while i < s.words.len() {
-                let w = s.words[i].as_str();
-                if w == "--" {
-                    i += 1;
-                    break;
-                }
-                if matches!(w, "-u" | "--unset") {
-                    i += 2;
-                    continue;
-                }
-                if matches!(w, "-C" | "--chdir")
-                    || w.starts_with("--chdir=")
-                    || w.starts_with("-S")
-                    || w.starts_with("--split-string")
-                {
-                    chdir = true;
-                    i += if w.contains('=') || w.len() > 2 && !w.starts_with("--") {
-                        1
-                    } else {
-                        2
-                    };
-                    continue;
-                }
-                if w.starts_with('-') && w != "-" {
-                    i += 1;
-                    continue;
-                }
-                if w.contains('=') {
-                    s.flag(Opaque::Assignment);
-                    i += 1;
-                    continue;
-                }
-                break;
+        "env" | "time" | "exec" | "timeout" | "nice" | "nohup" | "setsid" | "stdbuf"
+        | "command" | "xargs" => {
+            let Some(w) = crate::commands::wrapper(prog, &s.words) else {
+                out.push(s);
+                return;
+            };
+            if prog == "xargs" {
+                s.flag(Opaque::DynamicArguments);
             }
-            if chdir {
+            if let Some(flag) = &w.uncertain {
+                // Options that cannot be read with certainty: the wrapped
+                // command is unknown, so nothing here can be auto-allowed.
+                s.flag(Opaque::Unsupported(format!("{prog} option {flag}")));
+                out.push(s);
+                return;
+            }
+            if w.chdir {
                 s.flag(Opaque::ChangesDirectory);
             }
-            (i < s.words.len()).then_some(i)
+            if w.split_string {
+                s.flag(Opaque::HiddenCode);
+            }
+            if w.assigns {
+                s.flag(Opaque::Assignment);
+            }
+            for f in &w.writes {
+                s.redirects.push(Redirect {
+                    target: f.clone(),
+                    write: true,
+                    literal: true,
+                });
+            }
+            w.inner
         }
         "sudo" | "doas" => {
             let i = skip_opts(
@@ -912,71 +946,6 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
                 None
             }
         }
-        "timeout" => {
-            let i = skip_opts(&s.words, 1, &["-s", "-k"], &["--signal", "--kill-after"]);
-            (i + 1 < s.words.len()).then_some(i + 1)
-        }
-        "nice" => {
-            let mut i = 1;
-            while i < s.words.len() {
-                let w = s.words[i].as_str();
-                if w == "-n" || w == "--adjustment" {
-                    i += 2;
-                } else if w.starts_with('-') && w != "--" {
-                    i += 1;
-                } else {
-                    if w == "--" {
-                        i += 1;
-                    }
-                    break;
-                }
-            }
-            (i < s.words.len()).then_some(i)
-        }
-        "nohup" | "time" | "setsid" => {
-            let i = skip_opts(&s.words, 1, &[], &[]);
-            (i < s.words.len()).then_some(i)
-        }
-        "stdbuf" => {
-            let i = skip_opts(&s.words, 1, &["-i", "-o", "-e"], &[]);
-            (i < s.words.len()).then_some(i)
-        }
-        "command" => {
-            if s.words
-                .iter()
-                .skip(1)
-                .take_while(|w| w.starts_with('-'))
-                .any(|w| w.contains('v') || w.contains('V'))
-            {
-                None
-            } else {
-                let i = skip_opts(&s.words, 1, &[], &[]);
-                (i < s.words.len()).then_some(i)
-            }
-        }
-        "exec" => {
-            let i = skip_opts(&s.words, 1, &["-a"], &[]);
-            (i < s.words.len()).then_some(i)
-        }
-        "xargs" => {
-            s.flag(Opaque::DynamicArguments);
-            let i = skip_opts(
-                &s.words,
-                1,
-                &["-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a"],
-                &[
-                    "--max-args",
-                    "--max-procs",
-                    "--max-chars",
-                    "--delimiter",
-                    "--eof",
-                    "--arg-file",
-                    "--replace",
-                    "--max-lines",
-                ],
-            );
-            (i < s.words.len()).then_some(i)
-        }
         p if SHELLS.contains(&p) => {
             // `bash -c 'payload'`: judge the payload's commands instead.
             let mut i = 1;
@@ -987,7 +956,13 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
                     i += 1;
                     break;
                 }
-                if matches!(w, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file") {
+                if matches!(w, "--rcfile" | "--init-file") {
+                    // Runs the named file first: code the parser cannot see.
+                    s.flag(Opaque::HiddenCode);
+                    i += 2;
+                    continue;
+                }
+                if matches!(w, "-o" | "+o" | "-O" | "+O") {
                     i += 2;
                     continue;
                 }
@@ -1066,6 +1041,8 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
                         inner.flag(Opaque::DynamicArguments);
                         inner.via = s.via.clone();
                         inner.via.push(format!("{prog} {}", s.words[k]));
+                        inner.wrappers = s.wrappers.clone();
+                        inner.wrappers.push(s.words.clone());
                         inners.push(inner);
                     }
                     k = end;
@@ -1094,6 +1071,8 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
             inner.redirects = s.redirects.clone();
             inner.via = s.via.clone();
             inner.via.push(prog.to_string());
+            inner.wrappers = s.wrappers.clone();
+            inner.wrappers.push(s.words.clone());
             unwrap_into(inner, depth + 1, out);
         }
         _ => out.push(s),
@@ -1170,6 +1149,10 @@ fn flag_hidden_code(seg: &mut Segment) {
 fn push_payload(s: &Segment, payload: &str, via: &str, depth: usize, out: &mut Vec<Segment>) {
     let parsed = parse_at_depth(payload, depth + 1);
     for mut inner in parsed.segments {
+        let mut wrappers = s.wrappers.clone();
+        wrappers.push(s.words.clone());
+        wrappers.append(&mut inner.wrappers);
+        inner.wrappers = wrappers;
         inner.via.insert(0, via.to_string());
         inner.via.splice(0..0, s.via.iter().cloned());
         for o in &s.opaque {
@@ -1192,6 +1175,19 @@ fn apply_cd(segments: &mut [Segment]) {
         s.cwd = cwd.clone();
         let prog = s.words.first().map(String::as_str);
         if matches!(prog, Some("cd" | "pushd" | "popd" | "chdir")) {
+            // Only a `cd` whose success gates what follows (`cd X && ...`, or
+            // the last command) moves later commands: in a pipeline or in the
+            // background it changes nothing after it, and after `;` a failed
+            // `cd` leaves the old directory. `cd -` goes back to a directory
+            // the engine does not know.
+            let certain = !s.in_pipeline
+                && s.via.is_empty()
+                && matches!(s.followed_by.as_deref(), None | Some("&&"));
+            if !certain || s.words.iter().skip(1).any(|w| w == "-") {
+                lost = true;
+                s.flag(Opaque::ChangesDirectory);
+                continue;
+            }
             let args: Vec<usize> = (1..s.words.len())
                 .filter(|&i| !s.words[i].starts_with('-'))
                 .collect();
@@ -1269,7 +1265,9 @@ mod tests {
         assert!(opaque("echo ${X:-y}")[0].contains(&Opaque::VariableExpansion));
         assert!(opaque("echo $((1+2))")[0].contains(&Opaque::ArithmeticExpansion));
         assert!(opaque("FOO=1 ls")[0].contains(&Opaque::Assignment));
-        assert!(opaque("ls > out.txt")[0].contains(&Opaque::Redirection));
+        // A literal redirect target is judged as a path, not as opaque.
+        assert!(!opaque("ls > out.txt")[0].contains(&Opaque::Redirection));
+        assert!(opaque("ls > \"$X\"")[0].contains(&Opaque::Redirection));
         assert!(opaque("cat <<EOF\nhi\nEOF")[0].contains(&Opaque::Heredoc));
         assert!(opaque("(ls)")[0].contains(&Opaque::Subshell));
         assert!(opaque("cat *.env")[0].contains(&Opaque::GlobPattern));

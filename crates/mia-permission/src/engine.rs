@@ -8,6 +8,7 @@ use mia_protocol::{PermissionAction, PermissionRule};
 use serde::Serialize;
 
 use crate::bash::{self, Opaque, Segment};
+use crate::commands;
 use crate::path::{CanonicalPath, PathResolver};
 use crate::policy::Policy;
 use crate::readonly;
@@ -479,6 +480,24 @@ impl<'a> Checker<'a> {
                     &form.abs,
                     checks.quiet,
                 );
+                // Writes outside the project ask unless a rule of your own
+                // (config or an answer) allows `external_directory` there:
+                // a broad built-in grant (build's `allow *`) does not.
+                let s = if matches!(permission, "write" | "edit")
+                    && s.action == Allow
+                    && s.matched.as_ref().is_none_or(|m| !m.layer.is_user())
+                {
+                    Sub {
+                        action: Ask,
+                        reason: format!(
+                            "Needs confirmation to write outside the project: {} (allow it with an `external_directory` rule)",
+                            form.abs
+                        ),
+                        matched: s.matched,
+                    }
+                } else {
+                    s
+                };
                 checks.record("external_directory", &form.abs, &s);
                 if stricter(&out, &s) {
                     out = s;
@@ -671,10 +690,25 @@ impl<'a> Checker<'a> {
     }
 
     fn check_url(&self, req: &Request, raw: &str) -> Decision {
+        if let Ok(u) = url::Url::parse(raw)
+            && !matches!(u.scheme(), "http" | "https")
+        {
+            return Self::decision(
+                req,
+                Sub {
+                    action: Deny,
+                    matched: None,
+                    reason: format!(
+                        "Permission denied: cannot fetch {raw:?}: only http and https URLs can be fetched (not {}:)",
+                        u.scheme()
+                    ),
+                },
+            );
+        }
         let mut checks = Checks::new(false);
         let s = self.url_sub(&req.permission, raw, &mut checks);
         let checks = checks.list;
-        let always = if s.action == Ask {
+        let always = if s.action == Ask && !opaque_url(raw) {
             url::Url::parse(raw)
                 .ok()
                 .and_then(|u| u.host_str().map(str::to_lowercase))
@@ -751,29 +785,42 @@ impl<'a> Checker<'a> {
         let mut always_ok = true;
         for (i, seg) in parsed.segments.iter().enumerate() {
             let quiet = cmd.len() > bash::MAX_AUTO_ALLOW_LEN;
-            let (s, checks, from_rule_only) =
+            let (s, checks, from_rule_only, hosts, command_verdict) =
                 self.judge_segment(&req.permission, seg, quiet, &mut cache);
             if s.action == Ask {
-                let prefix = if seg.opaque.is_empty()
-                    && from_rule_only
-                    && !readonly::is_dangerous(&seg.words)
-                {
-                    readonly::natural_prefix(&seg.words)
-                } else {
-                    None
-                };
-                match prefix {
-                    Some(p) => {
-                        let r = PermissionRule {
-                            permission: req.permission.clone(),
-                            pattern: Some(p),
-                            action: Allow,
-                        };
-                        if !always.contains(&r) {
-                            always.push(r);
+                if !from_rule_only {
+                    always_ok = false;
+                }
+                if command_verdict == Ask {
+                    let prefix = if seg.opaque.is_empty() && !readonly::is_dangerous(&seg.words) {
+                        readonly::natural_prefix(&seg.words)
+                    } else {
+                        None
+                    };
+                    match prefix {
+                        Some(p) => {
+                            let r = PermissionRule {
+                                permission: req.permission.clone(),
+                                pattern: Some(p),
+                                action: Allow,
+                            };
+                            if !always.contains(&r) {
+                                always.push(r);
+                            }
                         }
+                        None => always_ok = false,
                     }
-                    None => always_ok = false,
+                }
+                // The first fetch of a host: "always" allows that host.
+                for h in hosts {
+                    let r = PermissionRule {
+                        permission: "fetch".into(),
+                        pattern: Some(escape_glob(&h)),
+                        action: Allow,
+                    };
+                    if !always.contains(&r) {
+                        always.push(r);
+                    }
                 }
             }
             segs.push(SegmentDecision {
@@ -815,21 +862,47 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Returns (verdict, sub-checks, whether an ask came only from the command rule).
+    /// Returns (verdict, sub-checks, whether an ask came only from the
+    /// command rule, hosts whose first fetch is what asks).
     fn judge_segment(
         &self,
         permission: &str,
         seg: &Segment,
         quiet: bool,
         cache: &mut PathCache,
-    ) -> (Sub, Vec<SubCheck>, bool) {
+    ) -> (Sub, Vec<SubCheck>, bool, Vec<String>, PermissionAction) {
         let what = seg.display();
-        let mut s = self.eval(
-            permission,
-            MatchInput::Words(&seg.words),
-            &format!("`{what}`"),
-            quiet,
-        );
+        let label = format!("`{what}`");
+        // Command identity: `/bin/rm` and `\rm` are `rm`; `git -C . push` and
+        // `git --no-pager push` are `git push`. Rules see both spellings; the
+        // stricter verdict stands.
+        let norm = normalized_words(&seg.words);
+        let mut s = self.eval(permission, MatchInput::Words(&seg.words), &label, quiet);
+        if let Some(n) = &norm {
+            let t = self.eval(permission, MatchInput::Words(n), &label, quiet);
+            if stricter(&s, &t) {
+                s = t;
+            }
+        }
+        let words: &[String] = norm.as_deref().unwrap_or(&seg.words);
+        // What the command does is read from all its words (git's global
+        // options included), only the program's name normalised.
+        let prog_words = program_normalized(&seg.words);
+        let full: &[String] = prog_words.as_deref().unwrap_or(&seg.words);
+        // Deny and ask rules naming a wrapper (`deny bash env *`) match the wrapper too.
+        for w in &seg.wrappers {
+            let wn = normalized_words(w);
+            for form in std::iter::once(w.as_slice()).chain(wn.as_deref()) {
+                let t = self.eval(permission, MatchInput::Words(form), &label, quiet);
+                let user = t.matched.as_ref().is_some_and(|m| m.layer.is_user());
+                if user && t.action != Allow && stricter(&s, &t) {
+                    s = Sub {
+                        reason: format!("{} (the wrapper `{}`)", t.reason, form.join(" ")),
+                        ..t
+                    };
+                }
+            }
+        }
         if !seg.opaque.is_empty() && s.action == Allow {
             let why: Vec<String> = seg.opaque.iter().map(|o| o.to_string()).collect();
             s = Sub {
@@ -842,11 +915,69 @@ impl<'a> Checker<'a> {
                 matched: s.matched,
             };
         }
-        let mut checks = Checks::new(quiet);
         let mut rule_only = true;
+        // Stored secrets (keychain, secret service): never returned to an agent.
+        if let Some(cmd) = commands::reads_secrets(words) {
+            let t = Sub {
+                action: Deny,
+                matched: None,
+                reason: format!(
+                    "Permission denied: `{cmd}` prints stored secrets (keychain or credential store); no agent may read them"
+                ),
+            };
+            rule_only = false;
+            if stricter(&s, &t) {
+                s = t;
+            }
+        }
+        let analysis = commands::analyse(full);
+        let net = commands::network(full);
+        // Dangerous flags: an allow rule naming a command never covers its
+        // execution or destruction flags; safe defaults (uploads, request
+        // redirection) are covered only by a broad rule from your own
+        // configuration or answers.
+        if s.action == Allow {
+            let by_command = self.allowed_by_command_rule(&s);
+            let broad_user = s
+                .matched
+                .as_ref()
+                .is_some_and(|m| m.layer.is_user() && !by_command);
+            let mut flagged: Vec<String> = Vec::new();
+            if by_command {
+                flagged.extend(
+                    analysis
+                        .hazards
+                        .iter()
+                        .map(|h| format!("`{}` {}", h.flag, h.why)),
+                );
+            }
+            if !broad_user && let Some(n) = &net {
+                flagged.extend(
+                    n.uploads
+                        .iter()
+                        .map(|f| format!("it uploads the local file `{f}`")),
+                );
+                flagged.extend(n.hazards.iter().map(|h| format!("`{}` {}", h.flag, h.why)));
+            }
+            if !flagged.is_empty() {
+                rule_only = false;
+                s = Sub {
+                    action: Ask,
+                    reason: format!(
+                        "Needs confirmation: {} (the rule `{}` does not cover that)",
+                        flagged.join("; "),
+                        s.matched.as_ref().map(|m| m.describe()).unwrap_or_default()
+                    ),
+                    matched: s.matched,
+                };
+            }
+        }
+        let command_verdict = s.action;
+        let mut checks = Checks::new(quiet);
         let base = seg.cwd.as_deref();
-        let writer = readonly::writes_arguments(&seg.words);
-        let network = seg.words.first().is_some_and(|p| readonly::is_network(p));
+        let writer = readonly::writes_arguments(words);
+        let destructive = words.first().is_some_and(|p| commands::is_destructive(p));
+        let mut ask_hosts: Vec<String> = Vec::new();
         let fold = |s: &mut Sub, t: Sub, rule_only: &mut bool| {
             if t.action != Allow {
                 *rule_only = false;
@@ -855,7 +986,9 @@ impl<'a> Checker<'a> {
                 *s = t;
             }
         };
-        let mut skip_positional = readonly::leading_non_path_args(&seg.words);
+        let mut operand_dirs: Vec<Option<CanonicalPath>> = Vec::new();
+        let mut skip_positional = readonly::leading_non_path_args(words);
+        let is_net = net.is_some() || words.first().is_some_and(|p| readonly::is_network(p));
         for (i, w) in seg.words.iter().enumerate().skip(1) {
             if !seg.is_literal(i) {
                 continue;
@@ -864,21 +997,124 @@ impl<'a> Checker<'a> {
                 skip_positional -= 1;
                 continue;
             }
-            if network && w.contains("://") {
-                let t = self.url_sub("fetch", w, &mut checks);
-                fold(&mut s, t, &mut rule_only);
+            if is_net && w.contains("://") {
+                // judged below as a URL (with the client's own reading)
+                if net.is_none() {
+                    let t = self.url_sub("fetch", w, &mut checks);
+                    fold(&mut s, t, &mut rule_only);
+                }
                 continue;
             }
             let Some(cand) = path_candidate(w) else {
                 continue;
             };
+            if net.is_some() && !w.starts_with('-') && !cand.starts_with(['/', '.', '~']) {
+                // A network client's operands are URLs (scheme-less hosts too).
+                continue;
+            }
+            let cand = proc_cwd(cand);
             let perms: &[&str] = if writer {
                 &["read", "write"]
             } else {
                 &["read"]
             };
-            for t in self.path_subs(perms, cand, base, &mut checks, cache) {
+            for t in self.path_subs(perms, &cand, base, &mut checks, cache) {
                 fold(&mut s, t, &mut rule_only);
+            }
+            if !w.starts_with('-') {
+                operand_dirs.push(
+                    cache
+                        .get(&(base.map(str::to_string), cand.clone()))
+                        .and_then(|r| r.as_ref().ok().cloned()),
+                );
+            }
+            if destructive
+                && let Some(Ok(cp)) = cache.get(&(base.map(str::to_string), cand.clone()))
+                && let Some(t) = self.destroys_root(words, cp)
+            {
+                checks.record("bash", &cp.display(), &t);
+                fold(&mut s, t, &mut rule_only);
+            }
+        }
+        // Files named by option values (`-o FILE`, `-f FILE`, `-f/etc/shadow`).
+        let mut extra: Vec<(&str, String)> = Vec::new();
+        extra.extend(analysis.reads.iter().map(|f| ("read", f.clone())));
+        extra.extend(analysis.writes.iter().map(|f| ("write", f.clone())));
+        extra.extend(
+            commands::copy_targets(full)
+                .into_iter()
+                .map(|f| ("write", f)),
+        );
+        if let Some(n) = &net {
+            extra.extend(n.reads.iter().map(|f| ("read", f.clone())));
+            extra.extend(n.writes.iter().map(|f| ("write", f.clone())));
+            extra.extend(n.uploads.iter().map(|f| ("read", f.clone())));
+        }
+        for (perm, f) in extra {
+            let f = proc_cwd(f.strip_prefix('@').unwrap_or(&f));
+            if f.is_empty() || f == "-" {
+                continue;
+            }
+            for t in self.path_subs(&[perm], &f, base, &mut checks, cache) {
+                fold(&mut s, t, &mut rule_only);
+            }
+        }
+        if let Some(n) = &net {
+            for u in &n.urls {
+                let t = self.client_url_sub(u, &mut checks);
+                if t.action == Ask
+                    && t.matched
+                        .as_ref()
+                        .is_some_and(|m| m.layer == Layer::SafeDefault)
+                    && let Some(h) = url::Url::parse(u)
+                        .ok()
+                        .and_then(|x| x.host_str().map(str::to_lowercase))
+                    && !opaque_url(u)
+                {
+                    if !ask_hosts.contains(&h) {
+                        ask_hosts.push(h);
+                    }
+                } else if t.action != Allow {
+                    rule_only = false;
+                }
+                if stricter(&s, &t) {
+                    s = t;
+                }
+            }
+        }
+        // Readers of whole trees (`grep -r`, `rg`, `git grep`, `diff -r`) and
+        // names read at run time: while a read rule restricts a file they can
+        // reach, they are not auto-allowed (they would return its content).
+        if (analysis.recursive || analysis.names_at_runtime) && s.action == Allow {
+            let reach: Vec<String> = if analysis.names_at_runtime || operand_dirs.is_empty() {
+                vec![self.project_root_or(base)]
+            } else {
+                operand_dirs
+                    .iter()
+                    .map(|d| {
+                        d.as_ref()
+                            .map_or_else(|| "/".to_string(), |d| d.real.abs.clone())
+                    })
+                    .collect()
+            };
+            let restricted = reach.iter().any(|d| {
+                self.policy.read_restricted_under(d)
+                    || self.parent.is_some_and(|p| p.read_restricted_under(d))
+            });
+            if restricted {
+                rule_only = false;
+                s = Sub {
+                    action: Ask,
+                    matched: s.matched,
+                    reason: format!(
+                        "Needs confirmation: `{what}` {} and a read rule restricts files it can reach (the grep and glob tools skip such files)",
+                        if analysis.names_at_runtime {
+                            "reads file names at run time"
+                        } else {
+                            "reads every file under its paths"
+                        }
+                    ),
+                };
             }
         }
         for r in &seg.redirects {
@@ -886,8 +1122,9 @@ impl<'a> Checker<'a> {
                 continue;
             }
             let perm = if r.write { "write" } else { "read" };
+            let target = proc_cwd(&r.target);
             let t = self
-                .path_subs(&[perm], &r.target, base, &mut checks, cache)
+                .path_subs(&[perm], &target, base, &mut checks, cache)
                 .into_iter()
                 .next()
                 .unwrap_or(Sub {
@@ -897,7 +1134,150 @@ impl<'a> Checker<'a> {
                 });
             fold(&mut s, t, &mut rule_only);
         }
-        (s, checks.list, rule_only)
+        (s, checks.list, rule_only, ask_hosts, command_verdict)
+    }
+
+    /// Was this allow given by a rule naming one command (`allow bash rg *`),
+    /// including an "always" answer? Broad rules (build's `allow *`,
+    /// `allow bash`) are not.
+    fn allowed_by_command_rule(&self, s: &Sub) -> bool {
+        let Some(m) = &s.matched else { return false };
+        let policy = if m.agent == self.policy.agent {
+            self.policy
+        } else {
+            self.parent.unwrap_or(self.policy)
+        };
+        policy
+            .rules()
+            .get(m.position)
+            .is_some_and(|r| r.names_a_command())
+    }
+
+    /// `rm -rf .`, `rm -rf ~`, `chmod -R 000 /`: a destructive command aimed
+    /// at the project root, the home directory or the file-system root asks,
+    /// whatever allows it (and "always" is never offered for it).
+    fn destroys_root(&self, words: &[String], cp: &CanonicalPath) -> Option<Sub> {
+        let prog = words.first()?;
+        let abs = cp.real.abs.trim_end_matches('/');
+        let home = self.policy.home.as_deref().map(|h| h.trim_end_matches('/'));
+        let what = if cp.spelled.rel.as_deref() == Some("") || cp.real.rel.as_deref() == Some("") {
+            "the project itself"
+        } else if abs.is_empty() || abs == "/" || cp.real.abs == "/" {
+            "the file-system root"
+        } else if home == Some(abs) {
+            "your home directory"
+        } else {
+            return None;
+        };
+        Some(Sub {
+            action: Ask,
+            matched: None,
+            reason: format!(
+                "Needs confirmation: `{}` acts on {what} ({})",
+                words.join(" "),
+                prog
+            ),
+        })
+    }
+
+    fn project_root_or(&self, base: Option<&str>) -> String {
+        match base.map(|b| self.resolver.resolve(b, None)) {
+            Some(Ok(cp)) => cp.real.abs,
+            _ => match self.resolver.resolve(".", None) {
+                Ok(cp) => cp.real.abs,
+                Err(_) => "/".into(),
+            },
+        }
+    }
+
+    /// A URL a network client will connect to, judged as `fetch`. The client's
+    /// own reading matters: `https://a.example\@b.example/` connects to
+    /// `b.example` in curl, so a backslash or a second `@` is never auto-allowed.
+    fn client_url_sub(&self, raw: &str, checks: &mut Checks) -> Sub {
+        let mut t = self.url_sub("fetch", raw, checks);
+        if t.action == Allow && (raw.contains('\\') || raw.matches('@').count() > 1) {
+            t = Sub {
+                action: Ask,
+                reason: format!(
+                    "Needs confirmation: {raw:?} may reach a different host than it seems (the client reads `\\` and `@` differently); {}",
+                    t.reason
+                ),
+                matched: t.matched,
+            };
+        }
+        t
+    }
+}
+
+/// The words as rules should also see them: the program's bare name for a
+/// system path (`/usr/bin/git` → `git`), git's global options removed.
+fn normalized_words(words: &[String]) -> Option<Vec<String>> {
+    let first = words.first()?;
+    let mut changed = false;
+    let mut v = words.to_vec();
+    if let Some(p) = commands::program_name(first)
+        && p != first
+    {
+        v[0] = p.to_string();
+        changed = true;
+    }
+    if v[0] == "git"
+        && let Some(g) = commands::git_without_globals(&v)
+    {
+        v = g;
+        changed = true;
+    }
+    changed.then_some(v)
+}
+
+/// The words with only the program's name normalised (`/usr/bin/git` → `git`).
+fn program_normalized(words: &[String]) -> Option<Vec<String>> {
+    let first = words.first()?;
+    let p = commands::program_name(first)?;
+    (p != first).then(|| {
+        let mut v = words.to_vec();
+        v[0] = p.to_string();
+        v
+    })
+}
+
+/// `/proc/self/cwd/x` is `x` relative to the command's directory.
+fn proc_cwd(p: &str) -> String {
+    for pre in ["/proc/self/cwd", "/proc/thread-self/cwd"] {
+        if let Some(rest) = p.strip_prefix(pre) {
+            if rest.is_empty() {
+                return ".".into();
+            }
+            if let Some(r) = rest.strip_prefix('/') {
+                return if r.is_empty() {
+                    ".".into()
+                } else {
+                    r.to_string()
+                };
+            }
+        }
+    }
+    p.to_string()
+}
+
+/// A URL carrying a long opaque string (a token, an encoded secret): never
+/// offered "always", so a one-time approval cannot become a standing channel.
+pub fn opaque_url(raw: &str) -> bool {
+    let mut run = 0usize;
+    let mut best = 0usize;
+    for c in raw.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '_' | '-' | '%') {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    // the longest run must not be just the host/path words: require mixed classes
+    best >= 32 && {
+        let digits = raw.chars().filter(|c| c.is_ascii_digit()).count();
+        let upper = raw.chars().filter(|c| c.is_ascii_uppercase()).count();
+        digits >= 6 || upper >= 6 || raw.contains('%')
     }
 }
 

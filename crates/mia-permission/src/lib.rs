@@ -18,6 +18,7 @@
 pub mod agents;
 pub mod audit;
 pub mod bash;
+pub mod commands;
 pub mod engine;
 pub mod error;
 pub mod path;

@@ -55,6 +55,10 @@ pub struct PolicyInput {
     /// More paths whose writes always ask, added to the built-in invariants: e.g.
     /// `$MIA_CODE_HOME/**` when it is not under `~/.mia-code`. Absolute or `~/` patterns.
     pub extra_protected: Vec<String>,
+    /// mia-code's own secrets (`$MIA_CODE_HOME/credentials.json`, `server.json`):
+    /// no agent may read them (an invariant deny). Absolute or `~/` patterns;
+    /// the `~/.mia-code/` ones are always added.
+    pub secrets: Vec<String>,
 }
 
 /// Source label of session override rules.
@@ -103,6 +107,8 @@ pub struct Policy {
     pub errors: Vec<RuleError>,
     pub ignored: Vec<IgnoredRule>,
     pub lint: Vec<LintWarning>,
+    /// The home directory the patterns were expanded with.
+    pub home: Option<String>,
 }
 
 impl Policy {
@@ -119,6 +125,7 @@ impl Policy {
             errors: Vec::new(),
             ignored: Vec::new(),
             lint: Vec::new(),
+            home: input.home.clone(),
         };
         let builtin = agents::builtin_agent(&input.agent).unwrap_or_default();
         let mut invariants = agents::invariant_rules();
@@ -128,6 +135,17 @@ impl Policy {
                     permission: perm.into(),
                     pattern: Some(pat.clone()),
                     action: PermissionAction::Ask,
+                });
+            }
+        }
+        let mut secrets: Vec<String> = agents::SECRET_FILES.iter().map(|s| s.to_string()).collect();
+        secrets.extend(input.secrets.iter().cloned());
+        for pat in secrets {
+            for perm in ["read", "grep", "glob", "list"] {
+                invariants.push(PermissionRule {
+                    permission: perm.into(),
+                    pattern: Some(pat.clone()),
+                    action: PermissionAction::Deny,
                 });
             }
         }
@@ -163,6 +181,13 @@ impl Policy {
         for l in input.global.iter() {
             p.push_list(Layer::Global, &l.source, &l.rules, home, false);
         }
+        p.push_list(
+            Layer::SafeDefault,
+            BUILT_IN,
+            &agents::safe_default_rules(),
+            home,
+            false,
+        );
         p.push_list(Layer::AgentGrant, BUILT_IN, &builtin.grants, home, false);
         p.push_list(
             Layer::Default,
@@ -253,20 +278,28 @@ impl Policy {
             }
         }
         let first = found?;
-        if first.1.layer != Layer::Invariant {
+        if !first.1.layer.is_floor() {
             return Some(first);
         }
+        // A floor layer (invariants, safe defaults) never relaxes: the next
+        // match below it still applies when it is stricter.
+        let mut best = first;
+        let mut floor_seen = vec![first.1.layer];
         for pos in candidates {
             let r = &self.rules[pos];
-            if r.layer != Layer::Invariant && r.matches(permission, input) {
-                return if r.action() > first.1.action() {
-                    Some((pos, r))
-                } else {
-                    Some(first)
-                };
+            if floor_seen.contains(&r.layer) || !r.matches(permission, input) {
+                continue;
+            }
+            if r.action() > best.1.action() {
+                best = (pos, r);
+            }
+            if r.layer.is_floor() {
+                floor_seen.push(r.layer);
+            } else {
+                break;
             }
         }
-        Some(first)
+        Some(best)
     }
 
     /// The most permissive decision any target of `permission` could get
@@ -276,7 +309,7 @@ impl Policy {
     pub fn availability(&self, permission: &str) -> (PermissionAction, bool) {
         let mut best: Option<PermissionAction> = None;
         for r in &self.rules {
-            if !r.matches_permission(permission) || r.layer == Layer::Invariant {
+            if !r.matches_permission(permission) || r.layer.is_floor() {
                 continue;
             }
             let a = r.action();
@@ -289,6 +322,26 @@ impl Policy {
             best.map_or(PermissionAction::Ask, |b| b.min(PermissionAction::Ask)),
             false,
         )
+    }
+
+    /// Could a rule that denies or asks for reads match something at or
+    /// below the absolute directory `dir`? Readers of many files (grep,
+    /// glob, `grep -r`) judge each file only then.
+    pub fn read_restricted_under(&self, dir: &str) -> bool {
+        for r in &self.rules {
+            if !r.matches_permission("read") {
+                continue;
+            }
+            if r.action() != PermissionAction::Allow {
+                if r.reaches_under(dir) {
+                    return true;
+                }
+            } else if r.matches_every_target() && !r.layer.is_floor() {
+                // Nothing below an unconditional allow can decide a read.
+                return false;
+            }
+        }
+        false
     }
 
     /// An invalid rule that disables `permission`, if any.

@@ -6,124 +6,11 @@ fn has_flag(words: &[String], pred: impl Fn(&str) -> bool) -> bool {
     words.iter().skip(1).any(|w| w.starts_with('-') && pred(w))
 }
 
-fn non_flag_args(words: &[String]) -> usize {
-    words.iter().skip(1).filter(|w| !w.starts_with('-')).count()
-}
-
-/// Is this simple command on the built-in read-only list (with safe flags only)?
-/// Path-qualified programs (`./ls`) are never on the list.
+/// Is this simple command on the built-in read-only list, with options the
+/// table knows to be harmless only ([`crate::commands`])? Path-qualified
+/// programs outside the system directories (`./ls`) are never on the list.
 pub fn is_read_only(words: &[String]) -> bool {
-    let Some(prog) = words.first() else {
-        return false;
-    };
-    match prog.as_str() {
-        "ls" | "pwd" | "cat" | "head" | "wc" | "file" | "stat" | "du" | "df" | "tree" | "which"
-        | "echo" | "true" | "false" | "date" | "uname" | "whoami" | "id" | "basename"
-        | "dirname" | "realpath" | "readlink" | "diff" | "cmp" | "cut" | "tr" | "nl" | "od"
-        | "hexdump" | "strings" | "md5sum" | "sha1sum" | "sha256sum" | "sha512sum" | "grep"
-        | "egrep" | "fgrep" | "type" | "printenv" | "column" | "comm" | "jq" | "tac" | "rev" => {
-            true
-        }
-        "tail" => !has_flag(words, |w| w.starts_with("--pid")),
-        "sort" => !has_flag(words, |w| {
-            w.starts_with("-o") || w.starts_with("--output") || w == "--compress-program"
-        }),
-        "uniq" => non_flag_args(words) <= 1,
-        "rg" => !has_flag(words, |w| {
-            w.starts_with("--pre")
-                || w == "-z"
-                || w == "--search-zip"
-                || w.starts_with("--hostname-bin")
-        }),
-        "find" => !words.iter().skip(1).any(|w| {
-            matches!(
-                w.as_str(),
-                "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete" | "-fls"
-            ) || w.starts_with("-fprint")
-        }),
-        "fd" | "fdfind" => !has_flag(words, |w| {
-            matches!(w, "-x" | "-X" | "--exec" | "--exec-batch") || w.starts_with("--exec")
-        }),
-        "git" => git_read_only(words),
-        _ => false,
-    }
-}
-
-fn git_read_only(words: &[String]) -> bool {
-    // Global options before the subcommand: only harmless ones.
-    let mut i = 1;
-    while i < words.len() && words[i].starts_with('-') {
-        match words[i].as_str() {
-            "--no-pager" | "--no-optional-locks" | "-P" => i += 1,
-            _ => return false,
-        }
-    }
-    let Some(sub) = words.get(i) else {
-        return false;
-    };
-    let rest = &words[i..];
-    let no_output = !has_flag(rest, |w| {
-        w.starts_with("--output")
-            || w == "--ext-diff"
-            || w.starts_with("--open-files-in-pager")
-            || w.starts_with("-O")
-    });
-    match sub.as_str() {
-        "log" | "diff" | "show" | "status" | "blame" | "shortlog" | "describe" | "rev-parse"
-        | "ls-files" | "ls-tree" | "cat-file" | "grep" | "reflog" | "whatchanged" | "rev-list"
-        | "merge-base" | "name-rev" => {
-            no_output
-                && !(sub == "reflog"
-                    && rest
-                        .get(1)
-                        .is_some_and(|w| !w.starts_with('-') && w != "show"))
-        }
-        "branch" => rest.iter().skip(1).all(|w| {
-            matches!(
-                w.as_str(),
-                "-a" | "-r"
-                    | "-v"
-                    | "-vv"
-                    | "--list"
-                    | "--all"
-                    | "--remotes"
-                    | "--show-current"
-                    | "--verbose"
-                    | "--no-color"
-                    | "--color"
-            )
-        }),
-        "tag" => rest
-            .iter()
-            .skip(1)
-            .all(|w| matches!(w.as_str(), "-l" | "--list" | "-n")),
-        "remote" => rest
-            .iter()
-            .skip(1)
-            .all(|w| matches!(w.as_str(), "-v" | "--verbose")),
-        "config" => {
-            rest.iter().skip(1).any(|w| {
-                matches!(
-                    w.as_str(),
-                    "--get" | "--list" | "-l" | "--get-all" | "--get-regexp"
-                )
-            }) && !rest.iter().skip(1).any(|w| {
-                matches!(
-                    w.as_str(),
-                    "--add"
-                        | "--unset"
-                        | "--unset-all"
-                        | "--replace-all"
-                        | "--edit"
-                        | "-e"
-                        | "--rename-section"
-                        | "--remove-section"
-                )
-            })
-        }
-        "stash" => matches!(rest.get(1).map(String::as_str), Some("list" | "show")),
-        _ => false,
-    }
+    crate::commands::analyse(words).read_only
 }
 
 /// Programs whose path arguments are written (so they are checked as `write` too).
@@ -263,12 +150,43 @@ pub fn is_dangerous(words: &[String]) -> bool {
     if prog.contains('/') {
         return true;
     }
+    if !crate::commands::analyse(words).hazards.is_empty() {
+        return true;
+    }
     let base = prog.as_str();
     if DANGEROUS.contains(&base) || base.starts_with("mkfs") || base.starts_with("python") {
         return true;
     }
     match base {
-        "git" => words.iter().skip(1).any(|w| {
+        // Other forms of these run code in ways the flag table cannot see
+        // (a sed or awk script, a pager's or editor's shell escape): an
+        // "always" for one form would cover them.
+        "sed" | "awk" | "gawk" | "mawk" | "nawk" | "less" | "more" | "most" | "vi" | "vim"
+        | "nvim" | "emacs" | "nano" | "ed" | "ex" => true,
+        "git" => git_always_risky(words),
+        "npm" | "pnpm" | "yarn" | "bun" => words
+            .iter()
+            .skip(1)
+            .any(|w| matches!(w.as_str(), "publish" | "unpublish" | "login" | "adduser")),
+        "cargo" => words
+            .iter()
+            .skip(1)
+            .any(|w| matches!(w.as_str(), "publish" | "yank" | "login" | "owner")),
+        "docker" | "podman" => words.iter().skip(1).any(|w| {
+            matches!(
+                w.as_str(),
+                "--privileged" | "rm" | "rmi" | "system" | "prune"
+            )
+        }),
+        _ => false,
+    }
+}
+
+/// git commands an "always" would be too broad for: a global option before
+/// the subcommand (`git -C sub log` would store `git *`), history rewrites and config.
+fn git_always_risky(words: &[String]) -> bool {
+    words.get(1).is_none_or(|w| w.starts_with('-'))
+        || words.iter().skip(1).any(|w| {
             matches!(
                 w.as_str(),
                 "push"
@@ -287,25 +205,7 @@ pub fn is_dangerous(words: &[String]) -> bool {
                 || w.starts_with("--force")
                 || w == "-f"
                 || w == "-D"
-        }),
-        "find" => !is_read_only(words),
-        "fd" | "fdfind" => !is_read_only(words),
-        "npm" | "pnpm" | "yarn" | "bun" => words
-            .iter()
-            .skip(1)
-            .any(|w| matches!(w.as_str(), "publish" | "unpublish" | "login" | "adduser")),
-        "cargo" => words
-            .iter()
-            .skip(1)
-            .any(|w| matches!(w.as_str(), "publish" | "yank" | "login" | "owner")),
-        "docker" | "podman" => words.iter().skip(1).any(|w| {
-            matches!(
-                w.as_str(),
-                "--privileged" | "rm" | "rmi" | "system" | "prune"
-            )
-        }),
-        _ => false,
-    }
+        })
 }
 
 fn is_plain_token(w: &str) -> bool {

@@ -32,6 +32,10 @@ pub enum Layer {
     Project,
     /// Global config (`~/.config/mia-code/config.json`, `~/.mia-code.json`).
     Global,
+    /// Built-in safe defaults for every agent (credential stores and the
+    /// first fetch of each host ask): below user configuration and answers,
+    /// which can lift them; above the agent's built-in grants.
+    SafeDefault,
     /// The allow rules (and final catch-all) of the agent's built-in ruleset.
     AgentGrant,
     /// Built-in defaults (spec 074): allow reads, ask for writes and bash.
@@ -48,9 +52,15 @@ impl Layer {
             Self::AgentRestriction => "agent-restriction",
             Self::Project => "project",
             Self::Global => "global",
+            Self::SafeDefault => "safe-default",
             Self::AgentGrant => "agent-grant",
             Self::Default => "default",
         }
+    }
+
+    /// Layers that only ever tighten: a stricter match below still applies.
+    pub fn is_floor(self) -> bool {
+        matches!(self, Self::Invariant | Self::SafeDefault)
     }
 
     /// Rules of this layer come from user configuration or answers (and are linted).
@@ -571,6 +581,40 @@ impl CompiledRule {
             source: source.to_string(),
             source_index,
         })
+    }
+
+    /// Could this rule match a path at or below the absolute directory `dir`?
+    /// Only rules anchored at an absolute path can be ruled out; every other
+    /// rule (relative, component, non-path) may.
+    pub fn reaches_under(&self, dir: &str) -> bool {
+        let Matcher::General { path, .. } = &self.matcher else {
+            return true;
+        };
+        if path.anchor != Anchor::Abs {
+            return true;
+        }
+        let prefix = match &path.fast {
+            Fast::Literal(s) => s.as_str(),
+            Fast::Prefix(p) => p.as_str(),
+            Fast::Regex { prefix, .. } => prefix.as_str(),
+            Fast::Suffix(_) => return true,
+        };
+        let dir = dir.trim_end_matches('/');
+        prefix.starts_with(dir) || dir.starts_with(prefix.trim_end_matches('/'))
+    }
+
+    /// A bash rule naming one program (`allow bash rg *`), as opposed to a
+    /// broad one (`allow bash`, `allow bash *`, `allow *`).
+    pub fn names_a_command(&self) -> bool {
+        match &self.matcher {
+            Matcher::Words(_) => self
+                .rule
+                .pattern
+                .as_deref()
+                .and_then(|p| p.split_whitespace().next())
+                .is_some_and(|w| !w.contains(['*', '?', '[', '{'])),
+            _ => false,
+        }
     }
 
     pub fn action(&self) -> PermissionAction {

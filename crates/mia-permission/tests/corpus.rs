@@ -457,8 +457,8 @@ fn cases() -> Vec<Case> {
             "flags",
             plan(),
             "bash: git diff --output=x",
-            Ask,
-            "<not a read-only command>",
+            Deny,
+            "cannot write to x",
         ),
         c("flags", plan(), "bash: rg --pre cat foo", Ask, ""),
         c("flags", plan(), "bash: find . -delete", Ask, ""),
@@ -1003,8 +1003,8 @@ fn cases() -> Vec<Case> {
                 ..build()
             },
             "fetch file:///etc/passwd",
-            Ask,
-            "http",
+            Deny,
+            "only http and https",
         ),
         c(
             "exfiltration",
@@ -1107,8 +1107,8 @@ fn cases() -> Vec<Case> {
                 ..Default::default()
             },
             "bash: grep -r '.env' src",
-            Allow,
-            "",
+            Ask,
+            "reads every file under its paths",
         ),
         c(
             "exfiltration",

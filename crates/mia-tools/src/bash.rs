@@ -160,6 +160,20 @@ async fn run_command(
         }
     }
     cmd.env("MIA_CODE", "1");
+    if ctx.read_only_shell {
+        cmd.env("GIT_OPTIONAL_LOCKS", "0")
+            .env("GIT_PAGER", "cat")
+            .env("PAGER", "cat")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env(
+                "GIT_CONFIG_COUNT",
+                crate::READ_ONLY_GIT_CONFIG.len().to_string(),
+            );
+        for (i, (k, v)) in crate::READ_ONLY_GIT_CONFIG.iter().enumerate() {
+            cmd.env(format!("GIT_CONFIG_KEY_{i}"), k)
+                .env(format!("GIT_CONFIG_VALUE_{i}"), v);
+        }
+    }
     #[cfg(unix)]
     cmd.process_group(0);
 

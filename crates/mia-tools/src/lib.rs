@@ -100,7 +100,25 @@ pub struct ToolContext {
     pub extra_env: Vec<String>,
     /// The read rules, for tools that read many files (None: no rules).
     pub read_filter: Option<ReadFilter>,
+    /// The agent cannot write (plan, explore): `bash` runs git with optional
+    /// locks off and the repository's pager, fsmonitor and hooks disabled,
+    /// and refuses implicit bare repositories (see [`READ_ONLY_GIT_CONFIG`]).
+    pub read_only_shell: bool,
 }
+
+/// Git configuration forced on a read-only agent's shell, through
+/// `GIT_CONFIG_COUNT` (command-line priority, above every config file).
+/// `safe.bareRepository=explicit` stops a bare-repository layout inside the
+/// project from bringing its own `diff.external`, hooks or filters.
+pub const READ_ONLY_GIT_CONFIG: &[(&str, &str)] = &[
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.untrackedCache", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+];
 
 impl ToolContext {
     pub fn new(project_root: PathBuf) -> Self {
@@ -110,6 +128,7 @@ impl ToolContext {
             todos: Arc::default(),
             extra_env: Vec::new(),
             read_filter: None,
+            read_only_shell: false,
         }
     }
 }

@@ -553,3 +553,42 @@ async fn write_and_edit_touch_nothing_once_stopped() {
         "one\n"
     );
 }
+
+/// A read-only agent's shell: a bare-repository layout planted in the
+/// project cannot bring its own configuration (here an alias that runs a
+/// command; `diff.external`, hooks and filters the same way). The same command
+/// in a writing agent's shell does run it (the test can fail).
+#[tokio::test]
+async fn read_only_shell_hardens_git() {
+    let (_d, mut ctx) = project();
+    let root = ctx.project_root.clone();
+    let git = |dir: &Path, args: &[&str]| {
+        let st = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(st.status.success(), "git {args:?}: {:?}", st);
+    };
+    let bare = root.join("evil");
+    std::fs::create_dir_all(&bare).unwrap();
+    git(&bare, &["init", "-q", "--bare", "."]);
+    let marker = root.join("PWNED");
+    git(
+        &bare,
+        &[
+            "config",
+            "alias.st",
+            &format!("!touch {}", marker.display()),
+        ],
+    );
+    let cmd = json!({"command": "cd evil && git st 2>&1; git rev-parse --git-dir 2>&1; true"});
+    ctx.read_only_shell = false;
+    call(&ctx, "bash", cmd.clone()).await.unwrap();
+    assert!(marker.exists(), "without hardening the planted alias runs");
+    std::fs::remove_file(&marker).unwrap();
+    ctx.read_only_shell = true;
+    let out = call(&ctx, "bash", cmd).await.unwrap();
+    assert!(!marker.exists(), "{}", out.output);
+    assert!(out.output.contains("safe.bareRepository"), "{}", out.output);
+}

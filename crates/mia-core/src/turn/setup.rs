@@ -160,6 +160,7 @@ impl Runtime {
             todos: state.todos.clone(),
             extra_env: Vec::new(),
             read_filter: None,
+            read_only_shell: false,
         };
 
         // "Always for this project" approvals and workspace trust (persisted).

@@ -65,9 +65,9 @@ impl Runtime {
         // refuse; the same policy as every other check this step.
         // Only when some rule restricts reads: judging every file of a big
         // tree costs a path check each.
-        let restricts_reads = policy.rules().iter().any(|r| {
-            r.rule.permission == "read" && r.rule.action != mia_protocol::PermissionAction::Allow
-        });
+        let restricts_reads = policy.read_restricted_under(&t.path_ctx.root.to_string_lossy());
+        t.tool_ctx.read_only_shell = !crate::permissions::tool_offered(&checker, "edit")
+            && !crate::permissions::tool_offered(&checker, "write");
         t.tool_ctx.read_filter = None;
         if restricts_reads {
             let policy = Arc::new(policy.clone());

@@ -133,6 +133,7 @@ impl Setup<'_> {
             workspace_trusted: !self.untrusted,
             home: Some(fx.home.to_string_lossy().to_string()),
             extra_protected: vec![fx.root.join("state").to_string_lossy().to_string() + "/**"],
+            secrets: vec![],
         }
     }
 
