@@ -256,20 +256,34 @@ fn main() {
         );
     }
 
-    // 64 KiB commands.
-    let mut chained = String::new();
-    let mut k = 0;
-    while chained.len() < 64 * 1024 {
-        chained.push_str(&format!(
-            "git status src/f{k}.rs && ls -la dir{k} | grep x{k}; "
-        ));
-        k += 1;
-    }
-    chained.push_str("rm -rf /");
-    let big_word = format!("echo {}", "a".repeat(64 * 1024));
+    // 64 KiB commands: just under the parser's limit (parsed by
+    // tree-sitter) and just over it (split lexically), plus hostile shapes.
+    let chain = |limit: usize| {
+        let mut chained = String::new();
+        let mut k = 0;
+        while chained.len() + 80 < limit {
+            chained.push_str(&format!(
+                "git status src/f{k}.rs && ls -la dir{k} | grep x{k}; "
+            ));
+            k += 1;
+        }
+        chained.push_str("rm -rf /");
+        chained
+    };
+    let under = chain(bash::MAX_PARSE_LEN);
+    let over = chain(bash::MAX_PARSE_LEN + 4096);
+    let big_word = format!("echo {}", "a".repeat(64 * 1024 - 8));
+    let nested = format!("{}x{}", "$(".repeat(24 * 1024), ")".repeat(24 * 1024));
+    let heredocs = "cat <<E\nx\nE\n".repeat((bash::MAX_PARSE_LEN - 64) / 12);
     for (label, cmd) in [
-        ("64 KiB chained command (~1000 segments)", &chained),
+        ("64 KiB chained command, parsed (~3,600 segments)", &under),
+        ("68 KiB chained command, split lexically", &over),
         ("64 KiB single word", &big_word),
+        (
+            "96 KiB of nested $( (took seconds before the bounds)",
+            &nested,
+        ),
+        ("64 KiB of heredocs (5,400)", &heredocs),
     ] {
         let mut times = Vec::new();
         let mut last = None;

@@ -14,6 +14,16 @@ pub const MAX_AUTO_ALLOW_LEN: usize = 16 * 1024;
 pub const MAX_DEPTH: usize = 24;
 /// Past this many segments a command can no longer be auto-allowed (all are still judged).
 pub const MAX_SEGMENTS: usize = 4096;
+/// Longer commands are not given to the parser: they are split lexically
+/// (every word still meets the deny rules) and always ask.
+pub const MAX_PARSE_LEN: usize = 64 * 1024;
+/// Lexical nesting (`$(`, `(`, `{`, backquotes) past which the parser is not
+/// used: deeply nested input is where its time and memory grow fastest.
+pub const MAX_LEXICAL_NESTING: usize = 64;
+/// Time the parser may take for a command longer than [`MAX_AUTO_ALLOW_LEN`]
+/// before it gives up (the lexical split: deny rules still apply, and such a
+/// command asks anyway).
+pub const PARSE_BUDGET: std::time::Duration = std::time::Duration::from_millis(40);
 
 /// Why a segment cannot be auto-allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
@@ -182,8 +192,29 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
     // replaced by as many `a` bytes as it has UTF-8 bytes, so byte offsets are
     // unchanged and words are still read from the real command text. Bash
     // treats non-ASCII bytes as word characters, as it does `a`.
+    // Bounded: too long, too deeply nested or too slow to parse → the
+    // lexical split (deny rules still see every word; nothing is auto-allowed).
+    let bound = if command.len() > MAX_PARSE_LEN {
+        Some(Opaque::TooLong)
+    } else if lexical_nesting(command) > MAX_LEXICAL_NESTING {
+        Some(Opaque::TooDeep)
+    } else {
+        None
+    };
     let shadow = ascii_shadow(command);
-    let tree = parse_tree(&shadow);
+    let tree = match bound {
+        Some(_) => None,
+        None => parse_tree(&shadow),
+    };
+    if tree.is_none() && bound.is_none() && command.len() > 1024 {
+        global.push(Opaque::TooLong);
+    }
+    if let Some(b) = &bound {
+        global.push(b.clone());
+        for seg in lexical_fallback(command, std::slice::from_ref(b)) {
+            w.push(seg);
+        }
+    }
     match tree {
         Some(tree) => {
             let root = tree.root_node();
@@ -192,7 +223,14 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
             }
             w.stmt(root, &[], 0);
         }
-        None => global.push(Opaque::ParseError),
+        None => {
+            global.push(Opaque::ParseError);
+            if bound.is_none() {
+                for seg in lexical_fallback(command, &[Opaque::ParseError]) {
+                    w.push(seg);
+                }
+            }
+        }
     }
     if w.overflow {
         global.push(Opaque::TooManySegments);
@@ -218,6 +256,27 @@ fn parse_at_depth(command: &str, depth: usize) -> ParsedCommand {
         }
     }
     ParsedCommand { segments }
+}
+
+/// The deepest nesting of `$(`, `(`, `{` and backquotes, read lexically
+/// (quotes are not followed: an over-estimate only sends more input to the
+/// lexical split, which asks).
+fn lexical_nesting(command: &str) -> usize {
+    let mut depth = 0usize;
+    let mut max = 0usize;
+    let mut tick = false;
+    for b in command.bytes() {
+        match b {
+            b'(' | b'{' => {
+                depth += 1;
+                max = max.max(depth + usize::from(tick));
+            }
+            b')' | b'}' => depth = depth.saturating_sub(1),
+            b'`' => tick = !tick,
+            _ => {}
+        }
+    }
+    max
 }
 
 /// The command with every non-ASCII character replaced by `a`s of the same byte length.
@@ -256,12 +315,32 @@ fn parse_tree(command: &str) -> Option<tree_sitter::Tree> {
                 if slot.is_none() {
                     *slot = fresh();
                 }
-                slot.as_mut().and_then(|p| p.parse(command, None))
+                slot.as_mut().and_then(|p| bounded_parse(p, command))
             }
-            Err(_) => fresh().and_then(|mut p| p.parse(command, None)),
+            Err(_) => fresh().and_then(|mut p| bounded_parse(&mut p, command)),
         })
         .ok()
         .flatten()
+}
+
+/// Parse within [`PARSE_BUDGET`]; `None` when the parser gave up.
+fn bounded_parse(p: &mut Parser, command: &str) -> Option<tree_sitter::Tree> {
+    let start = std::time::Instant::now();
+    // Only commands too long to be auto-allowed anyway are timed: below that
+    // the verdict never depends on how fast this machine is.
+    let timed = command.len() > MAX_AUTO_ALLOW_LEN;
+    let mut over = |_: &tree_sitter::ParseState| timed && start.elapsed() > PARSE_BUDGET;
+    let bytes = command.as_bytes();
+    let tree = p.parse_with_options(
+        &mut |i, _| bytes.get(i..).unwrap_or_default(),
+        None,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut over)),
+    );
+    if tree.is_none() {
+        // A cancelled parse leaves state behind; the next one starts clean.
+        p.reset();
+    }
+    tree
 }
 
 struct Walker<'s> {
@@ -1350,6 +1429,44 @@ mod tests {
     fn empty_and_comment_commands_are_never_plain() {
         assert!(!parse("").segments[0].opaque.is_empty());
         assert!(!parse("# just a comment").segments[0].opaque.is_empty());
+    }
+
+    #[test]
+    fn hostile_input_is_bounded() {
+        // 96 KB of nested `$(` used to take gigabytes and seconds: now the
+        // lexical split, still showing every word to the deny rules.
+        let nested = format!(
+            "{}rm -rf x{}",
+            "$(".repeat(48 * 1024),
+            ")".repeat(48 * 1024)
+        );
+        let p = parse(&nested);
+        assert!(
+            p.segments
+                .iter()
+                .all(|s| s.opaque.contains(&Opaque::TooLong))
+        );
+        assert!(p.segments.iter().any(|s| s.words == ["rm", "-rf", "x"]));
+        let deep = format!("{}rm -rf y{}", "$(".repeat(100), ")".repeat(100));
+        let p = parse(&deep);
+        assert!(
+            p.segments
+                .iter()
+                .all(|s| s.opaque.contains(&Opaque::TooDeep))
+        );
+        assert!(p.segments.iter().any(|s| s.words == ["rm", "-rf", "y"]));
+        let long = format!("ls; {}", "rm z; ".repeat(MAX_PARSE_LEN / 6 + 1));
+        let p = parse(&long);
+        assert!(
+            p.segments
+                .iter()
+                .all(|s| s.opaque.contains(&Opaque::TooLong))
+        );
+        assert!(p.segments.iter().any(|s| s.words == ["rm", "z"]));
+        // Just under the limit, many heredocs still parse.
+        let heredocs = "cat <<E\nx\nE\n".repeat((MAX_PARSE_LEN - 100) / 12);
+        let p = parse(&heredocs);
+        assert!(p.segments.len() > 1000);
     }
 
     #[test]
