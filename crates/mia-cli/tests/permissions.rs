@@ -361,6 +361,7 @@ fn approvals_list_and_revoke() {
         let mut db = mia_store::SessionDb::open(env.home.join(".mia-code/data.db")).unwrap();
         db.add_project_approvals(
             &env.project.to_string_lossy(),
+            "custom",
             &[mia_protocol::PermissionRule {
                 permission: "bash".into(),
                 pattern: Some("npm run dev *".into()),
@@ -393,7 +394,19 @@ fn approvals_list_and_revoke() {
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     let list = list.as_array().unwrap();
     assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["agent"], "custom", "an approval records its agent");
     let id = list[0]["id"].as_i64().unwrap();
+    // Another agent is not covered by custom's approval.
+    let other = env.json(&[
+        "permissions",
+        "check",
+        "--command",
+        "npm run dev --port 1",
+        "--agent",
+        "build",
+        "--json",
+    ]);
+    assert_ne!(other["matched"]["layer"], "project-approval", "{other}");
     let out = env
         .cmd()
         .args(["permissions", "approvals", "list"])

@@ -100,16 +100,19 @@ impl Runtime {
         Ok(mia_store::build_tree(items))
     }
 
-    /// A project's "always for this project" rules and whether it is trusted.
+    /// A project's "always for this project" rules given to `agent`, and
+    /// whether the project is trusted.
     pub async fn project_permission_inputs(
         &self,
         project: &Path,
+        agent: &str,
     ) -> Result<(Vec<PermissionRule>, bool), CoreError> {
         let key = project.to_string_lossy().to_string();
+        let agent = agent.to_string();
         self.store()
             .call(move |db| {
                 Ok((
-                    db.project_approval_rules(&key)?,
+                    db.project_approval_rules(&key, &agent)?,
                     db.is_workspace_trusted(&key)?,
                 ))
             })

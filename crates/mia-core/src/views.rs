@@ -565,11 +565,12 @@ impl Runtime {
         let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
         Agents::from_config(&config).get(&agent)?;
         let key = dir.display().to_string();
+        let asked = agent.clone();
         let (approvals, trusted) = self
             .store()
             .call(move |db| {
                 Ok((
-                    db.project_approval_rules(&key)?,
+                    db.project_approval_rules(&key, &asked)?,
                     db.is_workspace_trusted(&key)?,
                 ))
             })
@@ -617,7 +618,7 @@ impl Runtime {
                 id: a.id,
                 permission: a.rule.permission.clone(),
                 pattern: a.rule.pattern.clone().unwrap_or_else(|| "*".into()),
-                agent: None,
+                agent: Some(a.agent.clone()),
                 created_at: a.created_at,
             })
             .collect())

@@ -1672,6 +1672,85 @@ async fn a_session_answer_applies_only_to_the_agent_that_was_asked() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_approval_records_and_applies_to_the_agent_that_was_asked() {
+    let steps = json!([
+        tool_step(json!({"last_message_contains": "as build"}), "b1", "bash", json!({"command": "ls"})),
+        {"match": {"has_tool_result": "b1"}, "response": {"events": [{"text": "listed"}]}},
+        tool_step(json!({"last_message_contains": "build again"}), "b2", "bash", json!({"command": "ls -a"})),
+        {"match": {"has_tool_result": "b2"}, "response": {"events": [{"text": "listed"}]}},
+        tool_step(json!({"last_message_contains": "as ops"}), "o1", "bash", json!({"command": "ls"})),
+        {"match": {"has_tool_result": "o1"}, "response": {"events": [{"text": "listed again"}]}}
+    ]);
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({
+            "permissions": [{"permission": "bash", "action": "ask"}],
+            "agent": {"ops": {"mode": "primary", "description": "Operations"}}
+        }),
+        true,
+        "build",
+    )
+    .await;
+    h.send("list as build").await;
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    h.runtime
+        .submit(Op::PermissionReply {
+            session_id: h.session.id,
+            request_id: request.id.clone(),
+            reply: PermissionReplyKind::Project,
+        })
+        .await
+        .unwrap();
+    assert_eq!(h.turn().await.1, TurnEnd::Completed);
+    let approvals = h.runtime.approvals(h.project.clone()).await.unwrap();
+    assert_eq!(approvals.len(), 1, "{approvals:?}");
+    assert_eq!(approvals[0].agent.as_deref(), Some("build"));
+    // build: the approval holds (no ask).
+    h.send("list build again").await;
+    let (events, end) = h.turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionAsked { .. })),
+        "{events:#?}"
+    );
+    // ops: asked again.
+    h.runtime
+        .submit(Op::SwitchAgent {
+            session_id: h.session.id,
+            agent: "ops".into(),
+        })
+        .await
+        .unwrap();
+    h.send("list as ops").await;
+    let events = h
+        .until(|e| {
+            matches!(
+                e,
+                Event::PermissionAsked { .. } | Event::TurnFinished { .. }
+            )
+        })
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("build's project approval was applied to ops: {events:#?}")
+    };
+    assert_eq!(request.agent, "ops");
+    h.runtime
+        .submit(Op::Cancel {
+            session_id: h.session.id,
+        })
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grep_and_glob_skip_files_a_read_rule_denies_and_say_so() {
     let steps = json!([
         tool_step(json!({"last_message_contains": "search"}), "g1", "grep", json!({"pattern": "TOPSECRET"})),

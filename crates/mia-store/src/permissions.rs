@@ -50,6 +50,8 @@ pub struct ProjectApproval {
     pub id: i64,
     /// Canonical absolute project root.
     pub project: String,
+    /// The agent that was asked: the approval applies to that agent only.
+    pub agent: String,
     pub rule: PermissionRule,
     pub session: Option<String>,
     pub created_at: i64,
@@ -75,6 +77,7 @@ type ApprovalTuple = (
     String,
     Option<String>,
     i64,
+    String,
 );
 
 fn approval_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalTuple> {
@@ -86,15 +89,17 @@ fn approval_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ApprovalTuple> {
         r.get(4)?,
         r.get(5)?,
         r.get(6)?,
+        r.get(7)?,
     ))
 }
 
 fn to_approval(
-    (id, project, permission, pattern, action, session, created_at): ApprovalTuple,
+    (id, project, permission, pattern, action, session, created_at, agent): ApprovalTuple,
 ) -> Result<ProjectApproval> {
     Ok(ProjectApproval {
         id,
         project,
+        agent,
         rule: PermissionRule {
             permission,
             pattern,
@@ -105,7 +110,8 @@ fn to_approval(
     })
 }
 
-const APPROVAL_COLUMNS: &str = "id, project, permission, pattern, action, session_id, created_at";
+const APPROVAL_COLUMNS: &str =
+    "id, project, permission, pattern, action, session_id, created_at, agent";
 
 impl SessionDb {
     /// Append audit rows (one transaction, not fsync'd on its own: they are
@@ -211,11 +217,13 @@ impl SessionDb {
             .collect()
     }
 
-    /// Persist "always for this project" rules; an identical rule is kept once.
-    /// Returns the stored approvals (existing ones for duplicates).
+    /// Persist "always for this project" rules given to `agent`; an identical
+    /// rule is kept once per agent. Returns the stored approvals (existing
+    /// ones for duplicates).
     pub fn add_project_approvals(
         &mut self,
         project: &str,
+        agent: &str,
         rules: &[PermissionRule],
         session: Option<&str>,
     ) -> Result<Vec<ProjectApproval>> {
@@ -224,23 +232,28 @@ impl SessionDb {
                 "project approvals need the project root directory".into(),
             ));
         }
+        if agent.trim().is_empty() {
+            return Err(StoreError::InvalidInput(
+                "project approvals need the agent that was asked".into(),
+            ));
+        }
         let now = mia_protocol::now_ms();
         self.write(|tx| {
             let mut out = Vec::with_capacity(rules.len());
             for rule in rules {
                 tx.execute(
-                    "INSERT OR IGNORE INTO permission_approvals (project, permission, pattern, action, session_id, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![project, rule.permission, rule.pattern, rule.action.as_str(), session, now],
+                    "INSERT OR IGNORE INTO permission_approvals (project, permission, pattern, action, session_id, created_at, agent)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![project, rule.permission, rule.pattern, rule.action.as_str(), session, now, agent],
                 )
                 .map_err(|e| tx.err(e))?;
                 let row = tx
                     .query_row(
                         &format!(
                             "SELECT {APPROVAL_COLUMNS} FROM permission_approvals
-                             WHERE project = ?1 AND permission = ?2 AND ifnull(pattern, '') = ifnull(?3, '') AND action = ?4"
+                             WHERE project = ?1 AND agent = ?5 AND permission = ?2 AND ifnull(pattern, '') = ifnull(?3, '') AND action = ?4"
                         ),
-                        params![project, rule.permission, rule.pattern, rule.action.as_str()],
+                        params![project, rule.permission, rule.pattern, rule.action.as_str(), agent],
                         approval_row,
                     )
                     .map_err(|e| tx.err(e))?;
@@ -267,10 +280,15 @@ impl SessionDb {
         rows.into_iter().map(to_approval).collect()
     }
 
-    /// The approval rules of a project, in checking order (newest first), for
-    /// the engine's `PolicyInput::project_approvals`.
-    pub fn project_approval_rules(&self, project: &str) -> Result<Vec<PermissionRule>> {
+    /// The approval rules of a project given to `agent`, in checking order
+    /// (newest first), for the engine's `PolicyInput::project_approvals`.
+    pub fn project_approval_rules(
+        &self,
+        project: &str,
+        agent: &str,
+    ) -> Result<Vec<PermissionRule>> {
         let mut v = self.project_approvals(Some(project))?;
+        v.retain(|a| a.agent == agent);
         v.reverse();
         Ok(v.into_iter().map(|a| a.rule).collect())
     }
@@ -428,37 +446,61 @@ mod tests {
         let id = {
             let mut db = SessionDb::open(&path).unwrap();
             let a = db
-                .add_project_approvals("/proj", std::slice::from_ref(&npm), Some("s1"))
+                .add_project_approvals("/proj", "build", std::slice::from_ref(&npm), Some("s1"))
                 .unwrap();
             let again = db
-                .add_project_approvals("/proj", std::slice::from_ref(&npm), Some("s2"))
+                .add_project_approvals("/proj", "build", std::slice::from_ref(&npm), Some("s2"))
                 .unwrap();
             assert_eq!(a[0].id, again[0].id, "same rule stored once");
             db.add_project_approvals(
                 "/proj",
+                "build",
                 &[rule(PermissionAction::Allow, "plan_exit", None)],
                 None,
             )
             .unwrap();
-            db.add_project_approvals("/other", std::slice::from_ref(&npm), None)
+            db.add_project_approvals("/other", "build", std::slice::from_ref(&npm), None)
                 .unwrap();
+            // The same rule given to another agent is a separate approval.
+            let other = db
+                .add_project_approvals("/proj", "custom", std::slice::from_ref(&npm), None)
+                .unwrap();
+            assert_ne!(other[0].id, a[0].id);
+            assert_eq!(other[0].agent, "custom");
             a[0].id
         };
         // survives reopening (a restart)
         let mut db = SessionDb::open(&path).unwrap();
         let proj = db.project_approvals(Some("/proj")).unwrap();
-        assert_eq!(proj.len(), 2);
+        assert_eq!(proj.len(), 3);
         assert_eq!(proj[0].rule, npm);
         assert_eq!(proj[0].session.as_deref(), Some("s1"));
-        assert_eq!(db.project_approvals(None).unwrap().len(), 3);
-        let rules = db.project_approval_rules("/proj").unwrap();
+        assert_eq!(db.project_approvals(None).unwrap().len(), 4);
+        let rules = db.project_approval_rules("/proj", "build").unwrap();
+        assert_eq!(rules.len(), 2, "only build's approvals");
         assert_eq!(rules[0].permission, "plan_exit", "newest first");
+        assert_eq!(
+            db.project_approval_rules("/proj", "custom").unwrap(),
+            vec![npm.clone()]
+        );
+        assert!(
+            db.project_approval_rules("/proj", "plan")
+                .unwrap()
+                .is_empty()
+        );
         let gone = db.revoke_project_approval(id).unwrap();
         assert_eq!(gone.rule, npm);
-        assert_eq!(db.project_approvals(Some("/proj")).unwrap().len(), 1);
+        assert_eq!(db.project_approvals(Some("/proj")).unwrap().len(), 2);
         let err = db.revoke_project_approval(id).unwrap_err().to_string();
         assert!(err.contains("approvals list"), "{err}");
-        assert!(db.add_project_approvals(" ", &[npm], None).is_err());
+        assert!(
+            db.add_project_approvals(" ", "build", &[npm.clone()], None)
+                .is_err()
+        );
+        assert!(
+            db.add_project_approvals("/proj", " ", &[npm], None)
+                .is_err()
+        );
     }
 
     #[test]

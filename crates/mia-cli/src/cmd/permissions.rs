@@ -99,7 +99,7 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     let cfg = context::load_config(&paths, Some(&dir))?;
     let agent = agent.map_or_else(|| cfg.default_agent().to_string(), str::to_string);
     let local = context::local_default(&paths)?;
-    let (approvals, trusted) = local.block(local.core.project_permission_inputs(&dir))?;
+    let (approvals, trusted) = local.block(local.core.project_permission_inputs(&dir, &agent))?;
     let home = paths.user_home.to_string_lossy().to_string();
     let mut input = mia_core::permissions::policy_input(
         &cfg,
@@ -193,9 +193,10 @@ fn approvals(cmd: &ApprovalsCommand) -> anyhow::Result<ExitCode> {
             } else {
                 for a in &list {
                     println!(
-                        "{:>5}  {:<40} {}  {}",
+                        "{:>5}  {:<40} {:<10} {}  {}",
                         a.id,
                         a.rule.to_string(),
+                        a.agent,
                         datetime(a.created_at),
                         a.project
                     );

@@ -248,11 +248,19 @@ impl Runtime {
                 let rules = outcome.project_rules.clone();
                 let project = state.directory.display().to_string();
                 let session = session_id.to_string();
+                let asked = agent.to_string();
                 self.inner
                     .store
-                    .call(move |db| db.add_project_approvals(&project, &rules, Some(&session)))
+                    .call(move |db| {
+                        db.add_project_approvals(&project, &asked, &rules, Some(&session))
+                    })
                     .await?;
-                lock(&state.new_approvals).extend(outcome.project_rules.iter().cloned());
+                lock(&state.new_approvals).extend(
+                    outcome
+                        .project_rules
+                        .iter()
+                        .map(|r| (agent.to_string(), r.clone())),
+                );
             }
             let decided = if outcome.proceed { "allow" } else { "deny" };
             self.emit(Event::PermissionResolved {

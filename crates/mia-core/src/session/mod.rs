@@ -39,7 +39,8 @@ pub(crate) struct SessionState {
     /// The session's baseline snapshot is known to exist.
     pub(crate) has_baseline: std::sync::atomic::AtomicBool,
     /// "Always for this project" rules granted during the running turn.
-    pub(crate) new_approvals: Mutex<Vec<PermissionRule>>,
+    /// Project approvals answered during the running turn, with the agent asked.
+    pub(crate) new_approvals: Mutex<Vec<(String, PermissionRule)>>,
     /// When this state was last asked for (Unix ms): idle state is evicted.
     pub(crate) last_used: std::sync::atomic::AtomicI64,
 }

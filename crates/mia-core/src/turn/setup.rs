@@ -167,11 +167,12 @@ impl Runtime {
         let project_key = path_ctx.root.display().to_string();
         let (approvals, trusted) = {
             let key = project_key.clone();
+            let asked = agent_name.clone();
             self.inner
                 .store
                 .call(move |db| {
                     Ok((
-                        db.project_approval_rules(&key)?,
+                        db.project_approval_rules(&key, &asked)?,
                         db.is_workspace_trusted(&key)?,
                     ))
                 })

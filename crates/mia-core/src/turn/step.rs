@@ -36,8 +36,12 @@ impl Runtime {
             .map(|r| r.rules().to_vec())
             .unwrap_or_default();
         session_rules.extend(opts.allow.iter().cloned());
-        let approvals_now = lock(&state.new_approvals).clone();
-        if !approvals_now.is_empty() {
+        let approvals_now: Vec<PermissionRule> = lock(&state.new_approvals)
+            .iter()
+            .filter(|(agent, _)| *agent == t.agent_name)
+            .map(|(_, r)| r.clone())
+            .collect();
+        if !approvals_now.is_empty() || !lock(&state.new_approvals).is_empty() {
             t.approvals.extend(approvals_now);
             lock(&state.new_approvals).clear();
             t.policy_cache = None;

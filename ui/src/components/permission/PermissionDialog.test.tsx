@@ -88,6 +88,8 @@ describe("PermissionDialog", () => {
       "permission-never",
       "permission-feedback",
     ]);
+    // A project approval applies to the agent that was asked only.
+    expect(screen.getByTestId("permission-allow-project")).toHaveTextContent(`(${editRequest.agent} only)`);
   });
 
   it("Enter allows once", async () => {

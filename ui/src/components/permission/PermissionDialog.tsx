@@ -291,7 +291,7 @@ function DialogBody({ request, queue, onReply, armDelayMs }: DialogBodyProps) {
                 aria-keyshortcuts={shortcutFor(action, i, request.options)}
               >
                 <kbd className="mia-perm-key">{i + 1}</kbd> {action.label}
-                {(action.kind === "session" || action.kind === "never") && (
+                {(action.kind === "session" || action.kind === "never" || action.kind === "project") && (
                   <span className="mia-perm-scope"> ({request.agent} only)</span>
                 )}
                 {action.kind === "once" && <kbd className="mia-perm-key mia-perm-key-alt">Enter</kbd>}
