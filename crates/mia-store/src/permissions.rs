@@ -494,7 +494,7 @@ mod tests {
         let err = db.revoke_project_approval(id).unwrap_err().to_string();
         assert!(err.contains("approvals list"), "{err}");
         assert!(
-            db.add_project_approvals(" ", "build", &[npm.clone()], None)
+            db.add_project_approvals(" ", "build", std::slice::from_ref(&npm), None)
                 .is_err()
         );
         assert!(
