@@ -338,6 +338,32 @@ fn config_show_names_sources() {
     let text = stdout(&out);
     assert!(text.contains("model") && text.contains(&file), "{text}");
     assert!(text.contains("deny write *.lock"), "{text}");
+    assert!(!text.contains("not used yet"), "{text}");
+
+    // Keys of features still to come are accepted and said to have no effect.
+    std::fs::write(
+        env.project.join("mia-code.json"),
+        r#"{"compaction": {"auto": false}, "smallModel": "openai/gpt-5-mini"}"#,
+    )
+    .unwrap();
+    let out = env.cmd().args(["config", "show"]).output().unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("Accepted but not used yet")
+            && text.contains("compaction.auto")
+            && text.contains("smallModel"),
+        "{text}"
+    );
+    let out = env
+        .cmd()
+        .args(["config", "show", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        v["unused"],
+        serde_json::json!(["compaction.auto", "smallModel"])
+    );
 }
 
 #[test]

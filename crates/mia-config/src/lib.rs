@@ -15,7 +15,9 @@ mod types;
 
 pub use env::{resolve_env_refs, resolve_env_refs_with};
 pub use error::ConfigError;
-pub use load::{Config, Layer, LayerKind, PROJECT_FILE_NAMES, builtin_defaults, parse_file};
+pub use load::{
+    Config, Layer, LayerKind, NOT_YET_USED, PROJECT_FILE_NAMES, builtin_defaults, parse_file,
+};
 pub use paths::Paths;
 pub use types::{
     AgentConfig, AgentMode, CompactionConfig, ConfigFile, ProviderConfig, ShareConfig, ShareMode,

@@ -49,6 +49,26 @@ pub struct Config {
     pub origins: BTreeMap<String, String>,
 }
 
+/// Top-level keys the schema accepts (they belong to features still to
+/// come) but nothing reads yet. `mia-code config show` says so when a file
+/// sets one; docs/configuration.md lists them apart.
+pub const NOT_YET_USED: &[&str] = &["smallModel", "compaction", "share", "plugin", "worktree"];
+
+impl Config {
+    /// Keys set by a file (not the built-in defaults) that have no effect yet,
+    /// with the file that set each.
+    pub fn unused_settings(&self) -> Vec<(String, String)> {
+        self.origins
+            .iter()
+            .filter(|(k, src)| {
+                let top = k.split('.').next().unwrap_or(k);
+                NOT_YET_USED.contains(&top) && src.as_str() != "built-in"
+            })
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect()
+    }
+}
+
 /// The built-in defaults layer.
 pub fn builtin_defaults() -> ConfigFile {
     ConfigFile {

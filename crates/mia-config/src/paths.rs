@@ -43,6 +43,15 @@ impl Paths {
         }
     }
 
+    /// Global Agent Skills: `skills/` next to the first global config file
+    /// (`~/.config/mia-code/skills`).
+    pub fn global_skills_dir(&self) -> Option<PathBuf> {
+        self.global_configs
+            .first()
+            .and_then(|c| c.parent())
+            .map(|d| d.join("skills"))
+    }
+
     pub fn data_db(&self) -> PathBuf {
         self.home.join("data.db")
     }

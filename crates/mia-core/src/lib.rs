@@ -18,6 +18,7 @@ pub mod queries;
 pub mod retention;
 mod runtime;
 mod session;
+pub mod skills;
 mod snapshots;
 mod store;
 mod turn;

@@ -56,6 +56,8 @@ pub struct PromptInputs<'a> {
     pub tools: String,
     /// Human-readable permission summary.
     pub permissions: String,
+    /// The global skills directory (`~/.config/mia-code/skills`).
+    pub global_skills: Option<PathBuf>,
     pub unifier: bool,
 }
 
@@ -70,8 +72,11 @@ pub fn assemble(inputs: &PromptInputs<'_>) -> (String, Vec<String>) {
     vars.insert("tools", inputs.tools.clone());
     vars.insert("permissions", inputs.permissions.clone());
     vars.insert("project", project);
-    vars.insert("skills", "(no skills are installed)".into());
-    vars.insert("guidelines", String::new());
+    let (skills, skill_warnings) =
+        crate::skills::discover(inputs.project_root, inputs.global_skills.as_deref());
+    warnings.extend(skill_warnings);
+    let skills_text = crate::skills::render(&skills, inputs.project_root);
+    vars.insert("skills", skills_text.clone());
     vars.insert("datetime", inputs.datetime.clone());
     vars.insert("os", std::env::consts::OS.to_string());
     vars.insert("cwd", inputs.project_root.display().to_string());
@@ -118,6 +123,9 @@ pub fn assemble(inputs: &PromptInputs<'_>) -> (String, Vec<String>) {
     }
     if !uses("permissions") && !inputs.permissions.is_empty() {
         prompt.push_str(&format!("\n\n## Permissions\n{}", inputs.permissions));
+    }
+    if !uses("skills") && !skills.is_empty() {
+        prompt.push_str(&format!("\n\n## Skills\n{skills_text}"));
     }
     // Project instructions.
     for (path, text) in project_instructions(inputs.project_root) {

@@ -27,6 +27,7 @@ fn prompt_for(agent: &str, config: &Config, project: &std::path::Path, unifier: 
     let agents = Agents::from_config(config);
     let def = agents.get(agent).unwrap();
     let (text, warnings) = assemble(&PromptInputs {
+        global_skills: None,
         agent: def,
         project_root: project,
         session_id: "SESSION".into(),
@@ -96,6 +97,7 @@ fn custom_prompt_still_gets_tools_and_permissions() {
         "prompt": "You are {{agent_name}}. Review carefully. {{nonexistent}}"}}}));
     let agents = Agents::from_config(&cfg);
     let (text, warnings) = assemble(&PromptInputs {
+        global_skills: None,
         agent: agents.get("reviewer").unwrap(),
         project_root: dir.path(),
         session_id: "S".into(),
@@ -158,5 +160,40 @@ fn prompt_files_stay_inside_the_directory_of_the_config_that_names_them() {
     let review = agents.session_agent("review").unwrap();
     assert!(
         matches!(&review.prompt, mia_core::agents::PromptSource::File(p) if p.ends_with("prompts/review.md"))
+    );
+}
+
+/// `{{skills}}` lists the installed Agent Skills (project and global), and a
+/// custom prompt that does not use it still gets them appended.
+#[test]
+fn skills_are_listed_with_the_file_to_read() {
+    let p = project();
+    let skill = p.path().join(".mia-code/skills/release-notes/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(
+        &skill,
+        "---\nname: release-notes\ndescription: Write release notes from the git log.\n---\n1. Run git log.\n",
+    )
+    .unwrap();
+    let config = config_with(serde_json::json!({}));
+    let text = prompt_for("build", &config, p.path(), false);
+    assert!(
+        text.contains("## Skills\nSkills hold instructions")
+            && text.contains(
+                "- release-notes: Write release notes from the git log. (.mia-code/skills/release-notes/SKILL.md)"
+            ),
+        "{text}"
+    );
+    assert!(
+        !text.contains("1. Run git log."),
+        "the body is read on demand"
+    );
+    let custom = config_with(
+        serde_json::json!({"agent": {"terse": {"mode": "primary", "description": "Terse", "prompt": "Be terse."}}}),
+    );
+    let text = prompt_for("terse", &custom, p.path(), false);
+    assert!(
+        text.contains("## Skills") && text.contains("release-notes"),
+        "{text}"
     );
 }

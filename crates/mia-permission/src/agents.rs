@@ -145,6 +145,12 @@ pub fn builtin_agent(name: &str) -> Option<BuiltinRuleset> {
             r(Allow, "glob", None),
             r(Allow, "grep", None),
             r(Allow, "list", None),
+            // Global Agent Skills are read from outside the project.
+            r(
+                Allow,
+                "external_directory",
+                Some("~/.config/mia-code/skills/**"),
+            ),
         ]
     };
     Some(match name {

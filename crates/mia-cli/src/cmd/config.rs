@@ -45,6 +45,7 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<ExitCode> {
                     "config": merged,
                     "origins": cfg.origins,
                     "layers": layers,
+                    "unused": cfg.unused_settings().into_iter().map(|(k, _)| k).collect::<Vec<_>>(),
                 }))
                 .map(|()| ExitCode::SUCCESS);
             }
@@ -66,6 +67,13 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<ExitCode> {
                     .map(|v| v.to_string())
                     .unwrap_or_default();
                 println!("  {key:<width$} = {value}    ({source})");
+            }
+            let unused = cfg.unused_settings();
+            if !unused.is_empty() {
+                println!("\nAccepted but not used yet (no effect in this version):");
+                for (key, source) in &unused {
+                    println!("  {key}    ({source})");
+                }
             }
             println!(
                 "\nPermission rules (kept per layer; `mia-code permissions show` gives the compiled order):"

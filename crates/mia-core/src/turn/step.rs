@@ -147,6 +147,7 @@ impl Runtime {
             datetime: session_date(lock(&state.session).created_at),
             tools: tool_lines,
             permissions: permission_summary,
+            global_skills: opts.paths.global_skills_dir(),
             unifier,
         });
         for w in warnings {
