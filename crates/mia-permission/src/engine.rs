@@ -1086,7 +1086,11 @@ impl<'a> Checker<'a> {
         // names read at run time: while a read rule restricts a file they can
         // reach, they are not auto-allowed (they would return its content).
         if (analysis.recursive || analysis.names_at_runtime) && s.action == Allow {
-            let reach: Vec<String> = if analysis.names_at_runtime || operand_dirs.is_empty() {
+            // Names read at run time can be any file; a tree reader with no
+            // path operand reads from the command's directory.
+            let reach: Vec<String> = if analysis.names_at_runtime {
+                vec!["/".to_string()]
+            } else if operand_dirs.is_empty() {
                 vec![self.project_root_or(base)]
             } else {
                 operand_dirs

@@ -1077,6 +1077,21 @@ fn cases() -> Vec<Case> {
             "",
         ),
         c("reads", plan(), "bash: grep -r x .", Allow, ""),
+        // Names read at run time can reach mia-code's secrets (always denied): never auto-allowed.
+        c(
+            "reads",
+            plan(),
+            "bash: cat notes.md | sort --files0-from=-",
+            Ask,
+            "file names at run time",
+        ),
+        c(
+            "reads",
+            plan(),
+            "bash: wc --files0-from=list.txt",
+            Ask,
+            "file names at run time",
+        ),
         c("reads", plan(), "bash: rg x", Allow, ""),
     ]
 }
