@@ -226,7 +226,8 @@ fn backend(args: &Args) -> anyhow::Result<Backend> {
         runtime.clone(),
         mia_server::ServerOptions {
             token: token.clone(),
-            loopback_only: false,
+            check_host: false,
+            allowed_hosts: Vec::new(),
             ui_dir: None,
             demo: args.demo,
             project: args.project.clone(),

@@ -12,7 +12,7 @@ pub struct LogGuard;
 pub fn init() -> Option<LogGuard> {
     let paths = mia_config::Paths::from_env().ok()?;
     let dir = paths.logs_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    mia_core::queries::ensure_private_dir(&dir).ok()?;
     let mut opts = OpenOptions::new();
     opts.create(true).append(true);
     #[cfg(unix)]

@@ -169,7 +169,36 @@ impl Config {
     }
 }
 
+/// Largest config file read (a config is a few KB; this stops a huge file from being loaded).
+pub const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
 fn read_layer(path: &Path, kind: LayerKind) -> Result<Option<ConfigFile>, ConfigError> {
+    // Only regular files: opening a FIFO (or a device) named like a config
+    // file would block the reader forever.
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    "not a regular file (a config must be a JSON file)",
+                ),
+            });
+        }
+        Ok(m) if m.len() > MAX_CONFIG_BYTES => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "{} bytes; a config file may have at most {MAX_CONFIG_BYTES}",
+                        m.len()
+                    ),
+                ),
+            });
+        }
+        _ => {}
+    }
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),

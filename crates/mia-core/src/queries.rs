@@ -220,6 +220,22 @@ pub struct StoreHealth {
     pub problems: Vec<String>,
 }
 
+/// Create a directory 0700 (or make an existing one private).
+pub fn ensure_private_dir(dir: &Path) -> std::io::Result<()> {
+    mia_store::private::ensure_private_dir(dir)
+}
+
+/// Make every sensitive path under `$MIA_CODE_HOME` private; returns what changed.
+pub fn secure_home(home: &Path) -> std::io::Result<Vec<(PathBuf, u32)>> {
+    mia_store::private::secure_home(home)
+}
+
+/// Files and directories under `$MIA_CODE_HOME` that other users can read,
+/// with their modes (`doctor`).
+pub fn exposed_files(home: &Path) -> Vec<(PathBuf, u32)> {
+    mia_store::private::exposed(home)
+}
+
 /// Open the session database under `paths` and check it.
 pub fn store_health(paths: &mia_config::Paths) -> Result<StoreHealth, CoreError> {
     let db = mia_store::SessionDb::open(paths.data_db())?;

@@ -106,10 +106,28 @@ impl Runtime {
     /// opening (a recovery, an import).
     pub fn open(opts: RuntimeOptions) -> Result<(Self, Vec<String>), CoreError> {
         let paths = &opts.paths;
+        // Files only the user can read: $MIA_CODE_HOME 0700, the database,
+        // logs, credentials and the serve token 0600 (fixed if wider).
+        let fixed = mia_store::private::secure_home(&paths.home).map_err(|e| {
+            CoreError::Setup(format!(
+                "cannot make {} private (mode 0700): {e}",
+                paths.home.display()
+            ))
+        })?;
         let db = mia_store::SessionDb::open_with(
             mia_store::OpenOptions::new(paths.data_db()).legacy_json(paths.legacy_sessions()),
         )?;
         let mut notices = Vec::new();
+        if !fixed.is_empty() {
+            notices.push(format!(
+                "made private (others could read them): {}",
+                fixed
+                    .iter()
+                    .map(|(p, m)| format!("{} (was {m:o})", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
         if let Some(r) = db.recovery() {
             notices.push(r.to_string());
         }

@@ -365,13 +365,15 @@ impl Runtime {
 
     /// Agents a front end can show (hidden ones left out), primary first.
     pub fn agents(&self, directory: &Path) -> Result<Vec<AgentInfo>, CoreError> {
-        let config = Config::load(&self.options().paths, Some(directory))?;
+        let directory = self.project_dir(directory)?;
+        let config = Config::load(&self.options().paths, Some(&directory))?;
         Ok(agent_infos(&config))
     }
 
     /// Project files for @-mentions: gitignore respected, `.git` and
     /// `.mia-code` left out, at most [`MAX_FILES`], sorted.
     pub async fn files(&self, directory: PathBuf) -> Result<Vec<String>, CoreError> {
+        let directory = self.project_dir(&directory)?;
         tokio::task::spawn_blocking(move || list_files(&directory))
             .await
             .map_err(|e| CoreError::Internal(format!("the file walk failed: {e}")))?
@@ -380,7 +382,8 @@ impl Runtime {
     /// The settings screen: providers (where each key comes from, never the key), agents, defaults.
     pub fn settings(&self, directory: Option<&Path>) -> Result<SettingsView, CoreError> {
         let paths = &self.options().paths;
-        let config = Config::load(paths, directory)?;
+        let directory = directory.map(|d| self.project_dir(d)).transpose()?;
+        let config = Config::load(paths, directory.as_deref())?;
         let configured = config.merged.providers.clone().unwrap_or_default();
         let mut ids: Vec<String> = KNOWN_PROVIDERS.iter().map(|s| s.to_string()).collect();
         for id in configured.keys() {
@@ -441,6 +444,17 @@ impl Runtime {
     /// The file is checked with the config loader before it replaces the
     /// old one; a file with comments is refused (they would be lost).
     pub fn update_settings(&self, update: SettingsUpdate) -> Result<(), CoreError> {
+        use crate::limits::{MAX_MODEL, check_len, check_name};
+        for (agent, model) in &update.agent_models {
+            check_name("agent name in agent_models", agent)?;
+            check_len("model", model, MAX_MODEL)?;
+        }
+        if let Some(a) = update.default_agent.as_deref().filter(|a| !a.is_empty()) {
+            check_name("default agent", a)?;
+        }
+        if let Some(m) = &update.model {
+            check_len("model", m, MAX_MODEL)?;
+        }
         // One read-modify-write at a time (two saves must not lose each other's change).
         let _guard = SETTINGS_LOCK
             .lock()
@@ -536,6 +550,7 @@ impl Runtime {
     /// 0600 credentials file); returns where it went.
     pub fn set_key(&self, provider: &str, key: &str) -> Result<String, CoreError> {
         check_provider_id(provider)?;
+        crate::limits::check_len("API key", key, 16 * 1024)?;
         self.options()
             .credentials
             .store(provider, key, mia_providers::credentials::StoreTarget::Auto)
@@ -559,7 +574,7 @@ impl Runtime {
         directory: PathBuf,
         agent: Option<String>,
     ) -> Result<PermissionsView, CoreError> {
-        let dir = canonical(&directory)?;
+        let dir = self.project_dir(&directory)?;
         let paths = self.options().paths.clone();
         let config = self.load_config(Some(dir.clone())).await?;
         let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
@@ -607,7 +622,7 @@ impl Runtime {
 
     /// "Always for this project" approvals of a project.
     pub async fn approvals(&self, directory: PathBuf) -> Result<Vec<ApprovalView>, CoreError> {
-        let key = canonical(&directory)?.display().to_string();
+        let key = self.project_dir(&directory)?.display().to_string();
         let list = self
             .store()
             .call(move |db| db.project_approvals(Some(&key)))
@@ -626,7 +641,7 @@ impl Runtime {
 
     /// Revoke one approval of `directory`'s project.
     pub async fn revoke_approval(&self, directory: PathBuf, id: i64) -> Result<(), CoreError> {
-        let key = canonical(&directory)?.display().to_string();
+        let key = self.project_dir(&directory)?.display().to_string();
         self.store()
             .call(move |db| {
                 let of_project = db.project_approvals(Some(&key))?;
@@ -671,6 +686,13 @@ fn changed_paths(steps: &[&StepRecord]) -> Vec<String> {
     files
 }
 
+impl Runtime {
+    /// A directory a front end may open as a project (see [`crate::limits::project_dir`]).
+    fn project_dir(&self, dir: &Path) -> Result<PathBuf, CoreError> {
+        crate::limits::project_dir(dir, &self.options().paths.home)
+    }
+}
+
 fn canonical(dir: &Path) -> Result<PathBuf, CoreError> {
     dir.canonicalize().map_err(|e| {
         CoreError::Setup(format!(
@@ -681,6 +703,7 @@ fn canonical(dir: &Path) -> Result<PathBuf, CoreError> {
 }
 
 fn check_provider_id(provider: &str) -> Result<(), CoreError> {
+    crate::limits::check_len("provider id", provider, crate::limits::MAX_NAME)?;
     if provider.is_empty()
         || !provider
             .chars()

@@ -36,7 +36,8 @@ pub fn new_token() -> String {
 struct AppState {
     runtime: Runtime,
     token: String,
-    loopback_only: bool,
+    check_host: bool,
+    allowed_hosts: std::sync::Arc<Vec<String>>,
     demo: bool,
     project: Option<String>,
 }
@@ -46,27 +47,33 @@ struct AppState {
 pub struct ServerOptions {
     /// The bearer token every `/api/*` request must carry.
     pub token: String,
-    /// Refuse requests whose `Host` is not a loopback name (DNS rebinding).
-    pub loopback_only: bool,
+    /// Refuse requests whose `Host` is neither a loopback name nor one of
+    /// `allowed_hosts` (DNS rebinding). Always on when serving a socket
+    /// ([`serve_with`]); off only for the desktop app's in-process router,
+    /// which no network client reaches.
+    pub check_host: bool,
     /// Serve the web UI's build (`ui/dist`) at `/`.
     pub ui_dir: Option<std::path::PathBuf>,
     /// A scripted demo: `/api/info` says so and the UI labels itself.
     pub demo: bool,
     /// The project the UI opens first.
     pub project: Option<String>,
+    /// Host names answered besides the loopback names (`--allow-remote`
+    /// with `--allowed-host`): the Host check is never off.
+    pub allowed_hosts: Vec<String>,
 }
 
 /// The Content-Security-Policy of the web UI: nothing but its own scripts,
 /// no eval, no network images, connections only back to this server.
 pub const UI_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
-/// The HTTP API. `loopback_only` refuses requests whose `Host` is not a loopback name.
-pub fn router(runtime: Runtime, token: String, loopback_only: bool) -> Router {
+/// The HTTP API. `check_host` refuses requests whose `Host` is not a loopback name.
+pub fn router(runtime: Runtime, token: String, check_host: bool) -> Router {
     router_with(
         runtime,
         ServerOptions {
             token,
-            loopback_only,
+            check_host,
             ..Default::default()
         },
     )
@@ -77,7 +84,13 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
     let state = AppState {
         runtime,
         token: opts.token,
-        loopback_only: opts.loopback_only,
+        check_host: opts.check_host,
+        allowed_hosts: std::sync::Arc::new(
+            opts.allowed_hosts
+                .iter()
+                .map(|h| h.to_ascii_lowercase())
+                .collect(),
+        ),
         demo: opts.demo,
         project: opts.project,
     };
@@ -119,11 +132,16 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         .route("/api/sessions/{id}/revert", post(revert))
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
+        .route_layer(middleware::from_fn(same_origin))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
-    let mut app = Router::new()
+    let api = Router::new()
         .route("/api/health", get(health))
         .route("/api/openapi.json", get(|| async { Json(openapi()) }))
-        .merge(api);
+        .route("/api", axum::routing::any(api_not_found))
+        .route("/api/{*rest}", axum::routing::any(api_not_found))
+        .merge(api)
+        .layer(middleware::from_fn(api_errors));
+    let mut app = Router::new().merge(api);
     if let Some(dir) = opts.ui_dir {
         let index = dir.join("index.html");
         let files = tower_http::services::ServeDir::new(&dir)
@@ -155,6 +173,18 @@ async fn ui_headers(req: Request, next: Next) -> Response {
     res
 }
 
+/// Connections served at once; more are closed on accept (a local process
+/// cannot exhaust the server by holding sockets open).
+pub const MAX_CONNECTIONS: usize = 512;
+/// A request's headers must arrive within this time (slowloris).
+pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// A connection with no bytes either way for this long is closed (an open
+/// event stream sends a keep-alive every 15 s, so it never idles).
+pub const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+/// After the shutdown signal, open requests (an event stream included) get
+/// this long before the server returns.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Serve until `shutdown` resolves.
 pub async fn serve(
     listener: tokio::net::TcpListener,
@@ -162,15 +192,21 @@ pub async fn serve(
     token: String,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    let addr: SocketAddr = listener.local_addr()?;
-    let app = router(runtime, token, addr.ip().is_loopback());
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_with(
+        listener,
+        runtime,
+        ServerOptions {
+            token,
+            ..Default::default()
+        },
+        shutdown,
+    )
+    .await
 }
 
-/// Serve with [`ServerOptions`] until `shutdown` resolves (`loopback_only`
-/// is set from the listener's address).
+/// Serve with [`ServerOptions`] until `shutdown` resolves. The Host check is
+/// always on for a socket; the bound address itself is an allowed host when
+/// it is not loopback (the CLI refuses that without `--allow-remote`).
 pub async fn serve_with(
     listener: tokio::net::TcpListener,
     runtime: Runtime,
@@ -178,11 +214,140 @@ pub async fn serve_with(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let addr: SocketAddr = listener.local_addr()?;
-    opts.loopback_only = addr.ip().is_loopback();
+    opts.check_host = true;
+    if !addr.ip().is_loopback() && !addr.ip().is_unspecified() {
+        opts.allowed_hosts.push(addr.ip().to_string());
+    }
     let app = router_with(runtime, opts);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    serve_router(listener, app, shutdown).await
+}
+
+/// The accept loop: a connection cap, a header-read timeout, an idle
+/// timeout, and a shutdown that does not wait for open event streams.
+async fn serve_router(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .keep_alive(true);
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, _peer) = tokio::select! {
+            r = listener.accept() => match r {
+                Ok(c) => c,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait, do not spin or die.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            tracing::warn!("too many connections; closing a new one");
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let activity = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(now_ms()));
+        let io = TokioIo::new(Watched {
+            inner: stream,
+            activity: activity.clone(),
+        });
+        let svc = hyper_util::service::TowerToHyperService::new(app.clone());
+        let conn = graceful.watch(http.serve_connection(io, svc));
+        tokio::spawn(async move {
+            let idle = async {
+                loop {
+                    tokio::time::sleep(IDLE_TIMEOUT / 4).await;
+                    let last = activity.load(std::sync::atomic::Ordering::Relaxed);
+                    if now_ms().saturating_sub(last) > IDLE_TIMEOUT.as_millis() as u64 {
+                        break;
+                    }
+                }
+            };
+            tokio::select! {
+                _ = conn => {}
+                () = idle => {}
+            }
+            drop(slot);
+        });
+    }
+    drop(listener);
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(SHUTDOWN_GRACE) => {}
+    }
+    Ok(())
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A socket that records when bytes last moved (for the idle timeout).
+struct Watched {
+    inner: tokio::net::TcpStream,
+    activity: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Watched {
+    fn touch(&self) {
+        self.activity
+            .store(now_ms(), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.touch();
+        }
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        data: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let r = std::pin::Pin::new(&mut this.inner).poll_write(cx, data);
+        if matches!(r, std::task::Poll::Ready(Ok(n)) if n > 0) {
+            this.touch();
+        }
+        r
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
@@ -201,25 +366,135 @@ fn core_error(e: CoreError) -> Response {
 }
 
 async fn host_guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if state.loopback_only {
-        let host = req
-            .headers()
+    if !state.check_host {
+        return next.run(req).await;
+    }
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else {
+        host.split(':').next().unwrap_or("")
+    }
+    .to_ascii_lowercase();
+    let loopback = matches!(name.as_str(), "127.0.0.1" | "localhost" | "::1");
+    if !loopback && !state.allowed_hosts.contains(&name) {
+        return error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "host {host:?} is not allowed: this server answers only {}",
+                if state.allowed_hosts.is_empty() {
+                    "on loopback (127.0.0.1, localhost, ::1)".to_string()
+                } else {
+                    format!("loopback and {}", state.allowed_hosts.join(", "))
+                }
+            ),
+        );
+    }
+    next.run(req).await
+}
+
+/// A state-changing request must come from this server's own origin: a
+/// web page elsewhere (even one that guessed the token) is refused by its
+/// `Origin` or `Sec-Fetch-Site` header. Requests without them (the CLI,
+/// scripts) pass: the token is what authorises them.
+async fn same_origin(req: Request, next: Next) -> Response {
+    let changes = !matches!(
+        *req.method(),
+        axum::http::Method::GET | axum::http::Method::HEAD | axum::http::Method::OPTIONS
+    );
+    if changes {
+        let h = req.headers();
+        let host = h
             .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
+            .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        let name = if let Some(rest) = host.strip_prefix('[') {
-            rest.split(']').next().unwrap_or("")
-        } else {
-            host.split(':').next().unwrap_or("")
-        };
-        if !matches!(name, "127.0.0.1" | "localhost" | "::1") {
+        if let Some(origin) = h.get(header::ORIGIN) {
+            let origin = origin.to_str().unwrap_or("null");
+            let same = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"))
+                .is_some_and(|o| o.eq_ignore_ascii_case(host));
+            if !same {
+                return error(
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "cross-origin request from {origin:?} refused: changes must come from this server's own page"
+                    ),
+                );
+            }
+        }
+        if let Some(site) = h.get("sec-fetch-site").and_then(|v| v.to_str().ok())
+            && !matches!(site, "same-origin" | "none")
+        {
             return error(
                 StatusCode::FORBIDDEN,
-                format!("host {host:?} is not allowed: this server only answers on loopback"),
+                format!(
+                    "request with Sec-Fetch-Site: {site} refused: changes must come from this server's own page"
+                ),
             );
         }
     }
     next.run(req).await
+}
+
+/// Unknown `/api/*` paths: a JSON 404, not the web UI's page.
+async fn api_not_found(req: Request) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        format!(
+            "no API route {} {}; the routes are listed at /api/openapi.json",
+            req.method(),
+            req.uri().path()
+        ),
+    )
+}
+
+/// Every `/api` answer is `Cache-Control: no-store`, and every rejection
+/// (including axum's own, e.g. a malformed JSON body) has the documented
+/// `{"error": …}` body.
+async fn api_errors(req: Request, next: Next) -> Response {
+    let res = next.run(req).await;
+    let (mut parts, body) = res.into_parts();
+    parts.headers.insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    let is_json = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if parts.status.as_u16() < 400 || is_json {
+        return Response::from_parts(parts, body);
+    }
+    let text = match axum::body::to_bytes(body, 64 * 1024).await {
+        Ok(b) => String::from_utf8_lossy(&b).trim().to_string(),
+        Err(_) => String::new(),
+    };
+    let message = if text.is_empty() {
+        parts
+            .status
+            .canonical_reason()
+            .unwrap_or("request refused")
+            .to_string()
+    } else {
+        text
+    };
+    let mut out = error(parts.status, message);
+    out.headers_mut().insert(
+        header::CACHE_CONTROL,
+        header::HeaderValue::from_static("no-store"),
+    );
+    for (k, v) in parts.headers.iter() {
+        if k != header::CONTENT_TYPE && k != header::CONTENT_LENGTH && k != header::CACHE_CONTROL {
+            out.headers_mut().insert(k.clone(), v.clone());
+        }
+    }
+    out
 }
 
 #[derive(Deserialize)]
@@ -245,7 +520,10 @@ async fn auth(
         .and_then(|h| h.to_str().ok())
         .and_then(|h| h.strip_prefix("Bearer "))
         .map(str::to_string);
-    let given = bearer.or(q.token);
+    // `?token=` only for the event stream (EventSource cannot set headers):
+    // a token in a URL ends up in logs and histories.
+    let query_ok = req.uri().path() == "/api/events";
+    let given = bearer.or(q.token.filter(|_| query_ok));
     match given {
         Some(t) if constant_time_eq(t.as_bytes(), state.token.as_bytes()) => next.run(req).await,
         Some(_) => error(StatusCode::UNAUTHORIZED, "wrong token"),
@@ -454,7 +732,10 @@ fn directory(q: &DirQuery) -> Result<std::path::PathBuf, BadRequest> {
 
 async fn agents(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     match directory(&q) {
-        Ok(d) => reply(s.runtime.agents(&d)),
+        Ok(d) => {
+            let rt = s.runtime.clone();
+            reply(blocking(move || rt.agents(&d)).await)
+        }
         Err(r) => r.into_response(),
     }
 }

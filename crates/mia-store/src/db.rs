@@ -86,28 +86,47 @@ impl SessionDb {
         Self::open_with(OpenOptions::new(path))
     }
 
+    /// Fix the modes of the database's -wal and -shm files (created by SQLite).
+    fn secure_sidecars(path: &std::path::Path) {
+        for suffix in ["-wal", "-shm"] {
+            let _ =
+                crate::private::make_private(&PathBuf::from(format!("{}{suffix}", path.display())));
+        }
+    }
+
     /// Open with options. A damaged file is moved aside (see [`SessionDb::recovery`]);
     /// a legacy JSON store is imported (see [`SessionDb::legacy_import`]).
     pub fn open_with(opts: OpenOptions) -> Result<Self> {
         if let Some(parent) = opts.path.parent() {
-            std::fs::create_dir_all(parent).map_err(|source| StoreError::Io {
+            crate::private::ensure_private_dir(parent).map_err(|source| StoreError::Io {
                 action: "create directory",
                 path: parent.to_path_buf(),
                 source,
             })?;
         }
+        // Transcripts are the user's alone: the database is created 0600 (SQLite
+        // gives its -wal and -shm files the database's mode) and fixed if wider.
+        create_private(&opts.path)?;
         let lock_path = PathBuf::from(format!("{}.lock", opts.path.display()));
-        let open_lock = std::fs::OpenOptions::new()
+        let mut lock_opts = std::fs::OpenOptions::new();
+        lock_opts
             .read(true)
             .write(true)
             .create(true)
-            .truncate(false)
+            .truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            lock_opts.mode(0o600);
+        }
+        let open_lock = lock_opts
             .open(&lock_path)
             .map_err(|source| StoreError::Io {
                 action: "open the lock file",
                 path: lock_path.clone(),
                 source,
             })?;
+        let _ = crate::private::make_private(&lock_path);
         wait_shared(&open_lock, &lock_path, opts.busy_timeout)?;
         let (conn, recovery) = match open_and_migrate(&opts) {
             Ok(conn) => (conn, None),
@@ -140,6 +159,7 @@ impl SessionDb {
             }
             Err(e) => return Err(e),
         };
+        Self::secure_sidecars(&opts.path);
         let mut db = Self {
             conn,
             path: opts.path.clone(),
@@ -452,6 +472,26 @@ fn move_aside(path: &Path) -> Result<PathBuf> {
         }
     }
     Ok(backup)
+}
+
+/// Create the database file 0600 when it does not exist yet; make an existing one private.
+fn create_private(path: &std::path::Path) -> Result<()> {
+    let io = |source| StoreError::Io {
+        action: "create the database file",
+        path: path.to_path_buf(),
+        source,
+    };
+    if !path.exists() {
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create(true).truncate(false);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            o.mode(0o600);
+        }
+        o.open(path).map_err(io)?;
+    }
+    crate::private::make_private(path).map_err(io)
 }
 
 #[cfg(test)]

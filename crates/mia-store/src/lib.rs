@@ -12,6 +12,7 @@ mod leases;
 mod legacy;
 mod messages;
 pub mod permissions;
+pub mod private;
 mod sessions;
 pub mod snapshots;
 mod tree;

@@ -47,8 +47,31 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
 
     let paths = context::paths()?;
     push("home", Status::Ok, paths.home.display().to_string());
+    // Before anything below opens (and so fixes) them.
+    let exposed = mia_core::queries::exposed_files(&paths.home);
+    if exposed.is_empty() {
+        push(
+            "file modes",
+            Status::Ok,
+            "home 0700; database, logs, credentials and server token 0600".into(),
+        );
+    } else {
+        push(
+            "file modes",
+            Status::Warn,
+            format!(
+                "others could read: {} — fixed now (0700 directories, 0600 files)",
+                exposed
+                    .iter()
+                    .map(|(p, m)| format!("{} ({m:o})", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+        let _ = mia_core::queries::secure_home(&paths.home);
+    }
 
-    match std::fs::create_dir_all(paths.logs_dir()) {
+    match mia_core::queries::ensure_private_dir(&paths.logs_dir()) {
         Ok(()) => push("logs", Status::Ok, paths.logs_dir().display().to_string()),
         Err(e) => push(
             "logs",

@@ -12,9 +12,17 @@ use crate::context;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
-    /// Address to listen on. Anything but loopback exposes your project to the network.
+    /// Address to listen on. Anything but loopback needs --allow-remote.
     #[arg(long, default_value = "127.0.0.1")]
     host: IpAddr,
+    /// Listen on a non-loopback --host. The token then travels in clear text
+    /// (plain HTTP): use it only on a network you trust, or behind TLS.
+    #[arg(long)]
+    allow_remote: bool,
+    /// A host name remote clients use to reach this server (repeatable; the
+    /// Host check stays on, the bound address is always accepted).
+    #[arg(long = "allowed-host", value_name = "NAME", requires = "allow_remote")]
+    allowed_hosts: Vec<String>,
     /// Port (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -58,6 +66,22 @@ fn ui_dir(args: &ServeArgs) -> anyhow::Result<Option<std::path::PathBuf>> {
 }
 
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    if !args.host.is_loopback() && !args.allow_remote {
+        anyhow::bail!(
+            "--host {} is not a loopback address: anyone who can reach it could try the token, which travels in clear text. Pass --allow-remote (and --allowed-host NAME for the names clients use) if you mean it, or keep the default 127.0.0.1",
+            args.host
+        );
+    }
+    for h in &args.allowed_hosts {
+        if h.is_empty()
+            || h.len() > 253
+            || !h
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':'))
+        {
+            anyhow::bail!("--allowed-host {h:?} is not a host name");
+        }
+    }
     let paths = context::paths()?;
     let local = context::local(RuntimeOptions::new(paths.clone()))?;
     let token = mia_server::new_token();
@@ -86,7 +110,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             }))?,
         )?;
         if !args.host.is_loopback() {
-            eprintln!("warning: listening on {}: anyone who can reach it and has the token can run commands in your projects", args.host);
+            eprintln!("WARNING: listening on {} with --allow-remote: plain HTTP, so the token and every transcript travel in clear text, and anyone who can reach this address and learns the token can run commands in your projects. Use a trusted network or put TLS in front.", args.host);
         }
         let mut out = std::io::stdout().lock();
         writeln!(out, "listening on {url}")?;
@@ -101,18 +125,41 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         tracing::info!(%url, "serving");
         let opts = mia_server::ServerOptions {
             token,
-            loopback_only: true,
+            check_host: true,
             ui_dir: ui,
             demo: args.demo,
             project,
+            allowed_hosts: args.allowed_hosts.clone(),
         };
-        mia_server::serve_with(listener, runtime, opts, async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await?;
+        let served = mia_server::serve_with(listener, runtime, opts, stop_signal()).await;
+        // The token is void once the server stops: never leave it on disk.
         let _ = std::fs::remove_file(&info);
+        served?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 fn write_private(path: &std::path::Path, text: &str) -> anyhow::Result<()> {

@@ -14,6 +14,7 @@ use crate::runtime::{OpResult, Runtime, lock};
 impl Runtime {
     /// Apply an Op. Turns run in the background; their Events follow.
     pub async fn submit(&self, op: Op) -> Result<OpResult, CoreError> {
+        crate::limits::check_op(&op)?;
         match op {
             Op::CreateSession {
                 directory,
@@ -63,11 +64,7 @@ impl Runtime {
         model: Option<String>,
     ) -> Result<OpResult, CoreError> {
         let dir = PathBuf::from(&directory);
-        let dir = dir.canonicalize().map_err(|e| {
-            CoreError::Setup(format!(
-                "project directory {directory} is not accessible: {e}"
-            ))
-        })?;
+        let dir = crate::limits::project_dir(&dir, &self.inner.opts.paths.home)?;
         if let Some(m) = &model {
             m.parse::<ModelRef>()
                 .map_err(|_| CoreError::BadModel(m.clone()))?;
