@@ -1,0 +1,460 @@
+//! Comparing attempts: each one's working tree (committed or not) against
+//! their common base, the diff between the two, taking a file from one into
+//! another, and promoting the winner.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{GitError, Result};
+use crate::worktree::Worktrees;
+
+/// One changed file of an attempt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChange {
+    pub path: String,
+    /// `added`, `modified`, `deleted`, `type_changed`.
+    pub status: String,
+    pub additions: u32,
+    pub deletions: u32,
+    /// Binary content (no line counts).
+    pub binary: bool,
+    #[serde(skip)]
+    pub(crate) oid: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stats {
+    pub files: u32,
+    pub additions: u32,
+    pub deletions: u32,
+}
+
+/// One side of a comparison.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    /// A worktree name, or `main`.
+    pub name: String,
+    pub path: PathBuf,
+    /// The tree of its working directory (uncommitted changes included).
+    pub tree: String,
+    pub files: Vec<FileChange>,
+    pub stats: Stats,
+}
+
+/// How a path compares between the two attempts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Between {
+    pub path: String,
+    /// `same` (both changed it the same way), `only_a`, `only_b`, `differ`.
+    pub status: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub base: String,
+    pub a: Attempt,
+    pub b: Attempt,
+    pub between: Vec<Between>,
+}
+
+/// How `promote` hands the winner over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PromoteMode {
+    /// Merge its branch into the base branch (fast-forward when possible).
+    Merge,
+    /// Commit what is uncommitted and keep the branch (for a pull request).
+    KeepBranch,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Promoted {
+    pub name: String,
+    pub branch: String,
+    /// The branch's head after committing the worktree's changes.
+    pub head: String,
+    /// The branch merged into (`merge` mode).
+    pub merged_into: Option<String>,
+    /// The base branch's new tip (`merge` mode).
+    pub commit: Option<String>,
+    pub fast_forward: bool,
+    /// The worktree was removed afterwards (`worktree.autoCleanup`).
+    pub removed: bool,
+    /// Other mia-code worktrees the user may now remove.
+    pub others: Vec<String>,
+}
+
+impl Worktrees {
+    /// The tree object of a working directory, untracked (not ignored)
+    /// files included, without touching its index: a temporary index
+    /// seeded from the real one, so only changed files are hashed.
+    pub fn working_tree(&self, dir: &Path) -> Result<String> {
+        let git = self.git(dir);
+        let index = git
+            .ok(&["rev-parse", "--path-format=absolute", "--git-path", "index"])?
+            .trim()
+            .to_string();
+        let tmp = tempfile::Builder::new()
+            .prefix("mia-index")
+            .tempfile()
+            .map_err(|e| GitError::io("create a temporary index for", dir, e))?;
+        if Path::new(&index).is_file() {
+            std::fs::copy(&index, tmp.path()).map_err(|e| GitError::io("copy", &index, e))?;
+        }
+        let tmp_path = tmp.path().to_string_lossy().to_string();
+        let g = self.git(dir).with_env("GIT_INDEX_FILE", tmp_path.clone());
+        g.ok(&["add", "-A", "--", "."])?;
+        let tree = self
+            .git(dir)
+            .with_env("GIT_INDEX_FILE", tmp_path)
+            .ok(&["write-tree"])?;
+        Ok(tree.trim().to_string())
+    }
+
+    fn changes(&self, base: &str, tree: &str) -> Result<Vec<FileChange>> {
+        let git = self.git(&self.repo.root);
+        let raw = git.ok(&["diff-tree", "-r", "-z", "--no-renames", base, tree])?;
+        let mut files: BTreeMap<String, FileChange> = BTreeMap::new();
+        let mut it = raw.split('\0');
+        while let Some(meta) = it.next() {
+            let Some(meta) = meta.strip_prefix(':') else {
+                continue;
+            };
+            let Some(path) = it.next() else { break };
+            let parts: Vec<&str> = meta.split(' ').collect();
+            let status = match parts.get(4).copied().unwrap_or("M") {
+                "A" => "added",
+                "D" => "deleted",
+                "T" => "type_changed",
+                _ => "modified",
+            };
+            files.insert(
+                path.to_string(),
+                FileChange {
+                    path: path.to_string(),
+                    status: status.to_string(),
+                    additions: 0,
+                    deletions: 0,
+                    binary: false,
+                    oid: parts.get(3).copied().unwrap_or_default().to_string(),
+                },
+            );
+        }
+        let num = git.ok(&[
+            "diff-tree",
+            "-r",
+            "-z",
+            "--no-renames",
+            "--numstat",
+            base,
+            tree,
+        ])?;
+        for rec in num.split('\0').filter(|r| !r.is_empty()) {
+            let mut f = rec.splitn(3, '\t');
+            let (Some(a), Some(d), Some(path)) = (f.next(), f.next(), f.next()) else {
+                continue;
+            };
+            if let Some(c) = files.get_mut(path) {
+                if a == "-" {
+                    c.binary = true;
+                } else {
+                    c.additions = a.parse().unwrap_or(0);
+                    c.deletions = d.parse().unwrap_or(0);
+                }
+            }
+        }
+        Ok(files.into_values().collect())
+    }
+
+    fn attempt(&self, name: &str, base: &str) -> Result<Attempt> {
+        let path = self.attempt_path(name)?;
+        let tree = self.working_tree(&path)?;
+        let files = self.changes(base, &tree)?;
+        let stats = Stats {
+            files: files.len() as u32,
+            additions: files.iter().map(|f| f.additions).sum(),
+            deletions: files.iter().map(|f| f.deletions).sum(),
+        };
+        Ok(Attempt {
+            name: name.to_string(),
+            path,
+            tree,
+            files,
+            stats,
+        })
+    }
+
+    /// The base two attempts are compared against: their recorded base
+    /// when they share one, else the merge base of their heads.
+    fn common_base(&self, a: &str, b: &str) -> Result<String> {
+        let info = |n: &str| -> Result<(String, String)> {
+            if n == "main" {
+                let head = self.git(&self.repo.root).ok(&["rev-parse", "HEAD"])?;
+                return Ok((head.trim().to_string(), head.trim().to_string()));
+            }
+            let w = self.get(n)?;
+            Ok((w.base, w.head))
+        };
+        let (base_a, head_a) = info(a)?;
+        let (base_b, head_b) = info(b)?;
+        if !base_a.is_empty() && base_a == base_b {
+            return Ok(base_a);
+        }
+        Ok(self
+            .git(&self.repo.root)
+            .ok(&["merge-base", &head_a, &head_b])?
+            .trim()
+            .to_string())
+    }
+
+    /// Compare two attempts (worktree names, or `main`).
+    pub fn compare(&self, a: &str, b: &str) -> Result<Comparison> {
+        if a == b {
+            return Err(GitError::Invalid(format!(
+                "compare needs two different attempts (both are {a})"
+            )));
+        }
+        let base = self.common_base(a, b)?;
+        let a = self.attempt(a, &base)?;
+        let b = self.attempt(b, &base)?;
+        let mut paths: BTreeMap<&str, (Option<&FileChange>, Option<&FileChange>)> = BTreeMap::new();
+        for f in &a.files {
+            paths.entry(&f.path).or_default().0 = Some(f);
+        }
+        for f in &b.files {
+            paths.entry(&f.path).or_default().1 = Some(f);
+        }
+        let between = paths
+            .into_iter()
+            .map(|(path, (fa, fb))| Between {
+                path: path.to_string(),
+                status: match (fa, fb) {
+                    (Some(x), Some(y)) if x.oid == y.oid && x.status == y.status => "same",
+                    (Some(_), Some(_)) => "differ",
+                    (Some(_), None) => "only_a",
+                    _ => "only_b",
+                }
+                .to_string(),
+            })
+            .collect();
+        Ok(Comparison {
+            base,
+            a,
+            b,
+            between,
+        })
+    }
+
+    /// The unified diff of one file of an attempt against `base`.
+    pub fn file_diff(&self, name: &str, base: &str, path: &str) -> Result<String> {
+        check_rel(path)?;
+        let dir = self.attempt_path(name)?;
+        let tree = self.working_tree(&dir)?;
+        self.git(&self.repo.root).ok(&[
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            base,
+            &tree,
+            "--",
+            path,
+        ])
+    }
+
+    /// Copy `path` as it is in attempt `from` into attempt `into` (a
+    /// worktree or `main`); a file `from` deleted is deleted there.
+    pub fn take(&self, from: &str, path: &str, into: &str) -> Result<()> {
+        check_rel(path)?;
+        if from == into {
+            return Err(GitError::Invalid(
+                "take needs two different attempts".into(),
+            ));
+        }
+        let src = self.attempt_path(from)?.join(path);
+        let dst = self.attempt_path(into)?.join(path);
+        match std::fs::symlink_metadata(&src) {
+            Ok(m) if m.is_file() => {
+                if let Some(parent) = dst.parent() {
+                    std::fs::create_dir_all(parent)
+                        .map_err(|e| GitError::io("create", parent, e))?;
+                }
+                // Atomic: a temporary file next to the target, then rename.
+                let dir = dst.parent().unwrap_or(Path::new("."));
+                let tmp = tempfile::NamedTempFile::new_in(dir)
+                    .map_err(|e| GitError::io("write", &dst, e))?;
+                std::fs::copy(&src, tmp.path()).map_err(|e| GitError::io("copy", &src, e))?;
+                std::fs::set_permissions(tmp.path(), m.permissions())
+                    .map_err(|e| GitError::io("copy", &src, e))?;
+                tmp.persist(&dst)
+                    .map_err(|e| GitError::io("replace", &dst, e.error))?;
+                Ok(())
+            }
+            Ok(_) => Err(GitError::Invalid(format!(
+                "{path} in {from} is not a regular file; only files can be taken"
+            ))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                match std::fs::remove_file(&dst) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(e) => Err(GitError::io("remove", &dst, e)),
+                }
+            }
+            Err(e) => Err(GitError::io("read", &src, e)),
+        }
+    }
+
+    /// Hand the winner over: commit its uncommitted changes on its branch,
+    /// then (`Merge`) merge the branch into its base branch — fast-forward
+    /// when possible, else a merge commit; a conflict changes nothing.
+    pub fn promote(&self, name: &str, mode: PromoteMode) -> Result<Promoted> {
+        let info = self.get(name)?;
+        let git = self.git(&info.path);
+        if !info.dirty.is_empty() {
+            git.ok(&["add", "-A"])?;
+            let identity = self.identity(&info.path);
+            let mut c = self.git(&info.path);
+            for (k, v) in identity {
+                c = c.with_env(k, v);
+            }
+            c.ok(&[
+                "commit",
+                "--quiet",
+                "--no-verify",
+                "-m",
+                &format!("mia-code: attempt {name}"),
+            ])?;
+        }
+        let head = git.ok(&["rev-parse", "HEAD"])?.trim().to_string();
+        let others: Vec<String> = self
+            .list()?
+            .into_iter()
+            .map(|w| w.name)
+            .filter(|n| n != name)
+            .collect();
+        let mut out = Promoted {
+            name: name.to_string(),
+            branch: info.branch.clone(),
+            head: head.clone(),
+            merged_into: None,
+            commit: None,
+            fast_forward: false,
+            removed: false,
+            others,
+        };
+        if mode == PromoteMode::KeepBranch {
+            return Ok(out);
+        }
+        let Some(base) = info.base_ref.clone() else {
+            return Err(GitError::Invalid(format!(
+                "worktree {name} was not made from a branch, so there is nothing to merge into; use --keep-branch"
+            )));
+        };
+        let root = self.git(&self.repo.root);
+        let base_tip = root
+            .ok(&["rev-parse", "--verify", &format!("refs/heads/{base}")])?
+            .trim()
+            .to_string();
+        let ff = root.yes(&["merge-base", "--is-ancestor", &base_tip, &head])?;
+        let new = if ff {
+            head.clone()
+        } else {
+            let m = root.output(&[
+                "merge-tree",
+                "--write-tree",
+                "--name-only",
+                "--no-messages",
+                &base_tip,
+                &head,
+            ])?;
+            let text = String::from_utf8_lossy(&m.stdout).to_string();
+            let mut lines = text.lines();
+            let tree = lines.next().unwrap_or_default().trim().to_string();
+            if !m.status.success() {
+                let files: Vec<String> = lines
+                    .take_while(|l| !l.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                if m.status.code() == Some(1) {
+                    return Err(GitError::MergeConflict {
+                        branch: info.branch.clone(),
+                        base,
+                        files,
+                    });
+                }
+                return Err(crate::git::fail(&["merge-tree"], &m));
+            }
+            let mut c = self.git(&self.repo.root);
+            for (k, v) in self.identity(&self.repo.root) {
+                c = c.with_env(k, v);
+            }
+            c.ok(&[
+                "commit-tree",
+                &tree,
+                "-p",
+                &base_tip,
+                "-p",
+                &head,
+                "-m",
+                &format!("Merge mia-code attempt {name} ({})", info.branch),
+            ])?
+            .trim()
+            .to_string()
+        };
+        // Move the base branch: in the main tree when it is checked out
+        // there (a fast-forward to the new commit, refused if local changes
+        // would be overwritten: nothing half-applied), else the ref alone.
+        let checked_out = root
+            .ok(&["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .map(|s| s.trim() == base)
+            .unwrap_or(false);
+        if checked_out {
+            root.ok(&["merge", "--quiet", "--ff-only", &new])?;
+        } else {
+            root.ok(&["update-ref", &format!("refs/heads/{base}"), &new, &base_tip])?;
+        }
+        out.merged_into = Some(base);
+        out.commit = Some(new);
+        out.fast_forward = ff;
+        if self.settings.auto_cleanup {
+            out.removed = self.remove(name, false).is_ok();
+        }
+        Ok(out)
+    }
+
+    /// Author and committer for mia-code's own commits when git has none configured.
+    fn identity(&self, dir: &Path) -> Vec<(&'static str, String)> {
+        let has = |k: &str| {
+            self.git(dir)
+                .ok(&["config", "--get", k])
+                .map(|s| !s.trim().is_empty())
+                .unwrap_or(false)
+        };
+        let mut v = Vec::new();
+        if !has("user.name") {
+            v.push(("GIT_AUTHOR_NAME", "mia-code".to_string()));
+            v.push(("GIT_COMMITTER_NAME", "mia-code".to_string()));
+        }
+        if !has("user.email") {
+            v.push(("GIT_AUTHOR_EMAIL", "mia-code@localhost".to_string()));
+            v.push(("GIT_COMMITTER_EMAIL", "mia-code@localhost".to_string()));
+        }
+        v
+    }
+}
+
+/// A project-relative path without `..`, absolute parts or `.git`.
+fn check_rel(path: &str) -> Result<()> {
+    let p = Path::new(path);
+    let bad = path.is_empty()
+        || p.is_absolute()
+        || p.components()
+            .any(|c| !matches!(c, Component::Normal(_)) || c.as_os_str() == ".git");
+    if bad {
+        return Err(GitError::Invalid(format!(
+            "{path:?} is not a path inside the project (relative, no `..`, not in .git)"
+        )));
+    }
+    Ok(())
+}
