@@ -47,6 +47,9 @@ enum Command {
     Permissions(cmd::permissions::PermissionsCommand),
     /// Check paths, the session database, config and provider keys.
     Doctor(cmd::doctor::DoctorArgs),
+    /// Experiment worktrees: create, list, remove, reset, compare attempts, take a file, promote.
+    #[command(subcommand)]
+    Worktree(cmd::worktree::WorktreeCommand),
     #[command(flatten)]
     Snapshot(cmd::snapshot::Commands),
     /// Print a shell completion script.
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Auth(c) => cmd::auth::run(c),
         Command::Permissions(c) => cmd::permissions::run(c),
         Command::Doctor(a) => cmd::doctor::run(a),
+        Command::Worktree(c) => cmd::worktree::run(c),
         Command::Snapshot(c) => cmd::snapshot::run(c),
         Command::Completions { shell } => {
             clap_complete::generate(

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::types::{
     CompactionConfig, ConfigFile, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig,
+    WorktreeConfig,
 };
 use crate::{ConfigError, Paths};
 
@@ -52,7 +53,7 @@ pub struct Config {
 /// Top-level keys the schema accepts (they belong to features still to
 /// come) but nothing reads yet. `mia-code config show` says so when a file
 /// sets one; docs/configuration.md lists them apart.
-pub const NOT_YET_USED: &[&str] = &["smallModel", "compaction", "share", "plugin", "worktree"];
+pub const NOT_YET_USED: &[&str] = &["smallModel", "compaction", "share", "plugin"];
 
 impl Config {
     /// Keys set by a file (not the built-in defaults) that have no effect yet,
@@ -92,6 +93,14 @@ pub fn builtin_defaults() -> ConfigFile {
         }),
         unifier: Some(UnifierConfig {
             enabled: Some(true),
+        }),
+        worktree: Some(WorktreeConfig {
+            directory: Some(".mia-code/worktrees".into()),
+            auto_cleanup: Some(true),
+            branch_prefix: Some("mia-code/".into()),
+            run_hooks: Some(false),
+            start_scripts: None,
+            check_command: None,
         }),
         ..ConfigFile::default()
     }

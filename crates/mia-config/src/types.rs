@@ -143,15 +143,25 @@ pub struct ShareConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct WorktreeConfig {
-    /// Where experiment worktrees go (default `.mia-code/worktrees` in the project).
+    /// Where experiment worktrees go: relative to the repository root, or
+    /// absolute (default `.mia-code/worktrees`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub directory: Option<String>,
-    /// Remove a worktree's directory when its experiment is discarded (default true).
+    /// Remove a worktree once it has been promoted into its base branch (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_cleanup: Option<bool>,
-    /// Branch name prefix for experiment branches (default `mia/`).
+    /// Branch name prefix for experiment branches (default `mia-code/`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch_prefix: Option<String>,
+    /// Let the repository's git hooks run during worktree operations (default false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_hooks: Option<bool>,
+    /// Commands run in a new worktree, in order (`npm install`); a failing one stops the rest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_scripts: Option<Vec<String>>,
+    /// Command that checks an attempt when attempts are compared (`cargo test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_command: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -20,6 +20,13 @@ pub enum CoreError {
     Busy { session: String, holder: String },
     #[error("no pending permission request {0} in this session")]
     NoSuchRequest(String),
+    /// Something named does not exist (a worktree); the message says how to list them.
+    #[error("{0}")]
+    NotFound(String),
+    /// The request conflicts with the state of things (a worktree with work
+    /// that would be lost, a merge conflict, a name taken); nothing changed.
+    #[error("{0}")]
+    Conflict(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -34,6 +41,8 @@ pub enum ErrorKind {
     BadInput,
     /// Another owner holds the session.
     Busy,
+    /// It conflicts with the current state; nothing was changed.
+    Conflict,
     /// The store was locked by another process for too long; try again.
     Unavailable,
     /// Anything else.
@@ -45,7 +54,9 @@ impl CoreError {
         use mia_store::StoreError as S;
         match self {
             Self::Store(S::SessionNotFound(_) | S::MessageNotFound { .. })
-            | Self::NoSuchRequest(_) => ErrorKind::NotFound,
+            | Self::NoSuchRequest(_)
+            | Self::NotFound(_) => ErrorKind::NotFound,
+            Self::Conflict(_) => ErrorKind::Conflict,
             Self::Busy { .. } | Self::Store(S::SessionBusy { .. }) => ErrorKind::Busy,
             Self::UnknownAgent { .. }
             | Self::NoModel

@@ -26,6 +26,7 @@ mod turn;
 mod undo;
 pub mod unifier;
 mod views;
+pub mod worktrees;
 
 pub use error::{CoreError, ErrorKind};
 pub use events::{EventItem, EventStream};

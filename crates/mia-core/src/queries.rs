@@ -107,7 +107,7 @@ impl Runtime {
         project: &Path,
         agent: &str,
     ) -> Result<(Vec<PermissionRule>, bool), CoreError> {
-        let key = project.to_string_lossy().to_string();
+        let key = crate::worktrees::project_key(project);
         let agent = agent.to_string();
         self.store()
             .call(move |db| {
@@ -144,7 +144,7 @@ impl Runtime {
         project: &Path,
         trust: bool,
     ) -> Result<bool, CoreError> {
-        let key = project.to_string_lossy().to_string();
+        let key = crate::worktrees::project_key(project);
         self.store()
             .call(move |db| {
                 if trust {

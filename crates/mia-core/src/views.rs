@@ -579,7 +579,7 @@ impl Runtime {
         let config = self.load_config(Some(dir.clone())).await?;
         let agent = agent.unwrap_or_else(|| config.default_agent().to_string());
         Agents::from_config(&config).get(&agent)?;
-        let key = dir.display().to_string();
+        let key = crate::worktrees::project_key(&dir);
         let asked = agent.clone();
         let (approvals, trusted) = self
             .store()
@@ -622,7 +622,7 @@ impl Runtime {
 
     /// "Always for this project" approvals of a project.
     pub async fn approvals(&self, directory: PathBuf) -> Result<Vec<ApprovalView>, CoreError> {
-        let key = self.project_dir(&directory)?.display().to_string();
+        let key = crate::worktrees::project_key(&self.project_dir(&directory)?);
         let list = self
             .store()
             .call(move |db| db.project_approvals(Some(&key)))
@@ -641,7 +641,7 @@ impl Runtime {
 
     /// Revoke one approval of `directory`'s project.
     pub async fn revoke_approval(&self, directory: PathBuf, id: i64) -> Result<(), CoreError> {
-        let key = self.project_dir(&directory)?.display().to_string();
+        let key = crate::worktrees::project_key(&self.project_dir(&directory)?);
         self.store()
             .call(move |db| {
                 let of_project = db.project_approvals(Some(&key))?;

@@ -829,3 +829,27 @@ pub fn run_script(
         output,
     })
 }
+
+/// For the root of a linked worktree (its `.git` is a file pointing into
+/// `<repo>/.git/worktrees/<id>`), the main working tree's root; `None` for
+/// anything else (a main tree, a submodule, a non-git folder). Reads two
+/// small files, runs no git.
+pub fn main_root_of(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join(".git")).ok()?;
+    let gitdir = text.trim().strip_prefix("gitdir:")?.trim();
+    let gitdir = if Path::new(gitdir).is_absolute() {
+        PathBuf::from(gitdir)
+    } else {
+        dir.join(gitdir)
+    };
+    let worktrees = gitdir.parent()?;
+    if worktrees.file_name()? != "worktrees" {
+        return None;
+    }
+    let common = worktrees.parent()?;
+    if common.file_name()? != ".git" {
+        return None;
+    }
+    let root = common.parent()?;
+    Some(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()))
+}

@@ -257,6 +257,16 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
+    /// A line of a worktree's start script (or check command) as it runs.
+    WorktreeLog {
+        /// The repository's root directory.
+        directory: String,
+        /// The worktree (or `main` for a check of the main tree).
+        name: String,
+        command: String,
+        line: String,
+        stderr: bool,
+    },
 }
 
 impl Event {
@@ -267,6 +277,7 @@ impl Event {
             Self::MessageStored { message } => Some(message.session_id),
             Self::PermissionAsked { request } => Some(request.session_id),
             Self::Error { session_id, .. } => *session_id,
+            Self::WorktreeLog { .. } => None,
             Self::StepStarted { session_id, .. }
             | Self::TextDelta { session_id, .. }
             | Self::ReasoningDelta { session_id, .. }

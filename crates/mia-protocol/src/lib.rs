@@ -11,6 +11,7 @@ mod message;
 mod permission;
 mod session;
 mod view;
+mod worktree;
 
 pub use diff::{DiffLine, DiffStats, DiffStatus, FileDiff, Hunk, LineType};
 pub use event::{
@@ -28,6 +29,10 @@ pub use view::{
     AgentInfo, AgentModeView, ApprovalView, DiffScope, DiffView, HistoryAction, PermissionsView,
     PreviewAction, PreviewFile, ProjectSummary, ProviderInfo, RevertPreview, RuleView, ServerInfo,
     SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+};
+pub use worktree::{
+    AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
+    PromotedView, ScriptView, WorktreeCreated, WorktreeSessionRef, WorktreeView,
 };
 
 /// Every type a front end sends or receives, as one JSON Schema document
@@ -57,6 +62,10 @@ pub fn protocol_schema() -> serde_json::Value {
         settings_update: SettingsUpdate,
         permissions_view: PermissionsView,
         approval_view: ApprovalView,
+        worktree_view: WorktreeView,
+        worktree_created: WorktreeCreated,
+        comparison_view: ComparisonView,
+        promoted_view: PromotedView,
         server_info: ServerInfo,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()

@@ -144,6 +144,20 @@ export type Event =
       steps: number;
       type: "turn_finished";
       usage: TokenUsage;
+    }
+  | {
+      command: string;
+      /**
+       * The repository's root directory.
+       */
+      directory: string;
+      line: string;
+      /**
+       * The worktree (or `main` for a check of the main tree).
+       */
+      name: string;
+      stderr: boolean;
+      type: "worktree_log";
     };
 /**
  * A time-ordered identifier (UUID v7): ids sort in creation order.
@@ -445,6 +459,7 @@ export type StepKindView = "tool" | "revert" | "redo";
 export interface Protocol {
   agent_info: AgentInfo;
   approval_view: ApprovalView;
+  comparison_view: ComparisonView;
   diff_scope: DiffScope;
   diff_view: DiffView;
   event: Event;
@@ -455,6 +470,7 @@ export interface Protocol {
   permission_request: PermissionRequest;
   permissions_view: PermissionsView;
   project_summary: ProjectSummary;
+  promoted_view: PromotedView;
   revert_preview: RevertPreview;
   revert_summary: RevertSummary;
   server_info: ServerInfo;
@@ -464,6 +480,8 @@ export interface Protocol {
   settings_update: SettingsUpdate;
   settings_view: SettingsView;
   timeline_step: TimelineStep;
+  worktree_created: WorktreeCreated;
+  worktree_view: WorktreeView;
 }
 /**
  * An agent as the UI lists it (mode toggle, settings).
@@ -497,6 +515,118 @@ export interface ApprovalView {
   id: number;
   pattern: string;
   permission: string;
+}
+/**
+ * `worktree compare A B`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ComparisonView".
+ */
+export interface ComparisonView {
+  a: AttemptView;
+  b: AttemptView;
+  base: string;
+  between: BetweenView[];
+}
+/**
+ * One side of a comparison.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptView".
+ */
+export interface AttemptView {
+  /**
+   * The last run of `worktree.checkCommand` there.
+   */
+  check?: ScriptView | null;
+  files: AttemptFile[];
+  /**
+   * A worktree name, or `main`.
+   */
+  name: string;
+  path: string;
+  stats: AttemptStats;
+  usage: AttemptUsage;
+}
+/**
+ * How a start or check script ended.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ScriptView".
+ */
+export interface ScriptView {
+  cancelled: boolean;
+  command: string;
+  duration_ms: number;
+  /**
+   * `null`: killed (cancelled or timed out).
+   */
+  exit_code?: number | null;
+  /**
+   * The last 64 KiB of its output.
+   */
+  output: string;
+}
+/**
+ * One changed file of an attempt against the base.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptFile".
+ */
+export interface AttemptFile {
+  additions: number;
+  binary: boolean;
+  deletions: number;
+  path: string;
+  /**
+   * `added`, `modified`, `deleted`, `type_changed`.
+   */
+  status: string;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptStats".
+ */
+export interface AttemptStats {
+  additions: number;
+  deletions: number;
+  files: number;
+}
+/**
+ * What the sessions working in an attempt used.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptUsage".
+ */
+export interface AttemptUsage {
+  /**
+   * Dollars; `null` when a model's price is unknown.
+   */
+  cost?: number | null;
+  /**
+   * From the first message to the last, summed over its sessions.
+   */
+  duration_ms: number;
+  input_tokens: number;
+  output_tokens: number;
+  sessions: number;
+  /**
+   * Model steps (assistant messages).
+   */
+  steps: number;
+}
+/**
+ * How a path compares between the two attempts.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BetweenView".
+ */
+export interface BetweenView {
+  path: string;
+  /**
+   * `same`, `only_a`, `only_b`, `differ`.
+   */
+  status: string;
 }
 /**
  * A diff ready to show (spec 077): files, statistics, the summary line and a patch.
@@ -846,6 +976,25 @@ export interface ProjectSummary {
   sessions: number;
 }
 /**
+ * What `promote` did.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PromotedView".
+ */
+export interface PromotedView {
+  branch: string;
+  commit?: string | null;
+  fast_forward: boolean;
+  head: string;
+  merged_into?: string | null;
+  name: string;
+  /**
+   * Other worktrees the user may now remove.
+   */
+  others: string[];
+  removed: boolean;
+}
+/**
  * Exactly which files an undo/revert/redo will change, computed without changing anything.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1099,4 +1248,69 @@ export interface TimelineStep {
    * This step's changes are currently undone.
    */
   undone: boolean;
+}
+/**
+ * What `worktree create` made.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeCreated".
+ */
+export interface WorktreeCreated {
+  base: string;
+  branch: string;
+  head: string;
+  /**
+   * Ignored files copied in (`.worktreeinclude`).
+   */
+  included: string[];
+  name: string;
+  path: string;
+  scripts: ScriptView[];
+  submodules: boolean;
+}
+/**
+ * One mia-code worktree and its state.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeView".
+ */
+export interface WorktreeView {
+  /**
+   * Commits its base branch does not have.
+   */
+  ahead: number;
+  /**
+   * The commit it started from.
+   */
+  base: string;
+  /**
+   * The branch that commit was the tip of (what `promote` merges into).
+   */
+  base_ref?: string | null;
+  branch: string;
+  created_at: number;
+  /**
+   * Uncommitted changes (paths, at most 200).
+   */
+  dirty: string[];
+  head: string;
+  /**
+   * Nothing would be lost by removing it.
+   */
+  merged: boolean;
+  name: string;
+  path: string;
+  sessions: WorktreeSessionRef[];
+  size_bytes: number;
+}
+/**
+ * A session working in a worktree.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeSessionRef".
+ */
+export interface WorktreeSessionRef {
+  id: string;
+  status: string;
+  title: string;
 }

@@ -7,3 +7,4 @@ pub mod run;
 pub mod serve;
 pub mod sessions;
 pub mod snapshot;
+pub mod worktree;

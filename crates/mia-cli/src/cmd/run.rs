@@ -41,6 +41,9 @@ pub struct RunArgs {
     /// Project directory (default: the current directory).
     #[arg(long)]
     project: Option<PathBuf>,
+    /// Run in this mia-code worktree of the project, or `new` to make one.
+    #[arg(long, value_name = "NAME|new", conflicts_with_all = ["session", "continue_last"])]
+    worktree: Option<String>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// Allow a permission without asking: PERMISSION or PERMISSION:PATTERN
@@ -88,6 +91,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     opts.interactive = false;
     opts.allow = args.allow.clone();
     let local = context::local(opts)?;
+    // `--worktree`: the session works in that worktree's directory.
+    let project = match args.worktree.as_deref() {
+        None => project,
+        Some("new") => {
+            let created = local.block(local.core.worktree_create(
+                project,
+                None,
+                None,
+                Default::default(),
+            ))?;
+            if args.format == Format::Text {
+                eprintln!(
+                    "worktree {} on {} at {}",
+                    created.name, created.branch, created.path
+                );
+            }
+            PathBuf::from(created.path)
+        }
+        Some(name) => {
+            let list = local.block(local.core.worktree_list(project.clone()))?;
+            let w = list.into_iter().find(|w| w.name == name).with_context(|| {
+                format!("no mia-code worktree named {name:?}; `mia-code worktree list` shows them, `--worktree new` makes one")
+            })?;
+            PathBuf::from(w.path)
+        }
+    };
     let existing = match (&args.session, args.continue_last) {
         (Some(reference), _) => Some(super::sessions::resolve(&local, reference)?),
         (None, true) => Some(

@@ -246,7 +246,7 @@ impl Runtime {
                 .add(&outcome.session_rules);
             if !outcome.project_rules.is_empty() {
                 let rules = outcome.project_rules.clone();
-                let project = state.directory.display().to_string();
+                let project = crate::worktrees::project_key(&state.directory);
                 let session = session_id.to_string();
                 let asked = agent.to_string();
                 self.inner

@@ -164,7 +164,8 @@ impl Runtime {
         };
 
         // "Always for this project" approvals and workspace trust (persisted).
-        let project_key = path_ctx.root.display().to_string();
+        // A worktree shares its repository's approvals and trust.
+        let project_key = crate::worktrees::project_key(&path_ctx.root);
         let (approvals, trusted) = {
             let key = project_key.clone();
             let asked = agent_name.clone();

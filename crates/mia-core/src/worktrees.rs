@@ -1,0 +1,406 @@
+//! Experiment worktrees and the comparison of attempts (spec 075 and the
+//! design card's side-by-side comparison), over `mia-git`: the runtime adds
+//! config (`worktree.*`, scripts only from a trusted project), the sessions
+//! working in each worktree and what they used, and streams script output
+//! as `Event::WorktreeLog`. Every git call runs off the async workers.
+
+use std::path::{Path, PathBuf};
+
+use mia_git::{PromoteMode, Worktrees};
+use mia_protocol::{
+    AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView, Event,
+    PromotedView, ScriptView, WorktreeCreated, WorktreeSessionRef, WorktreeView,
+};
+
+use crate::CoreError;
+use crate::runtime::Runtime;
+
+impl From<mia_git::GitError> for CoreError {
+    fn from(e: mia_git::GitError) -> Self {
+        match e {
+            mia_git::GitError::NotFound(_) => CoreError::NotFound(e.to_string()),
+            mia_git::GitError::Io { .. } => CoreError::Internal(e.to_string()),
+            mia_git::GitError::WouldLose(_)
+            | mia_git::GitError::MergeConflict { .. }
+            | mia_git::GitError::Conflict(_) => CoreError::Conflict(e.to_string()),
+            _ => CoreError::Setup(e.to_string()),
+        }
+    }
+}
+
+/// The repository root a directory belongs to, for approvals and trust:
+/// a linked worktree shares its main tree's, so nothing is granted twice.
+pub fn project_key(dir: &Path) -> String {
+    mia_git::main_root_of(dir)
+        .unwrap_or_else(|| dir.to_path_buf())
+        .display()
+        .to_string()
+}
+
+fn script_view(r: &mia_git::ScriptResult) -> ScriptView {
+    ScriptView {
+        command: r.command.clone(),
+        exit_code: r.exit_code,
+        cancelled: r.cancelled,
+        duration_ms: r.duration_ms,
+        output: r.output.clone(),
+    }
+}
+
+/// `worktree compare` options.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// Run `worktree.checkCommand` in both attempts first.
+    pub check: bool,
+}
+
+impl Runtime {
+    /// The worktrees of the repository `dir` is in, with `worktree.*` settings.
+    async fn worktrees(&self, dir: &Path) -> Result<Worktrees, CoreError> {
+        let dir = crate::limits::project_dir(dir, &self.options().paths.home)?;
+        let key = project_key(&dir);
+        let trusted = {
+            let key = key.clone();
+            self.store()
+                .call(move |db| db.is_workspace_trusted(&key))
+                .await?
+        };
+        let config = self.load_config(Some(dir.clone())).await?;
+        tokio::task::spawn_blocking(move || -> Result<Worktrees, CoreError> {
+            let repo = mia_git::Repo::discover(&dir)?;
+            let w = config.merged.worktree.clone().unwrap_or_default();
+            // Commands and hooks from a project config (it came with the
+            // repository) apply only once the workspace is trusted.
+            let from_project = |key: &str| {
+                config.origins.iter().any(|(k, src)| {
+                    k.starts_with(key) && src.as_str() != "built-in" && is_project_file(src)
+                })
+            };
+            let allow = |key: &str| trusted || !from_project(key);
+            let defaults = mia_git::Settings::default();
+            let settings = mia_git::Settings {
+                directory: w.directory.map(PathBuf::from).unwrap_or(defaults.directory),
+                branch_prefix: w.branch_prefix.unwrap_or(defaults.branch_prefix),
+                run_hooks: allow("worktree.runHooks") && w.run_hooks.unwrap_or(false),
+                start_scripts: if allow("worktree.startScripts") {
+                    w.start_scripts.unwrap_or_default()
+                } else {
+                    Vec::new()
+                },
+                check_command: w.check_command.filter(|_| allow("worktree.checkCommand")),
+                auto_cleanup: w.auto_cleanup.unwrap_or(true),
+            };
+            Ok(Worktrees::new(repo, settings))
+        })
+        .await
+        .map_err(|e| CoreError::Internal(format!("a worktree task failed: {e}")))?
+    }
+
+    async fn on_git<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> Result<T, mia_git::GitError> + Send + 'static,
+    ) -> Result<T, CoreError> {
+        tokio::task::spawn_blocking(f)
+            .await
+            .map_err(|e| CoreError::Internal(format!("a worktree task failed: {e}")))?
+            .map_err(CoreError::from)
+    }
+
+    /// The sessions whose directory is `path`.
+    async fn sessions_in(&self, path: &Path) -> Result<Vec<mia_store::SessionListItem>, CoreError> {
+        let dir = path.display().to_string();
+        let filter = mia_store::SessionFilter {
+            directory: Some(dir),
+            include_archived: false,
+            ..Default::default()
+        };
+        self.store().call(move |db| db.list_sessions(&filter)).await
+    }
+
+    /// `worktree list`.
+    pub async fn worktree_list(&self, dir: PathBuf) -> Result<Vec<WorktreeView>, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        let list = self.on_git(move || wt.list()).await?;
+        let mut out = Vec::with_capacity(list.len());
+        for w in list {
+            let sessions = self
+                .sessions_in(&w.path)
+                .await?
+                .into_iter()
+                .map(|i| WorktreeSessionRef {
+                    id: i.session.id.to_string(),
+                    title: i.session.title,
+                    status: i.session.status.as_str().to_string(),
+                })
+                .collect();
+            out.push(WorktreeView {
+                name: w.name,
+                path: w.path.display().to_string(),
+                branch: w.branch,
+                base: w.base,
+                base_ref: w.base_ref,
+                head: w.head,
+                created_at: w.created_at_ms as i64,
+                size_bytes: w.size_bytes,
+                dirty: w.dirty,
+                ahead: w.ahead,
+                merged: w.merged,
+                sessions,
+            });
+        }
+        Ok(out)
+    }
+
+    /// `worktree create`: start scripts stream as `Event::WorktreeLog`.
+    pub async fn worktree_create(
+        &self,
+        dir: PathBuf,
+        name: Option<String>,
+        base: Option<String>,
+        cancel: mia_git::Cancel,
+    ) -> Result<WorktreeCreated, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        let root = wt.repo.root.display().to_string();
+        let rt = self.clone();
+        let c = self
+            .on_git(move || {
+                let mut created_name = String::new();
+                let opts = mia_git::CreateOptions { name, base };
+                wt.create(&opts, &cancel, &mut |l| {
+                    if created_name.is_empty() {
+                        created_name = "new".into();
+                    }
+                    rt.emit(Event::WorktreeLog {
+                        directory: root.clone(),
+                        name: created_name.clone(),
+                        command: l.script.clone(),
+                        line: l.line.clone(),
+                        stderr: l.stderr,
+                    });
+                })
+            })
+            .await?;
+        Ok(WorktreeCreated {
+            name: c.name,
+            path: c.path.display().to_string(),
+            branch: c.branch,
+            base: c.base,
+            head: c.head,
+            included: c.included,
+            submodules: c.submodules,
+            scripts: c.scripts.iter().map(script_view).collect(),
+        })
+    }
+
+    /// `worktree remove`: refused (with what would be lost) unless `force`,
+    /// and while a session in it is running.
+    pub async fn worktree_remove(
+        &self,
+        dir: PathBuf,
+        name: String,
+        force: bool,
+    ) -> Result<WorktreeView, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        let path = {
+            let wt = wt.clone();
+            let n = name.clone();
+            self.on_git(move || wt.attempt_path(&n)).await?
+        };
+        for s in self.sessions_in(&path).await? {
+            if s.session.status != mia_protocol::SessionStatus::Idle {
+                return Err(CoreError::Conflict(format!(
+                    "session {} is running in worktree {name}: stop it first",
+                    s.session.id
+                )));
+            }
+        }
+        let removed = self.on_git(move || wt.remove(&name, force)).await?;
+        Ok(WorktreeView {
+            name: removed.name,
+            path: removed.path.display().to_string(),
+            branch: removed.branch,
+            base: removed.base,
+            base_ref: removed.base_ref,
+            head: removed.head,
+            created_at: removed.created_at_ms as i64,
+            size_bytes: removed.size_bytes,
+            dirty: removed.dirty,
+            ahead: removed.ahead,
+            merged: removed.merged,
+            sessions: Vec::new(),
+        })
+    }
+
+    /// `worktree reset`: back to its base.
+    pub async fn worktree_reset(&self, dir: PathBuf, name: String) -> Result<(), CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        self.on_git(move || wt.reset(&name).map(|_| ())).await
+    }
+
+    /// What the sessions in `path` used.
+    async fn usage_in(&self, path: &Path) -> Result<AttemptUsage, CoreError> {
+        let mut u = AttemptUsage::default();
+        let mut cost = Some(0.0);
+        for s in self.sessions_in(path).await? {
+            u.sessions += 1;
+            let id = s.session.id;
+            let messages = self
+                .store()
+                .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
+                .await?;
+            if let (Some(first), Some(last)) = (messages.first(), messages.last()) {
+                u.duration_ms += (last.created_at - first.created_at).max(0) as u64;
+            }
+            for m in messages
+                .iter()
+                .filter(|m| m.role == mia_protocol::Role::Assistant)
+            {
+                u.steps += 1;
+                if let Some(t) = m.metadata.tokens {
+                    u.input_tokens += t.input + t.cache_read + t.cache_write;
+                    u.output_tokens += t.output;
+                }
+                cost = match (cost, m.metadata.cost_usd) {
+                    (Some(c), Some(x)) => Some(c + x),
+                    _ => None,
+                };
+            }
+        }
+        u.cost = cost.filter(|_| u.steps > 0);
+        Ok(u)
+    }
+
+    /// `worktree compare A B` (a worktree name or `main` each).
+    pub async fn worktree_compare(
+        &self,
+        dir: PathBuf,
+        a: String,
+        b: String,
+        opts: CompareOptions,
+    ) -> Result<ComparisonView, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        if opts.check {
+            for name in [a.clone(), b.clone()] {
+                let wt = wt.clone();
+                let rt = self.clone();
+                let root = wt.repo.root.display().to_string();
+                self.on_git(move || {
+                    let n = name.clone();
+                    wt.check(&name, &mia_git::Cancel::default(), &mut |l| {
+                        rt.emit(Event::WorktreeLog {
+                            directory: root.clone(),
+                            name: n.clone(),
+                            command: l.script.clone(),
+                            line: l.line.clone(),
+                            stderr: l.stderr,
+                        });
+                    })
+                })
+                .await?;
+            }
+        }
+        let (cmp, checks) = {
+            let wt = wt.clone();
+            let (a, b) = (a.clone(), b.clone());
+            self.on_git(move || {
+                let cmp = wt.compare(&a, &b)?;
+                Ok((cmp, (wt.last_check(&a), wt.last_check(&b))))
+            })
+            .await?
+        };
+        let view =
+            |x: &mia_git::Attempt, check: Option<mia_git::ScriptResult>, usage| AttemptView {
+                name: x.name.clone(),
+                path: x.path.display().to_string(),
+                files: x
+                    .files
+                    .iter()
+                    .map(|f| AttemptFile {
+                        path: f.path.clone(),
+                        status: f.status.clone(),
+                        additions: f.additions,
+                        deletions: f.deletions,
+                        binary: f.binary,
+                    })
+                    .collect(),
+                stats: AttemptStats {
+                    files: x.stats.files,
+                    additions: x.stats.additions,
+                    deletions: x.stats.deletions,
+                },
+                usage,
+                check: check.as_ref().map(script_view),
+            };
+        let ua = self.usage_in(&cmp.a.path).await?;
+        let ub = self.usage_in(&cmp.b.path).await?;
+        Ok(ComparisonView {
+            base: cmp.base.clone(),
+            a: view(&cmp.a, checks.0, ua),
+            b: view(&cmp.b, checks.1, ub),
+            between: cmp
+                .between
+                .into_iter()
+                .map(|x| BetweenView {
+                    path: x.path,
+                    status: x.status,
+                })
+                .collect(),
+        })
+    }
+
+    /// The unified diff of one file of an attempt against `base`.
+    pub async fn worktree_file_diff(
+        &self,
+        dir: PathBuf,
+        name: String,
+        base: String,
+        path: String,
+    ) -> Result<String, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        self.on_git(move || wt.file_diff(&name, &base, &path)).await
+    }
+
+    /// Take `path` from attempt `from` into attempt `into` (or `main`).
+    pub async fn worktree_take(
+        &self,
+        dir: PathBuf,
+        from: String,
+        path: String,
+        into: String,
+    ) -> Result<(), CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        self.on_git(move || wt.take(&from, &path, &into)).await
+    }
+
+    /// `worktree promote NAME --merge|--keep-branch`.
+    pub async fn worktree_promote(
+        &self,
+        dir: PathBuf,
+        name: String,
+        keep_branch: bool,
+    ) -> Result<PromotedView, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        let mode = if keep_branch {
+            PromoteMode::KeepBranch
+        } else {
+            PromoteMode::Merge
+        };
+        let p = self.on_git(move || wt.promote(&name, mode)).await?;
+        Ok(PromotedView {
+            name: p.name,
+            branch: p.branch,
+            head: p.head,
+            merged_into: p.merged_into,
+            commit: p.commit,
+            fast_forward: p.fast_forward,
+            removed: p.removed,
+            others: p.others,
+        })
+    }
+}
+
+fn is_project_file(source: &str) -> bool {
+    mia_config::PROJECT_FILE_NAMES
+        .iter()
+        .any(|n| Path::new(source).file_name().is_some_and(|f| f == *n))
+}

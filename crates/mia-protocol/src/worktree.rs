@@ -1,0 +1,139 @@
+//! Experiment worktrees and the comparison of attempts, as front ends see them.
+
+use serde::{Deserialize, Serialize};
+
+/// A session working in a worktree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorktreeSessionRef {
+    pub id: String,
+    pub title: String,
+    pub status: String,
+}
+
+/// One mia-code worktree and its state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorktreeView {
+    pub name: String,
+    pub path: String,
+    pub branch: String,
+    /// The commit it started from.
+    pub base: String,
+    /// The branch that commit was the tip of (what `promote` merges into).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_ref: Option<String>,
+    pub head: String,
+    pub created_at: i64,
+    pub size_bytes: u64,
+    /// Uncommitted changes (paths, at most 200).
+    pub dirty: Vec<String>,
+    /// Commits its base branch does not have.
+    pub ahead: u32,
+    /// Nothing would be lost by removing it.
+    pub merged: bool,
+    pub sessions: Vec<WorktreeSessionRef>,
+}
+
+/// How a start or check script ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScriptView {
+    pub command: String,
+    /// `null`: killed (cancelled or timed out).
+    pub exit_code: Option<i32>,
+    pub cancelled: bool,
+    pub duration_ms: u64,
+    /// The last 64 KiB of its output.
+    pub output: String,
+}
+
+/// What `worktree create` made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorktreeCreated {
+    pub name: String,
+    pub path: String,
+    pub branch: String,
+    pub base: String,
+    pub head: String,
+    /// Ignored files copied in (`.worktreeinclude`).
+    pub included: Vec<String>,
+    pub submodules: bool,
+    pub scripts: Vec<ScriptView>,
+}
+
+/// One changed file of an attempt against the base.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AttemptFile {
+    pub path: String,
+    /// `added`, `modified`, `deleted`, `type_changed`.
+    pub status: String,
+    pub additions: u32,
+    pub deletions: u32,
+    pub binary: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AttemptStats {
+    pub files: u32,
+    pub additions: u32,
+    pub deletions: u32,
+}
+
+/// What the sessions working in an attempt used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AttemptUsage {
+    pub sessions: u32,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Dollars; `null` when a model's price is unknown.
+    pub cost: Option<f64>,
+    /// From the first message to the last, summed over its sessions.
+    pub duration_ms: u64,
+    /// Model steps (assistant messages).
+    pub steps: u32,
+}
+
+/// One side of a comparison.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AttemptView {
+    /// A worktree name, or `main`.
+    pub name: String,
+    pub path: String,
+    pub files: Vec<AttemptFile>,
+    pub stats: AttemptStats,
+    pub usage: AttemptUsage,
+    /// The last run of `worktree.checkCommand` there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<ScriptView>,
+}
+
+/// How a path compares between the two attempts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BetweenView {
+    pub path: String,
+    /// `same`, `only_a`, `only_b`, `differ`.
+    pub status: String,
+}
+
+/// `worktree compare A B`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ComparisonView {
+    pub base: String,
+    pub a: AttemptView,
+    pub b: AttemptView,
+    pub between: Vec<BetweenView>,
+}
+
+/// What `promote` did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PromotedView {
+    pub name: String,
+    pub branch: String,
+    pub head: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged_into: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    pub fast_forward: bool,
+    pub removed: bool,
+    /// Other worktrees the user may now remove.
+    pub others: Vec<String>,
+}
