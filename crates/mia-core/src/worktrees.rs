@@ -70,24 +70,30 @@ impl Runtime {
             let repo = mia_git::Repo::discover(&dir)?;
             let w = config.merged.worktree.clone().unwrap_or_default();
             // Commands and hooks from a project config (it came with the
-            // repository) apply only once the workspace is trusted.
-            let from_project = |key: &str| {
-                config.origins.iter().any(|(k, src)| {
-                    k.starts_with(key) && src.as_str() != "built-in" && is_project_file(src)
-                })
+            // repository) apply only once the workspace is trusted; until
+            // then the value of the layers below (global, built-in) stands.
+            let layers: Vec<&mia_config::WorktreeConfig> = config
+                .layers
+                .iter()
+                .rev()
+                .filter(|l| trusted || l.kind != mia_config::LayerKind::Project)
+                .filter_map(|l| l.file.worktree.as_ref())
+                .collect();
+            let pick = |f: &dyn Fn(&mia_config::WorktreeConfig) -> bool| {
+                layers.iter().copied().find(|w| f(w))
             };
-            let allow = |key: &str| trusted || !from_project(key);
             let defaults = mia_git::Settings::default();
             let settings = mia_git::Settings {
                 directory: w.directory.map(PathBuf::from).unwrap_or(defaults.directory),
                 branch_prefix: w.branch_prefix.unwrap_or(defaults.branch_prefix),
-                run_hooks: allow("worktree.runHooks") && w.run_hooks.unwrap_or(false),
-                start_scripts: if allow("worktree.startScripts") {
-                    w.start_scripts.unwrap_or_default()
-                } else {
-                    Vec::new()
-                },
-                check_command: w.check_command.filter(|_| allow("worktree.checkCommand")),
+                run_hooks: pick(&|w| w.run_hooks.is_some())
+                    .and_then(|w| w.run_hooks)
+                    .unwrap_or(false),
+                start_scripts: pick(&|w| w.start_scripts.is_some())
+                    .and_then(|w| w.start_scripts.clone())
+                    .unwrap_or_default(),
+                check_command: pick(&|w| w.check_command.is_some())
+                    .and_then(|w| w.check_command.clone()),
                 auto_cleanup: w.auto_cleanup.unwrap_or(true),
             };
             Ok(Worktrees::new(repo, settings))
@@ -397,10 +403,4 @@ impl Runtime {
             others: p.others,
         })
     }
-}
-
-fn is_project_file(source: &str) -> bool {
-    mia_config::PROJECT_FILE_NAMES
-        .iter()
-        .any(|n| Path::new(source).file_name().is_some_and(|f| f == *n))
 }

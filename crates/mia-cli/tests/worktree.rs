@@ -1,0 +1,270 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `mia-code worktree ...` and `run --worktree` as a script would use them:
+//! a real repository with commits, a dirty main tree, the mock model.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use mia_testkit::{MockServer, Scenario};
+use serde_json::{Value, json};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn env(config: Value) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        home.join(".config/mia-code/config.json"),
+        config.to_string(),
+    )
+    .unwrap();
+    git(&project, &["init", "-q", "-b", "main"]);
+    git(&project, &["config", "user.name", "t"]);
+    git(&project, &["config", "user.email", "t@t"]);
+    std::fs::write(project.join("a.txt"), "a\n").unwrap();
+    std::fs::write(project.join("b.txt"), "b\n").unwrap();
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-qm", "init"]);
+    // The user's own uncommitted edit: never touched.
+    std::fs::write(project.join("b.txt"), "mine\n").unwrap();
+    Env {
+        _dir: dir,
+        home,
+        project: project.canonicalize().unwrap(),
+    }
+}
+
+impl Env {
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("mia-code").unwrap();
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("MIA_CODE_HOME", self.home.join(".mia-code"))
+            .current_dir(&self.project);
+        c
+    }
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).arg("--json").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+#[test]
+fn create_list_compare_take_promote_remove() {
+    let env = env(json!({}));
+    let a = env.json(&["worktree", "create", "--name", "try-a"]);
+    for k in ["name", "path", "branch", "base", "head"] {
+        assert!(a[k].is_string(), "{k} in {a}");
+    }
+    assert_eq!(a["branch"], "mia-code/try-a");
+    let a_path = PathBuf::from(a["path"].as_str().unwrap());
+    assert_eq!(a_path, env.project.join(".mia-code/worktrees/try-a"));
+    let b = env.json(&["worktree", "create", "--name", "try-b"]);
+    let b_path = PathBuf::from(b["path"].as_str().unwrap());
+    // Two attempts.
+    std::fs::write(a_path.join("a.txt"), "a by A\n").unwrap();
+    std::fs::write(b_path.join("a.txt"), "a by B\n").unwrap();
+    std::fs::write(a_path.join("new.txt"), "new\n").unwrap();
+    std::fs::write(b_path.join("new.txt"), "new\n").unwrap();
+    std::fs::write(b_path.join("only-b.txt"), "b\n").unwrap();
+    let list = env.json(&["worktree", "list"]);
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["try-a", "try-b"]);
+    assert_eq!(list[0]["dirty"].as_array().unwrap().len(), 2);
+    let cmp = env.json(&["worktree", "compare", "try-a", "try-b"]);
+    assert_eq!(cmp["base"], a["base"]);
+    let between: Vec<(String, String)> = cmp["between"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["path"].as_str().unwrap().into(),
+                x["status"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        between,
+        [
+            ("a.txt".to_string(), "differ".to_string()),
+            ("new.txt".into(), "same".into()),
+            ("only-b.txt".into(), "only_b".into()),
+        ]
+    );
+    assert_eq!(cmp["a"]["files"].as_array().unwrap().len(), 2);
+    assert_eq!(cmp["b"]["stats"]["files"], 3);
+    // Take B's a.txt into A; promote A into main.
+    let out = env
+        .cmd()
+        .args(["worktree", "take", "try-b", "a.txt", "--into", "try-a"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        std::fs::read_to_string(a_path.join("a.txt")).unwrap(),
+        "a by B\n"
+    );
+    // Removing B would lose its work: refused, says what.
+    let out = env
+        .cmd()
+        .args(["worktree", "remove", "try-b"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("would lose 3 uncommitted change(s)") && err.contains("--force"),
+        "{err}"
+    );
+    let p = env.json(&["worktree", "promote", "try-a", "--merge"]);
+    assert_eq!(p["merged_into"], "main");
+    assert_eq!(p["fast_forward"], true);
+    assert_eq!(
+        p["removed"], true,
+        "worktree.autoCleanup removes the promoted one"
+    );
+    assert_eq!(p["others"], json!(["try-b"]));
+    assert_eq!(
+        git(&env.project, &["log", "-1", "--format=%s", "main"]),
+        "mia-code: attempt try-a"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.project.join("a.txt")).unwrap(),
+        "a by B\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.project.join("b.txt")).unwrap(),
+        "mine\n",
+        "the user's edit"
+    );
+    let out = env
+        .cmd()
+        .args(["worktree", "remove", "try-b", "--force"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!b_path.exists());
+    assert!(git(&env.project, &["branch", "--list", "mia-code/*"]).is_empty());
+    // Text output too.
+    let out = env.cmd().args(["worktree", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("No mia-code worktrees"));
+}
+
+#[test]
+fn scripts_from_an_untrusted_project_config_do_not_run() {
+    let env = env(json!({"worktree": {"startScripts": ["echo global-script-ran"]}}));
+    std::fs::write(
+        env.project.join(".mia-code.json"),
+        r#"{"worktree": {"startScripts": ["touch PWNED"]}}"#,
+    )
+    .unwrap();
+    git(&env.project, &["add", ".mia-code.json"]);
+    git(&env.project, &["commit", "-qm", "cfg"]);
+    let c = env.json(&["worktree", "create", "--name", "untrusted"]);
+    // The project's scripts are ignored; the global config's still run.
+    assert_eq!(c["scripts"].as_array().unwrap().len(), 1, "{c}");
+    assert_eq!(c["scripts"][0]["command"], "echo global-script-ran");
+    assert!(
+        !PathBuf::from(c["path"].as_str().unwrap())
+            .join("PWNED")
+            .exists()
+    );
+    // Once trusted, the project's scripts run, with their output streamed.
+    let out = env.cmd().args(["permissions", "trust"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = env
+        .cmd()
+        .args(["worktree", "create", "--name", "trusted", "--json"])
+        .output()
+        .unwrap();
+    let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["scripts"][0]["command"], "touch PWNED");
+    assert_eq!(c["scripts"][0]["exit_code"], 0);
+    assert!(
+        PathBuf::from(c["path"].as_str().unwrap())
+            .join("PWNED")
+            .exists()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_in_a_new_worktree_leaves_the_main_tree_alone() {
+    let scenario: Scenario = serde_json::from_value(json!({"steps": [
+        {"match": {"last_message_contains": "write it"}, "response": {"events": [
+            {"tool_call": {"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "from the agent\n"}}}
+        ]}},
+        {"match": {"has_tool_result": "w1"}, "response": {"events": [{"text": "done"}]}}
+    ]}))
+    .unwrap();
+    let server = MockServer::start(scenario).await.unwrap();
+    let env = env(json!({
+        "model": "anthropic/claude-sonnet-4-5",
+        "providers": {"anthropic": {"baseURL": server.anthropic_base_url(), "apiKey": "test"}},
+        "unifier": {"enabled": false}
+    }));
+    let mut c = env.cmd();
+    c.args(["run", "write it", "--worktree", "new", "--allow", "write"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("worktree ") && err.contains("mia-code/"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.project.join("a.txt")).unwrap(),
+        "a\n"
+    );
+    let list = env.json(&["worktree", "list"]);
+    let w = &list[0];
+    let path = PathBuf::from(w["path"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(path.join("a.txt")).unwrap(),
+        "from the agent\n"
+    );
+    assert_eq!(w["sessions"].as_array().unwrap().len(), 1, "{w}");
+    assert_eq!(w["dirty"], json!(["a.txt"]));
+}
