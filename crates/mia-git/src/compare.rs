@@ -92,6 +92,10 @@ impl Worktrees {
     /// seeded from the real one, so only changed files are hashed.
     pub fn working_tree(&self, dir: &Path) -> Result<String> {
         let git = self.git(dir);
+        // Refresh the real index's stat data first (what `git status` does):
+        // entries written in the same second as the index are "racily
+        // clean" and would be re-hashed on every comparison otherwise.
+        let _ = git.output(&["update-index", "-q", "--refresh"]);
         let index = git
             .ok(&["rev-parse", "--path-format=absolute", "--git-path", "index"])?
             .trim()
@@ -194,8 +198,8 @@ impl Worktrees {
                 let head = self.git(&self.repo.root).ok(&["rev-parse", "HEAD"])?;
                 return Ok((head.trim().to_string(), head.trim().to_string()));
             }
-            let w = self.get(n)?;
-            Ok((w.base, w.head))
+            let (_, head, meta) = self.locate(n)?;
+            Ok((meta.map(|m| m.base).unwrap_or_default(), head))
         };
         let (base_a, head_a) = info(a)?;
         let (base_b, head_b) = info(b)?;

@@ -688,7 +688,20 @@ impl Worktrees {
         if name == "main" {
             return Ok(self.repo.root.clone());
         }
-        Ok(self.get(name)?.path)
+        Ok(self.locate(name)?.0)
+    }
+
+    /// A worktree's path, head and recorded metadata, without the status
+    /// work of [`Worktrees::get`] (no `git status`, no size walk).
+    pub(crate) fn locate(&self, name: &str) -> Result<(PathBuf, String, Option<Meta>)> {
+        let dir = self.dir().canonicalize().unwrap_or_else(|_| self.dir());
+        self.registered()?
+            .into_iter()
+            .find(|(p, _, _)| {
+                p.parent() == Some(dir.as_path()) && p.file_name().is_some_and(|n| n == name)
+            })
+            .map(|(p, head, _)| (p, head, self.read_meta(name)))
+            .ok_or_else(|| GitError::NotFound(name.to_string()))
     }
 }
 

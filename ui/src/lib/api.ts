@@ -1,11 +1,13 @@
 import type {
   AgentInfo,
   ApprovalView,
+  ComparisonView,
   DiffView,
   HistoryAction,
   PermissionReplyKind,
   PermissionsView,
   ProjectSummary,
+  PromotedView,
   RevertPreview,
   RevertSummary,
   ServerInfo,
@@ -15,6 +17,8 @@ import type {
   SettingsUpdate,
   SettingsView,
   TimelineStep,
+  WorktreeCreated,
+  WorktreeView,
 } from "../protocol/generated";
 import { ApiError, type Transport } from "../transport/types";
 
@@ -28,6 +32,7 @@ const enc = encodeURIComponent;
 /** Typed calls of docs/api.md over whichever transport was chosen. */
 export function makeApi(t: Transport) {
   const s = (id: string) => `/api/sessions/${enc(id)}`;
+  const wt = (name: string) => `/api/worktrees/${enc(name)}`;
   /** A 409 on undo/revert/redo carries a RevertSummary with the conflicts: return it. */
   const history = async (path: string, body: unknown): Promise<RevertSummary> => {
     try {
@@ -76,10 +81,41 @@ export function makeApi(t: Transport) {
       t.request<PermissionsView>("GET", `/api/permissions?${q({ directory, agent })}`),
     approvals: (directory: string) => t.request<ApprovalView[]>("GET", `/api/approvals?${q({ directory })}`),
     revokeApproval: (directory: string, id: number) => t.request<void>("DELETE", `/api/approvals/${id}?${q({ directory })}`),
+    worktrees: (directory: string) => t.request<WorktreeView[]>("GET", `/api/worktrees?${q({ directory })}`),
+    createWorktree: (directory: string, name?: string, base?: string) =>
+      t.request<WorktreeCreated>("POST", "/api/worktrees", { directory, ...(name ? { name } : {}), ...(base ? { base } : {}) }),
+    /** A 409 (work would be lost) throws ApiError with the server's message; `force` removes anyway. */
+    removeWorktree: (directory: string, name: string, force = false) =>
+      t.request<WorktreeView>("DELETE", `${wt(name)}?${q({ directory, force: force ? "true" : "false" })}`),
+    resetWorktree: (directory: string, name: string) => t.request<void>("POST", `${wt(name)}/reset`, { directory }),
+    /** `a`/`b`: worktree names or `main`; `check` runs worktree.checkCommand in both. */
+    compare: (directory: string, a: string, b: string, check = false) =>
+      t.request<ComparisonView>("GET", `/api/worktrees/compare?${q({ directory, a, b, check: check ? "true" : "false" })}`),
+    /** One file of an attempt against `base`, as unified diff text. */
+    attemptDiff: (directory: string, name: string, base: string, path: string) =>
+      t.request<{ diff: string }>("GET", `${wt(name)}/diff?${q({ directory, base, path })}`),
+    take: (directory: string, from: string, path: string, into: string) =>
+      t.request<void>("POST", `${wt(from)}/take`, { directory, path, into }),
+    promote: (directory: string, name: string, mode: "merge" | "keep_branch") =>
+      t.request<PromotedView>("POST", `${wt(name)}/promote`, { directory, mode }),
+    tryWays: (directory: string, text: string, n: number, agent?: string, model?: string) =>
+      t.request<{ attempts: TryAttempt[] }>("POST", "/api/worktrees/try", {
+        directory,
+        text,
+        n,
+        ...(agent ? { agent } : {}),
+        ...(model ? { model } : {}),
+      }),
   };
 }
 
 export type Api = ReturnType<typeof makeApi>;
+
+/** One attempt of "Try N ways": its worktree and the session working in it. */
+export interface TryAttempt {
+  worktree: WorktreeCreated;
+  session: Session;
+}
 
 function isSummary(v: unknown): v is RevertSummary {
   return !!v && typeof v === "object" && "applied" in v && "conflicts" in v;

@@ -58,4 +58,5 @@ export const EVENT_TYPES: readonly Event["type"][] = [
   "agent_switched",
   "error",
   "turn_finished",
+  "worktree_log",
 ];

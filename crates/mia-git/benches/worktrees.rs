@@ -1,0 +1,137 @@
+//! Benchmark: creating a worktree of a large repository against plain
+//! `git worktree add` in the same run, and comparing two attempts that each
+//! changed 50 files. `MIA_BENCH_FILES` sets the size (default 80,000).
+//! Run: `cargo bench -p mia-git --bench worktrees`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mia_git::{Cancel, CreateOptions, Repo, Settings, Worktrees};
+
+fn git(dir: &Path, args: &[&str]) {
+    let st = Command::new("git")
+        .args(["-c", "core.hooksPath=/dev/null"])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "b")
+        .env("GIT_AUTHOR_EMAIL", "b@b")
+        .env("GIT_COMMITTER_NAME", "b")
+        .env("GIT_COMMITTER_EMAIL", "b@b")
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let n: usize = std::env::var("MIA_BENCH_FILES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(80_000);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    let t = Instant::now();
+    for i in 0..n {
+        let dir = root.join(format!("d{}/e{}", i % 100, (i / 100) % 40));
+        if i < 4000 {
+            std::fs::create_dir_all(&dir).unwrap();
+        }
+        std::fs::write(
+            dir.join(format!("f{i}.txt")),
+            format!("line one {i}\nline two\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join(".gitignore"), ".env\n").unwrap();
+    std::fs::write(root.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::write(root.join(".worktreeinclude"), ".env\n").unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "big"]);
+    println!(
+        "== mia-git benchmark: a repository of {n} files (made in {:.1} s)",
+        t.elapsed().as_secs_f64()
+    );
+
+    let wt = Worktrees::new(Repo::discover(&root).unwrap(), Settings::default());
+    let rounds = 3;
+    let mut plain = Vec::new();
+    let mut ours = Vec::new();
+    for r in 0..rounds {
+        // Baseline: plain `git worktree add` of the same commit.
+        let p = tmp.path().join(format!("plain{r}"));
+        let t = Instant::now();
+        git(
+            &root,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                &format!("plain{r}"),
+                p.to_str().unwrap(),
+                "HEAD",
+            ],
+        );
+        plain.push(t.elapsed());
+        let t = Instant::now();
+        let c = wt
+            .create(
+                &CreateOptions {
+                    name: Some(format!("bench-{r}")),
+                    base: None,
+                },
+                &Cancel::default(),
+                &mut |_| {},
+            )
+            .unwrap();
+        ours.push(t.elapsed());
+        assert_eq!(c.included, vec![".env"]);
+    }
+    let (p, o) = (median(plain), median(ours));
+    println!(
+        "create: plain `git worktree add` {:.0} ms, mia-code create (metadata, .worktreeinclude copy, checks) {:.0} ms → {:.2}× (median of {rounds})",
+        p.as_secs_f64() * 1e3,
+        o.as_secs_f64() * 1e3,
+        o.as_secs_f64() / p.as_secs_f64()
+    );
+
+    // Two attempts that each changed 50 files (25 of them the same files).
+    let a = wt.get("bench-0").unwrap().path;
+    let b = wt.get("bench-1").unwrap().path;
+    for i in 0..50 {
+        let rel = |k: usize| format!("d{}/e{}/f{k}.txt", k % 100, (k / 100) % 40);
+        std::fs::write(a.join(rel(i * 7)), format!("A changed {i}\n")).unwrap();
+        let k = if i < 25 { i * 7 } else { i * 7 + 3 };
+        std::fs::write(b.join(rel(k)), format!("B changed {i}\n")).unwrap();
+    }
+    let mut times = Vec::new();
+    let mut between = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let cmp = wt.compare("bench-0", "bench-1").unwrap();
+        times.push(t.elapsed());
+        between = cmp.between.len();
+    }
+    let m = median(times);
+    println!(
+        "compare: two attempts with 50 changed files each ({between} paths between them): {:.0} ms median of 5{}",
+        m.as_secs_f64() * 1e3,
+        if m <= Duration::from_millis(200) {
+            "  ≤ 200 ms OK"
+        } else {
+            "  OVER 200 ms"
+        }
+    );
+}
