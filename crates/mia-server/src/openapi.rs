@@ -11,6 +11,10 @@ pub fn openapi() -> Value {
     let json_body = |schema_ref: &str| json!({"required": true, "content": {"application/json": {"schema": {"$ref": schema_ref}}}});
     let ok = |desc: &str| json!({"description": desc});
     let session_id = json!({"name": "id", "in": "path", "required": true, "schema": {"type": "string", "format": "uuid"}});
+    let wt_name =
+        json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string"}});
+    let dir_q =
+        json!({"name": "directory", "in": "query", "required": true, "schema": {"type": "string"}});
     json!({
         "openapi": "3.1.0",
         "info": {
@@ -35,7 +39,11 @@ pub fn openapi() -> Value {
                 "PermissionReply": {"type": "object", "required": ["reply"], "properties": {
                     "reply": {"$ref": "#/components/schemas/PermissionReplyKind"}}},
                 "SwitchAgent": {"type": "object", "required": ["agent"], "properties": {"agent": {"type": "string"}}},
-                "Error": {"type": "object", "properties": {"error": {"type": "string"}}}
+                "Error": {"type": "object", "properties": {"error": {"type": "string"}}},
+                "WorktreeView": schema::<mia_protocol::WorktreeView>(),
+                "WorktreeCreated": schema::<mia_protocol::WorktreeCreated>(),
+                "ComparisonView": schema::<mia_protocol::ComparisonView>(),
+                "PromotedView": schema::<mia_protocol::PromotedView>()
             }
         },
         "security": [{"bearer": []}],
@@ -70,6 +78,32 @@ pub fn openapi() -> Value {
                 "responses": {"200": ok("RevertSummary"), "409": ok("Conflicts")}}},
             "/api/sessions/{id}/revert": {"post": {"summary": "Revert to before a message (Op revert); body {message_id, force?}", "parameters": [session_id],
                 "responses": {"200": ok("RevertSummary"), "409": ok("Conflicts")}}},
+            "/api/worktrees": {
+                "get": {"summary": "The project's mia-code worktrees with status and sessions", "parameters": [dir_q.clone()],
+                    "responses": {"200": ok("WorktreeView[]")}},
+                "post": {"summary": "Create a worktree; body {directory, name?, base?}; start-script lines stream as worktree_log events",
+                    "responses": {"201": ok("WorktreeCreated"), "400": ok("Bad name or base"), "409": ok("Name, branch or directory taken")}}
+            },
+            "/api/worktrees/{name}": {"delete": {"summary": "Remove a worktree and its branch", "parameters": [wt_name.clone(), dir_q.clone(),
+                    {"name": "force", "in": "query", "schema": {"type": "boolean"}}],
+                "responses": {"200": ok("The removed WorktreeView"), "409": ok("It has work that would be lost (the message says what)")}}},
+            "/api/worktrees/{name}/reset": {"post": {"summary": "Back to its base; body {directory}", "parameters": [wt_name.clone()],
+                "responses": {"204": ok("Reset")}}},
+            "/api/worktrees/compare": {"get": {"summary": "Compare two attempts (worktree names or main) against their common base",
+                "parameters": [dir_q.clone(), {"name": "a", "in": "query", "required": true, "schema": {"type": "string"}},
+                    {"name": "b", "in": "query", "required": true, "schema": {"type": "string"}},
+                    {"name": "check", "in": "query", "schema": {"type": "boolean"}}],
+                "responses": {"200": ok("ComparisonView")}}},
+            "/api/worktrees/{name}/diff": {"get": {"summary": "One file of an attempt against a base",
+                "parameters": [wt_name.clone(), dir_q.clone(), {"name": "base", "in": "query", "required": true, "schema": {"type": "string"}},
+                    {"name": "path", "in": "query", "required": true, "schema": {"type": "string"}}],
+                "responses": {"200": ok("{diff}")}}},
+            "/api/worktrees/{name}/take": {"post": {"summary": "Copy a file from this attempt into another; body {directory, path, into}",
+                "parameters": [wt_name.clone()], "responses": {"204": ok("Taken")}}},
+            "/api/worktrees/{name}/promote": {"post": {"summary": "Merge into the base branch or keep the branch; body {directory, mode: merge|keep_branch}",
+                "parameters": [wt_name], "responses": {"200": ok("PromotedView"), "409": ok("Merge conflict: nothing changed")}}},
+            "/api/worktrees/try": {"post": {"summary": "Try N ways: one prompt in N (2-4) new worktrees, each its own session; body {directory, text, n, agent?, model?}",
+                "responses": {"201": ok("{attempts: [{worktree, session}]}")}}},
             "/api/op": {"post": {"summary": "Apply any Op", "requestBody": json_body("#/components/schemas/Op"),
                 "responses": {"200": ok("A session (create_session)"), "202": ok("Accepted")}}},
             "/api/events": {"get": {"summary": "Server-Sent Events stream of Events",

@@ -916,3 +916,115 @@ async fn a_project_approval_in_build_leaves_plan_read_only() {
         "build\n"
     );
 }
+
+/// Worktrees over HTTP: create two attempts, compare, take a file, promote
+/// one, remove the other (refused while it has work, then forced).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worktrees_over_http() {
+    let s = setup(json!([]), json!({})).await;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&s.project)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "t"]);
+    git(&["config", "user.email", "t@t"]);
+    std::fs::write(s.project.join("a.txt"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "init"]);
+    let dir = s.project.display().to_string();
+    let mut paths = Vec::new();
+    for name in ["one", "two"] {
+        let r = s
+            .post("/api/worktrees", json!({"directory": dir, "name": name}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 201);
+        let c: Value = r.json().await.unwrap();
+        assert_eq!(c["branch"], format!("mia-code/{name}"));
+        paths.push(std::path::PathBuf::from(c["path"].as_str().unwrap()));
+    }
+    let r = s
+        .post("/api/worktrees", json!({"directory": dir, "name": "one"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409, "a taken name");
+    std::fs::write(paths[0].join("a.txt"), "a by one\n").unwrap();
+    std::fs::write(paths[1].join("b.txt"), "b by two\n").unwrap();
+    let list: Value = s
+        .json(s.get(&format!("/api/worktrees?directory={dir}")))
+        .await;
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    let cmp: Value = s
+        .json(s.get(&format!(
+            "/api/worktrees/compare?directory={dir}&a=one&b=two"
+        )))
+        .await;
+    assert_eq!(
+        cmp["between"],
+        json!([{"path": "a.txt", "status": "only_a"}, {"path": "b.txt", "status": "only_b"}])
+    );
+    let base = cmp["base"].as_str().unwrap().to_string();
+    let d: Value = s
+        .json(s.get(&format!(
+            "/api/worktrees/one/diff?directory={dir}&base={base}&path=a.txt"
+        )))
+        .await;
+    assert!(d["diff"].as_str().unwrap().contains("+a by one"), "{d}");
+    let r = s
+        .post(
+            "/api/worktrees/two/take",
+            json!({"directory": dir, "path": "b.txt", "into": "one"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 204);
+    assert_eq!(
+        std::fs::read_to_string(paths[0].join("b.txt")).unwrap(),
+        "b by two\n"
+    );
+    let r = s
+        .http
+        .delete(format!("{}/api/worktrees/two?directory={dir}", s.base))
+        .bearer_auth(&s.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 409);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["error"].as_str().unwrap().contains("would lose"), "{e}");
+    let p: Value = s
+        .json(s.post(
+            "/api/worktrees/one/promote",
+            json!({"directory": dir, "mode": "merge"}),
+        ))
+        .await;
+    assert_eq!(p["merged_into"], "main");
+    assert_eq!(
+        std::fs::read_to_string(s.project.join("b.txt")).unwrap(),
+        "b by two\n"
+    );
+    let r = s
+        .http
+        .delete(format!(
+            "{}/api/worktrees/two?directory={dir}&force=true",
+            s.base
+        ))
+        .bearer_auth(&s.token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let list: Value = s
+        .json(s.get(&format!("/api/worktrees?directory={dir}")))
+        .await;
+    assert_eq!(list, json!([]));
+}
