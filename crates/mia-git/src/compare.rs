@@ -88,31 +88,32 @@ pub struct Promoted {
 
 impl Worktrees {
     /// The tree object of a working directory, untracked (not ignored)
-    /// files included, without touching its index: a temporary index
-    /// seeded from the real one, so only changed files are hashed.
-    pub fn working_tree(&self, dir: &Path) -> Result<String> {
-        let git = self.git(dir);
-        // Refresh the real index's stat data first (what `git status` does):
-        // entries written in the same second as the index are "racily
-        // clean" and would be re-hashed on every comparison otherwise.
-        let _ = git.output(&["update-index", "-q", "--refresh"]);
-        let index = git
-            .ok(&["rev-parse", "--path-format=absolute", "--git-path", "index"])?
-            .trim()
-            .to_string();
-        let tmp = tempfile::Builder::new()
-            .prefix("mia-index")
-            .tempfile()
-            .map_err(|e| GitError::io("create a temporary index for", dir, e))?;
-        if Path::new(&index).is_file() {
-            std::fs::copy(&index, tmp.path()).map_err(|e| GitError::io("copy", &index, e))?;
+    /// files included, without touching its index: a private index kept
+    /// per attempt in mia-code's part of the git directory (seeded from the
+    /// worktree's own the first time), so after the first comparison only
+    /// files that changed since are hashed.
+    pub fn working_tree(&self, name: &str, dir: &Path) -> Result<String> {
+        let cache_dir = self.repo.common_dir.join("mia-code").join("indexes");
+        std::fs::create_dir_all(&cache_dir).map_err(|e| GitError::io("create", &cache_dir, e))?;
+        let index = cache_dir.join(format!("{name}.index"));
+        if !index.is_file() {
+            let own = self.git(dir).ok(&[
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-path",
+                "index",
+            ])?;
+            let own = own.trim();
+            if Path::new(own).is_file() {
+                std::fs::copy(own, &index).map_err(|e| GitError::io("copy", own, e))?;
+            }
         }
-        let tmp_path = tmp.path().to_string_lossy().to_string();
-        let g = self.git(dir).with_env("GIT_INDEX_FILE", tmp_path.clone());
+        let index_s = index.to_string_lossy().to_string();
+        let g = self.git(dir).with_env("GIT_INDEX_FILE", index_s.clone());
         g.ok(&["add", "-A", "--", "."])?;
         let tree = self
             .git(dir)
-            .with_env("GIT_INDEX_FILE", tmp_path)
+            .with_env("GIT_INDEX_FILE", index_s)
             .ok(&["write-tree"])?;
         Ok(tree.trim().to_string())
     }
@@ -174,7 +175,7 @@ impl Worktrees {
 
     fn attempt(&self, name: &str, base: &str) -> Result<Attempt> {
         let path = self.attempt_path(name)?;
-        let tree = self.working_tree(&path)?;
+        let tree = self.working_tree(name, &path)?;
         let files = self.changes(base, &tree)?;
         let stats = Stats {
             files: files.len() as u32,
@@ -221,8 +222,18 @@ impl Worktrees {
             )));
         }
         let base = self.common_base(a, b)?;
-        let a = self.attempt(a, &base)?;
-        let b = self.attempt(b, &base)?;
+        // Both working trees at once (each is a scan of its files).
+        let (a, b) = std::thread::scope(|sc| {
+            let ha = sc.spawn(|| self.attempt(a, &base));
+            let rb = self.attempt(b, &base);
+            let ra = ha.join().unwrap_or_else(|_| {
+                Err(GitError::Invalid(
+                    "comparing the first attempt failed".into(),
+                ))
+            });
+            (ra, rb)
+        });
+        let (a, b) = (a?, b?);
         let mut paths: BTreeMap<&str, (Option<&FileChange>, Option<&FileChange>)> = BTreeMap::new();
         for f in &a.files {
             paths.entry(&f.path).or_default().0 = Some(f);
@@ -255,7 +266,7 @@ impl Worktrees {
     pub fn file_diff(&self, name: &str, base: &str, path: &str) -> Result<String> {
         check_rel(path)?;
         let dir = self.attempt_path(name)?;
-        let tree = self.working_tree(&dir)?;
+        let tree = self.working_tree(name, &dir)?;
         self.git(&self.repo.root).ok(&[
             "diff",
             "--no-ext-diff",

@@ -633,6 +633,13 @@ impl Worktrees {
         self.root_git().ok(&["worktree", "prune"])?;
         let _ = std::fs::remove_file(self.meta_path(name));
         let _ = std::fs::remove_file(self.check_log(name));
+        let _ = std::fs::remove_file(
+            self.repo
+                .common_dir
+                .join("mia-code")
+                .join("indexes")
+                .join(format!("{name}.index")),
+        );
         Ok(info)
     }
 
