@@ -129,9 +129,16 @@ impl Runtime {
             .await?;
         Ok(items
             .into_iter()
-            .map(|i| SessionSummary {
-                session: i.session,
-                message_count: i.message_count,
+            .map(|i| {
+                let dir = std::path::Path::new(&i.session.directory);
+                let worktree = mia_git::main_root_of(dir)
+                    .and(dir.file_name())
+                    .map(|n| n.to_string_lossy().to_string());
+                SessionSummary {
+                    session: i.session,
+                    message_count: i.message_count,
+                    worktree,
+                }
             })
             .collect())
     }

@@ -12,6 +12,9 @@ pub struct SessionSummary {
     #[serde(flatten)]
     pub session: Session,
     pub message_count: u64,
+    /// The git worktree the session works in (its name), when its directory is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
 }
 
 /// A session opened in a front end: everything needed to draw it.

@@ -1152,6 +1152,10 @@ export interface SessionSummary {
    * mia-code version that created the session.
    */
   version: string;
+  /**
+   * The git worktree the session works in (its name), when its directory is one.
+   */
+  worktree?: string | null;
 }
 /**
  * A change to the global config made from the settings screen.
