@@ -170,15 +170,11 @@ impl Runtime {
         let rt = self.clone();
         let c = self
             .on_git(move || {
-                let mut created_name = String::new();
                 let opts = mia_git::CreateOptions { name, base };
                 wt.create(&opts, &cancel, &mut |l| {
-                    if created_name.is_empty() {
-                        created_name = "new".into();
-                    }
                     rt.emit(Event::WorktreeLog {
                         directory: root.clone(),
-                        name: created_name.clone(),
+                        name: l.worktree.clone(),
                         command: l.script.clone(),
                         line: l.line.clone(),
                         stderr: l.stderr,

@@ -122,6 +122,8 @@ pub struct WorktreeInfo {
 /// One line of a start script's output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptLine {
+    /// The worktree it runs in (set by `create`; empty for a bare `run_script`).
+    pub worktree: String,
     pub script: String,
     pub line: String,
     pub stderr: bool,
@@ -430,7 +432,11 @@ impl Worktrees {
         let included = self.copy_included(&path)?;
         let mut scripts = Vec::new();
         for s in &self.settings.start_scripts {
-            let r = run_script(s, &path, None, cancel, on_line)?;
+            let r = run_script(s, &path, None, cancel, &mut |l: &ScriptLine| {
+                let mut l = l.clone();
+                l.worktree = name.clone();
+                on_line(&l);
+            })?;
             let stop = !r.ok();
             scripts.push(r);
             if stop {
@@ -806,6 +812,7 @@ pub fn run_script(
                     output.drain(..cut);
                 }
                 let l = ScriptLine {
+                    worktree: String::new(),
                     script: command.to_string(),
                     line,
                     stderr,

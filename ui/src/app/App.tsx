@@ -9,8 +9,13 @@ import { SessionView } from "./SessionView";
 import { DraftView } from "./DraftView";
 import { Settings } from "./Settings";
 import { ErrorBoundary } from "./ErrorBoundary";
+import { Worktrees } from "./Worktrees";
+import { Compare } from "./Compare";
 
 const LAST_PROJECT = "mia-code.lastProject";
+
+/** What the center shows: the open session (or a draft), the worktrees, or a comparison of two attempts. */
+type CenterView = { kind: "sessions" } | { kind: "worktrees" } | { kind: "compare"; a?: string; b?: string };
 
 export function App({ transport, platform }: { transport: Transport; platform: Platform }) {
   const services = useMemo(() => ({ transport, platform, api: makeApi(transport) }), [transport, platform]);
@@ -42,6 +47,13 @@ function Shell() {
   const [agents, setAgents] = useState<AgentInfo[]>([]);
   const [settings, setSettings] = useState(false);
   const [pendingPrompt, setPendingPrompt] = useState<string | null>(null);
+  const [view, setView] = useState<CenterView>({ kind: "sessions" });
+  const showWorktrees = useCallback(() => setView({ kind: "worktrees" }), []);
+  const showCompare = useCallback((a?: string, b?: string) => setView({ kind: "compare", a, b }), []);
+  const openSession = useCallback((id: string) => {
+    setView({ kind: "sessions" });
+    setCurrentId(id);
+  }, []);
 
   useEffect(() => {
     api.info().then(
@@ -109,6 +121,7 @@ function Shell() {
     }
     setCurrentId(null);
     setSessions([]);
+    setView({ kind: "sessions" });
     setProject(dir);
   };
 
@@ -116,6 +129,7 @@ function Shell() {
   const newSession = useCallback(() => {
     setPendingPrompt(null);
     setCurrentId(null);
+    setView({ kind: "sessions" });
     requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>("[data-testid='prompt-input']")?.focus());
   }, []);
 
@@ -159,14 +173,20 @@ function Shell() {
       {info?.demo && <DemoBanner />}
       <div className="app-body">
         <aside className="left">
-          <ProjectBar project={project} onOpen={openProject} onSettings={() => setSettings(true)} />
+          <ProjectBar
+            project={project}
+            onOpen={openProject}
+            onSettings={() => setSettings(true)}
+            onWorktrees={showWorktrees}
+            worktreesOpen={view.kind !== "sessions"}
+          />
           {project && (
             <Sidebar
               sessions={sessions}
               currentId={currentId}
               showArchived={showArchived}
               onShowArchived={setShowArchived}
-              onOpen={setCurrentId}
+              onOpen={openSession}
               onNew={newSession}
               onArchive={(s, a) => void archive(s, a)}
               onDelete={remove}
@@ -180,7 +200,28 @@ function Shell() {
               <p>Open a project folder to start.</p>
             </div>
           )}
-          {project && currentId && (
+          {project && view.kind === "worktrees" && (
+            <ErrorBoundary label="Worktrees">
+              <Worktrees
+                directory={project}
+                onBack={() => setView({ kind: "sessions" })}
+                onCompare={showCompare}
+                onOpenSession={openSession}
+              />
+            </ErrorBoundary>
+          )}
+          {project && view.kind === "compare" && (
+            <ErrorBoundary label="The comparison">
+              <Compare
+                key={`${view.a ?? ""}\n${view.b ?? ""}`}
+                directory={project}
+                initialA={view.a}
+                initialB={view.b}
+                onBack={showWorktrees}
+              />
+            </ErrorBoundary>
+          )}
+          {project && view.kind === "sessions" && currentId && (
             <SessionView
               key={currentId}
               sessionId={currentId}
@@ -190,9 +231,19 @@ function Shell() {
               onInitialSent={() => setPendingPrompt(null)}
               onNewSession={newSession}
               onSessionsChanged={() => void refreshSessions()}
+              onWorktrees={showWorktrees}
+              onCompare={() => showCompare()}
             />
           )}
-          {project && !currentId && <DraftView directory={project} agents={agents} onStart={startWith} />}
+          {project && view.kind === "sessions" && !currentId && (
+            <DraftView
+              directory={project}
+              agents={agents}
+              onStart={startWith}
+              onWorktrees={showWorktrees}
+              onCompare={() => showCompare()}
+            />
+          )}
         </main>
       </div>
       {settings && (

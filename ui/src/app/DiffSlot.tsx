@@ -5,7 +5,7 @@ import type { DiffViewProps } from "../components";
 // The diff view (with its grammars) is loaded the first time a diff is shown.
 const DiffView = lazy(() => import("../components/diff/DiffView").then((m) => ({ default: m.DiffView })));
 
-function LazyDiffView(props: DiffViewProps) {
+export function LazyDiffView(props: DiffViewProps) {
   return (
     <Suspense fallback={<div className="muted">Loading diff view…</div>}>
       <DiffView {...props} />

@@ -9,10 +9,14 @@ export function DraftView({
   directory,
   agents,
   onStart,
+  onWorktrees,
+  onCompare,
 }: {
   directory: string;
   agents: AgentInfo[];
   onStart: (text: string, agent: string | null) => Promise<boolean>;
+  onWorktrees?: () => void;
+  onCompare?: () => void;
 }) {
   const { api } = useServices();
   const [agent, setAgent] = useState<string | null>(null);
@@ -52,6 +56,8 @@ export function DraftView({
             onSend={(text) => onStart(text, agent)}
             onCommand={(name) => {
               if (name === "plan" || name === "build") setAgent(name);
+              else if (name === "worktrees") onWorktrees?.();
+              else if (name === "compare") onCompare?.();
             }}
             onToggleMode={toggle}
             draftKey={`new:${directory}`}

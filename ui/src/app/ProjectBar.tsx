@@ -9,10 +9,14 @@ export function ProjectBar({
   project,
   onOpen,
   onSettings,
+  onWorktrees,
+  worktreesOpen,
 }: {
   project: string | null;
   onOpen: (dir: string) => void;
   onSettings: () => void;
+  onWorktrees?: () => void;
+  worktreesOpen?: boolean;
 }) {
   const { platform } = useServices();
   const toast = useToast();
@@ -36,6 +40,18 @@ export function ProjectBar({
         <button type="button" className="btn small" data-testid="open-folder" onClick={() => void open()}>
           Open folder…
         </button>
+        {project && onWorktrees && (
+          <button
+            type="button"
+            className={`btn small toggle${worktreesOpen ? " on" : ""}`}
+            data-testid="open-worktrees"
+            aria-pressed={worktreesOpen ? "true" : "false"}
+            title="Worktrees: parallel attempts, compare, promote"
+            onClick={onWorktrees}
+          >
+            Worktrees
+          </button>
+        )}
         <button type="button" className="btn small" data-testid="open-settings" onClick={onSettings} aria-label="Settings">
           ⚙
         </button>

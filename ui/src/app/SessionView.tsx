@@ -29,6 +29,9 @@ export interface SessionViewProps {
   onInitialSent?: () => void;
   onNewSession: () => void;
   onSessionsChanged: () => void;
+  /** `/worktrees` and `/compare`. */
+  onWorktrees?: () => void;
+  onCompare?: () => void;
 }
 
 type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
@@ -242,6 +245,12 @@ export function SessionView(props: SessionViewProps) {
           break;
         case "help":
           setHelp(true);
+          break;
+        case "worktrees":
+          props.onWorktrees?.();
+          break;
+        case "compare":
+          props.onCompare?.();
           break;
         default:
       }

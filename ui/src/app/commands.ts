@@ -12,6 +12,8 @@ export const COMMANDS: SlashCommand[] = [
   { name: "new", description: "Start a new session" },
   { name: "plan", description: "Switch to the plan agent (read-only)" },
   { name: "build", description: "Switch to the build agent" },
+  { name: "worktrees", description: "Worktrees of this project: create, try N ways, remove" },
+  { name: "compare", description: "Compare two attempts (worktrees or main), take files, promote" },
   { name: "help", description: "Keyboard shortcuts and commands" },
 ];
 

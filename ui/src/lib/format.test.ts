@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeDecision, relativeTime, toolTarget } from "./format";
+import { describeDecision, formatBytes, relativeTime, toolTarget } from "./format";
 
 describe("describeDecision", () => {
   it("says who decided and how", () => {
@@ -22,5 +22,14 @@ describe("format helpers", () => {
     expect(toolTarget({ path: "src/a.ts", content: "x" })).toBe("src/a.ts");
     expect(toolTarget({ command: "ls -la" })).toBe("ls -la");
     expect(toolTarget(null)).toBe("");
+  });
+});
+
+describe("formatBytes", () => {
+  it("uses binary units", () => {
+    expect(formatBytes(512)).toBe("512 B");
+    expect(formatBytes(1536)).toBe("1.5 KB");
+    expect(formatBytes(300 * 1024 * 1024)).toBe("300 MB");
+    expect(formatBytes(5 * 1024 ** 3)).toBe("5.0 GB");
   });
 });

@@ -9,23 +9,28 @@ export function parseUnifiedDiff(text: string): FileDiff[] {
   const lines = text.split("\n");
   if (lines.length && lines[lines.length - 1] === "") lines.pop();
   const files: FileDiff[] = [];
-  let file: FileDiff | null = null;
-  let paths: { git?: string; old?: string | null; new?: string | null } = {};
-  let i = 0;
+  const cur: { file: FileDiff | null; paths: { git?: string; old?: string | null; new?: string | null } } = {
+    file: null,
+    paths: {},
+  };
 
   const finish = () => {
-    if (!file) return;
-    file.file = paths.new ?? paths.old ?? paths.git ?? file.file;
-    files.push(file);
-    file = null;
-    paths = {};
+    const f = cur.file;
+    if (!f) return;
+    f.file = cur.paths.new ?? cur.paths.old ?? cur.paths.git ?? f.file;
+    files.push(f);
+    cur.file = null;
+    cur.paths = {};
   };
-  const start = (gitLine?: string) => {
+  const start = (gitLine?: string): FileDiff => {
     finish();
-    file = { file: "", status: "modified", before: "", after: "", additions: 0, deletions: 0, hunks: [] };
-    if (gitLine) paths.git = pathFromGitHeader(gitLine);
+    const f: FileDiff = { file: "", status: "modified", before: "", after: "", additions: 0, deletions: 0, hunks: [] };
+    cur.file = f;
+    if (gitLine) cur.paths.git = pathFromGitHeader(gitLine);
+    return f;
   };
 
+  let i = 0;
   while (i < lines.length) {
     const line = lines[i]!;
     if (line.startsWith("diff --git ")) {
@@ -34,17 +39,16 @@ export function parseUnifiedDiff(text: string): FileDiff[] {
       continue;
     }
     if (line.startsWith("--- ") && lines[i + 1]?.startsWith("+++ ")) {
-      // A patch without `diff --git` headers (or the ---/+++ pair of one that has them).
-      if (!file || (file as FileDiff).hunks.length > 0) start();
-      paths.old = sidePath(line.slice(4));
-      paths.new = sidePath(lines[i + 1]!.slice(4));
-      const f = file as unknown as FileDiff;
-      if (paths.old === null) f.status = "added";
-      else if (paths.new === null) f.status = "deleted";
+      // The ---/+++ pair of a `diff --git` entry, or the start of a file in a plain patch.
+      const f = !cur.file || cur.file.hunks.length > 0 || cur.paths.old !== undefined ? start() : cur.file;
+      cur.paths.old = sidePath(line.slice(4));
+      cur.paths.new = sidePath(lines[i + 1]!.slice(4));
+      if (cur.paths.old === null) f.status = "added";
+      else if (cur.paths.new === null) f.status = "deleted";
       i += 2;
       continue;
     }
-    const f = file as FileDiff | null;
+    const f = cur.file;
     if (f && line.startsWith("@@")) {
       const h = parseHunkHeader(line);
       if (!h) {
@@ -74,8 +78,8 @@ export function parseUnifiedDiff(text: string): FileDiff[] {
             f.newMode = m[3];
           }
         }
-      } else if (line.startsWith("rename to ")) paths.new = unquote(line.slice(10));
-      else if (line.startsWith("rename from ")) paths.old = unquote(line.slice(12));
+      } else if (line.startsWith("rename to ")) cur.paths.new = unquote(line.slice(10));
+      else if (line.startsWith("rename from ")) cur.paths.old = unquote(line.slice(12));
       else if (line.startsWith("Binary files ") || line === "GIT binary patch") f.binary = true;
     }
     i++;
