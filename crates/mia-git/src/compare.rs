@@ -110,7 +110,9 @@ impl Worktrees {
         }
         let index_s = index.to_string_lossy().to_string();
         let g = self.git(dir).with_env("GIT_INDEX_FILE", index_s.clone());
-        g.ok(&["add", "-A", "--", "."])?;
+        // The untracked cache lives in that private index: unchanged
+        // directories are not read again on the next comparison.
+        g.ok(&["-c", "core.untrackedCache=true", "add", "-A", "--", "."])?;
         let tree = self
             .git(dir)
             .with_env("GIT_INDEX_FILE", index_s)
