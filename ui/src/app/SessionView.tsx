@@ -104,7 +104,7 @@ export function SessionView(props: SessionViewProps) {
           break;
         case "turn_finished":
           // The agent may have created or removed files: @-completion lists them afresh.
-          filesCache.delete(propsRef.current.directory);
+          filesCache.clear();
           platform.notify("mia-code", `Turn finished (${e.end})`);
           setTimelineKey((k) => k + 1);
           propsRef.current.onSessionsChanged();
@@ -386,11 +386,13 @@ export function SessionView(props: SessionViewProps) {
           </div>
           <PromptInput
             loadFiles={() => {
-              let p = filesCache.get(directory);
+              // The session's own folder: a worktree session mentions the worktree's files.
+              const dir = state.session?.directory || directory;
+              let p = filesCache.get(dir);
               if (!p) {
-                p = api.files(directory);
-                filesCache.set(directory, p);
-                p.catch(() => filesCache.delete(directory));
+                p = api.files(dir);
+                filesCache.set(dir, p);
+                p.catch(() => filesCache.delete(dir));
               }
               return p;
             }}
