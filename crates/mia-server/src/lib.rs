@@ -1242,7 +1242,27 @@ async fn worktree_try(State(s): State<AppState>, Json(b): Json<WtTryBody>) -> Re
         Ok(d) => d,
         Err(r) => return r.into_response(),
     };
-    let mut out = Vec::new();
+    let mut out: Vec<Value> = Vec::new();
+    // A failure part-way answers the error with the attempts already made
+    // (they are real worktrees and sessions the user may want to keep).
+    let fail = |e: CoreError, out: &[Value]| {
+        let message = e.to_string();
+        let r = core_error(e);
+        if out.is_empty() {
+            return r;
+        }
+        (
+            r.status(),
+            Json(json!({
+                "error": format!(
+                    "{message} (after {} attempt(s) had started; they are listed in `attempts`)",
+                    out.len()
+                ),
+                "attempts": out,
+            })),
+        )
+            .into_response()
+    };
     for _ in 0..b.n {
         let created = match s
             .runtime
@@ -1250,7 +1270,7 @@ async fn worktree_try(State(s): State<AppState>, Json(b): Json<WtTryBody>) -> Re
             .await
         {
             Ok(c) => c,
-            Err(e) => return core_error(e),
+            Err(e) => return fail(e, &out),
         };
         let session = match s
             .runtime
@@ -1268,7 +1288,7 @@ async fn worktree_try(State(s): State<AppState>, Json(b): Json<WtTryBody>) -> Re
         {
             Ok(OpResult::Session(session)) => session,
             Ok(_) => return error(StatusCode::INTERNAL_SERVER_ERROR, "no session was created"),
-            Err(e) => return core_error(e),
+            Err(e) => return fail(e, &out),
         };
         if let Err(e) = s
             .runtime
@@ -1280,7 +1300,7 @@ async fn worktree_try(State(s): State<AppState>, Json(b): Json<WtTryBody>) -> Re
             })
             .await
         {
-            return core_error(e);
+            return fail(e, &out);
         }
         out.push(json!({ "worktree": created, "session": session }));
     }

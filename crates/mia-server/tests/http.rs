@@ -1028,3 +1028,83 @@ async fn worktrees_over_http() {
         .await;
     assert_eq!(list, json!([]));
 }
+
+/// "Try N ways": one prompt in N new worktrees, each its own session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn try_n_ways_starts_sessions_in_new_worktrees() {
+    let s = setup(
+        json!([
+            {"match": {"last_message_contains": "make it faster"}, "response": {"events": [{"text": "one way"}]}},
+            {"match": {"last_message_contains": "make it faster"}, "response": {"events": [{"text": "another way"}]}}
+        ]),
+        json!({}),
+    )
+    .await;
+    for args in [
+        vec!["init", "-q", "-b", "main"],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+    ] {
+        assert!(
+            std::process::Command::new("git")
+                .args(&args)
+                .current_dir(&s.project)
+                .status()
+                .unwrap()
+                .success()
+        );
+    }
+    let dir = s.project.display().to_string();
+    let r = s
+        .post(
+            "/api/worktrees/try",
+            json!({"directory": dir, "text": "make it faster", "n": 5}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let mut sse = Sse::open(&s, "").await;
+    let r = s
+        .post(
+            "/api/worktrees/try",
+            json!({"directory": dir, "text": "make it faster", "n": 2}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let v: Value = r.json().await.unwrap();
+    let attempts = v["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 2);
+    for a in attempts {
+        assert_eq!(a["session"]["directory"], a["worktree"]["path"], "{a}");
+    }
+    assert_ne!(
+        attempts[0]["worktree"]["name"],
+        attempts[1]["worktree"]["name"]
+    );
+    // Both turns run and finish.
+    sse.until("turn_finished").await;
+    sse.until("turn_finished").await;
+    let list: Value = s
+        .json(s.get(&format!("/api/worktrees?directory={dir}")))
+        .await;
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["sessions"].as_array().unwrap().len() == 1),
+        "{list}"
+    );
+}
