@@ -381,7 +381,21 @@ impl Runtime {
         name: String,
         keep_branch: bool,
     ) -> Result<PromotedView, CoreError> {
-        let wt = self.worktrees(&dir).await?;
+        let mut wt = self.worktrees(&dir).await?;
+        // Never remove (auto-cleanup) a worktree a session is working in.
+        let path = {
+            let wt = wt.clone();
+            let n = name.clone();
+            self.on_git(move || wt.attempt_path(&n)).await?
+        };
+        if !self
+            .sessions_in(&path)
+            .await?
+            .into_iter()
+            .all(|s| s.session.status == mia_protocol::SessionStatus::Idle)
+        {
+            wt.settings.auto_cleanup = false;
+        }
         let mode = if keep_branch {
             PromoteMode::KeepBranch
         } else {

@@ -267,6 +267,20 @@ impl Worktrees {
     /// The unified diff of one file of an attempt against `base`.
     pub fn file_diff(&self, name: &str, base: &str, path: &str) -> Result<String> {
         check_rel(path)?;
+        if base.starts_with('-')
+            || !self.git(&self.repo.root).yes(&[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                "--end-of-options",
+                &format!("{base}^{{commit}}"),
+            ])?
+        {
+            return Err(GitError::BadRef {
+                reference: base.to_string(),
+                why: "not a commit of this repository".into(),
+            });
+        }
         let dir = self.attempt_path(name)?;
         let tree = self.working_tree(name, &dir)?;
         self.git(&self.repo.root).ok(&[
@@ -289,8 +303,14 @@ impl Worktrees {
                 "take needs two different attempts".into(),
             ));
         }
-        let src = self.attempt_path(from)?.join(path);
-        let dst = self.attempt_path(into)?.join(path);
+        let from_root = self.attempt_path(from)?;
+        let into_root = self.attempt_path(into)?;
+        // No symlinked folder on the way: `evil -> ~` must not make
+        // `evil/.bashrc` a path outside the attempt.
+        inside_without_links(&from_root, path)?;
+        inside_without_links(&into_root, path)?;
+        let src = from_root.join(path);
+        let dst = into_root.join(path);
         match std::fs::symlink_metadata(&src) {
             Ok(m) if m.is_file() => {
                 if let Some(parent) = dst.parent() {
@@ -459,6 +479,26 @@ impl Worktrees {
         }
         v
     }
+}
+
+/// Every existing folder on the way from `root` to `rel` is a real folder (not a symlink).
+fn inside_without_links(root: &Path, rel: &str) -> Result<()> {
+    let mut cur = root.to_path_buf();
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    for part in parts.iter().take(parts.len().saturating_sub(1)) {
+        cur.push(part);
+        match std::fs::symlink_metadata(&cur) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(GitError::Invalid(format!(
+                    "{rel}: {} is a symbolic link; only files inside the attempt can be taken",
+                    cur.display()
+                )));
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    Ok(())
 }
 
 /// A project-relative path without `..`, absolute parts or `.git`.

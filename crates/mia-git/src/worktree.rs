@@ -247,7 +247,22 @@ impl Worktrees {
                         why: "the remote `origin` has no default branch (run `git remote set-head origin --auto`)".into(),
                     })?;
                 let head = head.trim().to_string();
-                (head.clone(), Some(head))
+                // `origin/main` is not a branch to merge into; `main` is, when it exists here.
+                let local = head.split_once('/').map(|(_, b)| b.to_string());
+                let branch = match local {
+                    Some(b)
+                        if git.yes(&[
+                            "show-ref",
+                            "--verify",
+                            "--quiet",
+                            &format!("refs/heads/{b}"),
+                        ])? =>
+                    {
+                        Some(b)
+                    }
+                    _ => None,
+                };
+                (head, branch)
             }
             Some(r) => {
                 let is_branch = git.yes(&[
@@ -558,21 +573,23 @@ impl Worktrees {
         let status = git.ok(&["status", "--porcelain", "-z", "--untracked-files=all"])?;
         let dirty: Vec<String> = status
             .split('\0')
-            .filter(|s| s.len() > 3)
-            .map(|s| s[3..].to_string())
+            .filter_map(|s| s.get(3..).filter(|p| !p.is_empty()))
+            .map(str::to_string)
             .take(MAX_DIRTY)
             .collect();
         let base = meta.as_ref().map(|m| m.base.clone()).unwrap_or_default();
         let base_ref = meta.as_ref().and_then(|m| m.base_ref.clone());
         let against = base_ref.clone().unwrap_or_else(|| base.clone());
-        let ahead = if against.is_empty() {
-            0
+        // Unknown (no metadata, or the base branch was renamed or deleted)
+        // counts as unmerged: removing it must not drop commits silently.
+        let counted: Option<u32> = if against.is_empty() {
+            None
         } else {
             git.ok(&["rev-list", "--count", &format!("{against}..HEAD")])
                 .ok()
                 .and_then(|s| s.trim().parse().ok())
-                .unwrap_or(0)
         };
+        let ahead = counted.unwrap_or(0);
         let created_at_ms = meta.as_ref().map_or_else(
             || {
                 std::fs::metadata(path)
@@ -592,7 +609,7 @@ impl Worktrees {
             head,
             created_at_ms,
             size_bytes: dir_size(path),
-            merged: dirty.is_empty() && ahead == 0,
+            merged: dirty.is_empty() && counted == Some(0),
             dirty,
             ahead,
         })
@@ -871,6 +888,18 @@ pub fn main_root_of(dir: &Path) -> Option<PathBuf> {
     };
     let worktrees = gitdir.parent()?;
     if worktrees.file_name()? != "worktrees" {
+        return None;
+    }
+    // As git checks: the admin directory exists and points back at this
+    // `.git` file (a `.git` file naming another repository gains nothing).
+    let back = std::fs::read_to_string(gitdir.join("gitdir")).ok()?;
+    let back = PathBuf::from(back.trim());
+    let here = dir.join(".git");
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    if !same(&back, &here) {
         return None;
     }
     let common = worktrees.parent()?;

@@ -374,6 +374,27 @@ fn compare_classifies_every_path_and_take_copies_across() {
             .any(|x| x.path == "c.txt" && x.status == "same")
     );
     assert!(fx.wt.take("attempt-a", "../escape", "main").is_err());
+    // A symlinked folder in the target cannot lead outside the attempt.
+    #[cfg(unix)]
+    {
+        let outside = fx.root.parent().unwrap().join("outside");
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, b.path.join("evil")).unwrap();
+        write(&a.path.join("evil/x.txt"), "x\n");
+        let e = fx
+            .wt
+            .take("attempt-a", "evil/x.txt", "attempt-b")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("symbolic link"), "{e}");
+        assert!(!outside.join("x.txt").exists());
+    }
+    // A base that is an option, not a commit, is refused before git sees it.
+    assert!(
+        fx.wt
+            .file_diff("attempt-b", "--output=/tmp/x", "c.txt")
+            .is_err()
+    );
     assert!(fx.wt.take("attempt-a", ".git/config", "main").is_err());
     let diff = fx.wt.file_diff("attempt-b", &cmp.base, "c.txt").unwrap();
     assert!(diff.contains("+second line"), "{diff}");

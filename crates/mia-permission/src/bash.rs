@@ -1247,7 +1247,15 @@ fn push_payload(s: &Segment, payload: &str, via: &str, depth: usize, out: &mut V
 fn apply_cd(segments: &mut [Segment]) {
     let mut cwd: Option<String> = None;
     let mut lost = false;
+    let mut prev_op: Option<String> = None;
     for s in segments.iter_mut() {
+        // A directory set by `cd` holds only within its `&&` chain (and
+        // pipelines in it): after `;`, `||`, `&` or a newline the `cd` may
+        // have failed, and the command runs from the old directory.
+        if cwd.is_some() && !matches!(prev_op.as_deref(), Some("&&" | "|" | "|&")) {
+            lost = true;
+        }
+        prev_op = s.followed_by.clone();
         if lost {
             s.flag(Opaque::ChangesDirectory);
         }

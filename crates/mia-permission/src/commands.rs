@@ -237,7 +237,7 @@ static TABLE: LazyLock<HashMap<&'static str, Spec>> = LazyLock::new(|| {
     {
         // tree (not GNU): single-dash long options, no abbreviations.
         let mut s = gnu(
-            "a d l f x L: R P: I: gitignore ignore-case matchdirs metafirst prune info noreport \
+            "a d l f x L: !R P: I: gitignore ignore-case matchdirs metafirst prune info noreport \
              charset: filelimit: timefmt: q N Q p u g s h si du D F inodes device v t c U r dirsfirst \
              filesfirst sort: i A S n C X J H: T: nolinks hintro: houtro: ~fromfile ~fromtabfile \
              >o:",
@@ -471,7 +471,7 @@ static TABLE: LazyLock<HashMap<&'static str, Spec>> = LazyLock::new(|| {
         let mut s = gnu(
             "c|compact-output n|null-input e|exit-status s|slurp r|raw-output j|join-output \
              a|ascii-output S|sort-keys C|color-output M|monochrome-output tab indent: unbuffered \
-             stream stream-errors seq <f|from-file: L: arg; argjson; <slurpfile; <rawfile; args \
+             stream stream-errors seq <f|from-file: ~L: arg; argjson; <slurpfile; <rawfile; args \
              jsonargs R|raw-input raw-output0",
             true,
         );
@@ -841,6 +841,45 @@ fn sed_script_by_flag(words: &[String]) -> bool {
 /// sed: `-i` edits in place (from the table); the script's `e` command and
 /// `e`/`w` flags of `s` run commands and write files.
 fn sed(words: &[String], a: &mut Analysis) {
+    // Options beyond the plain ones make the script's position uncertain
+    // (`-l N`, `--expr=` abbreviations) or run a script file (`-f`): hazards.
+    for w in words.iter().skip(1) {
+        if w == "--" {
+            break;
+        }
+        let plain = matches!(
+            w.as_str(),
+            "-n" | "-E"
+                | "-r"
+                | "-s"
+                | "-u"
+                | "-z"
+                | "-e"
+                | "-i"
+                | "--quiet"
+                | "--silent"
+                | "--posix"
+                | "--debug"
+                | "--sandbox"
+                | "--separate"
+                | "--unbuffered"
+                | "--null-data"
+                | "--regexp-extended"
+                | "--in-place"
+                | "--expression"
+        ) || w.starts_with("--expression=")
+            || w.starts_with("--in-place=")
+            || (w.starts_with('-')
+                && !w.starts_with("--")
+                && w.len() > 1
+                && w[1..].chars().all(|c| "nErsuz".contains(c)));
+        if w.starts_with('-') && w.len() > 1 && !plain {
+            a.hazards.push(Hazard::new(
+                w.clone(),
+                "a sed option the engine cannot follow (or a script file)",
+            ));
+        }
+    }
     let mut scripts: Vec<&str> = Vec::new();
     let mut i = 1;
     let mut by_flag = false;
@@ -990,15 +1029,28 @@ fn awk(words: &[String], a: &mut Analysis) {
             i += 2;
             continue;
         }
-        if w.starts_with('-') {
+        if w == "--" {
             i += 1;
             continue;
+        }
+        if w.starts_with("-F") || w.starts_with("-v") {
+            i += 1;
+            continue;
+        }
+        if w.starts_with('-') {
+            // --source, -i FILE, -l LIB, --load, --include, ...: code from elsewhere.
+            a.hazards.push(Hazard::new(
+                w.to_string(),
+                "an awk option that loads code or that the engine cannot follow",
+            ));
+            return;
         }
         program = Some(w);
         break;
     }
     if let Some(p) = program
         && (p.contains("system")
+            || p.contains('@')
             || p.contains('|')
             || p.contains('>')
             || p.contains("getline")
@@ -1255,8 +1307,10 @@ pub fn git_subcommand(words: &[String]) -> (Option<usize>, Vec<Hazard>, bool) {
             | "--icase-pathspecs"
             | "--no-advice"
             | "--paginate"
-            | "-p"
-            | "--bare" => {}
+            | "-p" => {}
+            // `--bare` treats the directory as a repository: one shipped
+            // inside the project brings its own config (diff.external, ...).
+            "--bare" => harmless = false,
             "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => {
                 harmless = false;
                 i += 1;
@@ -1368,13 +1422,16 @@ fn git(words: &[String]) -> Analysis {
         a.recursive = true;
     }
     if sub == "config" {
-        let setting = !rest.iter().skip(1).any(|w| {
+        // A read only with a read action: the flag forms, or `get`/`list`
+        // as the first word after `config` (git 2.46+). A `get` or `list`
+        // anywhere else is a value (`git config diff.external CMD list` sets it).
+        let first = rest.get(1).map(String::as_str);
+        let setting = !(rest.iter().skip(1).any(|w| {
             matches!(
                 w.as_str(),
                 "--get" | "--list" | "-l" | "--get-all" | "--get-regexp" | "--get-urlmatch"
-            ) || w == "get"
-                || w == "list"
-        });
+            )
+        }) || matches!(first, Some("get" | "list")));
         let operands: Vec<&String> = rest
             .iter()
             .skip(1)
@@ -1788,6 +1845,16 @@ pub fn network(words: &[String]) -> Option<Net> {
                         }
                     }
                     "-T" | "--upload-file" => n.uploads.push(v),
+                    "-H" | "--header" | "--proxy-header" => {
+                        if let Some(f) = v.strip_prefix('@') {
+                            n.uploads.push(f.to_string());
+                        }
+                    }
+                    "--url-query" | "--variable" => {
+                        if let Some((_, f)) = v.split_once('@') {
+                            n.uploads.push(f.to_string());
+                        }
+                    }
                     "-o" | "--output" | "-c" | "--cookie-jar" | "-D" | "--dump-header"
                     | "--trace" | "--trace-ascii" | "--stderr" | "--etag-save" | "--hsts"
                     | "--alt-svc"

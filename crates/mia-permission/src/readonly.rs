@@ -259,14 +259,25 @@ pub fn natural_prefix(words: &[String]) -> Option<String> {
 /// pattern/script is given with -e/-f).
 pub fn leading_non_path_args(words: &[String]) -> usize {
     let Some(prog) = words.first() else { return 0 };
+    // The pattern or script comes from an option when any short-option
+    // group contains `e`/`f` (`-e`, `-ie.`, `-rf FILE`) or a long option is
+    // a prefix of `--regexp`, `--expression` or `--file` (GNU accepts
+    // abbreviations: `--reg=`). Then every positional word is a path.
     let given_by_flag = |flags: &[&str]| {
         words.iter().skip(1).any(|w| {
-            flags
-                .iter()
-                .any(|f| w == f || (w.starts_with(f) && !w.starts_with("--")))
-                || w.starts_with("--regexp")
-                || w.starts_with("--expression")
-                || w.starts_with("--file")
+            if let Some(long) = w.strip_prefix("--") {
+                let name = long.split('=').next().unwrap_or("");
+                return !name.is_empty()
+                    && ["regexp", "expression", "file", "source"]
+                        .iter()
+                        .any(|full| full.starts_with(name));
+            }
+            w.len() > 1
+                && w.starts_with('-')
+                && flags
+                    .iter()
+                    .filter_map(|f| f.strip_prefix('-'))
+                    .any(|f| w[1..].contains(f))
         })
     };
     match prog.as_str() {

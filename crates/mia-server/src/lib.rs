@@ -272,14 +272,35 @@ async fn serve_router(
             inner: stream,
             activity: activity.clone(),
         });
-        let svc = hyper_util::service::TowerToHyperService::new(app.clone());
+        // Requests in progress on this connection: a long one (a start
+        // script, a check command) is not idle while its handler works.
+        let busy = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let svc = {
+            let app = app.clone();
+            let busy = busy.clone();
+            let activity = activity.clone();
+            hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                use tower::ServiceExt as _;
+                let app = app.clone();
+                let busy = busy.clone();
+                let activity = activity.clone();
+                busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                async move {
+                    let r = app.oneshot(req.map(axum::body::Body::new)).await;
+                    busy.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                    activity.store(now_ms(), std::sync::atomic::Ordering::Relaxed);
+                    r
+                }
+            })
+        };
         let conn = graceful.watch(http.serve_connection(io, svc));
         tokio::spawn(async move {
             let idle = async {
                 loop {
                     tokio::time::sleep(IDLE_TIMEOUT / 4).await;
                     let last = activity.load(std::sync::atomic::Ordering::Relaxed);
-                    if now_ms().saturating_sub(last) > IDLE_TIMEOUT.as_millis() as u64 {
+                    let working = busy.load(std::sync::atomic::Ordering::Relaxed) > 0;
+                    if !working && now_ms().saturating_sub(last) > IDLE_TIMEOUT.as_millis() as u64 {
                         break;
                     }
                 }

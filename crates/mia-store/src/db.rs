@@ -148,6 +148,8 @@ impl SessionDb {
                 wait_shared(&open_lock, &lock_path, opts.busy_timeout)?;
                 let backup = moved?;
                 tracing::error!(path = %opts.path.display(), backup = %backup.display(), detail = %err.detail, "damaged session database moved aside");
+                // The fresh database is the user's alone too.
+                create_private(&opts.path)?;
                 let conn = open_and_migrate(&opts)?;
                 (
                     conn,
