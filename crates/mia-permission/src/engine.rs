@@ -1216,15 +1216,10 @@ impl<'a> Checker<'a> {
 /// The words as rules should also see them: the program's bare name for a
 /// system path (`/usr/bin/git` → `git`), git's global options removed.
 fn normalized_words(words: &[String]) -> Option<Vec<String>> {
-    let first = words.first()?;
-    let mut changed = false;
-    let mut v = words.to_vec();
-    if let Some(p) = commands::program_name(first)
-        && p != first
-    {
-        v[0] = p.to_string();
-        changed = true;
-    }
+    words.first()?;
+    let renamed = program_normalized(words);
+    let mut changed = renamed.is_some();
+    let mut v = renamed.unwrap_or_else(|| words.to_vec());
     if v[0] == "git"
         && let Some(g) = commands::git_without_globals(&v)
     {

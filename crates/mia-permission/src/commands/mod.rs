@@ -18,6 +18,12 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
+mod git;
+mod net;
+
+pub use git::{git_subcommand, git_without_globals};
+pub use net::{Net, network};
+
 /// What an option does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Effect {
@@ -70,8 +76,6 @@ struct Spec {
     abbrev: bool,
     /// On the built-in read-only list (with harmless options only).
     read_only: bool,
-    /// Leading operands that are not paths (grep's pattern, sed's script).
-    leading_non_paths: usize,
 }
 
 /// Compile a spec string: space-separated options, each `c|long` with an
@@ -128,7 +132,6 @@ fn gnu(opts: &'static str, read_only: bool) -> Spec {
         digits: false,
         abbrev: true,
         read_only,
-        leading_non_paths: 0,
     }
 }
 
@@ -410,7 +413,6 @@ static TABLE: LazyLock<HashMap<&'static str, Spec>> = LazyLock::new(|| {
             true,
         );
         s.digits = true;
-        s.leading_non_paths = 1;
         ro(&mut t, &["grep", "egrep", "fgrep"], s);
     }
     {
@@ -439,7 +441,6 @@ static TABLE: LazyLock<HashMap<&'static str, Spec>> = LazyLock::new(|| {
             true,
         );
         s.abbrev = false;
-        s.leading_non_paths = 1;
         ro(&mut t, &["rg"], s);
     }
     ro(&mut t, &["type"], {
@@ -476,7 +477,6 @@ static TABLE: LazyLock<HashMap<&'static str, Spec>> = LazyLock::new(|| {
             true,
         );
         s.abbrev = false;
-        s.leading_non_paths = 1;
         ro(&mut t, &["jq"], s);
     }
     ro(
@@ -722,7 +722,7 @@ pub fn analyse(words: &[String]) -> Analysis {
     };
     match prog {
         "find" => return find(words),
-        "git" => return git(words),
+        "git" => return git::git(words),
         "sed" => sed(words, &mut a),
         "awk" | "gawk" | "mawk" | "nawk" => awk(words, &mut a),
         "less" | "more" | "most" | "pg" => {
@@ -803,15 +803,11 @@ pub fn analyse(words: &[String]) -> Analysis {
                 a.writes.extend(
                     p.operands
                         .iter()
-                        .skip(if prog == "sed" && !sed_script_by_flag(words) {
-                            1
-                        } else {
-                            0
-                        })
+                        // sed's script, when not given by -e/-f, is not a file
+                        .skip(crate::readonly::leading_non_path_args(words))
                         .cloned(),
                 );
             }
-            let _ = spec.leading_non_paths;
             a.read_only = read_only && a.hazards.is_empty();
         }
         Err(_) => {
@@ -820,22 +816,6 @@ pub fn analyse(words: &[String]) -> Analysis {
         }
     }
     a
-}
-
-fn sed_script_by_flag(words: &[String]) -> bool {
-    words.iter().skip(1).any(|w| {
-        w == "-e"
-            || w == "-f"
-            || w.starts_with("--expression")
-            || w.starts_with("--file")
-            || (w.starts_with('-')
-                && !w.starts_with("--")
-                && w[1..]
-                    .chars()
-                    .take_while(|c| *c != 'e' && *c != 'f')
-                    .count()
-                    < w.len() - 1)
-    })
 }
 
 /// sed: `-i` edits in place (from the table); the script's `e` command and
@@ -1240,277 +1220,6 @@ fn find(words: &[String]) -> Analysis {
     a
 }
 
-/// Long options of git subcommands that run programs or write files; git
-/// accepts any unique prefix of a long option, so a prefix of one of these is one of these.
-const GIT_DANGEROUS_LONG: &[(&str, &str)] = &[
-    ("output", WRITES),
-    ("open-files-in-pager", RUNS),
-    ("ext-diff", RUNS),
-    ("upload-pack", RUNS),
-    ("receive-pack", RUNS),
-    ("exec", RUNS),
-    ("extcmd", RUNS),
-    ("tool", RUNS),
-    ("config-env", RUNS),
-];
-
-/// `git config` keys whose values are commands.
-fn git_key_runs(key: &str) -> bool {
-    let k = key.to_ascii_lowercase();
-    k.starts_with("alias.")
-        || k.ends_with(".pager")
-        || k.starts_with("pager.")
-        || k.starts_with("filter.")
-        || k.starts_with("diff.") && (k.ends_with(".textconv") || k.ends_with(".command"))
-        || k.starts_with("merge.") && k.ends_with(".driver")
-        || k.starts_with("credential")
-        || matches!(
-            k.as_str(),
-            "core.pager"
-                | "core.editor"
-                | "core.sshcommand"
-                | "core.hookspath"
-                | "core.fsmonitor"
-                | "core.askpass"
-                | "core.gitproxy"
-                | "diff.external"
-                | "sequence.editor"
-                | "gpg.program"
-                | "gpg.ssh.program"
-                | "gpg.x509.program"
-                | "web.browser"
-                | "uploadpack.packobjectshook"
-                | "include.path"
-        )
-        || k.starts_with("includeif.")
-        || k.starts_with("gpg.") && k.ends_with(".program")
-}
-
-/// The git subcommand after global options, and whether those options are harmless.
-pub fn git_subcommand(words: &[String]) -> (Option<usize>, Vec<Hazard>, bool) {
-    let mut hazards = Vec::new();
-    let mut harmless = true;
-    let mut i = 1;
-    while i < words.len() {
-        let w = words[i].as_str();
-        if !w.starts_with('-') {
-            return (Some(i), hazards, harmless);
-        }
-        match w {
-            "--no-pager"
-            | "--no-optional-locks"
-            | "-P"
-            | "--no-replace-objects"
-            | "--literal-pathspecs"
-            | "--glob-pathspecs"
-            | "--noglob-pathspecs"
-            | "--icase-pathspecs"
-            | "--no-advice"
-            | "--paginate"
-            | "-p" => {}
-            // `--bare` treats the directory as a repository: one shipped
-            // inside the project brings its own config (diff.external, ...).
-            "--bare" => harmless = false,
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" | "--super-prefix" => {
-                harmless = false;
-                i += 1;
-            }
-            "-c" => {
-                let kv = words.get(i + 1).map(String::as_str).unwrap_or("");
-                let key = kv.split('=').next().unwrap_or(kv);
-                hazards.push(Hazard::new(
-                    format!("-c {kv}"),
-                    if git_key_runs(key) {
-                        RUNS
-                    } else {
-                        "sets configuration for this command (can run programs)"
-                    },
-                ));
-                i += 1;
-            }
-            _ if w.starts_with("--exec-path") => {
-                hazards.push(Hazard::new(w, RUNS));
-            }
-            _ if w.starts_with("--config-env") => {
-                hazards.push(Hazard::new(w, RUNS));
-                if !w.contains('=') {
-                    i += 1;
-                }
-            }
-            _ if w.starts_with("--git-dir=")
-                || w.starts_with("--work-tree=")
-                || w.starts_with("--namespace=") =>
-            {
-                harmless = false;
-            }
-            _ if w.starts_with("-C") || w.starts_with("-c") => {
-                // attached forms `-C.` / `-calias.x=!sh`
-                if w.starts_with("-c") {
-                    hazards.push(Hazard::new(w, RUNS));
-                }
-                harmless = false;
-            }
-            _ => harmless = false,
-        }
-        i += 1;
-    }
-    (None, hazards, harmless)
-}
-
-/// The words of a git command with its global options removed (`git -C . push` → `git push`).
-pub fn git_without_globals(words: &[String]) -> Option<Vec<String>> {
-    let (sub, _, _) = git_subcommand(words);
-    let sub = sub?;
-    if sub == 1 {
-        return None;
-    }
-    let mut v = vec![words[0].clone()];
-    v.extend(words[sub..].iter().cloned());
-    Some(v)
-}
-
-fn git(words: &[String]) -> Analysis {
-    let mut a = Analysis {
-        understood: true,
-        ..Default::default()
-    };
-    let (sub_at, hazards, harmless_globals) = git_subcommand(words);
-    a.hazards = hazards;
-    let Some(si) = sub_at else {
-        return a;
-    };
-    let sub = words[si].as_str();
-    let rest = &words[si..];
-    for w in rest.iter().skip(1) {
-        if w == "--" {
-            break;
-        }
-        if let Some(body) = w.strip_prefix("--") {
-            let name = body.split('=').next().unwrap_or("");
-            if name.len() >= 2 || name == "o" || name == "e" {
-                for (d, why) in GIT_DANGEROUS_LONG {
-                    // `--no-ext-diff` is harmless; `--ext`, `--op`, `--output=x` are not.
-                    if d.starts_with(name) {
-                        a.hazards.push(Hazard::new(w.clone(), why));
-                        if *why == WRITES
-                            && let Some((_, v)) = body.split_once('=')
-                        {
-                            a.writes.push(v.to_string());
-                        }
-                    }
-                }
-            }
-        } else if w.starts_with('-') && w.len() > 1 && sub == "grep" && w[1..].contains('O') {
-            a.hazards.push(Hazard::new(w.clone(), RUNS));
-        }
-    }
-    // `git show REV:path`, `git cat-file -p REV:path`: the path is read.
-    if matches!(sub, "show" | "cat-file" | "grep" | "archive") {
-        for w in rest.iter().skip(1) {
-            if !w.starts_with('-')
-                && let Some((_, p)) = w.split_once(':')
-                && !p.is_empty()
-            {
-                a.reads.push(p.to_string());
-            }
-        }
-    }
-    if sub == "grep" || sub == "archive" || sub == "bundle" {
-        a.recursive = true;
-    }
-    if sub == "diff" && rest.iter().any(|w| w == "--no-index") {
-        a.recursive = true;
-    }
-    if sub == "config" {
-        // A read only with a read action: the flag forms, or `get`/`list`
-        // as the first word after `config` (git 2.46+). A `get` or `list`
-        // anywhere else is a value (`git config diff.external CMD list` sets it).
-        let first = rest.get(1).map(String::as_str);
-        let setting = !(rest.iter().skip(1).any(|w| {
-            matches!(
-                w.as_str(),
-                "--get" | "--list" | "-l" | "--get-all" | "--get-regexp" | "--get-urlmatch"
-            )
-        }) || matches!(first, Some("get" | "list")));
-        let operands: Vec<&String> = rest
-            .iter()
-            .skip(1)
-            .filter(|w| !w.starts_with('-'))
-            .collect();
-        if setting {
-            // A set or edit: writes the repository's config; keys naming commands run them.
-            a.writes.push(".git/config".into());
-            let key = operands
-                .iter()
-                .map(|s| s.as_str())
-                .find(|s| *s != "set" && *s != "unset");
-            match key {
-                Some(k) if git_key_runs(k) => {
-                    a.hazards.push(Hazard::new(format!("config {k}"), RUNS));
-                }
-                _ => a.hazards.push(Hazard::new(
-                    "git config",
-                    "changes repository configuration",
-                )),
-            }
-        }
-    }
-    a.read_only =
-        harmless_globals && a.hazards.is_empty() && a.writes.is_empty() && git_sub_read_only(rest);
-    a
-}
-
-fn has_flag(words: &[String], pred: impl Fn(&str) -> bool) -> bool {
-    words.iter().skip(1).any(|w| w.starts_with('-') && pred(w))
-}
-
-fn git_sub_read_only(rest: &[String]) -> bool {
-    let Some(sub) = rest.first() else {
-        return false;
-    };
-    match sub.as_str() {
-        "log" | "diff" | "show" | "status" | "blame" | "shortlog" | "describe" | "rev-parse"
-        | "ls-files" | "ls-tree" | "cat-file" | "grep" | "whatchanged" | "rev-list"
-        | "merge-base" | "name-rev" | "annotate" | "count-objects" | "for-each-ref"
-        | "show-ref" | "check-ignore" | "check-attr" | "var" => {
-            // textconv drivers are programs from configuration.
-            !has_flag(rest, |w| w.starts_with("--textconv"))
-        }
-        "reflog" => rest
-            .get(1)
-            .is_none_or(|w| w.starts_with('-') || w == "show"),
-        "branch" => rest.iter().skip(1).all(|w| {
-            matches!(
-                w.as_str(),
-                "-a" | "-r"
-                    | "-v"
-                    | "-vv"
-                    | "--list"
-                    | "--all"
-                    | "--remotes"
-                    | "--show-current"
-                    | "--verbose"
-                    | "--no-color"
-                    | "--color"
-                    | "--merged"
-                    | "--no-merged"
-                    | "--contains"
-            )
-        }),
-        "tag" => rest
-            .iter()
-            .skip(1)
-            .all(|w| matches!(w.as_str(), "-l" | "--list" | "-n")),
-        "remote" => rest
-            .iter()
-            .skip(1)
-            .all(|w| matches!(w.as_str(), "-v" | "--verbose")),
-        "config" => true, // reaching here means a get/list (no hazards, no writes)
-        "stash" => matches!(rest.get(1).map(String::as_str), Some("list" | "show")),
-        _ => false,
-    }
-}
-
 /// How a wrapper (`env`, `time`, `timeout`, ...) was read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Wrapped {
@@ -1557,7 +1266,6 @@ fn wrapper_spec(prog: &str) -> Option<Spec> {
         digits: prog == "nice",
         abbrev: prog != "exec" && prog != "command",
         read_only: false,
-        leading_non_paths: 0,
     })
 }
 
@@ -1604,420 +1312,6 @@ pub fn wrapper(prog: &str, words: &[String]) -> Option<Wrapped> {
     }
     out.inner = (k < words.len()).then_some(k);
     Some(out)
-}
-
-/// What a network client (`curl`, `wget`, `scp`, `rsync`) was asked to do,
-/// read with its own grammar.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Net {
-    /// Every URL it will connect to, as the client reads it (`http://` added to scheme-less hosts).
-    pub urls: Vec<String>,
-    /// Local files it sends (`-d @f`, `-T f`, `-F x=@f`, `--post-file f`, a remote destination).
-    pub uploads: Vec<String>,
-    /// Local files it writes (`-o f`, `-c jar`).
-    pub writes: Vec<String>,
-    /// Local files it reads (certificates, netrc).
-    pub reads: Vec<String>,
-    /// Options that change where requests go or read options from a file.
-    pub hazards: Vec<Hazard>,
-}
-
-const CURL_REQ_SHORT: &str = "dFToHXuAebcxUKwmrEyYzDQPCt";
-const CURL_REQ_LONG: &[&str] = &[
-    "data",
-    "data-ascii",
-    "data-binary",
-    "data-raw",
-    "data-urlencode",
-    "json",
-    "form",
-    "form-string",
-    "upload-file",
-    "output",
-    "header",
-    "request",
-    "user",
-    "user-agent",
-    "referer",
-    "cookie",
-    "cookie-jar",
-    "proxy",
-    "proxy-user",
-    "connect-to",
-    "resolve",
-    "config",
-    "write-out",
-    "max-time",
-    "connect-timeout",
-    "range",
-    "cert",
-    "key",
-    "cacert",
-    "capath",
-    "retry",
-    "retry-delay",
-    "retry-max-time",
-    "speed-time",
-    "speed-limit",
-    "limit-rate",
-    "time-cond",
-    "url",
-    "output-dir",
-    "dump-header",
-    "trace",
-    "trace-ascii",
-    "stderr",
-    "interface",
-    "local-port",
-    "dns-servers",
-    "doh-url",
-    "oauth2-bearer",
-    "unix-socket",
-    "abstract-unix-socket",
-    "proto",
-    "proto-redir",
-    "max-filesize",
-    "max-redirs",
-    "netrc-file",
-    "noproxy",
-    "pinnedpubkey",
-    "preproxy",
-    "proxy-header",
-    "quote",
-    "expect100-timeout",
-    "keepalive-time",
-    "variable",
-    "url-query",
-    "ciphers",
-    "tls-max",
-    "pubkey",
-    "mail-from",
-    "mail-rcpt",
-    "mail-auth",
-    "login-options",
-    "socks4",
-    "socks4a",
-    "socks5",
-    "socks5-hostname",
-    "ftp-port",
-    "ftp-method",
-    "ftp-account",
-    "aws-sigv4",
-    "etag-save",
-    "etag-compare",
-    "alt-svc",
-    "hsts",
-    "request-target",
-    "continue-at",
-    "create-file-mode",
-    "key-type",
-    "cert-type",
-    "engine",
-    "crlfile",
-    "random-file",
-    "egd-file",
-    "sasl-authzid",
-    "service-name",
-    "proxy-cacert",
-    "proxy-cert",
-    "proxy-key",
-    "happy-eyeballs-timeout-ms",
-];
-
-/// Split `-dVALUE` / `-d VALUE` / `--data VALUE` / `--data=VALUE` style
-/// arguments of a client whose option list is only partly known: unknown
-/// options are taken as flags (a value mistaken for an operand is judged as
-/// a URL, the stricter reading).
-fn client_args<'w>(
-    words: &'w [String],
-    req_short: &str,
-    req_long: &[&str],
-    eq_long: bool,
-) -> (Vec<(String, Option<String>)>, Vec<&'w str>) {
-    let mut opts = Vec::new();
-    let mut operands = Vec::new();
-    let mut i = 1;
-    while i < words.len() {
-        let w = words[i].as_str();
-        i += 1;
-        if w == "--" {
-            operands.extend(words[i..].iter().map(String::as_str));
-            break;
-        }
-        if let Some(body) = w.strip_prefix("--") {
-            let (name, attached) = match body.split_once('=') {
-                Some((n, v)) if eq_long => (n, Some(v.to_string())),
-                _ => (body, None),
-            };
-            if req_long.contains(&name) {
-                let v = attached.or_else(|| {
-                    let v = words.get(i).cloned();
-                    i += 1;
-                    v
-                });
-                opts.push((format!("--{name}"), v));
-            } else {
-                opts.push((format!("--{name}"), attached));
-            }
-            continue;
-        }
-        if w.len() > 1 && w.starts_with('-') {
-            for (k, c) in w[1..].char_indices() {
-                if req_short.contains(c) {
-                    let rest = &w[1 + k + c.len_utf8()..];
-                    let v = if rest.is_empty() {
-                        let v = words.get(i).cloned();
-                        i += 1;
-                        v
-                    } else {
-                        Some(rest.to_string())
-                    };
-                    opts.push((format!("-{c}"), v));
-                    break;
-                }
-                opts.push((format!("-{c}"), None));
-            }
-            continue;
-        }
-        operands.push(w);
-    }
-    (opts, operands)
-}
-
-fn as_url(w: &str) -> String {
-    if w.contains("://") {
-        w.to_string()
-    } else {
-        format!("http://{w}")
-    }
-}
-
-/// A `host:path` or `user@host:path` operand of scp/rsync (not `./a:b`, not `/a:b`).
-fn is_remote_spec(w: &str) -> bool {
-    if w.starts_with("rsync://") || w.starts_with("scp://") || w.starts_with("sftp://") {
-        return true;
-    }
-    match w.split_once(':') {
-        Some((host, _)) => !host.is_empty() && !host.contains('/'),
-        None => false,
-    }
-}
-
-/// `user@host:path` → `ssh://user@host/`; `rsync://host/x` stays.
-fn remote_url(w: &str) -> String {
-    if w.contains("://") {
-        return w.to_string();
-    }
-    let host = w.split_once(':').map_or(w, |(h, _)| h);
-    format!("ssh://{host}/")
-}
-
-/// Read a network client's arguments. `None`: not a client this table knows.
-pub fn network(words: &[String]) -> Option<Net> {
-    let prog = program_name(words.first()?)?;
-    let mut n = Net::default();
-    match prog {
-        "curl" => {
-            let (opts, operands) = client_args(words, CURL_REQ_SHORT, CURL_REQ_LONG, false);
-            for (flag, v) in opts {
-                let Some(v) = v else {
-                    if flag == "-O" || flag == "--remote-name" || flag == "--remote-name-all" {
-                        n.writes.push(".".into());
-                    }
-                    continue;
-                };
-                match flag.as_str() {
-                    "-d" | "--data" | "--data-ascii" | "--data-binary" | "--json" => {
-                        if let Some(f) = v.strip_prefix('@') {
-                            n.uploads.push(f.to_string());
-                        }
-                    }
-                    "--data-urlencode" => {
-                        if let Some((_, f)) = v.split_once('@') {
-                            n.uploads.push(f.to_string());
-                        }
-                    }
-                    "-F" | "--form" => {
-                        if let Some((_, val)) = v.split_once('=')
-                            && let Some(f) = val.strip_prefix('@').or_else(|| val.strip_prefix('<'))
-                        {
-                            n.uploads.push(f.split(';').next().unwrap_or(f).to_string());
-                        }
-                    }
-                    "-T" | "--upload-file" => n.uploads.push(v),
-                    "-H" | "--header" | "--proxy-header" => {
-                        if let Some(f) = v.strip_prefix('@') {
-                            n.uploads.push(f.to_string());
-                        }
-                    }
-                    "--url-query" | "--variable" => {
-                        if let Some((_, f)) = v.split_once('@') {
-                            n.uploads.push(f.to_string());
-                        }
-                    }
-                    "-o" | "--output" | "-c" | "--cookie-jar" | "-D" | "--dump-header"
-                    | "--trace" | "--trace-ascii" | "--stderr" | "--etag-save" | "--hsts"
-                    | "--alt-svc"
-                        if v != "-" =>
-                    {
-                        n.writes.push(v);
-                    }
-                    "--output-dir" => n.writes.push(v),
-                    "--url" => n.urls.push(as_url(&v)),
-                    "-x"
-                    | "--proxy"
-                    | "--preproxy"
-                    | "--connect-to"
-                    | "--resolve"
-                    | "--doh-url"
-                    | "--unix-socket"
-                    | "--abstract-unix-socket"
-                    | "--socks4"
-                    | "--socks4a"
-                    | "--socks5"
-                    | "--socks5-hostname" => n.hazards.push(Hazard::new(
-                        format!("{flag} {v}"),
-                        "changes where the request goes",
-                    )),
-                    "-K" | "--config" => n.hazards.push(Hazard::new(
-                        format!("{flag} {v}"),
-                        "reads more options from a file",
-                    )),
-                    "-b" | "--cookie" if !v.contains('=') => n.reads.push(v),
-                    "-E" | "--cert" | "--key" | "--cacert" | "--netrc-file" => n.reads.push(v),
-                    _ => {}
-                }
-            }
-            n.urls.extend(operands.iter().map(|w| as_url(w)));
-        }
-        "wget" => {
-            let (opts, operands) = client_args(
-                words,
-                "OoaPieUtTwQlAR",
-                &[
-                    "output-document",
-                    "output-file",
-                    "append-output",
-                    "directory-prefix",
-                    "input-file",
-                    "execute",
-                    "user-agent",
-                    "tries",
-                    "timeout",
-                    "wait",
-                    "quota",
-                    "level",
-                    "accept",
-                    "reject",
-                    "post-file",
-                    "body-file",
-                    "post-data",
-                    "body-data",
-                    "method",
-                    "header",
-                    "user",
-                    "password",
-                    "load-cookies",
-                    "save-cookies",
-                    "config",
-                    "use-askpass",
-                    "certificate",
-                    "private-key",
-                    "ca-certificate",
-                ],
-                true,
-            );
-            for (flag, v) in opts {
-                let Some(v) = v else { continue };
-                match flag.as_str() {
-                    "--post-file" | "--body-file" => n.uploads.push(v),
-                    "-O" | "--output-document" | "-o" | "--output-file" | "-a"
-                    | "--append-output" | "--save-cookies"
-                        if v != "-" =>
-                    {
-                        n.writes.push(v);
-                    }
-                    "-P" | "--directory-prefix" => n.writes.push(v),
-                    "-e" | "--execute" | "--config" | "--use-askpass" => n.hazards.push(
-                        Hazard::new(format!("{flag} {v}"), "runs commands or reads options"),
-                    ),
-                    "-i" | "--input-file" => n.hazards.push(Hazard::new(
-                        format!("{flag} {v}"),
-                        "reads the URLs to fetch from a file",
-                    )),
-                    "--load-cookies" | "--certificate" | "--private-key" => n.reads.push(v),
-                    _ => {}
-                }
-            }
-            n.urls.extend(operands.iter().map(|w| as_url(w)));
-        }
-        "scp" | "rsync" | "sftp" => {
-            let (opts, operands) = client_args(
-                words,
-                if prog == "rsync" {
-                    "efBTM"
-                } else {
-                    "cFiJlLoOPSD"
-                },
-                &[
-                    "rsh",
-                    "rsync-path",
-                    "filter",
-                    "exclude",
-                    "include",
-                    "exclude-from",
-                    "include-from",
-                    "files-from",
-                    "temp-dir",
-                    "partial-dir",
-                    "log-file",
-                    "password-file",
-                    "port",
-                    "out-format",
-                    "compare-dest",
-                    "copy-dest",
-                    "link-dest",
-                    "backup-dir",
-                    "suffix",
-                    "chmod",
-                    "chown",
-                    "timeout",
-                ],
-                true,
-            );
-            for (flag, v) in &opts {
-                if matches!(flag.as_str(), "-e" | "--rsh" | "--rsync-path" | "-S" | "-o")
-                    && let Some(v) = v
-                {
-                    n.hazards
-                        .push(Hazard::new(format!("{flag} {v}"), "runs another program"));
-                }
-            }
-            let remote: Vec<&&str> = operands.iter().filter(|w| is_remote_spec(w)).collect();
-            if let Some(dest) = operands.last()
-                && is_remote_spec(dest)
-            {
-                // Sending to a remote: every local source is uploaded.
-                n.uploads.extend(
-                    operands[..operands.len() - 1]
-                        .iter()
-                        .filter(|w| !is_remote_spec(w))
-                        .map(|w| w.to_string()),
-                );
-            }
-            if prog == "sftp" && !operands.is_empty() {
-                n.hazards.push(Hazard::new(
-                    "sftp",
-                    "an interactive transfer the engine cannot see",
-                ));
-            }
-            for r in remote {
-                n.urls.push(remote_url(r));
-            }
-        }
-        _ => return None,
-    }
-    Some(n)
 }
 
 /// A command that prints stored secrets (keychain, secret service, credential helpers).
@@ -2146,11 +1440,6 @@ pub fn is_destructive(prog: &str) -> bool {
             | "chattr"
             | "setfacl"
     )
-}
-
-/// Leading operands that are not paths (grep's pattern, sed's script, jq's filter).
-pub fn leading_non_paths(prog: &str) -> usize {
-    TABLE.get(prog).map_or(0, |s| s.leading_non_paths)
 }
 
 #[cfg(test)]
