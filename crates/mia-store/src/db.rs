@@ -343,6 +343,14 @@ fn open_and_migrate(opts: &OpenOptions) -> Result<Connection> {
     )
     .map_err(map)?;
     conn.busy_timeout(opts.busy_timeout).map_err(map)?;
+    // A fresh time-ordered id per call (forks copy rows inside SQL).
+    conn.create_scalar_function(
+        "mia_new_id",
+        0,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8,
+        |_| Ok(mia_protocol::PartId::new().to_string()),
+    )
+    .map_err(map)?;
     // Two first launches at once: SQLite answers SQLITE_BUSY at once (no
     // busy handler) while another connection creates the file or switches
     // it to WAL; retry those for the busy timeout.

@@ -58,6 +58,22 @@ pub enum StoreError {
     SessionNotFound(String),
     #[error("no message with id {id} in session {session}")]
     MessageNotFound { session: String, id: String },
+    /// ForkDepthExceededError (spec 020): forks of forks stop at `max` levels.
+    #[error(
+        "session {session} is already a fork {depth} levels deep; forks stop at {max} levels (ForkDepthExceededError): fork one of its ancestors, or `mia-code sessions promote {session}` first to make it a top-level session"
+    )]
+    ForkDepthExceeded {
+        session: String,
+        depth: u32,
+        max: u32,
+    },
+    /// InvalidForkPointError (spec 020): the message is not a visible message of the session.
+    #[error("cannot fork session {session} there (InvalidForkPointError): {reason}")]
+    InvalidForkPoint {
+        session: String,
+        message: String,
+        reason: String,
+    },
     #[error("invalid input: {0}")]
     InvalidInput(String),
     #[error("cannot {action} {path}: {source}")]

@@ -8,6 +8,7 @@
 
 mod db;
 mod error;
+mod fork;
 mod leases;
 mod legacy;
 mod messages;
@@ -19,6 +20,7 @@ mod tree;
 
 pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
 pub use error::{ConcurrencyError, CorruptionError, MigrationError, Result, StoreError};
+pub use fork::{ForkRequest, Forked, MAX_FORK_DEPTH, SessionStats, fork_title};
 pub use leases::{LEASE_STALE_MS, Lease, LeaseOwner, this_host};
 pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;

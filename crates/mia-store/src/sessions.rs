@@ -116,7 +116,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Session> {
 }
 
 /// `fix the auth bug` + id → `fix-the-auth-bug-3f2a`.
-fn make_slug(title: &str, id: &SessionId) -> String {
+pub(crate) fn make_slug(title: &str, id: &SessionId) -> String {
     let mut words: Vec<String> = title
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())

@@ -43,8 +43,11 @@ fn schema_has_spec_tables_indices_and_pragmas() {
         "idx_sessions_project",
         "idx_sessions_directory",
         "idx_sessions_created",
-        "idx_messages_session",
-        "idx_parts_message",
+        // Spec 018's message and part indices, as migration 0006 left them:
+        // (session_id, seq) replaced (session_id, created_at), and the
+        // UNIQUE (message_id, "index") index replaced its duplicate.
+        "idx_messages_session_seq",
+        "sqlite_autoindex_parts_2",
     ] {
         assert!(
             names.iter().any(|n| n == want),
