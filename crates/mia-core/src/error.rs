@@ -63,7 +63,9 @@ impl CoreError {
             | Self::BadModel(_)
             | Self::Setup(_)
             | Self::Config(_)
-            | Self::Store(S::InvalidInput(_)) => ErrorKind::BadInput,
+            | Self::Store(
+                S::InvalidInput(_) | S::InvalidForkPoint { .. } | S::ForkDepthExceeded { .. },
+            ) => ErrorKind::BadInput,
             Self::Store(S::Concurrency(_)) => ErrorKind::Unavailable,
             _ => ErrorKind::Internal,
         }

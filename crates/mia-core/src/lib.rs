@@ -11,6 +11,7 @@ pub mod agents;
 mod dispatch;
 mod error;
 mod events;
+mod fork;
 mod limits;
 mod llm;
 pub mod permissions;

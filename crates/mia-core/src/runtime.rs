@@ -53,6 +53,7 @@ pub enum OpResult {
     Done,
     Session(Session),
     Reverted(mia_protocol::RevertSummary),
+    Forked(mia_protocol::ForkResult),
 }
 
 pub(crate) struct Inner {

@@ -8,7 +8,7 @@ use mia_protocol::{
 };
 
 use crate::CoreError;
-use crate::runtime::Runtime;
+use crate::runtime::{Runtime, lock};
 use crate::snapshots::{new_snapshot, new_step};
 
 /// The plan of a history operation over the session's step records.
@@ -54,6 +54,19 @@ impl Runtime {
         force: bool,
     ) -> Result<RevertSummary, CoreError> {
         let records = self.step_records(session_id).await?;
+        // A fork's history starts at the fork: what came before is its parent's.
+        let fork = self
+            .loaded_state(session_id)
+            .and_then(|st| lock(&st.session).fork.clone());
+        if let Some(f) = fork
+            && records.is_empty()
+            && !matches!(action, HistoryAction::Redo)
+        {
+            return Err(CoreError::Setup(format!(
+                "nothing to undo in this fork yet: its undo history starts at the fork, and the changes made before it belong to session {} (undo them there)",
+                f.source_session_id
+            )));
+        }
         let outcome = self
             .with_repo(session_id, move |repo| {
                 let plan = plan(repo, &records, &action)?;

@@ -20,5 +20,5 @@ pub use compare::{Attempt, Between, Comparison, FileChange, PromoteMode, Promote
 pub use error::{GitError, Result};
 pub use worktree::{
     Cancel, CreateOptions, Created, Meta, OnLine, Repo, ScriptLine, ScriptResult, Settings,
-    WorktreeInfo, Worktrees, main_root_of, run_script,
+    WorktreeInfo, Worktrees, head_commit, main_root_of, run_script,
 };

@@ -909,3 +909,9 @@ pub fn main_root_of(dir: &Path) -> Option<PathBuf> {
     let root = common.parent()?;
     Some(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()))
 }
+
+/// The commit checked out in `dir` (a main tree or a linked worktree).
+pub fn head_commit(dir: &Path) -> Result<String> {
+    let out = Git::new(dir, false).ok(&["rev-parse", "--verify", "HEAD^{commit}"])?;
+    Ok(out.trim().to_string())
+}

@@ -78,6 +78,19 @@ pub enum Op {
     },
     /// Delete a session and its messages (refused while a turn runs).
     DeleteSession { session_id: SessionId },
+    /// Fork the session at `message_id` (default: its last message) into a
+    /// new session (spec 020). With `with_files` the fork works in a new
+    /// worktree holding the project as it was at the fork point; without,
+    /// in the parent's directory.
+    Fork {
+        session_id: SessionId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_id: Option<MessageId>,
+        #[serde(default)]
+        with_files: bool,
+    },
+    /// Make a fork a top-level session (its fork metadata is kept).
+    Promote { session_id: SessionId },
 }
 
 /// What an undo, revert or redo did.

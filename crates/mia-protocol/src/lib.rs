@@ -26,8 +26,9 @@ pub use message::{
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus};
 pub use view::{
-    AgentInfo, AgentModeView, ApprovalView, DiffScope, DiffView, HistoryAction, PermissionsView,
-    PreviewAction, PreviewFile, ProjectSummary, ProviderInfo, RevertPreview, RuleView, ServerInfo,
+    AgentInfo, AgentModeView, ApprovalView, DiffScope, DiffView, ForkFiles, ForkResult,
+    ForkTreeNode, HistoryAction, PermissionsView, PreviewAction, PreviewFile, ProjectSummary,
+    ProviderInfo, RevertPreview, RuleView, ServerInfo, SessionChanges, SessionCompare,
     SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
 };
 pub use worktree::{
@@ -67,6 +68,9 @@ pub fn protocol_schema() -> serde_json::Value {
         comparison_view: ComparisonView,
         promoted_view: PromotedView,
         server_info: ServerInfo,
+        fork_result: ForkResult,
+        fork_tree_node: ForkTreeNode,
+        session_compare: SessionCompare,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

@@ -270,3 +270,80 @@ pub struct ServerInfo {
     pub project: Option<String>,
     pub home: String,
 }
+
+/// A new fork (spec 020): the child session, and for a fork with files the
+/// worktree it works in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkResult {
+    #[serde(flatten)]
+    pub session: Session,
+    /// Set for a fork with files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<ForkFiles>,
+}
+
+/// The workspace of a fork with files: a new worktree holding the project as
+/// it was at the fork point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkFiles {
+    pub worktree: String,
+    pub path: String,
+    pub branch: String,
+    /// The commit the worktree started from (the parent's HEAD).
+    pub base: String,
+    /// The snapshot applied over it (the files at the fork point); absent
+    /// when the session had changed nothing by then (the files are the
+    /// parent's as they are now).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    /// Files that could not be carried over, each with why (over the
+    /// snapshot size cap, unreadable; ignored files are never snapshotted).
+    pub left_out: Vec<String>,
+    /// Ignored files copied in because `.worktreeinclude` lists them.
+    pub included: Vec<String>,
+}
+
+/// One session in a project's fork tree (the tree view and `sessions tree --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkTreeNode {
+    #[serde(flatten)]
+    pub summary: SessionSummary,
+    /// Distinct files its own steps changed.
+    pub files_changed: u64,
+    /// Cost of its own messages (a fork's copied history is not counted again), USD.
+    pub cost_usd: f64,
+    /// The fork point's text, shortened (forks only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_excerpt: Option<String>,
+    /// True when the fork has its own worktree (a fork with files) rather
+    /// than its parent's directory.
+    pub own_worktree: bool,
+    pub children: Vec<ForkTreeNode>,
+}
+
+/// Two sessions' file changes since the point where they diverged, for the
+/// side-by-side comparison (`GET /api/sessions/{id}/compare?with=`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionCompare {
+    pub left: SessionChanges,
+    pub right: SessionChanges,
+    /// Where they diverged: the fork point message in the common ancestor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_point: Option<String>,
+}
+
+/// One side of a [`SessionCompare`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SessionChanges {
+    pub session_id: String,
+    pub title: String,
+    /// The worktree the session works in, when it has its own: when both
+    /// sides have one, the worktree comparison screen compares them
+    /// (uncommitted changes included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    /// Each changed file from its state before the session's first change to
+    /// it (after the fork point) to its state after the last one.
+    pub files: Vec<FileDiff>,
+    pub stats: DiffStats,
+}

@@ -6,6 +6,7 @@
 //! whose `Host` is not a loopback name are refused (DNS rebinding); there is
 //! no CORS layer, so other origins cannot read responses.
 
+mod forks;
 mod openapi;
 mod worktrees;
 
@@ -132,6 +133,7 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         .route("/api/sessions/{id}/redo", post(redo))
         .route("/api/sessions/{id}/revert", post(revert))
         .merge(worktrees::routes())
+        .merge(forks::routes())
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
         .route_layer(middleware::from_fn(same_origin))
@@ -570,7 +572,7 @@ impl IntoResponse for BadRequest {
     }
 }
 
-fn parse_id(id: &str) -> Result<SessionId, BadRequest> {
+pub(crate) fn parse_id(id: &str) -> Result<SessionId, BadRequest> {
     id.parse()
         .map_err(|e: mia_protocol::IdParseError| BadRequest(e.to_string()))
 }
@@ -635,6 +637,7 @@ async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) ->
     match s.runtime.submit(op).await {
         Ok(OpResult::Session(session)) => (StatusCode::CREATED, Json(session)).into_response(),
         Ok(OpResult::Reverted(summary)) => Json(summary).into_response(),
+        Ok(OpResult::Forked(f)) => (StatusCode::CREATED, Json(f)).into_response(),
         Ok(OpResult::Done) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => core_error(e),
     }
@@ -859,6 +862,7 @@ async fn submit(s: &AppState, op: Op) -> Response {
             (StatusCode::CONFLICT, Json(summary)).into_response()
         }
         Ok(OpResult::Reverted(summary)) => Json(summary).into_response(),
+        Ok(OpResult::Forked(f)) => (StatusCode::CREATED, Json(f)).into_response(),
         Ok(OpResult::Done) => (StatusCode::ACCEPTED, Json(json!({ "ok": true }))).into_response(),
         Err(e) => core_error(e),
     }

@@ -15,7 +15,7 @@ pub fn openapi() -> Value {
         json!({"name": "name", "in": "path", "required": true, "schema": {"type": "string"}});
     let dir_q =
         json!({"name": "directory", "in": "query", "required": true, "schema": {"type": "string"}});
-    json!({
+    let mut doc = json!({
         "openapi": "3.1.0",
         "info": {
             "title": "mia-code server",
@@ -43,7 +43,13 @@ pub fn openapi() -> Value {
                 "WorktreeView": schema::<mia_protocol::WorktreeView>(),
                 "WorktreeCreated": schema::<mia_protocol::WorktreeCreated>(),
                 "ComparisonView": schema::<mia_protocol::ComparisonView>(),
-                "PromotedView": schema::<mia_protocol::PromotedView>()
+                "PromotedView": schema::<mia_protocol::PromotedView>(),
+                "ForkResult": schema::<mia_protocol::ForkResult>(),
+                "ForkTreeNode": schema::<mia_protocol::ForkTreeNode>(),
+                "SessionCompare": schema::<mia_protocol::SessionCompare>(),
+                "Fork": {"type": "object", "properties": {
+                    "message_id": {"type": "string", "description": "The fork point (default: the session's last message)"},
+                    "with_files": {"type": "boolean", "description": "Also fork the files: a new worktree with the project as it was at the fork point"}}}
             }
         },
         "security": [{"bearer": []}],
@@ -111,5 +117,26 @@ pub fn openapi() -> Value {
                                {"name": "token", "in": "query", "schema": {"type": "string"}}],
                 "responses": {"200": {"description": "text/event-stream of Event", "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/Event"}}}}}}}
         }
-    })
+    });
+    // Forks (spec 020), added separately: one json! of every path exceeds the macro's recursion limit.
+    let forks = json!({
+            "/api/sessions/{id}/fork": {"post": {"summary": "Fork the session at a message (Op fork): the new session, with its worktree for a fork with files",
+                "parameters": [session_id.clone()], "requestBody": json_body("#/components/schemas/Fork"),
+                "responses": {"201": ok("ForkResult"), "400": ok("InvalidForkPointError or ForkDepthExceededError, with what to do"), "404": ok("No such session")}}},
+            "/api/sessions/{id}/promote": {"post": {"summary": "Make a fork a top-level session (Op promote); its fork metadata is kept",
+                "parameters": [session_id.clone()], "responses": {"200": ok("The session"), "400": ok("Not a fork")}}},
+            "/api/sessions/{id}/compare": {"get": {"summary": "This session's and another's file changes since they diverged, side by side",
+                "parameters": [session_id.clone(), {"name": "with", "in": "query", "required": true, "schema": {"type": "string", "format": "uuid"}}],
+                "responses": {"200": ok("SessionCompare")}}},
+            "/api/sessions/tree": {"get": {"summary": "The fork tree of a project (its sessions and its worktrees' sessions), forks nested under their parents",
+                "parameters": [{"name": "project", "in": "query", "required": true, "schema": {"type": "string"}},
+                    {"name": "archived", "in": "query", "schema": {"type": "boolean"}}],
+                "responses": {"200": ok("[ForkTreeNode]")}}}
+    });
+    if let (Some(paths), Value::Object(more)) =
+        (doc.get_mut("paths").and_then(Value::as_object_mut), forks)
+    {
+        paths.extend(more);
+    }
+    doc
 }

@@ -33,7 +33,7 @@ pub use gc::{
 pub use journal::Concurrent;
 pub use model::{
     CaptureContext, CaptureMode, ExcludeReason, ExcludedFile, ForeignChange, Snapshot, StepKind,
-    StepRecord,
+    StepRecord, reason_text,
 };
 pub use render::{RenderOptions, render_terminal, summary_line};
 pub use repo::{

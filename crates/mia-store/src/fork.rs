@@ -41,6 +41,15 @@ pub struct Forked {
     pub marker: Message,
 }
 
+/// See [`SessionDb::fork_files_point`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkFilesPoint {
+    pub fork_point: MessageId,
+    pub snapshot: Option<String>,
+    /// (path, reason) of files the snapshot could not hold.
+    pub left_out: Vec<(String, String)>,
+}
+
 /// Per-session figures the fork tree shows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionStats {
@@ -98,6 +107,74 @@ impl SessionDb {
             }
         })?;
         self.get_session(id)
+    }
+
+    /// The files at a fork point: the snapshot after the session's last
+    /// file-changing step at or before it, else the one before its first
+    /// step after it; `None` when the session never changed a file (its files
+    /// are the directory's as they are now). With what that snapshot could
+    /// not hold (path, reason), when it was indexed.
+    pub fn fork_files_point(
+        &self,
+        source: &SessionId,
+        message: Option<&MessageId>,
+    ) -> Result<ForkFilesPoint> {
+        self.read(|| {
+            let err = |e| self.err(e);
+            let (fork_point, seq) = fork_point(&self.conn, &err, source, message)?;
+            let key = source.to_string();
+            let at: Option<String> = self
+                .conn
+                .query_row(
+                    "SELECT st.after_hash FROM snapshot_steps st JOIN messages m ON m.id = st.message_id \
+                     WHERE st.session_id = ?1 AND m.seq <= ?2 ORDER BY st.seq DESC LIMIT 1",
+                    params![key, seq],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(err)?;
+            let snapshot = match at {
+                Some(h) => Some(h),
+                None => self
+                    .conn
+                    .query_row(
+                        "SELECT st.before_hash FROM snapshot_steps st JOIN messages m ON m.id = st.message_id \
+                         WHERE st.session_id = ?1 AND m.seq > ?2 ORDER BY st.seq LIMIT 1",
+                        params![key, seq],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(err)?,
+            };
+            let mut left_out = Vec::new();
+            if let Some(hash) = &snapshot {
+                let excluded: Option<String> = self
+                    .conn
+                    .query_row(
+                        "SELECT excluded FROM snapshots WHERE hash = ?1 ORDER BY seq DESC LIMIT 1",
+                        [hash],
+                        |r| r.get(0),
+                    )
+                    .optional()
+                    .map_err(err)?;
+                if let Some(list) = excluded
+                    .and_then(|e| serde_json::from_str::<Vec<serde_json::Value>>(&e).ok())
+                {
+                    for e in list {
+                        let path = e.get("path").and_then(|p| p.as_str()).unwrap_or_default();
+                        let reason = e.get("reason").and_then(|p| p.as_str()).unwrap_or("not captured");
+                        if !path.is_empty() {
+                            left_out.push((path.to_string(), reason.to_string()));
+                        }
+                    }
+                }
+            }
+            Ok(ForkFilesPoint {
+                fork_point,
+                snapshot,
+                left_out,
+            })
+        })
     }
 
     /// Cost and files changed of every session of a project, by session id.
@@ -206,7 +283,7 @@ fn fork_in(tx: &Tx<'_>, req: &ForkRequest) -> Result<Forked> {
         });
     }
 
-    let (fork_point, fork_seq) = fork_point(tx, &req.source, req.message.as_ref())?;
+    let (fork_point, fork_seq) = fork_point(tx, &|e| tx.err(e), &req.source, req.message.as_ref())?;
 
     // "(fork)", "(fork 2)", then "(fork 2.1)" for a fork of "(fork 2)".
     let siblings: i64 = tx
@@ -305,7 +382,8 @@ fn fork_in(tx: &Tx<'_>, req: &ForkRequest) -> Result<Forked> {
 /// The fork point's id and `seq`, checked: it must be a visible message of
 /// the source session.
 fn fork_point(
-    tx: &Tx<'_>,
+    tx: &rusqlite::Connection,
+    err: &dyn Fn(rusqlite::Error) -> StoreError,
     source: &SessionId,
     message: Option<&MessageId>,
 ) -> Result<(MessageId, i64)> {
@@ -318,7 +396,7 @@ fn fork_point(
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()
-            .map_err(|e| tx.err(e))?;
+            .map_err(err)?;
         let (id, seq) = last.ok_or_else(|| StoreError::InvalidForkPoint {
             session: source_key.clone(),
             message: String::new(),
@@ -340,7 +418,7 @@ fn fork_point(
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()
-        .map_err(|e| tx.err(e))?;
+        .map_err(err)?;
     let invalid = |reason: String| StoreError::InvalidForkPoint {
         session: source_key.clone(),
         message: key.clone(),

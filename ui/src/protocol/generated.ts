@@ -414,6 +414,16 @@ export type Op =
   | {
       session_id: SessionId;
       type: "delete_session";
+    }
+  | {
+      message_id?: MessageId | null;
+      session_id: SessionId;
+      type: "fork";
+      with_files?: boolean;
+    }
+  | {
+      session_id: SessionId;
+      type: "promote";
     };
 /**
  * How a person answered a permission ask.
@@ -463,6 +473,8 @@ export interface Protocol {
   diff_scope: DiffScope;
   diff_view: DiffView;
   event: Event;
+  fork_result: ForkResult;
+  fork_tree_node: ForkTreeNode;
   history_action: HistoryAction;
   message: Message;
   op: Op;
@@ -475,6 +487,7 @@ export interface Protocol {
   revert_summary: RevertSummary;
   server_info: ServerInfo;
   session: Session;
+  session_compare: SessionCompare;
   session_detail: SessionDetail;
   session_summary: SessionSummary;
   settings_update: SettingsUpdate;
@@ -933,6 +946,145 @@ export interface CommandSegment {
   reason?: string | null;
 }
 /**
+ * A new fork (spec 020): the child session, and for a fork with files the
+ * worktree it works in.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForkResult".
+ */
+export interface ForkResult {
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  archived_at?: number | null;
+  created_at: number;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  /**
+   * Set for a fork with files.
+   */
+  files?: ForkFiles | null;
+  fork?: ForkInfo | null;
+  id: SessionId;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
+  parent_id?: SessionId | null;
+  /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+   */
+  slug: string;
+  status: SessionStatus;
+  title: string;
+  updated_at: number;
+  /**
+   * mia-code version that created the session.
+   */
+  version: string;
+}
+/**
+ * The workspace of a fork with files: a new worktree holding the project as
+ * it was at the fork point.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForkFiles".
+ */
+export interface ForkFiles {
+  /**
+   * The commit the worktree started from (the parent's HEAD).
+   */
+  base: string;
+  branch: string;
+  /**
+   * Ignored files copied in because `.worktreeinclude` lists them.
+   */
+  included: string[];
+  /**
+   * Files that could not be carried over, each with why (over the
+   * snapshot size cap, unreadable; ignored files are never snapshotted).
+   */
+  left_out: string[];
+  path: string;
+  /**
+   * The snapshot applied over it (the files at the fork point); absent
+   * when the session had changed nothing by then (the files are the
+   * parent's as they are now).
+   */
+  snapshot?: string | null;
+  worktree: string;
+}
+/**
+ * One session in a project's fork tree (the tree view and `sessions tree --json`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForkTreeNode".
+ */
+export interface ForkTreeNode {
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  archived_at?: number | null;
+  children: ForkTreeNode[];
+  /**
+   * Cost of its own messages (a fork's copied history is not counted again), USD.
+   */
+  cost_usd: number;
+  created_at: number;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  /**
+   * Distinct files its own steps changed.
+   */
+  files_changed: number;
+  fork?: ForkInfo | null;
+  /**
+   * The fork point's text, shortened (forks only).
+   */
+  fork_excerpt?: string | null;
+  id: SessionId;
+  message_count: number;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
+  /**
+   * True when the fork has its own worktree (a fork with files) rather
+   * than its parent's directory.
+   */
+  own_worktree: boolean;
+  parent_id?: SessionId | null;
+  /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+   */
+  slug: string;
+  status: SessionStatus;
+  title: string;
+  updated_at: number;
+  /**
+   * mia-code version that created the session.
+   */
+  version: string;
+  /**
+   * The git worktree the session works in (its name), when its directory is one.
+   */
+  worktree?: string | null;
+}
+/**
  * The compiled rules of one agent, with lint warnings.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1085,6 +1237,43 @@ export interface ServerInfo {
    */
   project?: string | null;
   version: string;
+}
+/**
+ * Two sessions' file changes since the point where they diverged, for the
+ * side-by-side comparison (`GET /api/sessions/{id}/compare?with=`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionCompare".
+ */
+export interface SessionCompare {
+  /**
+   * Where they diverged: the fork point message in the common ancestor.
+   */
+  fork_point?: string | null;
+  left: SessionChanges;
+  right: SessionChanges;
+}
+/**
+ * One side of a [`SessionCompare`].
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionChanges".
+ */
+export interface SessionChanges {
+  /**
+   * Each changed file from its state before the session's first change to
+   * it (after the fork point) to its state after the last one.
+   */
+  files: FileDiff[];
+  session_id: string;
+  stats: DiffStats;
+  title: string;
+  /**
+   * The worktree the session works in, when it has its own: when both
+   * sides have one, the worktree comparison screen compares them
+   * (uncommitted changes included).
+   */
+  worktree?: string | null;
 }
 /**
  * A session opened in a front end: everything needed to draw it.

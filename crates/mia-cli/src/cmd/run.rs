@@ -153,7 +153,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 .await?
             {
                 OpResult::Session(s) => s,
-                OpResult::Done | OpResult::Reverted(_) => bail!("the session was not created"),
+                _ => bail!("the session was not created"),
             },
         };
         if args.format == Format::Text {

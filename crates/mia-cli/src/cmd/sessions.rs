@@ -4,9 +4,9 @@ use std::process::ExitCode;
 use anyhow::{Context as _, bail};
 use chrono::{Local, NaiveDate, TimeZone};
 use clap::{Args, Subcommand};
+use mia_core::OpResult;
 use mia_core::SessionListQuery;
-use mia_core::queries::TreeNode;
-use mia_protocol::{Message, Op, PartContent, Session, SessionStatus};
+use mia_protocol::{ForkTreeNode, Message, Op, PartContent, Session, SessionStatus};
 
 use crate::context;
 use crate::output::{datetime, plural, print_json};
@@ -33,6 +33,29 @@ pub enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Fork a session at a message (default: its last): prints the new session's id.
+    Fork {
+        /// Session id, a unique id prefix (4+ characters) or the slug.
+        id: String,
+        /// The fork point: a message id of the session (`sessions show` lists them).
+        #[arg(long)]
+        message: Option<String>,
+        /// Also fork the files: the fork works in a new worktree holding the
+        /// project as it was at the fork point (needs a git repository).
+        #[arg(long)]
+        with_files: bool,
+        /// Print the new session as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The forks of one session, as a tree.
+    Forks {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a fork a top-level session (its fork metadata is kept).
+    Promote { id: String },
     /// Archive a session (hidden from lists, nothing deleted).
     Archive { id: String },
     /// Delete a session with all its messages.
@@ -88,6 +111,24 @@ pub fn run(cmd: SessionsCommand) -> anyhow::Result<ExitCode> {
         SessionsCommand::List(args) => list(&local, args)?,
         SessionsCommand::Show { id, json, all } => show(&local, &id, json, all)?,
         SessionsCommand::Tree { project, json } => tree(&local, project, json)?,
+        SessionsCommand::Fork {
+            id,
+            message,
+            with_files,
+            json,
+        } => fork(&local, &id, message, with_files, json)?,
+        SessionsCommand::Forks { id, json } => forks(&local, &id, json)?,
+        SessionsCommand::Promote { id } => {
+            let s = resolve(&local, &id)?;
+            let promoted = local.block(local.core.submit(Op::Promote { session_id: s.id }))?;
+            if let OpResult::Session(p) = promoted {
+                println!(
+                    "promoted {} ({}) to a top-level session",
+                    display_title(&p),
+                    p.id
+                );
+            }
+        }
         SessionsCommand::Archive { id } => {
             let s = resolve(&local, &id)?;
             local.block(local.core.submit(Op::UpdateSession {
@@ -314,7 +355,7 @@ fn tree(local: &context::Local, project: Option<PathBuf>, json: bool) -> anyhow:
     let dir = context::project_dir(project.as_deref())?;
     let dir_text = dir.display().to_string();
     let roots = local
-        .block(local.core.session_tree(&dir))
+        .block(local.core.fork_tree(&dir, false))
         .context("listing sessions")?;
     if json {
         return print_json(&roots);
@@ -323,35 +364,132 @@ fn tree(local: &context::Local, project: Option<PathBuf>, json: bool) -> anyhow:
     Ok(())
 }
 
-/// The spec 020 drawing: roots indented by two, children with ├─ / └─.
-pub fn render_tree(directory: &str, roots: &[TreeNode]) -> String {
-    fn line(node: &TreeNode) -> String {
-        format!(
-            "{} — {} — {}",
-            display_title(&node.item.session),
-            datetime(node.item.session.created_at),
-            plural(node.item.message_count, "message", "messages")
-        )
-    }
-    fn children(out: &mut String, nodes: &[TreeNode], prefix: &str) {
-        for (i, node) in nodes.iter().enumerate() {
-            let last = i + 1 == nodes.len();
-            out.push_str(&format!(
-                "{prefix}{}{}\n",
-                if last { "└─ " } else { "├─ " },
-                line(node)
-            ));
-            let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
-            children(out, &node.children, &deeper);
+/// `sessions forks ID`: the forks of one session (spec 020's `/forks`).
+fn forks(local: &context::Local, reference: &str, json: bool) -> anyhow::Result<()> {
+    let session = resolve(local, reference)?;
+    // The tree of the session's project (a worktree's is its main project's).
+    let root = PathBuf::from(&session.directory);
+    let roots = local
+        .block(local.core.fork_tree(&root, true))
+        .context("listing sessions")?;
+    fn find(nodes: Vec<ForkTreeNode>, id: mia_protocol::SessionId) -> Option<ForkTreeNode> {
+        for n in nodes {
+            if n.summary.session.id == id {
+                return Some(n);
+            }
+            if let Some(found) = find(n.children, id) {
+                return Some(found);
+            }
         }
+        None
     }
+    let children = find(roots, session.id)
+        .map(|n| n.children)
+        .unwrap_or_default();
+    if json {
+        return print_json(&children);
+    }
+    if children.is_empty() {
+        println!(
+            "No forks of {}; `mia-code sessions fork {}` makes one.",
+            display_title(&session),
+            session.id
+        );
+        return Ok(());
+    }
+    println!("Session forks:");
+    let mut out = String::new();
+    draw_children(&mut out, &children, "  ");
+    print!("{out}");
+    Ok(())
+}
+
+fn tree_line(node: &ForkTreeNode) -> String {
+    let s = &node.summary.session;
+    let mut line = format!(
+        "{} — {} — {}",
+        display_title(s),
+        datetime(s.created_at),
+        plural(node.summary.message_count, "message", "messages")
+    );
+    if node.own_worktree
+        && let Some(w) = &node.summary.worktree
+    {
+        line.push_str(&format!(" — worktree {w}"));
+    }
+    line
+}
+
+fn draw_children(out: &mut String, nodes: &[ForkTreeNode], prefix: &str) {
+    for (i, node) in nodes.iter().enumerate() {
+        let last = i + 1 == nodes.len();
+        out.push_str(&format!(
+            "{prefix}{}{}\n",
+            if last { "└─ " } else { "├─ " },
+            tree_line(node)
+        ));
+        let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
+        draw_children(out, &node.children, &deeper);
+    }
+}
+
+/// The spec 020 drawing: roots indented by two, children with ├─ / └─.
+pub fn render_tree(directory: &str, roots: &[ForkTreeNode]) -> String {
     let mut out = format!("Sessions for {directory}:\n");
     if roots.is_empty() {
         out.push_str("  (none)\n");
     }
     for root in roots {
-        out.push_str(&format!("  {}\n", line(root)));
-        children(&mut out, &root.children, "    ");
+        out.push_str(&format!("  {}\n", tree_line(root)));
+        draw_children(&mut out, &root.children, "    ");
     }
     out
+}
+
+fn fork(
+    local: &context::Local,
+    reference: &str,
+    message: Option<String>,
+    with_files: bool,
+    json: bool,
+) -> anyhow::Result<()> {
+    let session = resolve(local, reference)?;
+    let message_id = message
+        .map(|m| {
+            m.parse::<mia_protocol::MessageId>().map_err(|e| {
+                anyhow::anyhow!(
+                    "--message {m}: not a message id ({e}); `mia-code sessions show {}` lists the messages with their ids",
+                    session.id
+                )
+            })
+        })
+        .transpose()?;
+    let forked = match local.block(local.core.submit(Op::Fork {
+        session_id: session.id,
+        message_id,
+        with_files,
+    }))? {
+        OpResult::Forked(f) => f,
+        _ => bail!("the fork returned no session"),
+    };
+    if json {
+        return print_json(&forked);
+    }
+    println!("{}", forked.session.id);
+    eprintln!(
+        "forked {} into {} ({})",
+        display_title(&session),
+        display_title(&forked.session),
+        forked.session.slug
+    );
+    if let Some(f) = &forked.files {
+        eprintln!(
+            "files: worktree {} at {} (branch {}), the project as it was at the fork point",
+            f.worktree, f.path, f.branch
+        );
+        for l in &f.left_out {
+            eprintln!("  not carried over: {l}");
+        }
+    }
+    Ok(())
 }

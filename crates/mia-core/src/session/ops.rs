@@ -52,6 +52,15 @@ impl Runtime {
             } => self.revert_op(session_id, message_id, force).await,
             Op::Redo { session_id, force } => self.redo_op(session_id, force).await,
             Op::SwitchAgent { session_id, agent } => self.switch_agent(session_id, agent).await,
+            Op::Fork {
+                session_id,
+                message_id,
+                with_files,
+            } => self
+                .fork(session_id, message_id, with_files)
+                .await
+                .map(OpResult::Forked),
+            Op::Promote { session_id } => self.promote(session_id).await.map(OpResult::Session),
         }
     }
 
