@@ -268,3 +268,133 @@ async fn run_in_a_new_worktree_leaves_the_main_tree_alone() {
     assert_eq!(w["sessions"].as_array().unwrap().len(), 1, "{w}");
     assert_eq!(w["dirty"], json!(["a.txt"]));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_fork_tree_and_promote_from_the_cli() {
+    let scenario: Scenario = serde_json::from_value(json!({"steps": [
+        {"match": {"last_message_contains": "write it"}, "response": {"events": [
+            {"tool_call": {"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "from the agent\n"}}}
+        ]}},
+        {"match": {"has_tool_result": "w1"}, "response": {"events": [{"text": "done writing"}]}}
+    ]}))
+    .unwrap();
+    let server = MockServer::start(scenario).await.unwrap();
+    let env = env(json!({
+        "model": "anthropic/claude-sonnet-4-5",
+        "providers": {"anthropic": {"baseURL": server.anthropic_base_url(), "apiKey": "test"}},
+        "unifier": {"enabled": false}
+    }));
+    let mut c = env.cmd();
+    c.args(["run", "write it", "--allow", "write"]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list = env.json(&["sessions", "list"]);
+    let parent = list[0]["id"].as_str().unwrap().to_string();
+
+    // A conversation-only fork: JSON is the new session with its fork metadata.
+    let f1 = env.json(&["sessions", "fork", &parent]);
+    assert_eq!(f1["parent_id"], json!(parent));
+    assert_eq!(f1["fork"]["source_session_id"], json!(parent));
+    assert_eq!(f1["fork"]["fork_depth"], json!(1));
+    assert_eq!(f1["directory"], json!(env.project.display().to_string()));
+    assert!(f1["title"].as_str().unwrap().ends_with("(fork)"), "{f1}");
+    assert!(f1.get("files").is_none());
+
+    // With files: a worktree holding the project at the fork point, the
+    // user's uncommitted edit included; the main tree is untouched.
+    let f2 = env.json(&["sessions", "fork", &parent, "--with-files"]);
+    assert!(f2["title"].as_str().unwrap().ends_with("(fork 2)"), "{f2}");
+    let wt = PathBuf::from(f2["files"]["path"].as_str().unwrap());
+    assert_eq!(f2["directory"], json!(wt.display().to_string()));
+    assert_eq!(
+        std::fs::read_to_string(wt.join("a.txt")).unwrap(),
+        "from the agent\n"
+    );
+    assert_eq!(std::fs::read_to_string(wt.join("b.txt")).unwrap(), "mine\n");
+    assert_eq!(
+        std::fs::read_to_string(env.project.join("b.txt")).unwrap(),
+        "mine\n"
+    );
+
+    // Without --json: the id on stdout.
+    let out = env
+        .cmd()
+        .args(["sessions", "fork", &parent])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(id.len(), 36, "{id}");
+
+    // The tree, as JSON and drawn.
+    let tree = env.json(&["sessions", "tree"]);
+    assert_eq!(tree.as_array().unwrap().len(), 1, "{tree}");
+    let kids = tree[0]["children"].as_array().unwrap();
+    assert_eq!(kids.len(), 3);
+    assert_eq!(
+        kids[0]["fork"]["source_message_id"],
+        f1["fork"]["source_message_id"]
+    );
+    assert_eq!(kids[1]["own_worktree"], json!(true));
+    assert_eq!(kids[0]["fork_excerpt"], json!("done writing"));
+    let out = env.cmd().args(["sessions", "tree"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("├─ ") && text.contains("└─ "), "{text}");
+    assert!(
+        text.contains("(fork 2)") && text.contains("— worktree "),
+        "{text}"
+    );
+    let out = env
+        .cmd()
+        .args(["sessions", "forks", &parent])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Session forks:"), "{text}");
+    assert_eq!(text.matches("(fork").count(), 3, "{text}");
+
+    // Bad input: a clear error, nothing made.
+    let out = env
+        .cmd()
+        .args(["sessions", "fork", &parent, "--message", "not-an-id"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a message id"));
+    let out = env
+        .cmd()
+        .args([
+            "sessions",
+            "fork",
+            &parent,
+            "--message",
+            "0190b1e2-7a7b-7c3d-8e9f-0a1b2c3d4e5f",
+        ])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("InvalidForkPointError"));
+
+    // Promote: top-level, fork metadata kept.
+    let out = env
+        .cmd()
+        .args(["sessions", "promote", f1["id"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown = env.json(&["sessions", "show", f1["id"].as_str().unwrap()]);
+    assert_eq!(shown["session"]["parent_id"], Value::Null);
+    assert_eq!(shown["session"]["fork"]["source_session_id"], json!(parent));
+    let tree = env.json(&["sessions", "tree"]);
+    assert_eq!(tree.as_array().unwrap().len(), 2);
+}

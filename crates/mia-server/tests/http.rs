@@ -1108,3 +1108,158 @@ async fn try_n_ways_starts_sessions_in_new_worktrees() {
         "{list}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forks_over_http() {
+    let s = setup(
+        json!([
+            {"match": {"last_message_contains": "write it"}, "response": {"events": [
+                {"tool_call": {"id": "w1", "name": "write", "arguments": {"path": "a.txt", "content": "agent\n"}}}
+            ]}},
+            {"match": {"has_tool_result": "w1"}, "response": {"events": [{"text": "written"}]}}
+        ]),
+        json!({"permissions": [{"permission": "write", "action": "allow"}]}),
+    )
+    .await;
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(&s.project)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(s.project.join("a.txt"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "init"]);
+    let (id, mut sse) = s.start_turn("write it").await;
+    sse.until("turn_finished").await;
+
+    // Bad input first: a clear 400, nothing created.
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/fork"),
+            json!({"message_id": "nope"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["error"].as_str().unwrap().contains("not a message id"),
+        "{body}"
+    );
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/fork"),
+            json!({"message_id": "0190b1e2-7a7b-7c3d-8e9f-0a1b2c3d4e5f"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("InvalidForkPointError"),
+        "{body}"
+    );
+
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/fork"),
+            json!({"with_files": false}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let child: Value = r.json().await.unwrap();
+    assert_eq!(child["parent_id"], json!(id));
+    let child_id = child["id"].as_str().unwrap().to_string();
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/fork"),
+            json!({"with_files": true}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let with_files: Value = r.json().await.unwrap();
+    let wt = std::path::PathBuf::from(with_files["files"]["path"].as_str().unwrap());
+    assert_eq!(
+        std::fs::read_to_string(wt.join("a.txt")).unwrap(),
+        "agent\n"
+    );
+
+    // The child opens with the copied history and the marker.
+    let detail: Value = s.json(s.get(&format!("/api/sessions/{child_id}"))).await;
+    let msgs = detail["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["type"], json!("fork"));
+    assert!(msgs.len() >= 3, "{detail}");
+
+    // The tree route.
+    let dir = s.project.display().to_string();
+    let r = s
+        .get(&format!("/api/sessions/tree?project={}", urlencode(&dir)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let tree: Value = r.json().await.unwrap();
+    assert_eq!(tree.as_array().unwrap().len(), 1, "{tree}");
+    assert_eq!(tree[0]["id"], json!(id));
+    assert_eq!(tree[0]["children"].as_array().unwrap().len(), 2);
+    assert_eq!(tree[0]["files_changed"], json!(1));
+    let r = s.get("/api/sessions/tree").send().await.unwrap();
+    assert_eq!(r.status(), 400);
+
+    // Compare the fork with its parent.
+    let cmp: Value = s
+        .json(s.get(&format!("/api/sessions/{child_id}/compare?with={id}")))
+        .await;
+    assert_eq!(cmp["left"]["session_id"], json!(child_id));
+    assert_eq!(cmp["right"]["session_id"], json!(id));
+
+    // Promote, and the document lists the routes.
+    let promoted: Value = s
+        .json(s.post(&format!("/api/sessions/{child_id}/promote"), json!({})))
+        .await;
+    assert_eq!(promoted["parent_id"], Value::Null);
+    let r = s
+        .post(&format!("/api/sessions/{child_id}/promote"), json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let doc: Value = s.json(s.get("/api/openapi.json")).await;
+    for p in [
+        "/api/sessions/{id}/fork",
+        "/api/sessions/{id}/promote",
+        "/api/sessions/{id}/compare",
+        "/api/sessions/tree",
+        "/api/sessions",
+    ] {
+        assert!(
+            doc["paths"].get(p).is_some(),
+            "{p} missing from the OpenAPI document"
+        );
+    }
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
