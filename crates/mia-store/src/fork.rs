@@ -440,17 +440,15 @@ fn fork_point(
 
 /// Copy the source's messages up to and including `fork_seq`, in `seq`
 /// order, with new ids, inside SQL (no row leaves SQLite). Parts are copied
-/// verbatim except where they may hold a message id of the copied range (a
-/// revert's target, kinds this build does not know), which is remapped.
+/// verbatim except a revert's target message, which is remapped to the
+/// child's copy (parts of kinds a newer build wrote are copied as they are).
 fn copy_messages(tx: &Tx<'_>, source: &SessionId, child: &SessionId, fork_seq: i64) -> Result<u64> {
     let source_key = source.to_string();
     let child_key = child.to_string();
     let run = |sql: &str, args: &[&dyn rusqlite::ToSql]| -> Result<usize> {
-        let r = tx
-            .prepare_cached(sql)
+        tx.prepare_cached(sql)
             .and_then(|mut s| s.execute(args))
-            .map_err(|e| tx.err(e));
-        r
+            .map_err(|e| tx.err(e))
     };
     tx.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS fork_map (old TEXT PRIMARY KEY NOT NULL, new TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID; DELETE FROM temp.fork_map;",
