@@ -413,11 +413,35 @@ async fn fork_with_files_starts_from_the_fork_points_files() {
     assert_eq!(timeline.len(), 1);
     assert_eq!(timeline[0].changes[0].path, "f.txt");
 
+    // A fork with files of the fork: another worktree, from the fork's state.
+    let grand = h.fork(forked.session.id, None, true).await;
+    let gfiles = grand.files.clone().unwrap();
+    let gwt = PathBuf::from(&gfiles.path);
+    assert_ne!(gwt, wt);
+    assert_eq!(grand.session.fork.as_ref().unwrap().fork_depth, 2);
+    assert_eq!(
+        std::fs::read_to_string(gwt.join("f.txt")).unwrap(),
+        "fork\n"
+    );
+    assert_eq!(std::fs::read_to_string(gwt.join("a.txt")).unwrap(), "one\n");
+    assert!(!gwt.join("p.txt").exists());
+    assert!(
+        grand.session.title.ends_with("(fork 1.1)"),
+        "{}",
+        grand.session.title
+    );
+
     // The tree: the fork, with its own worktree, under its parent.
     let tree = h.runtime.fork_tree(&h.project, false).await.unwrap();
     assert_eq!(tree.len(), 1);
     assert_eq!(tree[0].children.len(), 1);
     assert!(tree[0].children[0].own_worktree);
+    assert_eq!(
+        tree[0].children[0].children.len(),
+        1,
+        "the fork's fork, from another worktree"
+    );
+    assert!(tree[0].children[0].children[0].own_worktree);
     assert_eq!(
         tree[0].children[0].summary.worktree.as_deref(),
         Some(files.worktree.as_str())
