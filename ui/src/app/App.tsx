@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { AgentInfo, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import type { Platform, Transport } from "../transport/types";
@@ -11,11 +11,23 @@ import { Settings } from "./Settings";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { Worktrees } from "./Worktrees";
 import { Compare } from "./Compare";
+import { SessionCompare } from "./SessionCompare";
+
+// The fork tree (with its layout library) is loaded the first time it is shown.
+const ForkTree = lazy(() => import("./ForkTree").then((m) => ({ default: m.ForkTree })));
 
 const LAST_PROJECT = "mia-code.lastProject";
 
-/** What the center shows: the open session (or a draft), the worktrees, or a comparison of two attempts. */
-type CenterView = { kind: "sessions" } | { kind: "worktrees" } | { kind: "compare"; a?: string; b?: string };
+/**
+ * What the center shows: the open session (or a draft), the worktrees, a comparison of two attempts
+ * (reached from the worktrees or from the fork tree), the fork tree, or two sessions' changes.
+ */
+type CenterView =
+  | { kind: "sessions" }
+  | { kind: "worktrees" }
+  | { kind: "compare"; a?: string; b?: string; from?: "worktrees" | "tree" }
+  | { kind: "tree"; focus?: string }
+  | { kind: "session-compare"; left: string; right: string; from: "tree" | "session" };
 
 export function App({ transport, platform }: { transport: Transport; platform: Platform }) {
   const services = useMemo(() => ({ transport, platform, api: makeApi(transport) }), [transport, platform]);
@@ -50,9 +62,24 @@ function Shell() {
   const [view, setView] = useState<CenterView>({ kind: "sessions" });
   const showWorktrees = useCallback(() => setView({ kind: "worktrees" }), []);
   const showCompare = useCallback((a?: string, b?: string) => setView({ kind: "compare", a, b }), []);
-  const openSession = useCallback((id: string) => {
+  /** A message to scroll to when its session opens (a fork point, from the fork tree or a fork marker). */
+  const [highlight, setHighlight] = useState<{ session: string; message: string } | null>(null);
+  const openSession = useCallback((id: string, messageId?: string) => {
     setView({ kind: "sessions" });
+    setHighlight(messageId ? { session: id, message: messageId } : null);
     setCurrentId(id);
+  }, []);
+  const showTree = useCallback((focus?: string) => setView({ kind: "tree", focus }), []);
+  const compareSessions = useCallback(
+    (left: string, right: string, from: "tree" | "session" = "tree") =>
+      setView({ kind: "session-compare", left, right, from }),
+    [],
+  );
+  const sessionsRef = useRef(sessions);
+  sessionsRef.current = sessions;
+  const sessionTitle = useCallback((id: string) => {
+    const s = sessionsRef.current.find((x) => x.id === id);
+    return s ? s.title || s.slug : undefined;
   }, []);
 
   useEffect(() => {
@@ -178,7 +205,7 @@ function Shell() {
             onOpen={openProject}
             onSettings={() => setSettings(true)}
             onWorktrees={showWorktrees}
-            worktreesOpen={view.kind !== "sessions"}
+            worktreesOpen={view.kind === "worktrees" || (view.kind === "compare" && view.from !== "tree")}
           />
           {project && (
             <Sidebar
@@ -190,6 +217,7 @@ function Shell() {
               onNew={newSession}
               onArchive={(s, a) => void archive(s, a)}
               onDelete={remove}
+              onForkTree={() => showTree(currentId ?? undefined)}
             />
           )}
         </aside>
@@ -217,7 +245,35 @@ function Shell() {
                 directory={project}
                 initialA={view.a}
                 initialB={view.b}
-                onBack={showWorktrees}
+                onBack={view.from === "tree" ? () => showTree(currentId ?? undefined) : showWorktrees}
+                backLabel={view.from === "tree" ? "← Fork tree" : undefined}
+              />
+            </ErrorBoundary>
+          )}
+          {project && view.kind === "tree" && (
+            <ErrorBoundary label="The fork tree">
+              <Suspense fallback={<p className="muted pad">Loading the fork tree…</p>}>
+                <ForkTree
+                  directory={project}
+                  currentId={currentId}
+                  focus={view.focus}
+                  onBack={() => setView({ kind: "sessions" })}
+                  onOpenSession={openSession}
+                  onCompare={compareSessions}
+                />
+              </Suspense>
+            </ErrorBoundary>
+          )}
+          {project && view.kind === "session-compare" && (
+            <ErrorBoundary label="The comparison">
+              <SessionCompare
+                key={`${view.left}\n${view.right}`}
+                left={view.left}
+                right={view.right}
+                backLabel={view.from === "session" ? "← Session" : "← Fork tree"}
+                onBack={() => (view.from === "session" ? openSession(view.left) : showTree(view.left))}
+                onWorktrees={(a, b) => setView({ kind: "compare", a, b, from: "tree" })}
+                onOpenSession={openSession}
               />
             </ErrorBoundary>
           )}
@@ -233,6 +289,11 @@ function Shell() {
               onSessionsChanged={() => void refreshSessions()}
               onWorktrees={showWorktrees}
               onCompare={() => showCompare()}
+              onOpenSession={openSession}
+              onForkTree={showTree}
+              onCompareSessions={(left, right) => compareSessions(left, right, "session")}
+              sessionTitle={sessionTitle}
+              highlightMessage={highlight?.session === currentId ? highlight.message : null}
             />
           )}
           {project && view.kind === "sessions" && !currentId && (
@@ -242,6 +303,7 @@ function Shell() {
               onStart={startWith}
               onWorktrees={showWorktrees}
               onCompare={() => showCompare()}
+              onForkTree={() => showTree()}
             />
           )}
         </main>

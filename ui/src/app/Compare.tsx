@@ -26,11 +26,14 @@ export function Compare({
   initialA,
   initialB,
   onBack,
+  backLabel,
 }: {
   directory: string;
   initialA?: string;
   initialB?: string;
   onBack: () => void;
+  /** The back button's text (default "← Worktrees"). */
+  backLabel?: string;
 }) {
   const { api } = useServices();
   const toast = useToast();
@@ -136,7 +139,7 @@ export function Compare({
   if (promoted) {
     return (
       <div className="cmp-view" data-testid="compare">
-        <CompareHeader onBack={onBack} />
+        <CompareHeader onBack={onBack} backLabel={backLabel} />
         <PromoteResult
           directory={directory}
           promoted={promoted}
@@ -155,7 +158,7 @@ export function Compare({
 
   return (
     <div className="cmp-view" data-testid="compare">
-      <CompareHeader onBack={onBack}>
+      <CompareHeader onBack={onBack} backLabel={backLabel}>
         <label className="row">
           A
           <select className="input inline mono" value={a} onChange={(e) => setA(e.target.value)} data-testid="compare-a">
@@ -315,11 +318,19 @@ export function Compare({
   );
 }
 
-function CompareHeader({ onBack, children }: { onBack: () => void; children?: React.ReactNode }) {
+function CompareHeader({
+  onBack,
+  backLabel,
+  children,
+}: {
+  onBack: () => void;
+  backLabel?: string;
+  children?: React.ReactNode;
+}) {
   return (
     <header className="conv-header cmp-header">
       <button type="button" className="btn small" onClick={onBack} data-testid="compare-back">
-        ← Worktrees
+        {backLabel ?? "← Worktrees"}
       </button>
       <h1>Compare attempts</h1>
       <div className="row cmp-pickers">{children}</div>

@@ -2,7 +2,7 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "react"
 import { useVirtualizer } from "@tanstack/react-virtual";
 import type { Message } from "../protocol/generated";
 import type { SessionState } from "../state/session";
-import { MessageView, type MessageActions } from "./MessageView";
+import { MessageView, messageText, type MessageActions } from "./MessageView";
 
 const BOTTOM_SLACK = 48;
 
@@ -15,10 +15,13 @@ export function Conversation({
   state,
   hideCommentary,
   actions,
+  highlight,
 }: {
   state: SessionState;
   hideCommentary: boolean;
   actions: MessageActions;
+  /** A message to scroll to and mark (a fork point opened from the fork tree). */
+  highlight?: string | null;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
@@ -46,6 +49,16 @@ export function Conversation({
     stick.current = true;
   }, [state.id]);
 
+  // Scrolled to the highlighted message once it has loaded (instead of the bottom).
+  const highlighted = useRef<string | null>(null);
+  const highlightIndex = highlight ? rows.findIndex((m) => m.id === highlight) : -1;
+  useLayoutEffect(() => {
+    if (!highlight || highlightIndex < 0 || highlighted.current === highlight) return;
+    highlighted.current = highlight;
+    stick.current = false;
+    virtualizer.scrollToIndex(highlightIndex, { align: "center" });
+  }, [highlight, highlightIndex, virtualizer]);
+
   const totalSize = virtualizer.getTotalSize();
   useLayoutEffect(() => {
     if (!stick.current || rows.length === 0) return;
@@ -67,12 +80,15 @@ export function Conversation({
       <div style={{ height: totalSize, position: "relative", width: "100%" }}>
         {virtualizer.getVirtualItems().map((item) => {
           const m = rows[item.index]!;
+          const prev = m.type === "fork" ? rows[item.index - 1] : undefined;
+          const marked = m.id === highlight;
           return (
             <div
               key={item.key}
               data-index={item.index}
               ref={virtualizer.measureElement}
-              className="row"
+              className={marked ? "row row-highlight" : "row"}
+              data-highlighted={marked ? "true" : undefined}
               style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
             >
               <MessageView
@@ -83,6 +99,7 @@ export function Conversation({
                 hideCommentary={hideCommentary}
                 isLast={item.index === lastIndex}
                 actions={actions}
+                forkPoint={prev ? messageText(prev) : undefined}
               />
             </div>
           );

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import type { AgentInfo } from "../protocol/generated";
-import { useServices } from "./context";
+import { useServices, useToast } from "./context";
 import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
 import { PromptInput } from "./PromptInput";
 
@@ -11,14 +11,17 @@ export function DraftView({
   onStart,
   onWorktrees,
   onCompare,
+  onForkTree,
 }: {
   directory: string;
   agents: AgentInfo[];
   onStart: (text: string, agent: string | null) => Promise<boolean>;
   onWorktrees?: () => void;
   onCompare?: () => void;
+  onForkTree?: () => void;
 }) {
   const { api } = useServices();
+  const toast = useToast();
   const [agent, setAgent] = useState<string | null>(null);
   const [picker, setPicker] = useState(false);
   const current = agent ?? "build";
@@ -58,10 +61,13 @@ export function DraftView({
               if (name === "plan" || name === "build") setAgent(name);
               else if (name === "worktrees") onWorktrees?.();
               else if (name === "compare") onCompare?.();
+              else if (name === "forks") onForkTree?.();
+              else if (name === "fork" || name === "promote") toast(`/${name} needs a session: send a first message.`, "info");
             }}
             onToggleMode={toggle}
             draftKey={`new:${directory}`}
             running={false}
+            disabledCommands={{ fork: "no session yet", promote: "no session yet" }}
           />
         </div>
       </section>

@@ -18,6 +18,13 @@ export function HelpText() {
         <li>
           <kbd>@</kbd> mention a file · <kbd>/</kbd> at the start: commands
         </li>
+        <li>
+          A message's <kbd>⋯</kbd> menu: fork from there (with or without its files)
+        </li>
+        <li>
+          Fork tree: <kbd>←</kbd>/<kbd>→</kbd> parent/fork · <kbd>↑</kbd>/<kbd>↓</kbd> neighbours · <kbd>Enter</kbd> open ·{" "}
+          <kbd>+</kbd>/<kbd>−</kbd> expand/collapse · <kbd>Shift</kbd>+<kbd>F10</kbd> actions
+        </li>
       </ul>
       <h3>Commands</h3>
       <ul>

@@ -5,11 +5,18 @@ import { formatCost, formatTokens } from "../lib/format";
 import { Markdown } from "./Markdown";
 import { splitCommentary } from "../lib/commentary";
 import { ToolCard } from "./ToolCard";
+import { MenuButton } from "./MenuButton";
 
 export interface MessageActions {
   onDiffStep: (callId: string) => void;
   onDiffMessage: (messageId: string) => void;
   onRetry: () => void;
+  /** "Fork from here" / "Fork with files from here" in a message's menu. */
+  onFork?: (messageId: string, withFiles: boolean) => void;
+  /** Opens a session (the fork marker's link to the parent), optionally at one of its messages. */
+  onOpenSession?: (sessionId: string, messageId?: string) => void;
+  /** A session's title, when known (the fork marker names the parent). */
+  sessionTitle?: (sessionId: string) => string | undefined;
 }
 
 /**
@@ -53,10 +60,29 @@ function textOf(m: Message): string {
   return m.parts.map((p) => (p.content.type === "text" ? p.content.text : "")).join("");
 }
 
-function UserMessage({ message }: { message: Message }) {
+function MessageMenu({ message, actions }: { message: Message; actions: MessageActions }) {
+  const fork = actions.onFork;
+  if (!fork) return null;
+  return (
+    <MenuButton
+      label="Message actions"
+      className="icon-btn msg-menu"
+      testId="message-menu"
+      items={[
+        { label: "Fork from here", testId: "fork-here", onSelect: () => fork(message.id, false) },
+        { label: "Fork with files from here", testId: "fork-files-here", onSelect: () => fork(message.id, true) },
+      ]}
+    />
+  );
+}
+
+function UserMessage({ message, actions }: { message: Message; actions: MessageActions }) {
   const files = message.parts.filter((p) => p.content.type === "file");
   return (
-    <div className="msg msg-user" data-testid="message-user">
+    <div className="msg msg-user" data-testid="message-user" data-message-id={message.id}>
+      <span className="msg-user-menu">
+        <MessageMenu message={message} actions={actions} />
+      </span>
       <div className="user-text">{textOf(message)}</div>
       {files.map((p) =>
         p.content.type === "file" ? (
@@ -65,6 +91,57 @@ function UserMessage({ message }: { message: Message }) {
           </span>
         ) : null,
       )}
+    </div>
+  );
+}
+
+const FORK_MARKER = /^Forked from session (\S+) at message (\S+)/;
+
+function excerpt(text: string, max = 90): string {
+  const t = text.replace(/\s+/g, " ").trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+/**
+ * The marker at the start of a fork's own part: a divider naming the parent
+ * (a link that opens it at the fork point) and, for a fork with files, its worktree.
+ */
+function ForkNotice({ message, forkPoint, actions }: { message: Message; forkPoint?: string; actions: MessageActions }) {
+  const texts = message.parts.flatMap((p) => (p.content.type === "text" ? [p.content.text] : []));
+  const m = FORK_MARKER.exec(texts[0] ?? "");
+  const parentId = m?.[1];
+  const pointId = m?.[2];
+  const rest = texts.slice(m ? 1 : 0);
+  const parentTitle = (parentId && actions.sessionTitle?.(parentId)) || "the parent session";
+  const point = forkPoint ? excerpt(forkPoint) : "";
+  return (
+    <div className="msg fork-notice" data-testid="message-fork" data-parent-id={parentId} role="note" aria-label="Fork point">
+      <div className="fork-divider">
+        <span className="fork-rule" aria-hidden />
+        <span className="fork-text">
+          <span aria-hidden>⎇ </span>Forked from{" "}
+          {parentId && actions.onOpenSession ? (
+            <button
+              type="button"
+              className="link-btn"
+              data-testid="fork-parent-link"
+              title="Open the parent session at the fork point"
+              onClick={() => actions.onOpenSession?.(parentId, pointId)}
+            >
+              {parentTitle}
+            </button>
+          ) : (
+            <strong>{parentTitle}</strong>
+          )}{" "}
+          at {point ? <q className="fork-point">{point}</q> : <>message {pointId ? pointId.slice(0, 8) : "?"}</>}
+        </span>
+        <span className="fork-rule" aria-hidden />
+      </div>
+      {rest.map((t, i) => (
+        <div key={i} className="muted small fork-files" data-testid="fork-files">
+          {t}
+        </div>
+      ))}
     </div>
   );
 }
@@ -209,6 +286,11 @@ function AssistantMessage(props: {
             Diff of this message
           </button>
         )}
+        {!props.streaming && (
+          <span className="msg-meta-menu">
+            <MessageMenu message={message} actions={props.actions} />
+          </span>
+        )}
       </div>
       {partKeys(message.parts).map(([key, p]) => (
         <AssistantPart key={key} part={p} {...props} />
@@ -226,9 +308,17 @@ export const MessageView = memo(function MessageView(props: {
   hideCommentary: boolean;
   isLast: boolean;
   actions: MessageActions;
+  /** For a fork marker: the text of the message it was forked at (the one before it). */
+  forkPoint?: string;
 }) {
   const m = props.message;
+  if (m.type === "fork") return <ForkNotice message={m} forkPoint={props.forkPoint} actions={props.actions} />;
   if (m.type !== "normal" || m.role === "system") return <SystemNotice message={m} />;
-  if (m.role === "user") return <UserMessage message={m} />;
+  if (m.role === "user") return <UserMessage message={m} actions={props.actions} />;
   return <AssistantMessage {...props} />;
 });
+
+/** The text of a message, for a fork marker's excerpt of the fork point. */
+export function messageText(m: Message): string {
+  return textOf(m);
+}

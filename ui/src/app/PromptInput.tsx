@@ -16,6 +16,8 @@ export interface PromptInputProps {
   placeholder?: string;
   /** Unsent text is kept under this key (per session) when the input goes away and comes back. */
   draftKey?: string;
+  /** Commands that do not apply here, with why: listed greyed with the reason (running one explains it). */
+  disabledCommands?: Partial<Record<string, string>>;
 }
 
 const drafts = new Map<string, string>();
@@ -46,6 +48,7 @@ export function PromptInput({
   running,
   placeholder,
   draftKey,
+  disabledCommands,
 }: PromptInputProps) {
   const [text, setTextState] = useState(() => (draftKey ? (drafts.get(draftKey) ?? "") : ""));
   const setText = (value: string) => {
@@ -221,22 +224,28 @@ export function PromptInput({
       )}
       {popupOpen && popup?.kind === "command" && (
         <ul className="popup" role="listbox" id={listId} data-testid="command-menu" aria-label="Commands">
-          {commandOptions.map((c, i) => (
-            <li
-              key={c.name}
-              id={`${listId}-${i}`}
-              role="option"
-              aria-selected={i === active}
-              className={i === active ? "active" : ""}
-              data-testid="command-option"
-              onMouseDown={(e) => {
-                e.preventDefault();
-                runCommand(c.name);
-              }}
-            >
-              <span className="mono">/{c.name}</span> <span className="muted">{c.description}</span>
-            </li>
-          ))}
+          {commandOptions.map((c, i) => {
+            const why = disabledCommands?.[c.name];
+            return (
+              <li
+                key={c.name}
+                id={`${listId}-${i}`}
+                role="option"
+                aria-selected={i === active}
+                aria-disabled={why ? true : undefined}
+                className={`${i === active ? "active" : ""}${why ? " disabled" : ""}`}
+                data-testid="command-option"
+                data-command={c.name}
+                onMouseDown={(e) => {
+                  e.preventDefault();
+                  runCommand(c.name);
+                }}
+              >
+                <span className="mono">/{c.name}</span> <span className="muted">{c.description}</span>
+                {why && <span className="muted small"> — {why}</span>}
+              </li>
+            );
+          })}
         </ul>
       )}
       <textarea

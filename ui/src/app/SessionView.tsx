@@ -32,6 +32,16 @@ export interface SessionViewProps {
   /** `/worktrees` and `/compare`. */
   onWorktrees?: () => void;
   onCompare?: () => void;
+  /** Opens a session (a new fork, the parent from the fork marker), optionally at one of its messages. */
+  onOpenSession?: (id: string, messageId?: string) => void;
+  /** `/forks` and the header's "Fork tree": the project's fork tree, focused on this session. */
+  onForkTree?: (focus?: string) => void;
+  /** "Compare with parent": the two sessions' changes since the fork. */
+  onCompareSessions?: (left: string, right: string) => void;
+  /** A session's title when the caller knows it (the fork marker names the parent). */
+  sessionTitle?: (id: string) => string | undefined;
+  /** A message to scroll to and mark once loaded. */
+  highlightMessage?: string | null;
 }
 
 type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
@@ -133,6 +143,60 @@ export function SessionView(props: SessionViewProps) {
       stop();
     };
   }, [api, load, platform, sessionId, store, toast, transport]);
+
+  // The parent's title for the fork marker, when the caller does not know it.
+  const parentId = state.session?.fork?.source_session_id ?? null;
+  const [fetchedParent, setFetchedParent] = useState<{ id: string; title: string } | null>(null);
+  useEffect(() => {
+    if (!parentId || propsRef.current.sessionTitle?.(parentId)) return;
+    let alive = true;
+    api
+      .session(parentId)
+      .then((d) => alive && setFetchedParent({ id: parentId, title: d.session.title || d.session.slug }))
+      .catch(() => undefined);
+    return () => {
+      alive = false;
+    };
+  }, [api, parentId]);
+
+  const fork = useCallback(
+    async (messageId: string | null, withFiles: boolean) => {
+      try {
+        const r = await api.fork(sessionId, messageId, withFiles);
+        toast(
+          r.files ? `Forked with files into worktree ${r.files.worktree}: ${r.title}` : `Forked: ${r.title}`,
+          "info",
+        );
+        if (r.files && r.files.left_out.length > 0) toast(`Not carried over: ${r.files.left_out.join("; ")}`, "info");
+        propsRef.current.onSessionsChanged();
+        propsRef.current.onOpenSession?.(r.id);
+      } catch (e) {
+        toast(errorMessage(e));
+      }
+    },
+    [api, sessionId, toast],
+  );
+
+  const promote = useCallback(async () => {
+    const s = store.getState().session;
+    if (!s?.parent_id) {
+      toast(
+        s?.fork
+          ? "This session is top-level already (it was promoted)."
+          : "Not a fork: /promote makes a fork a top-level session. Fork first (/fork, or Fork from here in a message's ⋯ menu).",
+        "info",
+      );
+      return;
+    }
+    try {
+      const updated = await api.promoteFork(sessionId);
+      store.update((x) => ({ ...x, session: updated }));
+      toast(`Promoted: “${updated.title}” is a top-level session now`, "info");
+      propsRef.current.onSessionsChanged();
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  }, [api, sessionId, store, toast]);
 
   const history = useMemo(() => userTexts(state.messages), [state.messages]);
   const totals = useMemo(() => sessionTotals(state.messages), [state.messages]);
@@ -252,10 +316,19 @@ export function SessionView(props: SessionViewProps) {
         case "compare":
           props.onCompare?.();
           break;
+        case "fork":
+          void fork(null, false);
+          break;
+        case "forks":
+          props.onForkTree?.(sessionId);
+          break;
+        case "promote":
+          void promote();
+          break;
         default:
       }
     },
-    [api, props, reportHistory, sessionId, switchTo, toast],
+    [api, fork, promote, props, reportHistory, sessionId, switchTo, toast],
   );
 
   const actions: MessageActions = useMemo(
@@ -266,8 +339,11 @@ export function SessionView(props: SessionViewProps) {
       },
       onDiffMessage: (messageId) => setDiff({ title: "Diff of this message", scope: { message: messageId } }),
       onRetry: retry,
+      onFork: (messageId, withFiles) => void fork(messageId, withFiles),
+      onOpenSession: (id, messageId) => propsRef.current.onOpenSession?.(id, messageId),
+      sessionTitle: (id) => propsRef.current.sessionTitle?.(id) ?? (fetchedParent?.id === id ? fetchedParent.title : undefined),
     }),
-    [retry, store],
+    [fetchedParent, fork, retry, store],
   );
 
   const reply = useCallback(
@@ -293,6 +369,7 @@ export function SessionView(props: SessionViewProps) {
 
   const title = state.session?.title || state.session?.slug || "New session";
   const canRetry = !state.running && history.length > 0;
+  const parent = state.session?.parent_id ?? null;
 
   return (
     <div className={`session-layout${panel ? " with-panel" : ""}`}>
@@ -322,6 +399,28 @@ export function SessionView(props: SessionViewProps) {
           >
             {hideCommentary ? "Show commentary" : "Hide commentary"}
           </button>
+          {props.onForkTree && (
+            <button
+              type="button"
+              className="btn small"
+              data-testid="open-fork-tree"
+              title="This project's sessions and their forks as a tree (/forks)"
+              onClick={() => props.onForkTree?.(sessionId)}
+            >
+              Fork tree
+            </button>
+          )}
+          {parent && props.onCompareSessions && (
+            <button
+              type="button"
+              className="btn small"
+              data-testid="compare-parent"
+              title="This fork's file changes and its parent's, since the fork point"
+              onClick={() => props.onCompareSessions?.(sessionId, parent)}
+            >
+              Compare with parent
+            </button>
+          )}
           <button
             type="button"
             className="btn small"
@@ -332,7 +431,12 @@ export function SessionView(props: SessionViewProps) {
           </button>
         </header>
         <ErrorBoundary label="The conversation">
-          <Conversation state={state} hideCommentary={hideCommentary} actions={actions} />
+          <Conversation
+            state={state}
+            hideCommentary={hideCommentary}
+            actions={actions}
+            highlight={props.highlightMessage ?? null}
+          />
         </ErrorBoundary>
         {!state.running && state.lastTurn && state.lastTurn.end !== "completed" && state.lastTurn.end !== "error" && (
           <div className="status-line muted small" role="status" data-testid="turn-end">
@@ -403,6 +507,7 @@ export function SessionView(props: SessionViewProps) {
             key={inputKey}
             draftKey={sessionId}
             running={state.running}
+            disabledCommands={parent ? undefined : { promote: "only a fork can be promoted" }}
           />
         </div>
       </section>

@@ -67,6 +67,7 @@ export function Sidebar({
   onNew,
   onArchive,
   onDelete,
+  onForkTree,
 }: {
   sessions: SessionSummary[];
   currentId: string | null;
@@ -76,6 +77,8 @@ export function Sidebar({
   onNew: () => void;
   onArchive: (s: SessionSummary, archived: boolean) => void;
   onDelete: (s: SessionSummary) => Promise<void>;
+  /** Opens the project's fork tree. */
+  onForkTree?: () => void;
 }) {
   const [query, setQuery] = useState("");
   // Relative times ("5 min ago") move on once a minute.
@@ -119,15 +122,28 @@ export function Sidebar({
           value={query}
           onChange={(e) => setQuery(e.target.value)}
         />
-        <label className="small muted check">
-          <input
-            type="checkbox"
-            checked={showArchived}
-            onChange={(e) => onShowArchived(e.target.checked)}
-            data-testid="show-archived"
-          />{" "}
-          Show archived
-        </label>
+        <div className="sidebar-row">
+          <label className="small muted check">
+            <input
+              type="checkbox"
+              checked={showArchived}
+              onChange={(e) => onShowArchived(e.target.checked)}
+              data-testid="show-archived"
+            />{" "}
+            Show archived
+          </label>
+          {onForkTree && (
+            <button
+              type="button"
+              className="link-btn"
+              data-testid="open-fork-tree-project"
+              title="The project's sessions and their forks as a tree"
+              onClick={onForkTree}
+            >
+              Fork tree
+            </button>
+          )}
+        </div>
       </div>
       {filtered.length > VIRTUALISE_ABOVE ? (
         <VirtualList sessions={filtered} render={item} />

@@ -14,6 +14,9 @@ export const COMMANDS: SlashCommand[] = [
   { name: "build", description: "Switch to the build agent" },
   { name: "worktrees", description: "Worktrees of this project: create, try N ways, remove" },
   { name: "compare", description: "Compare two attempts (worktrees or main), take files, promote" },
+  { name: "fork", description: "Fork this session at its last message and open the fork" },
+  { name: "forks", description: "The fork tree of this project, focused on this session" },
+  { name: "promote", description: "Make this fork a top-level session (forks only)" },
   { name: "help", description: "Keyboard shortcuts and commands" },
 ];
 

@@ -3,6 +3,8 @@ import type {
   ApprovalView,
   ComparisonView,
   DiffView,
+  ForkResult,
+  ForkTreeNode,
   HistoryAction,
   PermissionReplyKind,
   PermissionsView,
@@ -12,6 +14,7 @@ import type {
   RevertSummary,
   ServerInfo,
   Session,
+  SessionCompare,
   SessionDetail,
   SessionSummary,
   SettingsUpdate,
@@ -71,6 +74,16 @@ export function makeApi(t: Transport) {
             : q({ scope: "step", step: scope.step });
       return t.request<DiffView>("GET", `${s(id)}/diff?${query}`);
     },
+    /** Fork at `messageId` (omitted: the last message); `withFiles` gives it its own worktree (git projects). */
+    fork: (id: string, messageId: string | null, withFiles: boolean) =>
+      t.request<ForkResult>("POST", `${s(id)}/fork`, messageId ? { message_id: messageId, with_files: withFiles } : { with_files: withFiles }),
+    /** Makes a fork top-level (its `fork` metadata is kept). */
+    promoteFork: (id: string) => t.request<Session>("POST", `${s(id)}/promote`),
+    /** The project's sessions (and its worktrees') as fork trees: the roots. */
+    forkTree: (project: string, archived: boolean) =>
+      t.request<ForkTreeNode[]>("GET", `/api/sessions/tree?${q({ project, archived: archived ? "true" : "false" })}`),
+    /** Two sessions' file changes since they diverged. */
+    compareSessions: (id: string, other: string) => t.request<SessionCompare>("GET", `${s(id)}/compare?${q({ with: other })}`),
     agents: (directory: string) => t.request<AgentInfo[]>("GET", `/api/agents?${q({ directory })}`),
     files: (directory: string) => t.request<string[]>("GET", `/api/files?${q({ directory })}`),
     settings: (directory?: string) => t.request<SettingsView>("GET", `/api/settings${directory ? `?${q({ directory })}` : ""}`),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeDecision, formatBytes, relativeTime, toolTarget } from "./format";
+import { describeDecision, formatBytes, formatCostFine, relativeTime, toolTarget } from "./format";
 
 describe("describeDecision", () => {
   it("says who decided and how", () => {
@@ -31,5 +31,14 @@ describe("formatBytes", () => {
     expect(formatBytes(1536)).toBe("1.5 KB");
     expect(formatBytes(300 * 1024 * 1024)).toBe("300 MB");
     expect(formatBytes(5 * 1024 ** 3)).toBe("5.0 GB");
+  });
+});
+
+describe("formatCostFine", () => {
+  it("keeps four decimals below a dollar", () => {
+    expect(formatCostFine(0)).toBe("$0");
+    expect(formatCostFine(0.0123)).toBe("$0.0123");
+    expect(formatCostFine(0.5)).toBe("$0.5000");
+    expect(formatCostFine(12.345)).toBe("$12.35");
   });
 });
