@@ -107,7 +107,7 @@ function small() {
   };
   const a = base(1, "Fix the login redirect loop", { message_count: 24, files_changed: 4, cost_usd: 0.1834 });
   const a1 = forkOf(a, 2, "Fix the login redirect loop (fork)", "Option B: keep the session cookie and drop the redirect", { message_count: 31, files_changed: 2, cost_usd: 0.0217 });
-  forkOf(a1, 3, "Fix the login redirect loop (fork.1)", "Now add a regression test for the cookie path", { message_count: 36, files_changed: 1, cost_usd: 0.0093, status: "busy" });
+  forkOf(a1, 3, "Fix the login redirect loop (fork 1.1)", "Now add a regression test for the cookie path", { message_count: 36, files_changed: 1, cost_usd: 0.0093, status: "busy" });
   forkOf(a, 4, "Fix the login redirect loop (fork 2)", "Try it with the middleware instead of the handler", { message_count: 27, files_changed: 5, cost_usd: 0.0568, own_worktree: true, worktree: "fork-brave-otter" });
   const b = base(5, "Speed up the test suite", { agent: "plan", message_count: 9, files_changed: 0, cost_usd: 0.0123 });
   forkOf(b, 6, "Speed up the test suite (fork)", "Plan: run the slow integration tests in parallel", { message_count: 14, files_changed: 6, cost_usd: 0.0311 });
