@@ -53,7 +53,7 @@ pub struct Config {
 /// Top-level keys the schema accepts (they belong to features still to
 /// come) but nothing reads yet. `mia-code config show` says so when a file
 /// sets one; docs/configuration.md lists them apart.
-pub const NOT_YET_USED: &[&str] = &["smallModel", "compaction", "share", "plugin"];
+pub const NOT_YET_USED: &[&str] = &["smallModel", "share", "plugin"];
 
 impl Config {
     /// Keys set by a file (not the built-in defaults) that have no effect yet,
@@ -75,9 +75,12 @@ pub fn builtin_defaults() -> ConfigFile {
     ConfigFile {
         default_agent: Some("build".into()),
         compaction: Some(CompactionConfig {
-            auto: Some(true),
-            threshold: Some(0.9),
-            keep_recent: Some(2),
+            enabled: Some(true),
+            auto_trigger: Some(true),
+            threshold: Some(50),
+            retain_count: Some(20),
+            token_ratio: Some(0.8),
+            reserved: None,
             model: None,
         }),
         share: Some(ShareConfig {

@@ -107,17 +107,35 @@ pub struct ProviderConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CompactionConfig {
-    /// Compact automatically when the context fills up (default true).
+    /// Compaction at all (default true). Off: nothing is ever summarised,
+    /// and a context overflow is reported with what to do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auto: Option<bool>,
-    /// Fraction of the model's context window that triggers compaction (default 0.9).
+    pub enabled: Option<bool>,
+    /// Compact automatically (default true): past `threshold` messages, or
+    /// when the next request would fill `tokenRatio` of the model's window.
+    /// `/compact` works either way.
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "auto")]
+    pub auto_trigger: Option<bool>,
+    /// Visible messages that trigger compaction (default 50).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0.1, max = 1.0))]
-    pub threshold: Option<f64>,
-    /// Recent user messages kept verbatim after compaction (default 2).
+    #[schemars(range(min = 4))]
+    pub threshold: Option<u32>,
+    /// Recent messages kept verbatim (default 20; fewer when they alone
+    /// would fill half of the window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub keep_recent: Option<u32>,
-    /// `provider/model` for the compaction agent.
+    #[schemars(range(min = 1))]
+    pub retain_count: Option<u32>,
+    /// Fraction of the model's context window (minus `reserved`) the next
+    /// request may fill before compaction runs (default 0.8).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0.1, max = 0.95))]
+    pub token_ratio: Option<f64>,
+    /// Output tokens kept free in the window (default: the model's maximum
+    /// output from the catalog, at most 32,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved: Option<u32>,
+    /// `provider/model` for the compaction agent (`agent.compaction.model`
+    /// wins when both are set; default: the session provider's fast model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
 }

@@ -6,6 +6,7 @@
 //! A [`SessionDb`] owns one connection; the runtime gives it to one task and
 //! talks to it over a channel.
 
+mod compaction;
 mod db;
 mod error;
 mod fork;
@@ -18,6 +19,7 @@ mod sessions;
 pub mod snapshots;
 mod tree;
 
+pub use compaction::CompactRequest;
 pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
 pub use error::{ConcurrencyError, CorruptionError, MigrationError, Result, StoreError};
 pub use fork::{ForkFilesPoint, ForkRequest, Forked, MAX_FORK_DEPTH, SessionStats, fork_title};

@@ -350,7 +350,7 @@ fn decode_message(
 }
 
 /// Append `contents` after a message's last part, inside `tx`.
-fn append_in(
+pub(crate) fn append_in(
     tx: &Tx<'_>,
     session_id: &SessionId,
     message_id: &MessageId,
