@@ -360,10 +360,7 @@ fn config_show_names_sources() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        v["unused"],
-        serde_json::json!(["share.mode", "smallModel"])
-    );
+    assert_eq!(v["unused"], serde_json::json!(["share.mode", "smallModel"]));
 }
 
 #[test]

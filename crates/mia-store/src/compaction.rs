@@ -2,7 +2,9 @@
 //! the summary message and marks every visible message up to the cut as
 //! replaced by it. Nothing is deleted; `include_compacted` reads it all.
 
-use mia_protocol::{Message, MessageId, MessageMetadata, MessageType, PartContent, Role, SessionId, now_ms};
+use mia_protocol::{
+    Message, MessageId, MessageMetadata, MessageType, PartContent, Role, SessionId, now_ms,
+};
 use rusqlite::{OptionalExtension, params};
 
 use crate::db::SessionDb;
