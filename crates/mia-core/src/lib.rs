@@ -8,6 +8,7 @@
 //! until the model stops or the step limit is hit.
 
 pub mod agents;
+pub mod compaction;
 mod dispatch;
 mod error;
 mod events;

@@ -54,6 +54,7 @@ pub enum OpResult {
     Session(Session),
     Reverted(mia_protocol::RevertSummary),
     Forked(mia_protocol::ForkResult),
+    Compacted(mia_protocol::CompactResult),
 }
 
 pub(crate) struct Inner {

@@ -91,6 +91,9 @@ pub enum Op {
     },
     /// Make a fork a top-level session (its fork metadata is kept).
     Promote { session_id: SessionId },
+    /// Summarise the session's older messages now (`/compact`), whatever
+    /// their count; refused while a turn runs.
+    Compact { session_id: SessionId },
 }
 
 /// What an undo, revert or redo did.
@@ -270,6 +273,30 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
+    /// Compaction began (`trigger`: `messages`, `tokens`, `manual` or `overflow`).
+    CompactionStarted {
+        session_id: SessionId,
+        trigger: String,
+        /// Estimated tokens of the conversation before.
+        tokens_before: u64,
+    },
+    /// Compaction stored its summary (`message_id`); `compacted` messages
+    /// were archived, `retained` kept verbatim.
+    CompactionFinished {
+        session_id: SessionId,
+        message_id: MessageId,
+        trigger: String,
+        compacted: u64,
+        retained: u64,
+        tokens_before: u64,
+        tokens_after: u64,
+    },
+    /// Compaction failed; nothing was changed. `message` says what to do.
+    CompactionFailed {
+        session_id: SessionId,
+        trigger: String,
+        message: String,
+    },
     /// A line of a worktree's start script (or check command) as it runs.
     WorktreeLog {
         /// The repository's root directory.
@@ -300,6 +327,9 @@ impl Event {
             | Self::Snapshot { session_id, .. }
             | Self::Retrying { session_id, .. }
             | Self::AgentSwitched { session_id, .. }
+            | Self::CompactionStarted { session_id, .. }
+            | Self::CompactionFinished { session_id, .. }
+            | Self::CompactionFailed { session_id, .. }
             | Self::TurnFinished { session_id, .. } => Some(*session_id),
         }
     }

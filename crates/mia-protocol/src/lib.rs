@@ -26,10 +26,11 @@ pub use message::{
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus};
 pub use view::{
-    AgentInfo, AgentModeView, ApprovalView, DiffScope, DiffView, ForkFiles, ForkResult,
-    ForkTreeNode, HistoryAction, PermissionsView, PreviewAction, PreviewFile, ProjectSummary,
-    ProviderInfo, RevertPreview, RuleView, ServerInfo, SessionChanges, SessionCompare,
-    SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+    AgentInfo, AgentModeView, ApprovalView, CompactResult, DiffScope, DiffView, ForkFiles,
+    ForkResult, ForkTreeNode, HistoryAction, PermissionsView, PreviewAction, PreviewFile,
+    ProjectSummary, ProviderInfo, RevertPreview, RuleView, ServerInfo, SessionChanges,
+    SessionCompare, SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView,
+    TimelineStep,
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
@@ -71,6 +72,7 @@ pub fn protocol_schema() -> serde_json::Value {
         fork_result: ForkResult,
         fork_tree_node: ForkTreeNode,
         session_compare: SessionCompare,
+        compact_result: CompactResult,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

@@ -347,3 +347,17 @@ pub struct SessionChanges {
     pub files: Vec<FileDiff>,
     pub stats: DiffStats,
 }
+
+/// What a compaction did (`mia-code compact --json`, `POST /api/sessions/{id}/compact`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CompactResult {
+    /// Messages archived (replaced by the summary in the model's context).
+    pub compacted: u64,
+    /// Messages kept verbatim after the summary.
+    pub retained: u64,
+    /// Estimated tokens of the conversation before and after.
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    /// The summary message.
+    pub message_id: String,
+}

@@ -51,7 +51,34 @@ fn push(out: &mut Vec<ChatMessage>, role: ChatRole, part: ContentPart) {
 /// carry their provider signatures back.
 pub fn history_to_messages(history: &[Message]) -> Vec<ChatMessage> {
     let mut out: Vec<ChatMessage> = Vec::new();
-    for m in history.iter().filter(|m| m.compacted_by.is_none()) {
+    // A compaction summary stands for everything before the messages it
+    // kept, wherever it was stored: it goes first. The model is told, once,
+    // that the earlier conversation was summarised.
+    let is_summary = |m: &Message| m.message_type == mia_protocol::MessageType::CompactionSummary;
+    for m in history
+        .iter()
+        .filter(|m| m.compacted_by.is_none() && is_summary(m))
+    {
+        for part in &m.parts {
+            if let PartContent::CompactionSummary {
+                summary,
+                compacted_messages,
+            } = &part.content
+            {
+                push(
+                    &mut out,
+                    ChatRole::User,
+                    ContentPart::text(format!(
+                        "[The {compacted_messages} earlier messages of this conversation were summarised to fit the context window; the full record is kept. Continue from this summary and the messages after it.]\n\nSummary of the earlier conversation:\n\n{summary}"
+                    )),
+                );
+            }
+        }
+    }
+    for m in history
+        .iter()
+        .filter(|m| m.compacted_by.is_none() && !is_summary(m))
+    {
         let role = match m.role {
             Role::User => ChatRole::User,
             Role::Assistant => ChatRole::Assistant,

@@ -1,6 +1,7 @@
-//! Fork routes (spec 020): fork a session, promote a fork, a project's fork
-//! tree, and two sessions' changes side by side; thin over
-//! `mia_core::Runtime::{fork, promote, fork_tree, compare_sessions}`.
+//! Fork and compaction routes (specs 020, 019): fork a session, promote a
+//! fork, a project's fork tree, two sessions' changes side by side, compact
+//! now; thin over `mia_core::Runtime::{fork, promote, fork_tree,
+//! compare_sessions, compact}`.
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -19,6 +20,15 @@ pub(crate) fn routes() -> axum::Router<AppState> {
         .route("/api/sessions/{id}/fork", post(fork))
         .route("/api/sessions/{id}/promote", post(promote))
         .route("/api/sessions/{id}/compare", get(compare))
+        .route("/api/sessions/{id}/compact", post(compact))
+}
+
+/// `/compact`: summarise the session's older messages now (409 while a turn runs).
+async fn compact(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+    match parse_id(&id) {
+        Ok(id) => reply(s.runtime.compact(id).await),
+        Err(r) => r.into_response(),
+    }
 }
 
 #[derive(Deserialize, Default)]

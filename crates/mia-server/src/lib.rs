@@ -638,6 +638,7 @@ async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) ->
         Ok(OpResult::Session(session)) => (StatusCode::CREATED, Json(session)).into_response(),
         Ok(OpResult::Reverted(summary)) => Json(summary).into_response(),
         Ok(OpResult::Forked(f)) => (StatusCode::CREATED, Json(f)).into_response(),
+        Ok(OpResult::Compacted(c)) => Json(c).into_response(),
         Ok(OpResult::Done) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => core_error(e),
     }
@@ -863,6 +864,7 @@ async fn submit(s: &AppState, op: Op) -> Response {
         }
         Ok(OpResult::Reverted(summary)) => Json(summary).into_response(),
         Ok(OpResult::Forked(f)) => (StatusCode::CREATED, Json(f)).into_response(),
+        Ok(OpResult::Compacted(c)) => Json(c).into_response(),
         Ok(OpResult::Done) => (StatusCode::ACCEPTED, Json(json!({ "ok": true }))).into_response(),
         Err(e) => core_error(e),
     }

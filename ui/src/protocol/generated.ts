@@ -146,6 +146,31 @@ export type Event =
       usage: TokenUsage;
     }
   | {
+      session_id: SessionId;
+      /**
+       * Estimated tokens of the conversation before.
+       */
+      tokens_before: number;
+      trigger: string;
+      type: "compaction_started";
+    }
+  | {
+      compacted: number;
+      message_id: MessageId;
+      retained: number;
+      session_id: SessionId;
+      tokens_after: number;
+      tokens_before: number;
+      trigger: string;
+      type: "compaction_finished";
+    }
+  | {
+      message: string;
+      session_id: SessionId;
+      trigger: string;
+      type: "compaction_failed";
+    }
+  | {
       command: string;
       /**
        * The repository's root directory.
@@ -424,6 +449,10 @@ export type Op =
   | {
       session_id: SessionId;
       type: "promote";
+    }
+  | {
+      session_id: SessionId;
+      type: "compact";
     };
 /**
  * How a person answered a permission ask.
@@ -469,6 +498,7 @@ export type StepKindView = "tool" | "revert" | "redo";
 export interface Protocol {
   agent_info: AgentInfo;
   approval_view: ApprovalView;
+  compact_result: CompactResult;
   comparison_view: ComparisonView;
   diff_scope: DiffScope;
   diff_view: DiffView;
@@ -528,6 +558,31 @@ export interface ApprovalView {
   id: number;
   pattern: string;
   permission: string;
+}
+/**
+ * What a compaction did (`mia-code compact --json`, `POST /api/sessions/{id}/compact`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactResult".
+ */
+export interface CompactResult {
+  /**
+   * Messages archived (replaced by the summary in the model's context).
+   */
+  compacted: number;
+  /**
+   * The summary message.
+   */
+  message_id: string;
+  /**
+   * Messages kept verbatim after the summary.
+   */
+  retained: number;
+  tokens_after: number;
+  /**
+   * Estimated tokens of the conversation before and after.
+   */
+  tokens_before: number;
 }
 /**
  * `worktree compare A B`.

@@ -1,4 +1,5 @@
 pub mod auth;
+pub mod compact;
 pub mod config;
 pub mod doctor;
 pub mod history;

@@ -41,6 +41,8 @@ pub(crate) struct SessionState {
     /// "Always for this project" rules granted during the running turn.
     /// Project approvals answered during the running turn, with the agent asked.
     pub(crate) new_approvals: Mutex<Vec<(String, PermissionRule)>>,
+    /// Token estimates of the session's messages (compaction decides from them).
+    pub(crate) estimates: Mutex<crate::compaction::Estimates>,
     /// When this state was last asked for (Unix ms): idle state is evicted.
     pub(crate) last_used: std::sync::atomic::AtomicI64,
 }
@@ -182,6 +184,7 @@ impl Runtime {
             steps_taken: std::sync::atomic::AtomicUsize::new(0),
             has_baseline: std::sync::atomic::AtomicBool::new(false),
             new_approvals: Mutex::new(Vec::new()),
+            estimates: Mutex::default(),
             last_used: std::sync::atomic::AtomicI64::new(now),
         });
         Ok(lock(&self.inner.sessions)

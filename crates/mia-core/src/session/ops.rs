@@ -61,6 +61,7 @@ impl Runtime {
                 .await
                 .map(OpResult::Forked),
             Op::Promote { session_id } => self.promote(session_id).await.map(OpResult::Session),
+            Op::Compact { session_id } => self.compact(session_id).await.map(OpResult::Compacted),
         }
     }
 

@@ -3,6 +3,8 @@
 
 mod setup;
 mod step;
+
+pub(crate) use setup::TurnSetup;
 mod stream;
 
 use std::sync::Arc;
@@ -104,6 +106,9 @@ impl Runtime {
             step += 1;
             totals.steps = step;
             if let Some(end) = self.run_step(state, &mut t, cancel, totals).await? {
+                if end == TurnEnd::Completed {
+                    self.compact_at_turn_end(state, &mut t, cancel).await;
+                }
                 return Ok(end);
             }
         }

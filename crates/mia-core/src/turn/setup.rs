@@ -43,6 +43,10 @@ pub(crate) struct TurnSetup {
     pub(crate) prompt_policy: Option<mia_permission::Policy>,
     /// Recent (tool, arguments) pairs: the doom-loop guard.
     pub(crate) recent_calls: Vec<(String, String)>,
+    /// A compaction failed this turn: no more automatic attempts (circuit breaker).
+    pub(crate) compaction_failed: bool,
+    /// The provider's overflow was answered by compacting once already.
+    pub(crate) overflow_retried: bool,
 }
 
 impl Runtime {
@@ -201,6 +205,8 @@ impl Runtime {
             policy_cache,
             prompt_policy: None,
             recent_calls,
+            compaction_failed: false,
+            overflow_retried: false,
         })
     }
 }

@@ -159,6 +159,25 @@ impl Runtime {
             .store
             .call(move |db| db.get_messages(&session_id, &mia_store::MessageQuery::default()))
             .await?;
+        // Compaction before every request (mid-turn too): over the message
+        // threshold, or when this request would fill the token budget.
+        let fixed = (system.len()
+            + tools
+                .iter()
+                .map(|d| d.description.len() + d.input_schema.to_string().len() + d.name.len())
+                .sum::<usize>()) as u64
+            / 4;
+        let messages = self
+            .compact_before_request(
+                state,
+                &t.config,
+                &t.model,
+                &mut t.compaction_failed,
+                fixed,
+                messages,
+                cancel,
+            )
+            .await?;
         let mut request = ChatRequest::new(
             t.wire_model.clone(),
             mia_providers::convert::history_to_messages(&messages),
@@ -184,6 +203,44 @@ impl Runtime {
         } = self
             .stream_step(&t.provider, request, cancel, session_id, message_id)
             .await;
+
+        // The provider says the request does not fit: compact, then send
+        // again once (never in a loop), unless compaction is off.
+        if let Some(mia_providers::ProviderError::ContextTooLong { .. }) = &failure
+            && completion.text.is_empty()
+            && completion.tool_calls.is_empty()
+            && !cancel.is_cancelled()
+            && !t.overflow_retried
+            && crate::compaction::Settings::from_config(&t.config).automatic()
+        {
+            t.overflow_retried = true;
+            if self
+                .compact_claimed(
+                    state,
+                    &t.config,
+                    crate::compaction::Trigger::Overflow,
+                    Some(&t.model),
+                    cancel,
+                )
+                .await
+                .is_ok()
+            {
+                return Ok(None);
+            }
+        }
+        let failure = failure.map(|e| match e {
+            mia_providers::ProviderError::ContextTooLong { provider, message } => {
+                let advice = crate::compaction::overflow_advice(
+                    &crate::compaction::Settings::from_config(&t.config),
+                    session_id,
+                );
+                mia_providers::ProviderError::ContextTooLong {
+                    provider,
+                    message: format!("{message}. {advice}"),
+                }
+            }
+            other => other,
+        });
 
         // Record what arrived, even when the stream failed or was cancelled.
         let calls = if failure.is_none() {
