@@ -414,7 +414,14 @@ impl Runtime {
             .store()
             .call(move |db| db.get_messages(&session_id, &mia_store::MessageQuery::default()))
             .await?;
-        let visible: Vec<&Message> = messages.iter().collect();
+        // As the model sees them: the summary first, then the rest in order.
+        let is_summary =
+            |m: &&Message| m.message_type == mia_protocol::MessageType::CompactionSummary;
+        let visible: Vec<&Message> = messages
+            .iter()
+            .filter(is_summary)
+            .chain(messages.iter().filter(|m| !is_summary(m)))
+            .collect();
         let mut est = Estimates::default();
         let tokens_before = estimate_request(&visible, 0, &mut est);
         let Some(keep) = retained_count(&visible, settings.retain, budget, &mut est) else {
@@ -424,9 +431,26 @@ impl Runtime {
         };
         let cut = visible.len() - keep;
         let (old, tail) = visible.split_at(cut);
-        let Some(last_old) = old.last() else {
-            return Err(CoreError::Setup("there is nothing to compact yet".into()));
-        };
+        if old.iter().all(is_summary) {
+            return Err(CoreError::Setup(
+                "there is nothing new to compact: everything before the kept messages is already in the summary".into(),
+            ));
+        }
+        // How many messages of the conversation the new summary stands for.
+        let stands_for: u64 = old
+            .iter()
+            .map(|m| {
+                m.parts
+                    .iter()
+                    .find_map(|p| match &p.content {
+                        PartContent::CompactionSummary {
+                            compacted_messages, ..
+                        } => Some(u64::from(*compacted_messages)),
+                        _ => None,
+                    })
+                    .unwrap_or(1)
+            })
+            .sum();
         self.emit(Event::CompactionStarted {
             session_id,
             trigger: trigger.as_str().into(),
@@ -555,12 +579,11 @@ impl Runtime {
         extra.insert("tokens_before".into(), tokens_before.into());
         extra.insert("tokens_after".into(), tokens_after.into());
         extra.insert("retained".into(), (tail.len() as u64).into());
-        let through = last_old.id;
         let req = mia_store::CompactRequest {
             session: session_id,
-            through,
+            archive: old.iter().map(|m| m.id).collect(),
             summary: text,
-            compacted_messages: u32::try_from(compacted).unwrap_or(u32::MAX),
+            compacted_messages: u32::try_from(stands_for).unwrap_or(u32::MAX),
             metadata,
         };
         let (stored, archived) = self.store().call(move |db| db.compact_session(req)).await?;

@@ -90,11 +90,27 @@ impl Runtime {
     /// Everything a front end needs to draw a session, including asks that
     /// are waiting (so a reloaded window shows them).
     pub async fn session_detail(&self, id: SessionId) -> Result<SessionDetail, CoreError> {
+        self.session_detail_with(id, false).await
+    }
+
+    /// [`Runtime::session_detail`], with the compaction archive when
+    /// `archived` (archived messages carry `compacted_by`).
+    pub async fn session_detail_with(
+        &self,
+        id: SessionId,
+        archived: bool,
+    ) -> Result<SessionDetail, CoreError> {
         let (session, messages) = self
             .store()
             .call(move |db| {
                 let session = db.get_session(&id)?;
-                let messages = db.get_messages(&id, &mia_store::MessageQuery::default())?;
+                let messages = db.get_messages(
+                    &id,
+                    &mia_store::MessageQuery {
+                        include_compacted: archived,
+                        ..Default::default()
+                    },
+                )?;
                 Ok((session, messages))
             })
             .await?;

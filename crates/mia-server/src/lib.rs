@@ -644,9 +644,20 @@ async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) ->
     }
 }
 
-async fn get_session(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+#[derive(Deserialize, Default)]
+struct DetailQuery {
+    /// Include the messages a compaction summary replaced (the archive).
+    #[serde(default)]
+    archived: bool,
+}
+
+async fn get_session(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Query(q): Query<DetailQuery>,
+) -> Response {
     match parse_id(&id) {
-        Ok(id) => reply(s.runtime.session_detail(id).await),
+        Ok(id) => reply(s.runtime.session_detail_with(id, q.archived).await),
         Err(r) => r.into_response(),
     }
 }

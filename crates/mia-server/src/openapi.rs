@@ -65,7 +65,7 @@ pub fn openapi() -> Value {
                 "post": {"summary": "Create a session (Op create_session)", "requestBody": json_body("#/components/schemas/CreateSession"),
                     "responses": {"201": ok("The session"), "400": ok("Bad input")}}
             },
-            "/api/sessions/{id}": {"get": {"summary": "A session with its messages", "parameters": [session_id],
+            "/api/sessions/{id}": {"get": {"summary": "A session with its messages", "parameters": [session_id.clone(), {"name": "archived", "in": "query", "schema": {"type": "boolean"}, "description": "include the messages a compaction summary replaced (marked by compacted_by)"}],
                 "responses": {"200": ok("{session, messages}"), "404": ok("No such session")}}},
             "/api/sessions/{id}/messages": {"post": {"summary": "Send a user message and run a turn (Op user_message)",
                 "parameters": [session_id], "requestBody": json_body("#/components/schemas/UserMessage"),

@@ -1263,3 +1263,71 @@ fn urlencode(s: &str) -> String {
         })
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compaction_over_http() {
+    let s = setup(
+        json!([
+            {"match": {"last_message_contains": "one"}, "response": {"events": [{"text": "r1"}]}},
+            {"match": {"last_message_contains": "two"}, "response": {"events": [{"text": "r2"}]}},
+            {"match": {"system_contains": "compaction agent"}, "response": {"events": [{"text": "SUMMARY"}]}}
+        ]),
+        json!({"compaction": {"retainCount": 1}}),
+    )
+    .await;
+    let (id, mut sse) = s.start_turn("one").await;
+    sse.until("turn_finished").await;
+    s.post(
+        &format!("/api/sessions/{id}/messages"),
+        json!({"text": "two"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    sse.until("turn_finished").await;
+
+    let r = s
+        .post(&format!("/api/sessions/{id}/compact"), json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let c: Value = r.json().await.unwrap();
+    assert_eq!(c["compacted"], json!(3));
+    assert_eq!(c["retained"], json!(1));
+    let seen = sse.until("compaction_finished").await;
+    assert!(
+        seen.iter().any(|(k, _)| k == "compaction_started"),
+        "{seen:?}"
+    );
+
+    let detail: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
+    assert_eq!(detail["messages"].as_array().unwrap().len(), 2);
+    let all: Value = s
+        .json(s.get(&format!("/api/sessions/{id}?archived=true")))
+        .await;
+    let msgs = all["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 5);
+    assert_eq!(
+        msgs.iter()
+            .filter(|m| m["compacted_by"] == c["message_id"])
+            .count(),
+        3
+    );
+    // One message left before the summary: nothing more to compact is a 400 with why.
+    let r = s
+        .post(&format!("/api/sessions/{id}/compact"), json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let e: Value = r.json().await.unwrap();
+    assert!(
+        e["error"]
+            .as_str()
+            .unwrap()
+            .contains("nothing new to compact"),
+        "{e}"
+    );
+    s.mock.assert_no_violations();
+}

@@ -5,7 +5,7 @@
 use mia_protocol::{
     Message, MessageId, MessageMetadata, MessageType, PartContent, Role, SessionId, now_ms,
 };
-use rusqlite::{OptionalExtension, params};
+use rusqlite::params;
 
 use crate::db::SessionDb;
 use crate::error::{Result, StoreError};
@@ -14,9 +14,9 @@ use crate::error::{Result, StoreError};
 #[derive(Debug, Clone)]
 pub struct CompactRequest {
     pub session: SessionId,
-    /// The last message the summary stands for: it and every visible
-    /// message before it (an earlier summary too) are archived.
-    pub through: MessageId,
+    /// The messages the summary stands for (an earlier summary among them):
+    /// each must be a visible message of the session.
+    pub archive: Vec<MessageId>,
     pub summary: String,
     /// How many messages the summary stands for (shown with it).
     pub compacted_messages: u32,
@@ -28,7 +28,14 @@ impl SessionDb {
     /// message and how many messages it archived.
     pub fn compact_session(&mut self, req: CompactRequest) -> Result<(Message, u64)> {
         let session_key = req.session.to_string();
-        let through_key = req.through.to_string();
+        let archive_json = serde_json::to_string(
+            &req.archive
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+        )
+        .map_err(|e| StoreError::InvalidInput(format!("archive list: {e}")))?;
+        let expected = req.archive.len();
         let metadata_json = serde_json::to_string(&req.metadata)
             .map_err(|e| StoreError::InvalidInput(format!("message metadata: {e}")))?;
         let id = MessageId::new();
@@ -39,19 +46,11 @@ impl SessionDb {
             compacted_messages: req.compacted_messages,
         };
         let (parts, archived) = self.write(|tx| {
-            let seq: Option<(i64, Option<String>)> = tx
-                .query_row(
-                    "SELECT seq, compacted_by FROM messages WHERE id = ?1 AND session_id = ?2",
-                    params![through_key, session_key],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(|e| tx.err(e))?;
-            let Some((seq, None)) = seq else {
-                return Err(StoreError::InvalidInput(format!(
-                    "message {through_key} is not a visible message of session {session_key}; nothing was compacted"
-                )));
-            };
+            if expected == 0 {
+                return Err(StoreError::InvalidInput(
+                    "a compaction needs the messages it summarises; nothing was compacted".into(),
+                ));
+            }
             tx.prepare_cached(
                 "INSERT INTO messages (id, session_id, role, type, metadata, created_at, seq) VALUES (?1, ?2, 'system', 'compaction_summary', ?3, ?4, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages))",
             )
@@ -60,10 +59,18 @@ impl SessionDb {
             let parts = crate::messages::append_in(tx, &req.session, &id, vec![content.clone()])?;
             let archived = tx
                 .prepare_cached(
-                    "UPDATE messages SET compacted_by = ?1 WHERE session_id = ?2 AND seq <= ?3 AND compacted_by IS NULL AND id != ?1",
+                    "UPDATE messages SET compacted_by = ?1 WHERE session_id = ?2 AND compacted_by IS NULL AND id IN (SELECT value FROM json_each(?3))",
                 )
-                .and_then(|mut s| s.execute(params![id_key, session_key, seq]))
+                .and_then(|mut s| s.execute(params![id_key, session_key, archive_json]))
                 .map_err(|e| tx.err(e))?;
+            // Another writer changed the session meanwhile (or a bad list):
+            // nothing is stored.
+            if archived != expected {
+                return Err(StoreError::InvalidInput(format!(
+                    "{} of the {expected} messages to compact are no longer visible messages of session {session_key}; nothing was compacted",
+                    expected - archived
+                )));
+            }
             Ok((parts, archived as u64))
         })?;
         Ok((

@@ -1,0 +1,242 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! `mia-code compact` as a user runs it: the JSON result, the archive in
+//! `sessions show --all`, and a compaction killed mid-way (SIGKILL while the
+//! compaction model answers) leaving the session exactly as it was.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use mia_testkit::{MockServer, Scenario};
+use serde_json::{Value, json};
+
+struct Env {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+fn env(server: &MockServer) -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("proj");
+    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(
+        home.join(".config/mia-code/config.json"),
+        json!({
+            "model": "anthropic/claude-sonnet-4-5",
+            "providers": {"anthropic": {"baseURL": server.anthropic_base_url(), "apiKey": "test"}},
+            "unifier": {"enabled": false},
+            "compaction": {"retainCount": 2}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    Env {
+        _dir: dir,
+        home,
+        project: project.canonicalize().unwrap(),
+    }
+}
+
+impl Env {
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("mia-code").unwrap();
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("MIA_CODE_HOME", self.home.join(".mia-code"))
+            .current_dir(&self.project);
+        c
+    }
+    fn std_cmd(&self) -> std::process::Command {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("mia-code"));
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("MIA_CODE_HOME", self.home.join(".mia-code"))
+            .current_dir(&self.project);
+        c
+    }
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.cmd().args(args).arg("--json").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+    async fn run(&self, args: Vec<String>) -> std::process::Output {
+        let mut c = self.cmd();
+        c.args(args);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap()
+    }
+}
+
+fn steps(summary_delay_ms: u64) -> Scenario {
+    serde_json::from_value(json!({"steps": [
+        {"match": {"last_message_contains": "one"}, "response": {"events": [{"text": "r1"}]}},
+        {"match": {"last_message_contains": "two"}, "response": {"events": [{"text": "r2"}]}},
+        {"match": {"last_message_contains": "three"}, "response": {"events": [{"text": "r3"}]}},
+        {"match": {"last_message_contains": "four"}, "response": {"events": [{"text": "r4"}]}},
+        {"match": {"system_contains": "compaction agent"}, "response": {
+            "headers_delay_ms": summary_delay_ms, "events": [{"text": "SUMMARY of one and two"}]}}
+    ]}))
+    .unwrap()
+}
+
+async fn three_turns(env: &Env) -> String {
+    let out = env.run(vec!["run".into(), "one".into()]).await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = env.json(&["sessions", "list"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for t in ["two", "three"] {
+        let out = env
+            .run(vec!["run".into(), t.into(), "--session".into(), id.clone()])
+            .await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_reports_counts_and_the_archive_stays_readable() {
+    let server = MockServer::start(steps(0)).await.unwrap();
+    let env = env(&server);
+    let id = three_turns(&env).await;
+    // Human output first: spec 019's sentence.
+    let out = env
+        .cmd()
+        .args(["compact", "--session", &id])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("Compacted 4 messages into summary. 2 recent messages retained."),
+        "{text}"
+    );
+    let shown = env.json(&["sessions", "show", &id]);
+    let summary = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["type"] == json!("compaction_summary"))
+        .unwrap()
+        .clone();
+    let meta = &summary["metadata"];
+    let r = json!({
+        "compacted": meta["original_message_count"],
+        "retained": meta["retained"],
+        "tokens_before": meta["tokens_before"],
+        "tokens_after": meta["tokens_after"],
+        "message_id": summary["id"],
+    });
+    assert_eq!(r["compacted"], json!(4));
+    assert_eq!(r["retained"], json!(2));
+    assert!(r["tokens_before"].as_u64().unwrap() > 0);
+    assert!(r["tokens_after"].as_u64().unwrap() > 0);
+    assert!(r["message_id"].is_string());
+
+    // Default view: the summary and the kept tail; --all: the archive, marked.
+    let shown = env.json(&["sessions", "show", &id]);
+    assert_eq!(shown["messages"].as_array().unwrap().len(), 3);
+    let all = env.json(&["sessions", "show", &id, "--all"]);
+    let msgs = all["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 7);
+    assert_eq!(
+        msgs.iter()
+            .filter(|m| m["compacted_by"] == r["message_id"])
+            .count(),
+        4
+    );
+    let out = env
+        .cmd()
+        .args(["sessions", "show", &id, "--all"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("· compacted").count(), 4, "{text}");
+    assert!(
+        text.contains("summary of 4 messages") && text.contains("SUMMARY of one and two"),
+        "{text}"
+    );
+
+    // --json: the result object (a second round; its model answer is the second step).
+    server.take_violations();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_compaction_killed_mid_way_leaves_the_session_as_it_was() {
+    // The compaction model takes 30 s to answer: the process is killed meanwhile.
+    let server = MockServer::start(steps(30_000)).await.unwrap();
+    let env = env(&server);
+    let id = three_turns(&env).await;
+    let before = env.json(&["sessions", "show", &id, "--all"]);
+
+    let mut child = env
+        .std_cmd()
+        .args(["compact", "--session", &id])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the compaction request reached the model (or the session shows compacting).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.request_count() < 4 {
+        assert!(
+            Instant::now() < deadline,
+            "the compaction never reached the model"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let during = env.json(&["sessions", "show", &id]);
+    assert_eq!(during["session"]["status"], json!("compacting"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let after = env.json(&["sessions", "show", &id, "--all"]);
+    assert_eq!(
+        after["messages"], before["messages"],
+        "nothing archived, nothing added"
+    );
+    // The dead process's claim does not keep the session busy or compacting.
+    assert_eq!(
+        after["session"]["status"],
+        json!("idle"),
+        "{}",
+        after["session"]
+    );
+    // And it is usable at once: a turn runs.
+    let out = env
+        .run(vec![
+            "run".into(),
+            "four".into(),
+            "--session".into(),
+            id.clone(),
+        ])
+        .await;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
