@@ -22,7 +22,7 @@ const MESSAGES: usize = 2_000;
 
 fn message(n: usize) -> Message {
     let id = MessageId::new();
-    let contents = if n % 2 == 0 {
+    let contents = if n.is_multiple_of(2) {
         vec![PartContent::text(format!(
             "Please look at module {n} and fix the failing test."
         ))]
@@ -48,7 +48,7 @@ fn message(n: usize) -> Message {
     Message {
         id,
         session_id: SessionId::new(),
-        role: if n % 2 == 0 {
+        role: if n.is_multiple_of(2) {
             Role::User
         } else {
             Role::Assistant
