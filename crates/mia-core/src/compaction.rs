@@ -10,7 +10,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures_util::StreamExt;
 use mia_config::Config;
 use mia_protocol::{
     CompactResult, Event, Message, MessageId, MessageMetadata, PartContent, Role, SessionId,
@@ -531,7 +530,7 @@ impl Runtime {
                 }],
             );
             request.system = system.clone();
-            match collect_text(&provider, request, cancel).await {
+            match crate::llm::complete_once(&provider, request, cancel).await {
                 Ok(s) if !s.trim().is_empty() => break s,
                 Ok(_) => failures.push("the compaction model answered with nothing".into()),
                 Err(ProviderError::Cancelled) => {
@@ -646,21 +645,6 @@ fn user_words(all: &[Message]) -> String {
         ));
     }
     out
-}
-
-/// Run a one-shot request and collect its text.
-async fn collect_text(
-    provider: &Arc<dyn mia_providers::Provider>,
-    request: ChatRequest,
-    cancel: &CancellationToken,
-) -> Result<String, ProviderError> {
-    let mut stream = provider.stream(request, cancel.clone());
-    let mut completion = mia_providers::Completion::default();
-    while let Some(item) = stream.next().await {
-        let event = item?;
-        completion.apply(&event);
-    }
-    Ok(completion.text)
 }
 
 /// What to tell the user when the conversation does not fit.

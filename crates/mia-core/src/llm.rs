@@ -1,7 +1,9 @@
 //! Providers for turns: resolved from the config's `providers` entry and
 //! the credential chain (off the async workers: it may ask the OS
 //! keychain), and pooled, so turns of every session reuse one client —
-//! and its HTTP connections — per provider configuration.
+//! and its HTTP connections — per provider configuration. Plus the one-shot
+//! completion (no tools, no streaming to a UI) that compaction uses, with
+//! the same clients, retries and cancellation as a turn's steps.
 
 use std::sync::Arc;
 
@@ -58,4 +60,20 @@ impl Runtime {
         }
         Ok(pool.entry(key).or_insert(provider).clone())
     }
+}
+
+/// Run one request to its end and return its text (compaction; later titles
+/// and agent generation). Cancelling `cancel` stops it at once.
+pub(crate) async fn complete_once(
+    provider: &Arc<dyn Provider>,
+    request: mia_providers::ChatRequest,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<String, mia_providers::ProviderError> {
+    use futures_util::StreamExt;
+    let mut stream = provider.stream(request, cancel.clone());
+    let mut completion = mia_providers::Completion::default();
+    while let Some(item) = stream.next().await {
+        completion.apply(&item?);
+    }
+    Ok(completion.text)
 }
