@@ -305,7 +305,8 @@ impl Answerer {
 /// Judges requests for one agent.
 pub struct Checker<'a> {
     policy: &'a Policy,
-    parent: Option<&'a Policy>,
+    /// The ancestors' policies (a subagent's parent, its parent's parent, ...).
+    parents: Vec<&'a Policy>,
     resolver: &'a dyn PathResolver,
     answerer: Answerer,
 }
@@ -348,15 +349,16 @@ impl<'a> Checker<'a> {
     pub fn new(policy: &'a Policy, resolver: &'a dyn PathResolver) -> Self {
         Self {
             policy,
-            parent: None,
+            parents: Vec::new(),
             resolver,
             answerer: Answerer::Person,
         }
     }
 
-    /// A subagent: its effective rules are the intersection of its own and its parent's.
+    /// A subagent: its effective rules are the intersection of its own and
+    /// every ancestor's (call once per ancestor, nearest first).
     pub fn with_parent(mut self, parent: &'a Policy) -> Self {
-        self.parent = Some(parent);
+        self.parents.push(parent);
         self
     }
 
@@ -431,23 +433,19 @@ impl<'a> Checker<'a> {
         }
     }
 
-    /// Evaluate in the own policy and (for subagents) the parent's; strictest wins.
+    /// Evaluate in the own policy and (for subagents) every ancestor's; strictest wins.
     fn eval(&self, permission: &str, input: MatchInput<'_>, what: &str, quiet: bool) -> Sub {
-        let own = self.eval_policy(self.policy, permission, input, what, quiet);
-        match self.parent {
-            Some(p) => {
-                let par = self.eval_policy(p, permission, input, what, quiet);
-                if stricter(&own, &par) {
-                    Sub {
-                        reason: format!("{} (parent agent `{}`)", par.reason, p.agent),
-                        ..par
-                    }
-                } else {
-                    own
-                }
+        let mut best = self.eval_policy(self.policy, permission, input, what, quiet);
+        for p in &self.parents {
+            let par = self.eval_policy(p, permission, input, what, quiet);
+            if stricter(&best, &par) {
+                best = Sub {
+                    reason: format!("{} (parent agent `{}`)", par.reason, p.agent),
+                    ..par
+                };
             }
-            None => own,
         }
+        best
     }
 
     fn eval_path(&self, permission: &str, cp: &CanonicalPath, checks: &mut Checks) -> Sub {
@@ -581,7 +579,7 @@ impl<'a> Checker<'a> {
             p.availability(permission).0
         };
         let mut a = one(self.policy);
-        if let Some(parent) = self.parent {
+        for parent in &self.parents {
             a = a.max(one(parent));
         }
         if a == Ask && self.answerer != Answerer::Person {
@@ -1103,7 +1101,7 @@ impl<'a> Checker<'a> {
             };
             let restricted = reach.iter().any(|d| {
                 self.policy.read_restricted_under(d)
-                    || self.parent.is_some_and(|p| p.read_restricted_under(d))
+                    || self.parents.iter().any(|p| p.read_restricted_under(d))
             });
             if restricted {
                 rule_only = false;
@@ -1149,7 +1147,11 @@ impl<'a> Checker<'a> {
         let policy = if m.agent == self.policy.agent {
             self.policy
         } else {
-            self.parent.unwrap_or(self.policy)
+            self.parents
+                .iter()
+                .copied()
+                .find(|p| p.agent == m.agent)
+                .unwrap_or(self.policy)
         };
         policy
             .rules()

@@ -428,6 +428,18 @@ fn availability_counts_pattern_rules() {
     let explore = pol("explore", &[]);
     let c = Checker::new(&build, &ctx).with_parent(&explore);
     assert_eq!(c.availability("write"), PermissionAction::Deny);
+    // depth 2: every ancestor counts, the strictest wins, and the denial names it
+    let grand = pol("build", &["deny write secret/**"]);
+    let parent = pol("reviewer", &["allow write"]);
+    let child = pol("custom", &["allow write"]);
+    let c = Checker::new(&child, &ctx)
+        .with_parent(&parent)
+        .with_parent(&grand);
+    let d = c.check(&Request::path("write", "secret/key.txt"));
+    assert_eq!(d.decision, PermissionAction::Deny, "{}", d.reason);
+    assert!(d.reason.contains("parent agent `build`"), "{}", d.reason);
+    let d = c.check(&Request::path("write", "src/lib.rs"));
+    assert_eq!(d.decision, PermissionAction::Allow, "{}", d.reason);
 }
 
 #[test]
