@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, type MouseEvent } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import type { Message } from "../protocol/generated";
 import type { SessionState } from "../state/session";
@@ -71,9 +71,23 @@ export function Conversation({
     if (stick.current && rows.length) virtualizer.scrollToIndex(rows.length - 1, { align: "end" });
   }, [state.id, rows.length, virtualizer]);
 
+  // Opening a compaction marker's summary or archive grows its row: stay where the reader is
+  // (following the bottom would scroll the opened text's start away). Scrolling back down follows again.
+  const onClick = useCallback((e: MouseEvent<HTMLDivElement>) => {
+    if (e.target instanceof Element && e.target.closest("[data-keep-scroll]")) stick.current = false;
+  }, []);
+
   const lastIndex = rows.length - 1;
   return (
-    <div className="conversation" ref={scrollRef} onScroll={onScroll} data-testid="conversation" role="log" aria-live="off">
+    <div
+      className="conversation"
+      ref={scrollRef}
+      onScroll={onScroll}
+      onClick={onClick}
+      data-testid="conversation"
+      role="log"
+      aria-live="off"
+    >
       {rows.length === 0 && (
         <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
       )}

@@ -26,6 +26,12 @@ export function HelpText() {
           <kbd>+</kbd>/<kbd>−</kbd> expand/collapse · <kbd>Shift</kbd>+<kbd>F10</kbd> actions
         </li>
       </ul>
+      <h3>Compaction</h3>
+      <p>
+        A long conversation is compacted: its older messages are summarised for the model and archived (automatically, or
+        now with <code>/compact</code>, once no turn is running). The <em>Compacted N messages</em> marker in the
+        conversation shows the summary and, on request, the archived messages; nothing is lost.
+      </p>
       <h3>Commands</h3>
       <ul>
         {COMMANDS.map((c) => (

@@ -1,7 +1,9 @@
-import { memo, useState } from "react";
+import { memo, useEffect, useId, useMemo, useState } from "react";
 import type { Message, Part } from "../protocol/generated";
-import type { ToolInfo } from "../state/session";
+import { toolsOf, type ToolInfo } from "../state/session";
 import { formatCost, formatTokens } from "../lib/format";
+import { errorMessage } from "../lib/api";
+import { compactionInfo, markerText, plural, triggerDetail } from "../lib/compaction";
 import { Markdown } from "./Markdown";
 import { splitCommentary } from "../lib/commentary";
 import { ToolCard } from "./ToolCard";
@@ -17,6 +19,16 @@ export interface MessageActions {
   onOpenSession?: (sessionId: string, messageId?: string) => void;
   /** A session's title, when known (the fork marker names the parent). */
   sessionTitle?: (sessionId: string) => string | undefined;
+  /** The messages a compaction summary replaced (GET ?archived=true, those `compacted_by` it). */
+  loadArchived?: (summaryId: string) => Promise<Message[]>;
+  /** What each compaction marker has open, by summary id (kept while its row leaves the virtualised list). */
+  markers?: Map<string, MarkerMemory>;
+}
+
+export interface MarkerMemory {
+  summary: boolean;
+  archive: boolean;
+  messages?: Message[];
 }
 
 /**
@@ -146,9 +158,182 @@ function ForkNotice({ message, forkPoint, actions }: { message: Message; forkPoi
   );
 }
 
+type Archive =
+  | { state: "idle" }
+  | { state: "loading" }
+  | { state: "loaded"; messages: Message[] }
+  | { state: "error"; message: string };
+
+/**
+ * A compaction summary: a divider saying how many messages it replaced, the tokens before and
+ * after and why it ran; the summary (Markdown) and the archived messages open inline.
+ */
+function CompactionNotice({
+  message,
+  actions,
+  hideCommentary,
+}: {
+  message: Message;
+  actions: MessageActions;
+  hideCommentary: boolean;
+}) {
+  const info = compactionInfo(message);
+  const markers = actions.markers;
+  const saved = markers?.get(message.id);
+  const [summaryOpen, setSummaryOpen] = useState(saved?.summary ?? false);
+  const [archiveOpen, setArchiveOpen] = useState(saved?.archive ?? false);
+  const [archive, setArchive] = useState<Archive>(
+    saved?.messages ? { state: "loaded", messages: saved.messages } : { state: "idle" },
+  );
+  const summaryId = useId();
+  const archiveId = useId();
+  const load = actions.loadArchived;
+  const remember = (patch: Partial<MarkerMemory>) =>
+    markers?.set(message.id, { summary: summaryOpen, archive: archiveOpen, ...markers.get(message.id), ...patch });
+
+  useEffect(() => {
+    if (!archiveOpen || archive.state !== "idle" || !load) return;
+    setArchive({ state: "loading" });
+    load(message.id).then(
+      (messages) => {
+        markers?.set(message.id, { ...(markers.get(message.id) ?? { summary: false, archive: true }), messages });
+        setArchive({ state: "loaded", messages });
+      },
+      (e: unknown) => setArchive({ state: "error", message: errorMessage(e) }),
+    );
+  }, [archiveOpen, archive.state, load, markers, message.id]);
+
+  const archived = archive.state === "loaded" ? archive.messages : null;
+  const tools = useMemo(() => (archived ? toolsOf(archived) : {}), [archived]);
+  // Archived messages are read, not forked from or retried.
+  const archivedActions = useMemo<MessageActions>(() => ({ ...actions, onFork: undefined }), [actions]);
+  if (!info) return null;
+  const count = archived?.length ?? info.compacted;
+  const toggleSummary = () => {
+    remember({ summary: !summaryOpen });
+    setSummaryOpen(!summaryOpen);
+  };
+  const toggleArchive = () => {
+    remember({ archive: !archiveOpen });
+    setArchiveOpen(!archiveOpen);
+  };
+  const why = triggerDetail(info.trigger);
+  return (
+    <div
+      className="msg compaction-notice"
+      data-testid="message-compaction"
+      data-message-id={message.id}
+      data-trigger={info.trigger ?? undefined}
+      role="note"
+      aria-label="Compaction"
+    >
+      <div className="fork-divider">
+        <span className="fork-rule" aria-hidden />
+        <span className="fork-text" data-testid="compaction-headline" title={why ?? undefined}>
+          <span aria-hidden>⇊ </span>
+          {markerText(info)}
+        </span>
+        <span className="fork-rule" aria-hidden />
+      </div>
+      <div className="compaction-actions">
+        <button
+          type="button"
+          className="link-btn small"
+          data-testid="compaction-summary-toggle"
+          data-keep-scroll
+          aria-expanded={summaryOpen}
+          aria-controls={summaryId}
+          onClick={toggleSummary}
+        >
+          <span aria-hidden>{summaryOpen ? "▾ " : "▸ "}</span>
+          {summaryOpen ? "Hide the summary" : "Show the summary"}
+        </button>
+        {load && info.compacted > 0 && (
+          <button
+            type="button"
+            className="link-btn small"
+            data-testid="compaction-archive-toggle"
+            data-keep-scroll
+            aria-expanded={archiveOpen}
+            aria-controls={archiveId}
+            onClick={toggleArchive}
+          >
+            <span aria-hidden>{archiveOpen ? "▾ " : "▸ "}</span>
+            {archiveOpen ? `Hide the ${plural(count, "archived message")}` : `Show the ${plural(count, "archived message")}`}
+          </button>
+        )}
+      </div>
+      <div
+        id={summaryId}
+        className="compaction-summary"
+        data-testid="compaction-summary"
+        role="region"
+        aria-label="Compaction summary"
+        hidden={!summaryOpen}
+      >
+        {summaryOpen && <Markdown text={info.summary} />}
+      </div>
+      {load && (
+        <div
+          id={archiveId}
+          className="compaction-archive"
+          data-testid="compaction-archive"
+          role="region"
+          aria-label="Archived messages"
+          aria-busy={archive.state === "loading"}
+          hidden={!archiveOpen}
+        >
+          {archiveOpen && archive.state === "loading" && <div className="muted small">Loading the archived messages…</div>}
+          {archiveOpen && archive.state === "error" && (
+            <div className="part-error" role="alert">
+              <span>Could not load the archived messages: {archive.message}</span>
+              <button type="button" className="btn small" onClick={() => setArchive({ state: "idle" })}>
+                Try again
+              </button>
+            </div>
+          )}
+          {archiveOpen && archived && archived.length === 0 && (
+            <div className="muted small">The archive is empty (nothing is stored for this summary).</div>
+          )}
+          {archiveOpen && archived && archived.length > 0 && (
+            <>
+              <ul className="archived-list" aria-label={`${plural(archived.length, "archived message")}`}>
+                {archived.map((m) => (
+                  <li key={m.id} className="archived-msg" data-testid="archived-message" data-message-id={m.id}>
+                    <span className="archived-label">archived</span>
+                    <MessageView
+                      message={m}
+                      tools={tools}
+                      streaming={false}
+                      running={false}
+                      hideCommentary={hideCommentary}
+                      isLast={false}
+                      actions={archivedActions}
+                    />
+                  </li>
+                ))}
+              </ul>
+              {archived.length > 3 && (
+                <button
+                  type="button"
+                  className="link-btn small"
+                  data-testid="compaction-archive-hide"
+                  aria-controls={archiveId}
+                  onClick={toggleArchive}
+                >
+                  <span aria-hidden>▴ </span>Hide the archived messages
+                </button>
+              )}
+            </>
+          )}
+        </div>
+      )}
+    </div>
+  );
+}
+
 function SystemNotice({ message }: { message: Message }) {
   const revert = message.parts.find((p) => p.content.type === "revert")?.content;
-  const summary = message.parts.find((p) => p.content.type === "compaction_summary")?.content;
   const text = textOf(message);
   return (
     <div
@@ -164,12 +349,6 @@ function SystemNotice({ message }: { message: Message }) {
       )}
       {revert && revert.type === "revert" && revert.conflicts && revert.conflicts.length > 0 && (
         <div className="muted small">Conflicts: {revert.conflicts.join(", ")}</div>
-      )}
-      {summary && summary.type === "compaction_summary" && (
-        <details>
-          <summary>Summary of {summary.compacted_messages} earlier messages</summary>
-          <Markdown text={summary.summary} />
-        </details>
       )}
     </div>
   );
@@ -313,6 +492,8 @@ export const MessageView = memo(function MessageView(props: {
 }) {
   const m = props.message;
   if (m.type === "fork") return <ForkNotice message={m} forkPoint={props.forkPoint} actions={props.actions} />;
+  if (m.type === "compaction_summary")
+    return <CompactionNotice message={m} actions={props.actions} hideCommentary={props.hideCommentary} />;
   if (m.type !== "normal" || m.role === "system") return <SystemNotice message={m} />;
   if (m.role === "user") return <UserMessage message={m} actions={props.actions} />;
   return <AssistantMessage {...props} />;

@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
-import { reloaded, sessionTotals, userTexts } from "../state/session";
+import { isCompacting, reloaded, sessionTotals, userTexts } from "../state/session";
 import { SessionStore, useSessionState } from "../state/store";
 import { errorMessage } from "../lib/api";
 import { formatCost, formatTokens, toolTarget } from "../lib/format";
+import { compactingDetail, compactResultText } from "../lib/compaction";
 import { useServices, useToast } from "./context";
 import { Conversation } from "./Conversation";
-import type { MessageActions } from "./MessageView";
+import type { MarkerMemory, MessageActions } from "./MessageView";
 import { PromptInput, restoreDraft } from "./PromptInput";
 import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
 import { RightPanel, type PanelTab } from "./RightPanel";
@@ -65,18 +66,36 @@ export function SessionView(props: SessionViewProps) {
   // Events that arrive while the session loads are held and applied on top of what loaded,
   // so a turn that ends (or a message stored) during the request is not overwritten by it.
   const held = useRef<Event[] | null>(null);
-  const load = useCallback(async () => {
-    held.current = [];
-    try {
-      const detail = await api.session(sessionId);
-      store.set(reloaded(detail, store.getState()));
-    } catch (e) {
-      toast(errorMessage(e));
-    } finally {
-      const queued = held.current ?? [];
-      held.current = null;
-      for (const e of queued) store.dispatch(e);
+  // One load at a time: a load asked for while one runs (a compaction's event and /compact's
+  // answer both reload) runs once more after it, so no held event is lost between two.
+  const loading = useRef<{ id: string; done: Promise<void> } | null>(null);
+  const again = useRef(false);
+  const load = useCallback((): Promise<void> => {
+    if (loading.current?.id === sessionId) {
+      again.current = true;
+      return loading.current.done;
     }
+    const run = async () => {
+      do {
+        again.current = false;
+        held.current = [];
+        try {
+          const detail = await api.session(sessionId);
+          store.set(reloaded(detail, store.getState()));
+        } catch (e) {
+          toast(errorMessage(e));
+        } finally {
+          const queued = held.current ?? [];
+          held.current = null;
+          for (const e of queued) store.dispatch(e);
+        }
+      } while (again.current);
+    };
+    const done = run().finally(() => {
+      if (loading.current?.done === done) loading.current = null;
+    });
+    loading.current = { id: sessionId, done };
+    return done;
   }, [api, sessionId, store, toast]);
 
   // Events: subscribe first, then load (so nothing falls between), then send a pending first message.
@@ -124,6 +143,12 @@ export function SessionView(props: SessionViewProps) {
           setTimelineKey((k) => k + 1);
           break;
         case "session_updated":
+          propsRef.current.onSessionsChanged();
+          break;
+        case "compaction_finished":
+          // The messages it replaced left the session's list: load it as the store has it now.
+          setTimelineKey((k) => k + 1);
+          void load();
           propsRef.current.onSessionsChanged();
           break;
         default:
@@ -198,6 +223,29 @@ export function SessionView(props: SessionViewProps) {
     }
   }, [api, sessionId, store, toast]);
 
+  const compact = useCallback(async () => {
+    const s = store.getState();
+    if (s.running) {
+      toast("A turn is running: /compact works once it has finished (or press Stop first).", "info");
+      return;
+    }
+    if (isCompacting(s)) {
+      toast("The conversation is being compacted already.", "info");
+      return;
+    }
+    store.update((x) => ({ ...x, compaction: { state: "running", trigger: "manual" } }));
+    try {
+      const r = await api.compact(sessionId);
+      store.update((x) => (x.compaction?.state === "running" ? { ...x, compaction: null } : x));
+      toast(compactResultText(r), "info");
+      await load();
+      propsRef.current.onSessionsChanged();
+    } catch (e) {
+      // 400 (nothing to compact, compaction off) and 409 (a turn runs) say what to do.
+      store.update((x) => ({ ...x, compaction: { state: "failed", trigger: "manual", message: errorMessage(e) } }));
+    }
+  }, [api, load, sessionId, store, toast]);
+
   const history = useMemo(() => userTexts(state.messages), [state.messages]);
   const totals = useMemo(() => sessionTotals(state.messages), [state.messages]);
 
@@ -205,6 +253,10 @@ export function SessionView(props: SessionViewProps) {
     async (text: string): Promise<boolean> => {
       if (store.getState().running) {
         toast("A turn is running: wait for it to finish or press Stop.", "info");
+        return false;
+      }
+      if (isCompacting(store.getState())) {
+        toast("The conversation is being compacted: send your message once it has finished.", "info");
         return false;
       }
       store.update((s) => ({ ...s, running: true, error: null }));
@@ -325,12 +377,17 @@ export function SessionView(props: SessionViewProps) {
         case "promote":
           void promote();
           break;
+        case "compact":
+          void compact();
+          break;
         default:
       }
     },
-    [api, fork, promote, props, reportHistory, sessionId, switchTo, toast],
+    [api, compact, fork, promote, props, reportHistory, sessionId, switchTo, toast],
   );
 
+  // The compaction markers' open summaries and archives, for as long as this session is open.
+  const markers = useMemo(() => new Map<string, MarkerMemory>(), [sessionId]);
   const actions: MessageActions = useMemo(
     () => ({
       onDiffStep: (callId) => {
@@ -342,8 +399,13 @@ export function SessionView(props: SessionViewProps) {
       onFork: (messageId, withFiles) => void fork(messageId, withFiles),
       onOpenSession: (id, messageId) => propsRef.current.onOpenSession?.(id, messageId),
       sessionTitle: (id) => propsRef.current.sessionTitle?.(id) ?? (fetchedParent?.id === id ? fetchedParent.title : undefined),
+      loadArchived: async (summaryId) => {
+        const d = await api.sessionWithArchive(sessionId);
+        return d.messages.filter((m) => m.compacted_by === summaryId);
+      },
+      markers,
     }),
-    [fetchedParent, fork, retry, store],
+    [api, fetchedParent, fork, markers, retry, sessionId, store],
   );
 
   const reply = useCallback(
@@ -368,8 +430,16 @@ export function SessionView(props: SessionViewProps) {
   };
 
   const title = state.session?.title || state.session?.slug || "New session";
+  const compacting = isCompacting(state);
+  const running = state.compaction?.state === "running" ? state.compaction : null;
+  const failed = state.compaction?.state === "failed" ? state.compaction : null;
+
   const canRetry = !state.running && history.length > 0;
   const parent = state.session?.parent_id ?? null;
+  const disabledCommands: Partial<Record<string, string>> = {};
+  if (!parent) disabledCommands.promote = "only a fork can be promoted";
+  if (state.running) disabledCommands.compact = "a turn is running: wait for it to finish";
+  else if (compacting) disabledCommands.compact = "compacting already";
 
   return (
     <div className={`session-layout${panel ? " with-panel" : ""}`}>
@@ -447,6 +517,28 @@ export function SessionView(props: SessionViewProps) {
                 : "The turn was blocked (see the last tool result)."}
           </div>
         )}
+        {compacting && (
+          <div className="status-line compaction-status" role="status" data-testid="compacting">
+            <span className="compaction-dot" aria-hidden>
+              ⇊
+            </span>{" "}
+            Compacting the conversation…
+            <span className="muted"> {compactingDetail(running?.trigger, running?.tokensBefore)}</span>
+          </div>
+        )}
+        {failed && (
+          <div className="error-banner" role="alert" data-testid="compaction-failed">
+            <span>Could not compact the conversation: {failed.message}</span>
+            <button
+              type="button"
+              className="icon-btn"
+              aria-label="Dismiss the compaction error"
+              onClick={() => store.update((s) => (s.compaction?.state === "failed" ? { ...s, compaction: null } : s))}
+            >
+              ×
+            </button>
+          </div>
+        )}
         {state.retrying && (
           <div className="status-line muted small" role="status">
             Retrying (attempt {state.retrying.attempt}) in {Math.round(state.retrying.delayMs / 1000)} s: {state.retrying.reason}
@@ -486,7 +578,8 @@ export function SessionView(props: SessionViewProps) {
                 ■ Stop
               </button>
             )}
-            {state.running && <span className="muted small running-dot">working…</span>}
+            {state.running && !compacting && <span className="muted small running-dot">working…</span>}
+            {compacting && <span className="muted small running-dot">compacting…</span>}
           </div>
           <PromptInput
             loadFiles={() => {
@@ -507,7 +600,7 @@ export function SessionView(props: SessionViewProps) {
             key={inputKey}
             draftKey={sessionId}
             running={state.running}
-            disabledCommands={parent ? undefined : { promote: "only a fork can be promoted" }}
+            disabledCommands={disabledCommands}
           />
         </div>
       </section>

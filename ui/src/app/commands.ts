@@ -17,6 +17,10 @@ export const COMMANDS: SlashCommand[] = [
   { name: "fork", description: "Fork this session at its last message and open the fork" },
   { name: "forks", description: "The fork tree of this project, focused on this session" },
   { name: "promote", description: "Make this fork a top-level session (forks only)" },
+  {
+    name: "compact",
+    description: "Summarise the older messages now to free the model's context (the originals stay readable)",
+  },
   { name: "help", description: "Keyboard shortcuts and commands" },
 ];
 

@@ -1,6 +1,7 @@
 import type {
   AgentInfo,
   ApprovalView,
+  CompactResult,
   ComparisonView,
   DiffView,
   ForkResult,
@@ -53,6 +54,10 @@ export function makeApi(t: Transport) {
     createSession: (directory: string, agent?: string) =>
       t.request<Session>("POST", "/api/sessions", agent ? { directory, agent } : { directory }),
     session: (id: string) => t.request<SessionDetail>("GET", s(id)),
+    /** The session with the messages compactions archived (they carry `compacted_by`). */
+    sessionWithArchive: (id: string) => t.request<SessionDetail>("GET", `${s(id)}?${q({ archived: "true" })}`),
+    /** `/compact`: summarise the older messages now (409 while a turn runs, 400 with what to do). */
+    compact: (id: string) => t.request<CompactResult>("POST", `${s(id)}/compact`),
     updateSession: (id: string, body: { title?: string; archived?: boolean }) => t.request<Session>("PATCH", s(id), body),
     deleteSession: (id: string) => t.request<void>("DELETE", s(id)),
     send: (id: string, text: string) => t.request<void>("POST", `${s(id)}/messages`, { text }),

@@ -1,6 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { Event, Message, PermissionRequest, SessionDetail } from "../protocol/generated";
-import { applyEvent, emptySession, fromDetail, reloaded, sessionTotals, userTexts, type SessionState } from "./session";
+import {
+  applyEvent,
+  emptySession,
+  fromDetail,
+  isCompacting,
+  reloaded,
+  sessionTotals,
+  toolsOf,
+  userTexts,
+  type SessionState,
+} from "./session";
 import { SessionStore } from "./store";
 
 const S = "sess-1";
@@ -369,5 +379,90 @@ describe("SessionStore", () => {
     expect(frames).toHaveLength(1);
     frames[0]!();
     expect(calls).toBe(1);
+  });
+});
+
+describe("compaction events", () => {
+  const session = (status: "idle" | "busy" | "compacting") => ({
+    id: S,
+    title: "t",
+    slug: "t",
+    directory: "/p",
+    project_id: "x",
+    status,
+    created_at: 1,
+    updated_at: 2,
+    version: "0.1",
+  });
+  const startedC: Event = { type: "compaction_started", session_id: S, trigger: "tokens", tokens_before: 9000 };
+
+  it("started → running with trigger and size; finished → over", () => {
+    const s = run([{ type: "session_updated", session: session("compacting") }, startedC]);
+    expect(s.compaction).toEqual({ state: "running", trigger: "tokens", tokensBefore: 9000 });
+    expect(isCompacting(s)).toBe(true);
+    const done = run(
+      [
+        {
+          type: "compaction_finished",
+          session_id: S,
+          message_id: "c1",
+          trigger: "tokens",
+          compacted: 4,
+          retained: 2,
+          tokens_before: 9000,
+          tokens_after: 2000,
+        },
+        { type: "session_updated", session: session("busy") },
+      ],
+      s,
+    );
+    expect(done.compaction).toBeNull();
+    expect(isCompacting(done)).toBe(false);
+  });
+
+  it("the session's status alone says it is compacting (a window opened meanwhile)", () => {
+    const s = run([{ type: "session_updated", session: session("compacting") }]);
+    expect(s.compaction).toBeNull();
+    expect(isCompacting(s)).toBe(true);
+  });
+
+  it("failed keeps the message until a new compaction starts; other sessions' events are ignored", () => {
+    const failed = run([
+      startedC,
+      { type: "session_updated", session: session("idle") },
+      { type: "compaction_failed", session_id: S, trigger: "tokens", message: "nothing was changed; try /compact" },
+      { type: "compaction_failed", session_id: "other", trigger: "manual", message: "not ours" },
+      { type: "compaction_started", session_id: "other", trigger: "manual", tokens_before: 1 },
+    ]);
+    expect(failed.compaction).toEqual({ state: "failed", trigger: "tokens", message: "nothing was changed; try /compact" });
+    expect(isCompacting(failed)).toBe(false);
+    // A reload does not hide what to do.
+    const detail: SessionDetail = { session: session("idle"), agent: "build", messages: [] };
+    expect(reloaded(detail, failed).compaction).toEqual(failed.compaction);
+    expect(run([startedC], failed).compaction).toMatchObject({ state: "running" });
+  });
+
+  it("a reload forgets a running compaction the store says is over", () => {
+    const s = run([startedC]);
+    const idle: SessionDetail = { session: session("idle"), agent: "build", messages: [] };
+    expect(reloaded(idle, s).compaction).toBeNull();
+    const still: SessionDetail = { session: session("compacting"), agent: "build", messages: [] };
+    expect(reloaded(still, s).compaction).toEqual(s.compaction);
+  });
+
+  it("turn_finished ends a running compaction", () => {
+    const s = run([
+      startedC,
+      { type: "turn_finished", session_id: S, end: "completed", steps: 1, usage: { input: 1, output: 1 } },
+    ]);
+    expect(s.compaction).toBeNull();
+  });
+
+  it("toolsOf gathers the tool cards of archived messages", () => {
+    const tools = toolsOf([
+      msg("a1", "assistant", [{ type: "tool_call", call_id: "t1", tool: "read", input: { path: "a" } }]),
+      msg("a2", "user", [{ type: "tool_result", call_id: "t1", tool: "read", output: "text" }]),
+    ]);
+    expect(tools.t1).toMatchObject({ tool: "read", output: "text", messageId: "a1" });
   });
 });

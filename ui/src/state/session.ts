@@ -59,7 +59,13 @@ export interface SessionState {
   lastTurn: { usage: TokenUsage; costUsd: number | null; end: TurnEnd; steps: number } | null;
   /** Replies sent from this window, by request id (to say "allowed once" rather than "allowed"). */
   replies: Record<string, string>;
+  /** A compaction running (compaction_started, or /compact sent) or the last one that failed. */
+  compaction: CompactionState | null;
 }
+
+export type CompactionState =
+  | { state: "running"; trigger: string; tokensBefore?: number }
+  | { state: "failed"; trigger: string; message: string };
 
 export function emptySession(id: string): SessionState {
   return {
@@ -76,6 +82,7 @@ export function emptySession(id: string): SessionState {
     retrying: null,
     lastTurn: null,
     replies: {},
+    compaction: null,
   };
 }
 
@@ -102,7 +109,12 @@ export function fromDetail(detail: SessionDetail): SessionState {
 export function reloaded(detail: SessionDetail, previous: SessionState): SessionState {
   const loaded = fromDetail(detail);
   if (previous.id !== loaded.id) return loaded;
-  const next = { ...loaded, replies: previous.replies };
+  // A failure notice stays until dismissed (a reload after it must not hide what to do); a
+  // running compaction's details stay while the session still says it is compacting.
+  const was = previous.compaction;
+  const compaction =
+    was?.state === "failed" || (was?.state === "running" && loaded.session?.status === "compacting") ? was : null;
+  const next = { ...loaded, replies: previous.replies, compaction };
   if (!next.running) return next;
   const stored = new Set(next.messages.map((m) => m.id));
   const live = previous.live.filter((m) => !stored.has(m.id));
@@ -192,8 +204,21 @@ function cardForPermission(s: SessionState, requestId: string, request?: Permiss
  */
 export function applyEvent(s: SessionState, e: Event, now: number = Date.now()): SessionState {
   switch (e.type) {
-    case "session_updated":
-      return e.session.id === s.id ? { ...s, session: e.session } : s;
+    case "session_updated": {
+      if (e.session.id !== s.id) return s;
+      // Back to busy/idle: a compaction this window thought was running is over.
+      const over = e.session.status !== "compacting" && s.compaction?.state === "running";
+      return over ? { ...s, session: e.session, compaction: null } : { ...s, session: e.session };
+    }
+    case "compaction_started":
+      if (e.session_id !== s.id) return s;
+      return { ...s, compaction: { state: "running", trigger: e.trigger, tokensBefore: e.tokens_before } };
+    case "compaction_finished":
+      if (e.session_id !== s.id) return s;
+      return s.compaction === null ? s : { ...s, compaction: null };
+    case "compaction_failed":
+      if (e.session_id !== s.id) return s;
+      return { ...s, compaction: { state: "failed", trigger: e.trigger, message: e.message } };
     case "step_started": {
       if (e.session_id !== s.id) return s;
       const exists = s.live.some((m) => m.id === e.message_id);
@@ -295,6 +320,7 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
         queuedAgent: null,
         permissions: [],
         lastTurn: { usage: e.usage, costUsd: e.cost_usd ?? null, end: e.end, steps: e.steps },
+        compaction: s.compaction?.state === "running" ? null : s.compaction,
       };
     }
     default:
@@ -331,6 +357,18 @@ function ensureToolPart(
     return { ...s, messages };
   }
   return { ...s, live: [...s.live, add(draft(messageId, s.id, now))] };
+}
+
+/** A compaction is running: this window saw it start, or the session's status says so. */
+export function isCompacting(s: SessionState): boolean {
+  return s.compaction?.state === "running" || s.session?.status === "compacting";
+}
+
+/** The tool map of messages shown outside the session's list (a compaction's archive). */
+export function toolsOf(messages: Message[]): Record<string, ToolInfo> {
+  let tools: Record<string, ToolInfo> = {};
+  for (const m of messages) tools = mergeParts(tools, m, false);
+  return tools;
 }
 
 /** Sum of tokens and cost over the session's assistant messages. */

@@ -96,6 +96,18 @@ describe("HttpTransport.subscribe", () => {
     expect(es.closed).toBe(true);
   });
 
+  it("listens to every Event type, compaction events included", () => {
+    FakeEventSource.instances = [];
+    const t = new HttpTransport({ token: "tok", EventSource: FakeEventSource, schedule: () => 0 });
+    const events: Event[] = [];
+    t.subscribe("s", (e) => events.push(e));
+    const es = FakeEventSource.instances[0]!;
+    for (const name of ["compaction_started", "compaction_finished", "compaction_failed", "worktree_log", "session_updated"])
+      expect(es.listeners.has(name)).toBe(true);
+    es.emit("compaction_failed", { type: "compaction_failed", session_id: "s", trigger: "manual", message: "why" });
+    expect(events).toEqual([{ type: "compaction_failed", session_id: "s", trigger: "manual", message: "why" }]);
+  });
+
   it("reconnects with backoff after an error and reports lagged", () => {
     FakeEventSource.instances = [];
     const scheduled: [() => void, number][] = [];

@@ -42,21 +42,29 @@ export function errorText(status: number, body: unknown): string {
   return `Request failed (HTTP ${status})`;
 }
 
-/** Every Event type name: SSE event names equal the Event's `type`. */
-export const EVENT_TYPES: readonly Event["type"][] = [
-  "session_updated",
-  "message_stored",
-  "step_started",
-  "text_delta",
-  "reasoning_delta",
-  "tool_call",
-  "permission_asked",
-  "permission_resolved",
-  "tool_result",
-  "snapshot",
-  "retrying",
-  "agent_switched",
-  "error",
-  "turn_finished",
-  "worktree_log",
-];
+/**
+ * Every Event type name: SSE event names equal the Event's `type`. A record over the union, so a
+ * new Event variant that is not listed here fails the typecheck (an unlisted one is never heard).
+ */
+const EVENT_NAMES: Record<Event["type"], true> = {
+  session_updated: true,
+  message_stored: true,
+  step_started: true,
+  text_delta: true,
+  reasoning_delta: true,
+  tool_call: true,
+  permission_asked: true,
+  permission_resolved: true,
+  tool_result: true,
+  snapshot: true,
+  retrying: true,
+  agent_switched: true,
+  error: true,
+  turn_finished: true,
+  compaction_started: true,
+  compaction_finished: true,
+  compaction_failed: true,
+  worktree_log: true,
+};
+
+export const EVENT_TYPES: readonly Event["type"][] = Object.keys(EVENT_NAMES) as Event["type"][];
