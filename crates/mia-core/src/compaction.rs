@@ -531,7 +531,7 @@ impl Runtime {
             );
             request.system = system.clone();
             match crate::llm::complete_once(&provider, request, cancel).await {
-                Ok(s) if !s.trim().is_empty() => break s,
+                Ok(c) if !c.text.trim().is_empty() => break c,
                 Ok(_) => failures.push("the compaction model answered with nothing".into()),
                 Err(ProviderError::Cancelled) => {
                     return Err(CoreError::Setup(
@@ -546,7 +546,8 @@ impl Runtime {
             }
         };
 
-        let mut text = summary.trim().to_string();
+        let usage = summary.usage;
+        let mut text = summary.text.trim().to_string();
         text.push_str("\n\n## The user's words (verbatim)\n");
         text.push_str(&user_words);
         if !todos.items.is_empty() {
@@ -565,9 +566,12 @@ impl Runtime {
         let tail_tokens: u64 = tail.iter().map(|m| est.of(m)).sum();
         let tokens_after = summary_tokens + tail_tokens;
         let compacted = old.len() as u64;
+        // What the compaction call itself cost, on its own message.
         let mut metadata = MessageMetadata {
             agent: Some("compaction".into()),
             model: Some(compactor.to_string()),
+            tokens: usage,
+            cost_usd: usage.and_then(|u| catalog.cost(&compactor, &u)),
             ..Default::default()
         };
         let extra = &mut metadata.extra;

@@ -62,18 +62,19 @@ impl Runtime {
     }
 }
 
-/// Run one request to its end and return its text (compaction; later titles
-/// and agent generation). Cancelling `cancel` stops it at once.
+/// Run one request to its end and return what it produced (text and
+/// usage: compaction; later titles and agent generation). Cancelling
+/// `cancel` stops it at once.
 pub(crate) async fn complete_once(
     provider: &Arc<dyn Provider>,
     request: mia_providers::ChatRequest,
     cancel: &tokio_util::sync::CancellationToken,
-) -> Result<String, mia_providers::ProviderError> {
+) -> Result<mia_providers::Completion, mia_providers::ProviderError> {
     use futures_util::StreamExt;
     let mut stream = provider.stream(request, cancel.clone());
     let mut completion = mia_providers::Completion::default();
     while let Some(item) = stream.next().await {
         completion.apply(&item?);
     }
-    Ok(completion.text)
+    Ok(completion)
 }
