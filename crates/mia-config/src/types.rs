@@ -81,6 +81,11 @@ pub struct AgentConfig {
     /// Hidden agents are not offered in pickers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden: Option<bool>,
+    /// Seconds a delegation to this agent (as a subagent) may run before its
+    /// partial result is returned, marked `timeout` (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub timeout: Option<u32>,
     /// Turn a built-in agent off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable: Option<bool>,

@@ -34,6 +34,8 @@ pub struct AgentDef {
     pub temperature: Option<f64>,
     /// Most model steps in one turn.
     pub steps: u32,
+    /// Seconds a delegation to it may run (spec 015; default 60).
+    pub timeout_secs: u32,
     pub hidden: bool,
     pub builtin: bool,
 }
@@ -46,6 +48,9 @@ impl AgentDef {
 
 /// Default step limit of one turn.
 pub const DEFAULT_STEPS: u32 = 50;
+
+/// How long a delegation may run by default (spec 015).
+pub const DEFAULT_TIMEOUT_SECS: u32 = 60;
 
 fn builtin(
     name: &str,
@@ -62,6 +67,7 @@ fn builtin(
         model: None,
         temperature: None,
         steps: DEFAULT_STEPS,
+        timeout_secs: DEFAULT_TIMEOUT_SECS,
         hidden,
         builtin: true,
     }
@@ -136,6 +142,7 @@ impl Agents {
                 model: None,
                 temperature: None,
                 steps: DEFAULT_STEPS,
+                timeout_secs: DEFAULT_TIMEOUT_SECS,
                 hidden: false,
                 builtin: false,
             });
@@ -156,6 +163,9 @@ impl Agents {
             }
             if let Some(h) = cfg.hidden {
                 entry.hidden = h;
+            }
+            if let Some(t) = cfg.timeout {
+                entry.timeout_secs = t.max(1);
             }
             if let Some(p) = &cfg.prompt {
                 entry.prompt = match p.strip_prefix('@') {

@@ -28,7 +28,10 @@ impl EventStream {
         loop {
             match self.rx.recv().await {
                 Ok(ev) => {
-                    if self.session.is_some_and(|s| ev.session_id() != Some(s)) {
+                    if self
+                        .session
+                        .is_some_and(|s| ev.session_id() != Some(s) && ev.also_for() != Some(s))
+                    {
                         continue;
                     }
                     return Some(EventItem::Event(Box::new(ev)));

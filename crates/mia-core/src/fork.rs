@@ -239,7 +239,8 @@ impl Runtime {
         let mut belongs: HashMap<String, bool> = HashMap::new();
         let project_text = project.display().to_string();
         let mut items: Vec<SessionSummary> = Vec::new();
-        for s in all {
+        // Subagents' sessions are not attempts of the user's: not in the fork tree.
+        for s in all.into_iter().filter(|s| s.session.spawned_by.is_none()) {
             let dir = s.session.directory.clone();
             let ok = *belongs.entry(dir.clone()).or_insert_with(|| {
                 dir == project_text

@@ -9,6 +9,7 @@
 
 pub mod agents;
 pub mod compaction;
+mod delegate;
 mod dispatch;
 mod error;
 mod events;

@@ -92,6 +92,7 @@ pub fn request_for(permission: &str, target: &mia_tools::Target) -> Request {
         mia_tools::Target::Command(c) => Request::command(c),
         mia_tools::Target::Url(u) => Request::url(permission, u),
         mia_tools::Target::None => Request::bare(permission),
+        mia_tools::Target::Text(t) => Request::infer(permission, Some(t)),
     }
 }
 
@@ -176,6 +177,7 @@ pub fn dialog(
         matched_rule: decision.matched.as_ref().map(|m| m.describe()),
         reason: decision.reason.clone(),
         options,
+        root_session_id: None,
     }
 }
 

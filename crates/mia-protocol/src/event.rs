@@ -168,6 +168,10 @@ pub struct PermissionRequest {
     pub reason: String,
     /// Which replies can be offered (e.g. no "session"/"project" for commands with expansions).
     pub options: Vec<String>,
+    /// For a subagent's ask: the top-level session its delegation started
+    /// from (the ask shows there too; answer it with this request's `session_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_session_id: Option<SessionId>,
 }
 
 /// Why a turn ended.
@@ -273,6 +277,33 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
+    /// A `task` call waits for a free slot (at most 3 subagents run per session).
+    SubagentQueued {
+        session_id: SessionId,
+        call_id: String,
+        agent: String,
+    },
+    /// A subagent started in its own session (`child_session_id`).
+    SubagentStarted {
+        session_id: SessionId,
+        child_session_id: SessionId,
+        call_id: String,
+        agent: String,
+        description: String,
+    },
+    /// A subagent finished: `status` is `completed`, `timeout`, `cancelled` or `error`.
+    SubagentFinished {
+        session_id: SessionId,
+        child_session_id: SessionId,
+        call_id: String,
+        agent: String,
+        status: String,
+        duration_ms: u64,
+        steps: u32,
+        tool_calls: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
     /// Compaction began (`trigger`: `messages`, `tokens`, `manual` or `overflow`).
     CompactionStarted {
         session_id: SessionId,
@@ -310,6 +341,15 @@ pub enum Event {
 }
 
 impl Event {
+    /// Another session that shows this event: a subagent's permission ask
+    /// also appears in the top-level session it was delegated from.
+    pub fn also_for(&self) -> Option<SessionId> {
+        match self {
+            Self::PermissionAsked { request } => request.root_session_id,
+            _ => None,
+        }
+    }
+
     /// The session this event belongs to, if any.
     pub fn session_id(&self) -> Option<SessionId> {
         match self {
@@ -327,6 +367,9 @@ impl Event {
             | Self::Snapshot { session_id, .. }
             | Self::Retrying { session_id, .. }
             | Self::AgentSwitched { session_id, .. }
+            | Self::SubagentQueued { session_id, .. }
+            | Self::SubagentStarted { session_id, .. }
+            | Self::SubagentFinished { session_id, .. }
             | Self::CompactionStarted { session_id, .. }
             | Self::CompactionFinished { session_id, .. }
             | Self::CompactionFailed { session_id, .. }

@@ -24,7 +24,7 @@ pub use message::{
     Part, PartContent, PermissionNote, Role, TokenUsage,
 };
 pub use permission::{PermissionAction, PermissionRule};
-pub use session::{ForkInfo, Session, SessionStatus};
+pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use view::{
     AgentInfo, AgentModeView, ApprovalView, CompactResult, DiffScope, DiffView, ForkFiles,
     ForkResult, ForkTreeNode, HistoryAction, PermissionsView, PreviewAction, PreviewFile,

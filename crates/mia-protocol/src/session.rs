@@ -39,6 +39,16 @@ pub struct ForkInfo {
     pub fork_depth: u32,
 }
 
+/// Who started a subagent's session (spec 015): the parent session and its
+/// `task` call. Not a fork: a spawned session is not in the fork tree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SpawnInfo {
+    pub session_id: SessionId,
+    pub call_id: String,
+    /// The parent's agent at the time.
+    pub agent: String,
+}
+
 /// One conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Session {
@@ -51,6 +61,9 @@ pub struct Session {
     pub directory: String,
     pub parent_id: Option<SessionId>,
     pub fork: Option<ForkInfo>,
+    /// Set for a subagent's session: who spawned it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spawned_by: Option<SpawnInfo>,
     pub title: String,
     /// mia-code version that created the session.
     pub version: String,

@@ -321,6 +321,7 @@ fn fork_in(tx: &Tx<'_>, req: &ForkRequest) -> Result<Forked> {
         created_at: now,
         updated_at: now,
         archived_at: None,
+        spawned_by: None,
     };
     let fork_json = serde_json::to_string(&session.fork)
         .map_err(|e| StoreError::InvalidInput(format!("fork metadata: {e}")))?;

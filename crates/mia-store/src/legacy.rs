@@ -236,6 +236,7 @@ fn convert(entry: &Value) -> std::result::Result<Session, String> {
         created_at,
         updated_at: created_at,
         archived_at: None,
+        spawned_by: None,
     })
 }
 

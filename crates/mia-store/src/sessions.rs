@@ -23,6 +23,8 @@ pub struct NewSession {
     pub model: Option<String>,
     pub parent_id: Option<SessionId>,
     pub fork: Option<ForkInfo>,
+    /// A subagent's session: who spawned it.
+    pub spawned_by: Option<mia_protocol::SpawnInfo>,
     /// Overrides `created_at` (legacy import keeps the original start time).
     pub created_at: Option<i64>,
     /// Keeps an existing id (legacy import); a fresh UUID v7 otherwise.
@@ -61,7 +63,7 @@ pub struct SessionListItem {
     pub message_count: u64,
 }
 
-pub(crate) const SESSION_COLUMNS: &str = "id, slug, project_id, directory, parent_id, fork, title, version, status, agent, model, created_at, updated_at, archived_at";
+pub(crate) const SESSION_COLUMNS: &str = "id, slug, project_id, directory, parent_id, fork, title, version, status, agent, model, created_at, updated_at, archived_at, spawned_by";
 
 /// A session's status as every reader sees it: busy while some process
 /// holds a live claim on it (see `leases.rs`); idle when the claim left
@@ -112,6 +114,11 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Session> {
         created_at: row.get(11)?,
         updated_at: row.get(12)?,
         archived_at: row.get(13)?,
+        spawned_by: row
+            .get::<_, Option<String>>(14)?
+            .map(|f| serde_json::from_str(&f))
+            .transpose()
+            .map_err(|e| decode(14, "spawned_by")(e.to_string()))?,
     })
 }
 
@@ -148,6 +155,7 @@ impl SessionDb {
             directory: new.directory,
             parent_id: new.parent_id,
             fork: new.fork,
+            spawned_by: new.spawned_by,
             title: new.title,
             version: env!("CARGO_PKG_VERSION").to_string(),
             status: SessionStatus::Idle,
@@ -221,7 +229,7 @@ impl SessionDb {
             .query_map(rusqlite::params_from_iter(args), |row| {
                 Ok(SessionListItem {
                     session: session_from_row(row)?,
-                    message_count: row.get::<_, i64>(14)?.max(0) as u64,
+                    message_count: row.get::<_, i64>(15)?.max(0) as u64,
                 })
             })
             .map_err(|e| self.err(e))?
@@ -333,7 +341,7 @@ impl SessionDb {
 
 pub(crate) fn insert_session(tx: &Tx<'_>, s: &Session, fork_json: Option<&str>) -> Result<()> {
     tx.prepare_cached(&format!(
-        "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)"
+        "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
     ))
     .and_then(|mut stmt| {
         stmt.execute(params![
@@ -351,6 +359,11 @@ pub(crate) fn insert_session(tx: &Tx<'_>, s: &Session, fork_json: Option<&str>) 
             s.created_at,
             s.updated_at,
             s.archived_at,
+            s.spawned_by
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
         ])
     })
     .map_err(|e| {

@@ -13,6 +13,7 @@ mod fetch;
 mod fs_tools;
 mod paths;
 mod search;
+mod task;
 mod todo;
 
 use std::path::PathBuf;
@@ -28,6 +29,7 @@ pub use error::ToolError;
 pub use fetch::{FetchInput, FetchTool};
 pub use fs_tools::{ReadInput, ReadTool, WriteInput, WriteTool};
 pub use search::{GlobInput, GlobTool, GrepInput, GrepTool};
+pub use task::{TASK_DESCRIPTION, TaskInput, TaskTool};
 pub use todo::{Todo, TodoInput, TodoList, TodoStatus, TodoTool};
 
 /// What a tool will touch, known before it runs.
@@ -41,6 +43,8 @@ pub enum Target {
     Url(String),
     /// Nothing beyond the permission itself (todo).
     None,
+    /// A name judged as text (`task`: the subagent).
+    Text(String),
 }
 
 /// The permission check and snapshot input for one call.
@@ -179,6 +183,7 @@ impl ToolRegistry {
                 Box::new(BashTool),
                 Box::new(FetchTool),
                 Box::new(TodoTool),
+                Box::new(TaskTool),
             ],
         }
     }

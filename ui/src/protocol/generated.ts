@@ -146,6 +146,32 @@ export type Event =
       usage: TokenUsage;
     }
   | {
+      agent: string;
+      call_id: string;
+      session_id: SessionId;
+      type: "subagent_queued";
+    }
+  | {
+      agent: string;
+      call_id: string;
+      child_session_id: SessionId;
+      description: string;
+      session_id: SessionId;
+      type: "subagent_started";
+    }
+  | {
+      agent: string;
+      call_id: string;
+      child_session_id: SessionId;
+      cost_usd?: number | null;
+      duration_ms: number;
+      session_id: SessionId;
+      status: string;
+      steps: number;
+      tool_calls: number;
+      type: "subagent_finished";
+    }
+  | {
       session_id: SessionId;
       /**
        * Estimated tokens of the conversation before.
@@ -836,6 +862,10 @@ export interface Session {
    * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
    */
   slug: string;
+  /**
+   * Set for a subagent's session: who spawned it.
+   */
+  spawned_by?: SpawnInfo | null;
   status: SessionStatus;
   title: string;
   updated_at: number;
@@ -855,6 +885,21 @@ export interface ForkInfo {
   forked_at: number;
   source_message_id: MessageId;
   source_session_id: SessionId;
+}
+/**
+ * Who started a subagent's session (spec 015): the parent session and its
+ * `task` call. Not a fork: a spawned session is not in the fork tree.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SpawnInfo".
+ */
+export interface SpawnInfo {
+  /**
+   * The parent's agent at the time.
+   */
+  agent: string;
+  call_id: string;
+  session_id: SessionId;
 }
 /**
  * One stored message with its parts in order.
@@ -980,6 +1025,11 @@ export interface PermissionRequest {
   options: string[];
   permission: string;
   reason: string;
+  /**
+   * For a subagent's ask: the top-level session its delegation started
+   * from (the ask shows there too; answer it with this request's `session_id`).
+   */
+  root_session_id?: SessionId | null;
   segments?: CommandSegment[];
   session_id: SessionId;
   /**
@@ -1037,6 +1087,10 @@ export interface ForkResult {
    * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
    */
   slug: string;
+  /**
+   * Set for a subagent's session: who spawned it.
+   */
+  spawned_by?: SpawnInfo | null;
   status: SessionStatus;
   title: string;
   updated_at: number;
@@ -1127,6 +1181,10 @@ export interface ForkTreeNode {
    * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
    */
   slug: string;
+  /**
+   * Set for a subagent's session: who spawned it.
+   */
+  spawned_by?: SpawnInfo | null;
   status: SessionStatus;
   title: string;
   updated_at: number;
@@ -1389,6 +1447,10 @@ export interface SessionSummary {
    * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
    */
   slug: string;
+  /**
+   * Set for a subagent's session: who spawned it.
+   */
+  spawned_by?: SpawnInfo | null;
   status: SessionStatus;
   title: string;
   updated_at: number;

@@ -202,6 +202,8 @@ impl Runtime {
                 &decision,
             );
             request.call_id = Some(call.id.clone());
+            // A subagent's ask shows in the session the user started too.
+            request.root_session_id = lock(&state.lineage).root;
             if doom_loop {
                 request.reason = format!(
                     "{} has been called {DOOM_LOOP} times in a row with the same arguments; it may be stuck in a loop",
@@ -366,6 +368,14 @@ impl Runtime {
         let started = Instant::now();
         let tool = registry.get(&call.name);
         let result = match tool {
+            // A subagent runs in its own session (delegate.rs).
+            Some(_) if call.name == "task" => match self.delegate(state, call, ctx).await {
+                Ok((output, failed)) => Ok(mia_tools::ToolOutput {
+                    output,
+                    metadata: serde_json::json!({ "subagent_failed": failed }),
+                }),
+                Err(e) => Err(mia_tools::ToolError::Invalid(e.to_string())),
+            },
             Some(t) => t.run(call.input.clone(), ctx).await,
             None => Err(mia_tools::ToolError::Invalid(format!(
                 "unknown tool {}",
@@ -377,7 +387,8 @@ impl Runtime {
             // A command stopped by a timeout or a cancel did not do its job: shown as failed.
             Ok(out) => {
                 let stopped = out.metadata.get("cancelled") == Some(&serde_json::Value::Bool(true))
-                    || out.metadata.get("timed_out") == Some(&serde_json::Value::Bool(true));
+                    || out.metadata.get("timed_out") == Some(&serde_json::Value::Bool(true))
+                    || out.metadata.get("subagent_failed") == Some(&serde_json::Value::Bool(true));
                 (out.output, stopped)
             }
             Err(e) => (e.to_string(), true),

@@ -41,6 +41,12 @@ pub(crate) struct SessionState {
     /// "Always for this project" rules granted during the running turn.
     /// Project approvals answered during the running turn, with the agent asked.
     pub(crate) new_approvals: Mutex<Vec<(String, PermissionRule)>>,
+    /// Where the session sits in a delegation chain (depth, ancestors' policies).
+    pub(crate) lineage: Mutex<crate::delegate::Lineage>,
+    /// What a `task` call of the running step needs from its turn.
+    pub(crate) step_context: Mutex<Option<crate::delegate::StepContext>>,
+    /// Slots for subagents running at once.
+    pub(crate) children: Arc<tokio::sync::Semaphore>,
     /// Token estimates of the session's messages (compaction decides from them).
     pub(crate) estimates: Mutex<crate::compaction::Estimates>,
     /// When this state was last asked for (Unix ms): idle state is evicted.
@@ -185,6 +191,9 @@ impl Runtime {
             has_baseline: std::sync::atomic::AtomicBool::new(false),
             new_approvals: Mutex::new(Vec::new()),
             estimates: Mutex::default(),
+            lineage: Mutex::default(),
+            step_context: Mutex::new(None),
+            children: Arc::new(tokio::sync::Semaphore::new(crate::delegate::MAX_CONCURRENT)),
             last_used: std::sync::atomic::AtomicI64::new(now),
         });
         Ok(lock(&self.inner.sessions)

@@ -79,7 +79,17 @@ impl Runtime {
             .agent
             .clone()
             .unwrap_or_else(|| config.default_agent().to_string());
-        let agent = agents.session_agent(&agent_name)?.clone();
+        // A subagent's own session runs that subagent; every other session a
+        // visible primary agent.
+        let agent = if session.spawned_by.is_some() {
+            let def = agents.get(&agent_name)?;
+            if let crate::agents::PromptSource::Refused(why) = &def.prompt {
+                return Err(CoreError::Setup(why.clone()));
+            }
+            def.clone()
+        } else {
+            agents.session_agent(&agent_name)?.clone()
+        };
         let model_text = model_override
             .or_else(|| agent.model.clone())
             .or_else(|| session.model.clone())
@@ -109,7 +119,25 @@ impl Runtime {
             .rev()
             .find(|m| m.role == Role::User)
             .and_then(|m| m.metadata.agent);
+        // `@explore find …`: a delegation the user asked for (file mentions
+        // like `@src/x.rs` are not agent names and stay as they are).
+        let mentioned: Vec<String> = {
+            let lineage = lock(&state.lineage).clone();
+            let callable = crate::delegate::callable(&agents, &agent_name, &lineage);
+            crate::delegate::mentions(&text)
+                .into_iter()
+                .filter(|m| callable.iter().any(|a| a.name == *m))
+                .collect()
+        };
         let mut user_parts = vec![PartContent::text(text)];
+        for m in &mentioned {
+            user_parts.push(PartContent::Text {
+                text: format!(
+                    "[The user asks you to delegate to @{m}: call the task tool with agent \"{m}\" and the part of the request meant for it as the prompt.]"
+                ),
+                synthetic: true,
+            });
+        }
         if previous.as_deref() == Some("plan") && agent_name != "plan" {
             user_parts.push(PartContent::Text {
                 text: format!(

@@ -61,10 +61,23 @@ impl Runtime {
             permissions::protect_mia_home(&mut input, &opts.paths.home);
             t.policy_cache = Some((session_rules, mia_permission::Policy::compile(&input)));
         }
+        self.ensure_lineage(state, &t.config, &t.approvals, t.trusted)
+            .await?;
+        let lineage = lock(&state.lineage).clone();
         let Some((_, policy)) = t.policy_cache.as_ref() else {
             return Err(CoreError::Internal("no permission policy".into()));
         };
-        let checker = Checker::new(policy, &t.path_ctx).with_answerer(t.answerer);
+        // A subagent's checks intersect with every ancestor's (strictest wins).
+        let mut checker = Checker::new(policy, &t.path_ctx).with_answerer(t.answerer);
+        for p in &lineage.ancestors {
+            checker = checker.with_parent(p);
+        }
+        *lock(&state.step_context) = Some(crate::delegate::StepContext {
+            config: t.config.clone(),
+            model: t.model.clone(),
+            agent: t.agent_name.clone(),
+            policy: Arc::new(policy.clone()),
+        });
         // Tools that read many files (grep, glob) skip what the read rules
         // refuse; the same policy as every other check this step.
         // Only when some rule restricts reads: judging every file of a big
@@ -104,7 +117,15 @@ impl Runtime {
         let Some(prompt_policy) = t.prompt_policy.as_ref() else {
             return Err(CoreError::Internal("no permission policy".into()));
         };
-        let prompt_checker = Checker::new(prompt_policy, &t.path_ctx).with_answerer(t.answerer);
+        let mut prompt_checker = Checker::new(prompt_policy, &t.path_ctx).with_answerer(t.answerer);
+        for p in &lineage.ancestors {
+            prompt_checker = prompt_checker.with_parent(p);
+        }
+        // `task` is offered while delegation may go deeper and someone can be called.
+        let agents = crate::agents::Agents::from_config(&t.config);
+        let callable = crate::delegate::callable(&agents, &t.agent_name, &lineage);
+        let offer_task = lineage.depth < crate::delegate::MAX_DEPTH && !callable.is_empty();
+        let task_description = crate::delegate::task_description(&callable);
         let (tools, permission_summary) = {
             let tools: Vec<ToolDefinition> = self
                 .inner
@@ -117,11 +138,16 @@ impl Runtime {
                     } else {
                         s.name
                     };
-                    permissions::tool_offered(&prompt_checker, perm)
+                    (s.name != "task" || offer_task)
+                        && permissions::tool_offered(&prompt_checker, perm)
                 })
                 .map(|s| ToolDefinition {
                     name: s.name.to_string(),
-                    description: s.description.to_string(),
+                    description: if s.name == "task" {
+                        task_description.clone()
+                    } else {
+                        s.description.to_string()
+                    },
                     input_schema: s.input_schema,
                 })
                 .collect();
@@ -345,6 +371,32 @@ impl Runtime {
             return Ok(Some(TurnEnd::Completed));
         }
 
+        // Several `task` calls in one step run concurrently (each waits for
+        // one of the session's subagent slots); everything else in order.
+        let tasks: Vec<&mia_providers::ToolCall> =
+            calls.iter().filter(|c| c.name == "task").collect();
+        if tasks.len() > 1 && tasks.len() == calls.len() {
+            let runs = tasks.iter().map(|call| {
+                self.run_tool(
+                    state,
+                    &checker,
+                    &t.agent_name,
+                    session_id,
+                    message_id,
+                    call,
+                    &t.tool_ctx,
+                    false,
+                    t.snapshot_config.as_ref(),
+                )
+            });
+            let ends = futures_util::future::join_all(runs).await;
+            for end in ends {
+                if let Some(end) = end? {
+                    return Ok(Some(end));
+                }
+            }
+            return Ok(None);
+        }
         for call in calls {
             if cancel.is_cancelled() {
                 return Ok(Some(TurnEnd::Cancelled));

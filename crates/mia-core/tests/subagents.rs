@@ -1,0 +1,418 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Subagent delegation (spec 015) through the runtime against the mock LLM:
+//! the child's own prompt and model, its result back in the parent's next
+//! request, @mentions, the intersection of permissions, the timeout with a
+//! partial result, three at a time with a fourth queued, and cancel
+//! cascading to the children.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mia_config::Paths;
+use mia_core::{OpResult, Runtime, RuntimeOptions, StoreHandle};
+use mia_protocol::{Event, Op, Session, SessionId, TurnEnd};
+use mia_providers::credentials::{Credentials, FileStore};
+use mia_testkit::{MockServer, Scenario};
+use serde_json::{Value, json};
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    project: PathBuf,
+    runtime: Runtime,
+    events: tokio::sync::broadcast::Receiver<Event>,
+    server: MockServer,
+    session: Session,
+}
+
+async fn harness(steps: Value, config: Value) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let project = project.canonicalize().unwrap();
+    let scenario: Scenario = serde_json::from_value(json!({ "steps": steps })).unwrap();
+    let server = MockServer::start(scenario).await.unwrap();
+    let mut global = json!({
+        "providers": { "anthropic": { "baseURL": server.anthropic_base_url(), "apiKey": "test-key" } },
+        "unifier": { "enabled": false }
+    });
+    if let (Some(g), Some(extra)) = (global.as_object_mut(), config.as_object()) {
+        for (k, v) in extra {
+            g.insert(k.clone(), v.clone());
+        }
+    }
+    std::fs::write(
+        home.join(".config/mia-code/config.json"),
+        global.to_string(),
+    )
+    .unwrap();
+    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
+    let db = mia_store::SessionDb::open(paths.data_db()).unwrap();
+    let store = StoreHandle::spawn(db).unwrap();
+    let mut opts = RuntimeOptions::new(paths.clone());
+    opts.interactive = false;
+    opts.credentials = Arc::new(Credentials::new(
+        Arc::new(|_: &str| None),
+        None,
+        FileStore::in_home(&paths.home),
+    ));
+    opts.client = opts.client.scaled(0.05);
+    let runtime = Runtime::new(opts, store);
+    let events = runtime.subscribe();
+    let OpResult::Session(session) = runtime
+        .submit(Op::CreateSession {
+            directory: project.display().to_string(),
+            title: Some("parent".into()),
+            agent: Some("build".into()),
+            model: Some("anthropic/claude-sonnet-4-5".into()),
+        })
+        .await
+        .unwrap()
+    else {
+        panic!("no session")
+    };
+    Harness {
+        _dir: dir,
+        project,
+        runtime,
+        events,
+        server,
+        session,
+    }
+}
+
+impl Harness {
+    async fn send(&self, text: &str) {
+        self.runtime
+            .submit(Op::UserMessage {
+                session_id: self.session.id,
+                text: text.into(),
+                agent: None,
+                model: None,
+            })
+            .await
+            .unwrap();
+    }
+
+    /// Events until the parent's turn finishes.
+    async fn parent_turn(&mut self) -> (TurnEnd, Vec<Event>) {
+        let mut seen = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let e = tokio::time::timeout_at(deadline, self.events.recv())
+                .await
+                .unwrap_or_else(|_| panic!("timed out: {seen:#?}"))
+                .unwrap();
+            if let Event::TurnFinished {
+                session_id, end, ..
+            } = &e
+                && *session_id == self.session.id
+            {
+                let end = *end;
+                seen.push(e);
+                return (end, seen);
+            }
+            seen.push(e);
+        }
+    }
+
+    fn bodies(&self) -> Vec<String> {
+        self.server
+            .requests()
+            .into_iter()
+            .map(|r| r.body.to_string())
+            .collect()
+    }
+}
+
+fn task_call(contains: &str, calls: &[(&str, &str, &str)]) -> Value {
+    let events: Vec<Value> = calls
+        .iter()
+        .map(|(id, agent, prompt)| {
+            json!({"tool_call": {"id": id, "name": "task", "arguments": {"agent": agent, "prompt": prompt}}})
+        })
+        .collect();
+    json!({"match": {"last_message_contains": contains}, "response": {"events": events}})
+}
+
+fn results(events: &[Event]) -> Vec<(String, String, bool)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult {
+                tool,
+                output,
+                is_error,
+                call_id,
+                ..
+            } if tool == "task" => Some((call_id.clone(), output.clone(), *is_error)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_parent_delegates_to_explore_and_gets_its_answer() {
+    let steps = json!([
+        task_call("@explore", &[("t1", "explore", "List the files that use Database.")]),
+        {"match": {"system_contains": "read-only search subagent"}, "response": {"events": [
+            {"text": "Found: src/db.rs and src/api.rs use Database."}]}},
+        {"match": {"has_tool_result": "t1"}, "response": {"events": [{"text": "Explore found two files."}]}}
+    ]);
+    let mut h = harness(steps, json!({})).await;
+    h.send("@explore find the files that use the Database class")
+        .await;
+    let (end, events) = h.parent_turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+
+    let bodies = h.bodies();
+    assert_eq!(bodies.len(), 3, "{:?}", results(&events));
+    // The mention reached the parent model as a delegation request, with the task tool offered.
+    assert!(bodies[0].contains("delegate to @explore"), "{}", bodies[0]);
+    assert!(
+        bodies[0].contains("\"name\":\"task\"") && bodies[0].contains("- explore:"),
+        "task tool listed with subagents"
+    );
+    // The child: explore's prompt, the provider's fast model, the task and the context.
+    let reqs = h.server.requests();
+    let child = &reqs[1];
+    assert!(child.system().contains("read-only search subagent"));
+    assert!(
+        child.body["model"].as_str().unwrap().contains("haiku"),
+        "{}",
+        child.body["model"]
+    );
+    assert!(bodies[1].contains("List the files that use Database."));
+    assert!(
+        bodies[1].contains("find the files that use the Database class"),
+        "the parent's last messages as context"
+    );
+    assert!(
+        !bodies[1].contains("\"name\":\"write\""),
+        "explore is read-only: no write tool"
+    );
+    // The parent's next request carries the child's answer.
+    assert!(
+        bodies[2].contains("Found: src/db.rs and src/api.rs use Database."),
+        "{}",
+        bodies[2]
+    );
+    let r = results(&events);
+    assert_eq!(r.len(), 1);
+    assert!(!r[0].2, "{:?}", r[0]);
+    assert!(
+        r[0].1.contains("[subagent explore — completed"),
+        "{}",
+        r[0].1
+    );
+
+    // The child session: spawned_by the parent and the call; not a fork.
+    let started = events
+        .iter()
+        .find_map(|e| match e {
+            Event::SubagentStarted {
+                child_session_id, ..
+            } => Some(*child_session_id),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::SubagentFinished { status, .. } if status == "completed"))
+    );
+    let child_session = h
+        .runtime
+        .resolve_session(&started.to_string())
+        .await
+        .unwrap();
+    let spawned = child_session.spawned_by.unwrap();
+    assert_eq!(spawned.session_id, h.session.id);
+    assert_eq!(spawned.call_id, "t1");
+    assert_eq!(child_session.agent.as_deref(), Some("explore"));
+    assert_eq!(child_session.parent_id, None);
+    let tree = h.runtime.fork_tree(&h.project, false).await.unwrap();
+    assert_eq!(tree.len(), 1, "the child is not in the fork tree");
+    h.server.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_is_denied_what_its_parent_denies_although_its_own_rules_allow_it() {
+    let steps = json!([
+        task_call("delegate it", &[("t1", "helper", "Run: touch forbidden.txt")]),
+        {"match": {"last_message_contains": "touch forbidden.txt"}, "response": {"events": [
+            {"tool_call": {"id": "b1", "name": "bash", "arguments": {"command": "touch forbidden.txt"}}}]}},
+        {"match": {"has_tool_result": "b1"}, "response": {"events": [{"text": "It was refused."}]}},
+        {"match": {"has_tool_result": "t1"}, "response": {"events": [{"text": "ok"}]}}
+    ]);
+    let mut h = harness(
+        steps,
+        json!({"agent": {
+            "build": {"permissions": [{"permission": "bash", "pattern": "touch forbidden*", "action": "deny"}]},
+            "helper": {"mode": "subagent", "description": "Runs commands.", "permissions": [{"permission": "bash", "action": "allow"}]}
+        }}),
+    )
+    .await;
+    h.send("delegate it").await;
+    let (end, events) = h.parent_turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    assert!(!h.project.join("forbidden.txt").exists());
+    let denied = events
+        .iter()
+        .find_map(|e| match e {
+            Event::ToolResult {
+                tool,
+                output,
+                is_error: true,
+                ..
+            } if tool == "bash" => Some(output.clone()),
+            _ => None,
+        })
+        .expect("the child's bash call was refused");
+    assert!(denied.contains("parent agent `build`"), "{denied}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_child_times_out_with_its_partial_result() {
+    let steps = json!([
+        task_call("go slow", &[("t1", "slow", "Think for a long time.")]),
+        {"match": {"last_message_contains": "Think for a long time."}, "response": {"events": [
+            {"text": "Partial finding: A is true."}, {"delay_ms": 20000}, {"text": " And B."}]}},
+        {"match": {"has_tool_result": "t1"}, "response": {"events": [{"text": "partial is fine"}]}}
+    ]);
+    let mut h = harness(
+        steps,
+        json!({"agent": {"slow": {"mode": "subagent", "description": "Slow.", "timeout": 1}}}),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    h.send("go slow").await;
+    let (end, events) = h.parent_turn().await;
+    assert_eq!(end, TurnEnd::Completed);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "did not wait for the stream"
+    );
+    let r = results(&events);
+    assert!(r[0].2, "a timeout is a failed result");
+    assert!(r[0].1.contains("Partial finding: A is true."), "{}", r[0].1);
+    assert!(
+        r[0].1.contains("timeout") && r[0].1.contains("partial result"),
+        "{}",
+        r[0].1
+    );
+    assert!(!r[0].1.contains("And B"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_children_run_at_once_and_a_fourth_waits() {
+    let mut steps = vec![task_call(
+        "four ways",
+        &[
+            ("t1", "general", "way one"),
+            ("t2", "general", "way two"),
+            ("t3", "general", "way three"),
+            ("t4", "general", "way four"),
+        ],
+    )];
+    for w in ["one", "two", "three", "four"] {
+        steps.push(
+            json!({"match": {"last_message_contains": format!("way {w}")}, "response": {
+            "events": [{"delay_ms": 400}, {"text": format!("answer {w}")}]}}),
+        );
+    }
+    steps.push(
+        json!({"match": {"has_tool_result": "t4"}, "response": {"events": [{"text": "all four"}]}}),
+    );
+    let mut h = harness(Value::Array(steps), json!({})).await;
+    h.send("four ways").await;
+    let (end, events) = h.parent_turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    let mut running = 0i32;
+    let mut most = 0i32;
+    for e in &events {
+        match e {
+            Event::SubagentStarted { .. } => {
+                running += 1;
+                most = most.max(running);
+            }
+            Event::SubagentFinished { .. } => running -= 1,
+            _ => {}
+        }
+    }
+    assert_eq!(most, 3, "at most three at once, and they do overlap");
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::SubagentQueued { .. }))
+            .count(),
+        1,
+        "the fourth waited, visibly"
+    );
+    let r = results(&events);
+    assert_eq!(r.len(), 4);
+    for w in ["one", "two", "three", "four"] {
+        assert!(
+            r.iter().any(|(_, o, _)| o.contains(&format!("answer {w}"))),
+            "{r:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_parent_cancels_its_children() {
+    let steps = json!([
+        task_call("start it", &[("t1", "general", "Work forever.")]),
+        {"match": {"last_message_contains": "Work forever."}, "response": {"events": [
+            {"text": "working"}, {"delay_ms": 30000}, {"text": "done"}]}}
+    ]);
+    let mut h = harness(steps, json!({})).await;
+    h.send("start it").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let child: SessionId = loop {
+        let e = tokio::time::timeout_at(deadline, h.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::SubagentStarted {
+            child_session_id, ..
+        } = e
+        {
+            break child_session_id;
+        }
+    };
+    // Let the child's stream begin, then stop the parent.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stopped = std::time::Instant::now();
+    h.runtime
+        .submit(Op::Cancel {
+            session_id: h.session.id,
+        })
+        .await
+        .unwrap();
+    let mut child_end = None;
+    let mut parent_end = None;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while parent_end.is_none() || child_end.is_none() {
+        let e = tokio::time::timeout_at(deadline, h.events.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        if let Event::TurnFinished {
+            session_id, end, ..
+        } = e
+        {
+            if session_id == child {
+                child_end = Some(end);
+            } else if session_id == h.session.id {
+                parent_end = Some(end);
+            }
+        }
+    }
+    assert!(stopped.elapsed() < Duration::from_secs(5));
+    assert_eq!(child_end, Some(TurnEnd::Cancelled));
+    assert_eq!(parent_end, Some(TurnEnd::Cancelled));
+    h.server.take_violations();
+}
