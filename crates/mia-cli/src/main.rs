@@ -35,6 +35,8 @@ enum Command {
     Redo(cmd::history::HistoryArgs),
     /// Restore the files as they were before a message's first change.
     Revert(cmd::history::RevertArgs),
+    /// What a session cost, per agent and model, its subagents included.
+    Cost(cmd::cost::CostArgs),
     /// Summarise a session's older messages now (they stay in the archive).
     Compact(cmd::compact::CompactArgs),
     /// Run one turn headless: send a message, stream the answer, exit.
@@ -74,6 +76,7 @@ fn main() -> ExitCode {
         Command::Redo(a) => cmd::history::run(cmd::history::Which::Redo(a)),
         Command::Revert(a) => cmd::history::run(cmd::history::Which::Revert(a)),
         Command::Compact(a) => cmd::compact::run(a),
+        Command::Cost(a) => cmd::cost::run(a),
         Command::Run(a) => cmd::run::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Auth(c) => cmd::auth::run(c),

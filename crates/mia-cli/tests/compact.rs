@@ -180,7 +180,19 @@ async fn compact_reports_counts_and_the_archive_stays_readable() {
         "{text}"
     );
 
-    // --json: the result object (a second round; its model answer is the second step).
+    // `mia-code cost`: the three turns and the compaction call, per agent.
+    let cost = env.json(&["cost", "--session", &id]);
+    assert_eq!(cost["total"]["requests"], json!(4), "{cost}");
+    let agents: Vec<&str> = cost["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["agent"].as_str().unwrap())
+        .collect();
+    assert!(
+        agents.contains(&"compaction") && agents.contains(&"build"),
+        "{cost}"
+    );
     server.take_violations();
 }
 

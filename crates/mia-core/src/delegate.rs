@@ -537,6 +537,66 @@ impl Runtime {
     }
 }
 
+fn line(agent: &str, model: &str, rows: &[&mia_store::UsageRow]) -> mia_protocol::CostLine {
+    let mut l = mia_protocol::CostLine {
+        agent: agent.to_string(),
+        model: model.to_string(),
+        requests: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        cost_usd: 0.0,
+    };
+    for r in rows {
+        l.requests += r.requests;
+        l.input_tokens += r.input;
+        l.output_tokens += r.output;
+        l.cache_read_tokens += r.cache_read;
+        l.cache_write_tokens += r.cache_write;
+        l.cost_usd += r.cost_usd;
+    }
+    l
+}
+
+impl Runtime {
+    /// What a session cost per agent and model, its subagents included
+    /// (`mia-code cost`, `/cost`), from each message's recorded usage.
+    pub async fn cost(&self, session_id: SessionId) -> Result<mia_protocol::CostView, CoreError> {
+        self.store()
+            .call(move |db| {
+                db.get_session(&session_id)?;
+                let mut children = Vec::new();
+                let mut frontier = vec![session_id];
+                // Depth 2 plus slack; a cycle cannot happen (children are newer).
+                for _ in 0..4 {
+                    let mut next = Vec::new();
+                    for s in &frontier {
+                        next.extend(db.spawned_children(s)?);
+                    }
+                    if next.is_empty() {
+                        break;
+                    }
+                    children.extend(next.iter().copied());
+                    frontier = next;
+                }
+                let own = db.usage(&[session_id])?;
+                let mut all_ids = vec![session_id];
+                all_ids.extend(children.iter().copied());
+                let all = db.usage(&all_ids)?;
+                let lines = all.iter().map(|r| line(&r.agent, &r.model, &[r])).collect();
+                Ok(mia_protocol::CostView {
+                    session_id: session_id.to_string(),
+                    lines,
+                    session: line("", "", &own.iter().collect::<Vec<_>>()),
+                    total: line("", "", &all.iter().collect::<Vec<_>>()),
+                    subagent_sessions: children.iter().map(ToString::to_string).collect(),
+                })
+            })
+            .await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::mentions;

@@ -37,6 +37,12 @@ impl StoreHandle {
         Ok(Self { tx })
     }
 
+    /// Queue `f` on the store thread now, without waiting: it runs before
+    /// any request made after this returns (the thread takes jobs in order).
+    pub(crate) fn run_detached(&self, f: impl FnOnce(&mut SessionDb) + Send + 'static) {
+        let _ = self.tx.send(Box::new(f));
+    }
+
     /// Run `f` on the store thread and wait for its result.
     pub async fn call<T: Send + 'static>(
         &self,

@@ -235,6 +235,35 @@ async fn the_parent_delegates_to_explore_and_gets_its_answer() {
     assert_eq!(child_session.parent_id, None);
     let tree = h.runtime.fork_tree(&h.project, false).await.unwrap();
     assert_eq!(tree.len(), 1, "the child is not in the fork tree");
+
+    // Cost: per agent and model, the child included; the totals add up to
+    // the per-message records.
+    let cost = h.runtime.cost(h.session.id).await.unwrap();
+    assert_eq!(cost.subagent_sessions, vec![started.to_string()]);
+    assert_eq!(cost.session.requests, 2);
+    assert_eq!(cost.total.requests, 3);
+    let explore = cost.lines.iter().find(|l| l.agent == "explore").unwrap();
+    assert!(explore.model.contains("haiku"), "{explore:?}");
+    let mut sum = 0.0;
+    let mut input = 0;
+    for id in [h.session.id, started] {
+        let msgs = h
+            .runtime
+            .store()
+            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
+            .await
+            .unwrap();
+        for m in msgs {
+            sum += m.metadata.cost_usd.unwrap_or(0.0);
+            input += m.metadata.tokens.map_or(0, |t| t.input);
+        }
+    }
+    assert!(
+        (cost.total.cost_usd - sum).abs() < 1e-9,
+        "{} vs {sum}",
+        cost.total.cost_usd
+    );
+    assert_eq!(cost.total.input_tokens, input);
     h.server.assert_no_violations();
 }
 

@@ -26,9 +26,9 @@ pub use message::{
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use view::{
-    AgentInfo, AgentModeView, ApprovalView, CompactResult, DiffScope, DiffView, ForkFiles,
-    ForkResult, ForkTreeNode, HistoryAction, PermissionsView, PreviewAction, PreviewFile,
-    ProjectSummary, ProviderInfo, RevertPreview, RuleView, ServerInfo, SessionChanges,
+    AgentInfo, AgentModeView, ApprovalView, CompactResult, CostLine, CostView, DiffScope, DiffView,
+    ForkFiles, ForkResult, ForkTreeNode, HistoryAction, PermissionsView, PreviewAction,
+    PreviewFile, ProjectSummary, ProviderInfo, RevertPreview, RuleView, ServerInfo, SessionChanges,
     SessionCompare, SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView,
     TimelineStep,
 };
@@ -73,6 +73,7 @@ pub fn protocol_schema() -> serde_json::Value {
         fork_tree_node: ForkTreeNode,
         session_compare: SessionCompare,
         compact_result: CompactResult,
+        cost_view: CostView,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

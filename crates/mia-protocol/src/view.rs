@@ -361,3 +361,30 @@ pub struct CompactResult {
     /// The summary message.
     pub message_id: String,
 }
+
+/// One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CostLine {
+    pub agent: String,
+    pub model: String,
+    pub requests: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub cache_write_tokens: u64,
+    pub cost_usd: f64,
+}
+
+/// What a session cost: per agent and model, its subagents' sessions included.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CostView {
+    pub session_id: String,
+    /// Per agent and model, the session and its subagents together.
+    pub lines: Vec<CostLine>,
+    /// The session's own messages only.
+    pub session: CostLine,
+    /// The session plus every subagent session it spawned (recursively).
+    pub total: CostLine,
+    /// The subagent sessions counted in `total`.
+    pub subagent_sessions: Vec<String>,
+}

@@ -130,6 +130,8 @@ pub fn openapi() -> Value {
                 "responses": {"200": ok("SessionCompare")}}},
             "/api/sessions/{id}/compact": {"post": {"summary": "Compact now (Op compact): older messages are summarised and archived, the newest kept verbatim",
                 "parameters": [session_id.clone()], "responses": {"200": ok("CompactResult"), "409": ok("A turn is running"), "400": ok("Nothing to compact, or compaction is off")}}},
+            "/api/sessions/{id}/cost": {"get": {"summary": "What the session cost per agent and model, its subagents' sessions included",
+                "parameters": [session_id.clone()], "responses": {"200": ok("CostView")}}},
             "/api/sessions/tree": {"get": {"summary": "The fork tree of a project (its sessions and its worktrees' sessions), forks nested under their parents",
                 "parameters": [{"name": "project", "in": "query", "required": true, "schema": {"type": "string"}},
                     {"name": "archived", "in": "query", "schema": {"type": "boolean"}}],

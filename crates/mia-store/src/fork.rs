@@ -556,3 +556,72 @@ mod tests {
         assert_eq!(fork_title("a (forklift)", 2), "a (forklift) (fork 2)");
     }
 }
+
+/// One (agent, model) line of a session's usage.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UsageRow {
+    pub agent: String,
+    pub model: String,
+    pub requests: u64,
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub cost_usd: f64,
+}
+
+impl SessionDb {
+    /// Sessions a `task` call of `session` spawned (direct children).
+    pub fn spawned_children(&self, session: &SessionId) -> Result<Vec<SessionId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM sessions WHERE json_extract(spawned_by, '$.session_id') = ?1 ORDER BY created_at",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([session.to_string()], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows.into_iter().filter_map(|r| r.parse().ok()).collect())
+    }
+
+    /// Usage and cost of the sessions' own messages (a fork's copied history
+    /// is its parent's), per agent and model, from each message's metadata.
+    pub fn usage(&self, sessions: &[SessionId]) -> Result<Vec<UsageRow>> {
+        let ids =
+            serde_json::to_string(&sessions.iter().map(ToString::to_string).collect::<Vec<_>>())
+                .map_err(|e| StoreError::InvalidInput(e.to_string()))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT coalesce(json_extract(m.metadata, '$.agent'), ''), coalesce(json_extract(m.metadata, '$.model'), ''), count(*), \
+                 coalesce(sum(json_extract(m.metadata, '$.tokens.input')), 0), coalesce(sum(json_extract(m.metadata, '$.tokens.output')), 0), \
+                 coalesce(sum(json_extract(m.metadata, '$.tokens.cache_read')), 0), coalesce(sum(json_extract(m.metadata, '$.tokens.cache_write')), 0), \
+                 coalesce(sum(json_extract(m.metadata, '$.cost_usd')), 0.0) \
+                 FROM messages m WHERE m.session_id IN (SELECT value FROM json_each(?1)) \
+                 AND json_extract(m.metadata, '$.tokens') IS NOT NULL \
+                 AND m.seq > coalesce((SELECT max(f.seq) FROM messages f WHERE f.session_id = m.session_id AND f.type = 'fork'), 0) \
+                 GROUP BY 1, 2 ORDER BY 8 DESC, 1, 2",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([ids], |r| {
+                Ok(UsageRow {
+                    agent: r.get(0)?,
+                    model: r.get(1)?,
+                    requests: r.get::<_, i64>(2)?.max(0) as u64,
+                    input: r.get::<_, i64>(3)?.max(0) as u64,
+                    output: r.get::<_, i64>(4)?.max(0) as u64,
+                    cache_read: r.get::<_, i64>(5)?.max(0) as u64,
+                    cache_write: r.get::<_, i64>(6)?.max(0) as u64,
+                    cost_usd: r.get(7)?,
+                })
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows)
+    }
+}

@@ -22,7 +22,9 @@ mod tree;
 pub use compaction::CompactRequest;
 pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
 pub use error::{ConcurrencyError, CorruptionError, MigrationError, Result, StoreError};
-pub use fork::{ForkFilesPoint, ForkRequest, Forked, MAX_FORK_DEPTH, SessionStats, fork_title};
+pub use fork::{
+    ForkFilesPoint, ForkRequest, Forked, MAX_FORK_DEPTH, SessionStats, UsageRow, fork_title,
+};
 pub use leases::{LEASE_STALE_MS, Lease, LeaseOwner, this_host};
 pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;

@@ -526,6 +526,7 @@ export interface Protocol {
   approval_view: ApprovalView;
   compact_result: CompactResult;
   comparison_view: ComparisonView;
+  cost_view: CostView;
   diff_scope: DiffScope;
   diff_view: DiffView;
   event: Event;
@@ -721,6 +722,67 @@ export interface BetweenView {
    * `same`, `only_a`, `only_b`, `differ`.
    */
   status: string;
+}
+/**
+ * What a session cost: per agent and model, its subagents' sessions included.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CostView".
+ */
+export interface CostView {
+  /**
+   * Per agent and model, the session and its subagents together.
+   */
+  lines: CostLine[];
+  session: CostLine1;
+  session_id: string;
+  /**
+   * The subagent sessions counted in `total`.
+   */
+  subagent_sessions: string[];
+  total: CostLine2;
+}
+/**
+ * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CostLine".
+ */
+export interface CostLine {
+  agent: string;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+  input_tokens: number;
+  model: string;
+  output_tokens: number;
+  requests: number;
+}
+/**
+ * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
+ */
+export interface CostLine1 {
+  agent: string;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+  input_tokens: number;
+  model: string;
+  output_tokens: number;
+  requests: number;
+}
+/**
+ * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
+ */
+export interface CostLine2 {
+  agent: string;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+  input_tokens: number;
+  model: string;
+  output_tokens: number;
+  requests: number;
 }
 /**
  * A diff ready to show (spec 077): files, statistics, the summary line and a patch.

@@ -1,6 +1,7 @@
 pub mod auth;
 pub mod compact;
 pub mod config;
+pub mod cost;
 pub mod doctor;
 pub mod history;
 pub mod permissions;

@@ -160,16 +160,13 @@ impl Runtime {
     /// Claims of processes that died are dropped (and the sessions they
     /// left busy are idle again). Run once when a runtime starts.
     pub(crate) fn recover_dead_claims(&self) {
-        let Ok(handle) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        let store = self.store().clone();
-        handle.spawn(async move {
-            match store.call(|db| db.recover_dead_claims(&alive)).await {
+        // Queued at once, so every read after the runtime exists sees the
+        // sessions a killed process left busy as idle again.
+        self.store()
+            .run_detached(|db| match db.recover_dead_claims(&alive) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(claims = n, "recovered the claims of stopped processes"),
                 Err(e) => tracing::warn!(error = %e, "could not check session claims"),
-            }
-        });
+            });
     }
 }
