@@ -35,6 +35,9 @@ enum Command {
     Redo(cmd::history::HistoryArgs),
     /// Restore the files as they were before a message's first change.
     Revert(cmd::history::RevertArgs),
+    /// The agents of the project's configuration.
+    #[command(subcommand)]
+    Agent(cmd::agent::AgentCommand),
     /// What a session cost, per agent and model, its subagents included.
     Cost(cmd::cost::CostArgs),
     /// Summarise a session's older messages now (they stay in the archive).
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         Command::Revert(a) => cmd::history::run(cmd::history::Which::Revert(a)),
         Command::Compact(a) => cmd::compact::run(a),
         Command::Cost(a) => cmd::cost::run(a),
+        Command::Agent(c) => cmd::agent::run(c),
         Command::Run(a) => cmd::run::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Auth(c) => cmd::auth::run(c),

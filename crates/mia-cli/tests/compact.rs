@@ -252,3 +252,51 @@ async fn a_compaction_killed_mid_way_leaves_the_session_as_it_was() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_list_shows_mode_model_source_and_access() {
+    let server = MockServer::start(steps(0)).await.unwrap();
+    let env = env(&server);
+    let cfg = env.home.join(".config/mia-code/config.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&cfg).unwrap()).unwrap();
+    v["agent"] = json!({
+        "reviewer": {"mode": "subagent", "description": "Reviews changes.", "model": "anthropic/claude-haiku-4-5",
+                     "timeout": 120, "permissions": [{"permission": "edit", "action": "deny"}, {"permission": "write", "action": "deny"}]}
+    });
+    std::fs::write(&cfg, v.to_string()).unwrap();
+    let list = env.json(&["agent", "list"]);
+    let agents = list.as_array().unwrap();
+    let find = |n: &str| {
+        agents
+            .iter()
+            .find(|a| a["name"] == json!(n))
+            .unwrap()
+            .clone()
+    };
+    let reviewer = find("reviewer");
+    assert_eq!(reviewer["mode"], json!("subagent"));
+    assert_eq!(reviewer["model"], json!("anthropic/claude-haiku-4-5"));
+    assert_eq!(reviewer["read_only"], json!(true));
+    assert_eq!(reviewer["timeout_secs"], json!(120));
+    assert!(
+        reviewer["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("config.json"),
+        "{reviewer}"
+    );
+    let plan = find("plan");
+    assert_eq!(plan["read_only"], json!(true));
+    assert_eq!(plan["source"], json!("built-in"));
+    assert_eq!(find("build")["read_only"], json!(false));
+    assert!(
+        agents.iter().all(|a| a["name"] != json!("compaction")),
+        "hidden agents are not listed"
+    );
+    let out = env.cmd().args(["agent", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("reviewer") && text.contains("read-only"),
+        "{text}"
+    );
+}

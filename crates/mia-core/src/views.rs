@@ -765,6 +765,20 @@ fn agent_infos(config: &Config) -> Vec<AgentInfo> {
             model: a.model.clone(),
             builtin: a.builtin,
             read_only: is_read_only(config, &a.name),
+            source: {
+                let key = format!("agent.{}", a.name);
+                config
+                    .origins
+                    .iter()
+                    .filter(|(k, src)| {
+                        (k.as_str() == key || k.starts_with(&format!("{key}.")))
+                            && src.as_str() != "built-in"
+                    })
+                    .map(|(_, src)| src.clone())
+                    .next_back()
+                    .unwrap_or_else(|| "built-in".into())
+            },
+            timeout_secs: a.timeout_secs,
         })
         .collect();
     // Primary agents first, build before plan (the default order of Tab), then by name.

@@ -180,6 +180,12 @@ pub struct AgentInfo {
     pub builtin: bool,
     /// Cannot write or edit (plan-like).
     pub read_only: bool,
+    /// The config file that defines or changes it (`built-in` when none does).
+    #[serde(default)]
+    pub source: String,
+    /// Seconds a delegation to it may run.
+    #[serde(default)]
+    pub timeout_secs: u32,
 }
 
 /// A configured provider and where its key comes from (never the key).

@@ -572,6 +572,14 @@ export interface AgentInfo {
    * Cannot write or edit (plan-like).
    */
   read_only: boolean;
+  /**
+   * The config file that defines or changes it (`built-in` when none does).
+   */
+  source?: string;
+  /**
+   * Seconds a delegation to it may run.
+   */
+  timeout_secs?: number;
 }
 /**
  * An "always for this project" approval.
