@@ -10,6 +10,7 @@
 mod env;
 mod error;
 mod load;
+pub mod model_ref;
 mod paths;
 mod types;
 

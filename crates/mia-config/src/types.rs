@@ -23,10 +23,20 @@ pub struct ConfigFile {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default_agent: Option<String>,
     /// Default model, `provider/model` (e.g. `anthropic/claude-sonnet-4-5`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::model_ref::deserialize"
+    )]
+    #[schemars(with = "Option<crate::model_ref::ModelRefSchema>")]
     pub model: Option<String>,
     /// Model for cheap background work (titles, summaries), `provider/model`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::model_ref::deserialize"
+    )]
+    #[schemars(with = "Option<crate::model_ref::ModelRefSchema>")]
     pub small_model: Option<String>,
     /// Provider settings by provider id (`anthropic`, `openai`, `google`, or a custom OpenAI-compatible id).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -63,7 +73,12 @@ pub struct AgentConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentMode>,
     /// `provider/model` for this agent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::model_ref::deserialize"
+    )]
+    #[schemars(with = "Option<crate::model_ref::ModelRefSchema>")]
     pub model: Option<String>,
     /// The agent's prompt, inline or `@path/to/file.md` (relative to the config file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -141,7 +156,12 @@ pub struct CompactionConfig {
     pub reserved: Option<u32>,
     /// `provider/model` for the compaction agent (`agent.compaction.model`
     /// wins when both are set; default: the session provider's fast model).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::model_ref::deserialize"
+    )]
+    #[schemars(with = "Option<crate::model_ref::ModelRefSchema>")]
     pub model: Option<String>,
 }
 

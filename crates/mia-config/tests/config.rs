@@ -113,6 +113,31 @@ fn wrong_type_names_key_path() {
 }
 
 #[test]
+fn model_references_are_checked_when_the_file_loads() {
+    let err = invalid("{\n  \"agent\": {\"explore\": {\"model\": \"gpt-5\"}}\n}");
+    let msg = err.to_string();
+    assert!(msg.contains("agent.explore.model"), "{msg}");
+    assert!(
+        msg.contains("not a model reference") && msg.contains("provider/model"),
+        "{msg}"
+    );
+    // Both spellings of a good reference load, as the `provider/model` string.
+    let ok = parse_file(
+        Path::new("/p/mia-code.json"),
+        r#"{"model": {"providerID": "openai", "modelID": "gpt-5"}, "agent": {"plan": {"model": "anthropic/claude-haiku-4-5"}}}"#,
+        LayerKind::Global,
+    )
+    .unwrap();
+    assert_eq!(ok.model.as_deref(), Some("openai/gpt-5"));
+    assert_eq!(
+        ok.agent.unwrap()["plan"].model.as_deref(),
+        Some("anthropic/claude-haiku-4-5")
+    );
+    let err = invalid(r#"{"model": {"providerID": "", "modelID": "x"}}"#);
+    assert!(err.to_string().contains("not a model reference"), "{err}");
+}
+
+#[test]
 fn syntax_error_has_a_line() {
     let err = invalid("{\n\"model\": \"x\"\n\"plugin\": []\n}");
     let ConfigError::Invalid { line, .. } = err else {
