@@ -268,6 +268,14 @@ fn show(local: &context::Local, reference: &str, json: bool, all: bool) -> anyho
         }
         if let Some(model) = &m.metadata.model {
             head.push_str(&format!(" · {model}"));
+            if let Some(src) = m
+                .metadata
+                .extra
+                .get("model_source")
+                .and_then(|v| v.as_str())
+            {
+                head.push_str(&format!(" ({src})"));
+            }
         }
         if let Some(t) = &m.metadata.tokens {
             head.push_str(&format!(" · {} in / {} out tokens", t.input, t.output));

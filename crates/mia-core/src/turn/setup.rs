@@ -24,6 +24,8 @@ pub(crate) struct TurnSetup {
     pub(crate) agent_name: String,
     pub(crate) agent: AgentDef,
     pub(crate) model: ModelRef,
+    /// Where the model came from: `override`, `agent`, `session` or `config`.
+    pub(crate) model_source: &'static str,
     pub(crate) provider: Arc<dyn mia_providers::Provider>,
     pub(crate) catalog: &'static mia_providers::catalog::Catalog,
     pub(crate) wire_model: String,
@@ -90,11 +92,15 @@ impl Runtime {
         } else {
             agents.session_agent(&agent_name)?.clone()
         };
-        let model_text = model_override
-            .or_else(|| agent.model.clone())
-            .or_else(|| session.model.clone())
-            .or_else(|| config.merged.model.clone())
+        // Spec 016's order: explicit override > agent config > session >
+        // global config; the source is recorded with every step's message.
+        let (model_text, model_source) = model_override
+            .map(|m| (m, "override"))
+            .or_else(|| agent.model.clone().map(|m| (m, "agent")))
+            .or_else(|| session.model.clone().map(|m| (m, "session")))
+            .or_else(|| config.merged.model.clone().map(|m| (m, "config")))
             .ok_or(CoreError::NoModel)?;
+        tracing::info!(session = %session_id, agent = %agent_name, model = %model_text, source = model_source, "model chosen");
         let model: ModelRef = model_text
             .parse()
             .map_err(|_| CoreError::BadModel(model_text.clone()))?;
@@ -220,6 +226,7 @@ impl Runtime {
             agent_name,
             agent,
             model,
+            model_source,
             provider,
             catalog,
             wire_model,

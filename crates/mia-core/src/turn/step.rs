@@ -311,6 +311,12 @@ impl Runtime {
             tokens: completion.usage,
             cost_usd: t.catalog.cost(&t.model, &usage),
             duration_ms: Some(u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)),
+            extra: [(
+                "model_source".to_string(),
+                serde_json::Value::from(t.model_source),
+            )]
+            .into_iter()
+            .collect(),
             finish: Some(if cancelled {
                 "cancelled".to_string()
             } else if failure.is_some() {
@@ -322,7 +328,6 @@ impl Runtime {
                     .map(|s| s.as_str().to_string())
                     .unwrap_or_else(|| "end_turn".into())
             }),
-            ..Default::default()
         };
         {
             let meta = metadata.clone();
