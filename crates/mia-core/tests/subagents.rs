@@ -263,6 +263,19 @@ async fn the_parent_delegates_to_explore_and_gets_its_answer() {
         "{} vs {sum}",
         cost.total.cost_usd
     );
+    // The model's source is recorded with each step (spec 016).
+    let id = h.session.id;
+    let msgs = h
+        .runtime
+        .store()
+        .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
+        .await
+        .unwrap();
+    let step = msgs
+        .iter()
+        .find(|m| m.role == mia_protocol::Role::Assistant)
+        .unwrap();
+    assert_eq!(step.metadata.extra["model_source"], json!("session"));
     assert_eq!(cost.total.input_tokens, input);
     h.server.assert_no_violations();
 }
