@@ -7,6 +7,7 @@
 //! file, the key path and the line. Permission rules are not merged: each layer's
 //! rules are kept apart with their source so the permission engine can order them.
 
+pub mod agent_file;
 mod env;
 mod error;
 mod load;

@@ -53,6 +53,9 @@ pub struct Config {
 /// Top-level keys the schema accepts (they belong to features still to
 /// come) but nothing reads yet. `mia-code config show` says so when a file
 /// sets one; docs/configuration.md lists them apart.
+/// A project's markdown agent files (`.mia-code/agents/<key>.md`).
+pub const PROJECT_AGENTS_DIR: &str = ".mia-code/agents";
+
 pub const NOT_YET_USED: &[&str] = &["smallModel", "share", "plugin"];
 
 impl Config {
@@ -126,6 +129,16 @@ impl Config {
                 });
             }
         }
+        // Markdown agent files, after the config files of their level.
+        if let Some(dir) = paths.global_agents_dir() {
+            for (path, file) in crate::agent_file::read_agent_dir(&dir)? {
+                layers.push(Layer {
+                    kind: LayerKind::Global,
+                    path: Some(path),
+                    file,
+                });
+            }
+        }
         if let Some(root) = project {
             for name in PROJECT_FILE_NAMES {
                 let path = root.join(name);
@@ -136,6 +149,13 @@ impl Config {
                         file,
                     });
                 }
+            }
+            for (path, file) in crate::agent_file::read_agent_dir(&root.join(PROJECT_AGENTS_DIR))? {
+                layers.push(Layer {
+                    kind: LayerKind::Project,
+                    path: Some(path),
+                    file,
+                });
             }
         }
         Self::from_layers(layers)

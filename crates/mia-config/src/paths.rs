@@ -45,6 +45,14 @@ impl Paths {
 
     /// Global Agent Skills: `skills/` next to the first global config file
     /// (`~/.config/mia-code/skills`).
+    /// Global markdown agent files (`~/.config/mia-code/agents/<key>.md`).
+    pub fn global_agents_dir(&self) -> Option<PathBuf> {
+        self.global_configs
+            .first()
+            .and_then(|c| c.parent())
+            .map(|d| d.join("agents"))
+    }
+
     pub fn global_skills_dir(&self) -> Option<PathBuf> {
         self.global_configs
             .first()

@@ -198,3 +198,80 @@ fn committed_schema_is_current() {
     assert!(v["properties"]["permissions"].is_object());
     assert!(v["properties"]["defaultAgent"].is_object());
 }
+
+#[test]
+fn markdown_agent_files_round_trip_every_field_and_load_as_layers() {
+    use mia_config::AgentConfig;
+    use mia_config::agent_file::{parse_agent_file, render_agent_file};
+    use mia_protocol::PermissionRule;
+    let cfg = AgentConfig {
+        description: Some("Reviews Python code for security issues: read-only.".into()),
+        mode: Some(mia_config::AgentMode::Subagent),
+        model: Some("anthropic/claude-haiku-4-5".into()),
+        prompt: Some(
+            "You review code.\n\n- Look for injection.\n- Be concise: \"quotes\" and: colons."
+                .into(),
+        ),
+        permissions: Some(vec![
+            PermissionRule {
+                permission: "read".into(),
+                pattern: Some("**/*.py".into()),
+                action: PermissionAction::Allow,
+            },
+            PermissionRule {
+                permission: "write".into(),
+                pattern: None,
+                action: PermissionAction::Deny,
+            },
+            PermissionRule {
+                permission: "bash".into(),
+                pattern: Some("pytest *".into()),
+                action: PermissionAction::Ask,
+            },
+        ]),
+        temperature: Some(0.25),
+        steps: Some(12),
+        hidden: Some(false),
+        timeout: Some(90),
+        disable: Some(false),
+    };
+    let text = render_agent_file(&cfg).unwrap();
+    assert!(
+        text.starts_with("---\n") && text.contains("---\nYou review code."),
+        "{text}"
+    );
+    let (key, back) = parse_agent_file(Path::new("/x/security-reviewer.md"), &text).unwrap();
+    assert_eq!(key, "security-reviewer");
+    assert_eq!(back, cfg, "{text}");
+
+    // Errors name the file and the line.
+    let err = parse_agent_file(Path::new("/x/a-b.md"), "---\nsteps: many\n---\nhi").unwrap_err();
+    assert!(err.to_string().contains("/x/a-b.md:2"), "{err}");
+    let err = parse_agent_file(Path::new("/x/Bad_Name.md"), "---\n---\nhi").unwrap_err();
+    assert!(err.to_string().contains("not an agent key"), "{err}");
+    let err = parse_agent_file(Path::new("/x/ab.md"), "no front matter").unwrap_err();
+    assert!(err.to_string().contains("front matter"), "{err}");
+
+    // Loaded from the project's and the global agents directories.
+    let (_dir, paths, project) = setup();
+    std::fs::create_dir_all(project.join(".mia-code/agents")).unwrap();
+    std::fs::write(project.join(".mia-code/agents/security-reviewer.md"), &text).unwrap();
+    let global = paths.global_agents_dir().unwrap();
+    std::fs::create_dir_all(&global).unwrap();
+    std::fs::write(
+        global.join("notes.md"),
+        "---\ndescription: Takes notes.\nmode: all\n---\nTake notes.",
+    )
+    .unwrap();
+    let loaded = Config::load(&paths, Some(&project)).unwrap();
+    let agents = loaded.merged.agent.unwrap();
+    assert_eq!(agents["security-reviewer"], cfg);
+    assert_eq!(agents["notes"].prompt.as_deref(), Some("Take notes."));
+    assert!(
+        loaded
+            .origins
+            .get("agent.security-reviewer.model")
+            .unwrap()
+            .ends_with("security-reviewer.md")
+    );
+}
