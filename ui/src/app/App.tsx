@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useState } from "react";
 import type { AgentInfo, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import type { Platform, Transport } from "../transport/types";
@@ -75,12 +75,13 @@ function Shell() {
       setView({ kind: "session-compare", left, right, from }),
     [],
   );
-  const sessionsRef = useRef(sessions);
-  sessionsRef.current = sessions;
-  const sessionTitle = useCallback((id: string) => {
-    const s = sessionsRef.current.find((x) => x.id === id);
-    return s ? s.title || s.slug : undefined;
-  }, []);
+  const sessionTitle = useCallback(
+    (id: string) => {
+      const s = sessions.find((x) => x.id === id);
+      return s ? s.title || s.slug : undefined;
+    },
+    [sessions],
+  );
 
   useEffect(() => {
     api.info().then(
@@ -109,24 +110,26 @@ function Shell() {
   }, []);
 
   const refreshSessions = useCallback(
-    async (selectFirst = false) => {
-      if (!project) return;
-      try {
-        const list = await api.sessions(project, showArchived);
-        setSessions(list);
-        if (selectFirst) setCurrentId(list.find((s) => !s.archived_at)?.id ?? null);
-      } catch (e) {
-        toast(errorMessage(e));
-      }
+    (selectFirst = false): Promise<void> => {
+      if (!project) return Promise.resolve();
+      return api.sessions(project, showArchived).then(
+        (list) => {
+          setSessions(list);
+          if (selectFirst) setCurrentId(list.find((s) => !s.archived_at)?.id ?? null);
+        },
+        (e: unknown) => toast(errorMessage(e)),
+      );
     },
     [api, project, showArchived, toast],
   );
 
-  useEffect(() => {
-    if (!project) return;
+  // Only when the project changes: selecting the first session is a project-open action.
+  const projectOpened = useEffectEvent((dir: string) => {
     void refreshSessions(true);
-    api.agents(project).then(setAgents, (e: unknown) => toast(errorMessage(e)));
-    // Only when the project changes: selecting the first session is a project-open action.
+    api.agents(dir).then(setAgents, (e: unknown) => toast(errorMessage(e)));
+  });
+  useEffect(() => {
+    if (project) projectOpened(project);
   }, [project]);
 
   useEffect(() => {

@@ -64,19 +64,17 @@ export function Compare({
     );
   }, [api, directory]);
   useEffect(loadNames, [loadNames]);
-  // Unset sides default to the first worktree, then another attempt (main when there is only one).
-  useEffect(() => {
-    if (!names) return;
-    if (!a) setA(names[0] ?? "main");
-    else if (!b) setB([...names, "main"].find((n) => n !== a) ?? "main");
-  }, [names, a, b]);
+  // Unset sides default to the first worktree, then another attempt (main when there is only one),
+  // as soon as the names are known: set while rendering, so React renders again before it commits.
+  if (names && !a) setA(names[0] ?? "main");
+  else if (names && !b) setB([...names, "main"].find((n) => n !== a) ?? "main");
 
   const same = a !== "" && a === b;
+  // Nothing to compare (a side unset, or both the same): no comparison is shown or kept.
+  const comparable = a !== "" && b !== "" && a !== b;
+  if (!comparable && cmp) setCmp(null);
   useEffect(() => {
-    if (!a || !b || a === b) {
-      setCmp(null);
-      return;
-    }
+    if (!comparable) return;
     let alive = true;
     api.compare(directory, a, b).then(
       (c) => {
@@ -93,7 +91,7 @@ export function Compare({
     return () => {
       alive = false;
     };
-  }, [api, directory, a, b, reloadKey]);
+  }, [api, directory, a, b, comparable, reloadKey]);
 
   // The selection stays on its path across reloads; else the first row.
   const row = cmp ? (cmp.between.find((r) => r.path === selected) ?? cmp.between[0] ?? null) : null;
@@ -510,18 +508,20 @@ function DiffColumn({
   const changed = attempt.files.find((f) => f.path === path);
   const [state, setState] = useState<{ key: string; text?: string; error?: string } | null>(null);
   const key = `${attempt.name}\n${base}\n${path}\n${rev}`;
+  const hasChange = changed !== undefined;
   useEffect(() => {
-    if (!changed) return;
+    if (!hasChange) return;
     let alive = true;
-    setState({ key });
     api.attemptDiff(directory, attempt.name, base, path).then(
       (r) => alive && setState({ key, text: r.diff }),
       (e: unknown) => alive && setState({ key, error: errorMessage(e) }),
     );
     return () => {
+      // Another file, attempt or revision (or the file is unchanged now): this answer is not shown.
       alive = false;
+      setState(null);
     };
-  }, [api, directory, key, !changed]);
+  }, [api, directory, attempt.name, base, path, key, hasChange]);
   const diff = useMemo(() => {
     if (state?.key !== key || state.text === undefined) return null;
     const d = filesToDiff(parseUnifiedDiff(state.text));

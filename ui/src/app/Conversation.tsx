@@ -30,6 +30,7 @@ export function Conversation({
     () => (state.live.length ? [...state.messages, ...state.live] : state.messages),
     [state.messages, state.live],
   );
+  // eslint-disable-next-line react-hooks/incompatible-library -- a notice for React Compiler, which this app does not use (nothing here memoises the virtualizer's results)
   const virtualizer = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scrollRef.current,

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useState } from "react";
+import { lazy, Suspense, useEffect, useEffectEvent, useState } from "react";
 import type { DiffView as DiffViewData, FileDiff } from "../protocol/generated";
 import type { DiffViewProps } from "../components";
 
@@ -77,16 +77,17 @@ export function LoadedDiff({
   mode?: "split" | "unified";
 }) {
   const [state, setState] = useState<{ diff?: DiffViewData; error?: string }>({});
+  // The loader is a fresh closure each render; reloadKey says when to fetch again.
+  const loadNow = useEffectEvent(load);
   useEffect(() => {
     let alive = true;
-    load().then(
+    loadNow().then(
       (diff) => alive && setState({ diff }),
       (e: unknown) => alive && setState({ error: errorMessage(e) }),
     );
     return () => {
       alive = false;
     };
-    // The loader is a fresh closure each render; reloadKey says when to fetch again.
   }, [reloadKey]);
   if (state.error) return <div className="error-text">{state.error}</div>;
   if (!state.diff) return <div className="muted">Loading diff…</div>;

@@ -4,7 +4,7 @@ import { EditableTitle } from "./EditableTitle";
 
 describe("EditableTitle", () => {
   it("renames on Enter with the trimmed title", async () => {
-    const onRename = vi.fn(async () => undefined);
+    const onRename = vi.fn(() => Promise.resolve());
     render(<EditableTitle title="Old title" onRename={onRename} />);
     await userEvent.click(screen.getByTestId("session-title"));
     const input = screen.getByTestId("session-title-input");
@@ -15,7 +15,7 @@ describe("EditableTitle", () => {
   });
 
   it("Escape cancels and an empty or unchanged title is not sent", async () => {
-    const onRename = vi.fn(async () => undefined);
+    const onRename = vi.fn(() => Promise.resolve());
     render(<EditableTitle title="Keep me" onRename={onRename} />);
     await userEvent.click(screen.getByTestId("session-title"));
     await userEvent.type(screen.getByTestId("session-title-input"), " more{Escape}");

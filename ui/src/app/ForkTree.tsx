@@ -1,4 +1,4 @@
-import { memo, useCallback, useDeferredValue, useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { memo, useCallback, useDeferredValue, useEffect, useEffectEvent, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import type { ForkTreeNode } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
 import { baseName, formatCostFine, relativeTime } from "../lib/format";
@@ -62,27 +62,29 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
   const idBase = useId();
   const domId = useCallback((id: string) => `${idBase}-n-${id}`, [idBase]);
 
-  const load = useCallback(async () => {
-    try {
-      setRoots(await api.forkTree(directory, archived));
-      setError(null);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  }, [api, directory, archived]);
+  const load = useCallback(
+    (): Promise<void> =>
+      api.forkTree(directory, archived).then(
+        (tree) => {
+          setRoots(tree);
+          setError(null);
+        },
+        (e: unknown) => setError(errorMessage(e)),
+      ),
+    [api, directory, archived],
+  );
   useEffect(() => {
     void load();
   }, [load]);
 
   // Live: a new fork, a promote, a rename or a finished turn (cost, files) refreshes the tree.
-  const loadRef = useRef(load);
-  loadRef.current = load;
+  const reload = useEffectEvent(() => void load());
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | null = null;
     const stop = transport.subscribe(null, (e) => {
       if (e.type !== "session_updated" && e.type !== "turn_finished") return;
       if (timer) clearTimeout(timer);
-      timer = setTimeout(() => void loadRef.current(), 150);
+      timer = setTimeout(() => reload(), 150);
     });
     return () => {
       if (timer) clearTimeout(timer);
@@ -349,6 +351,7 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
         <SelectionBar
           f={activeNode}
           parentTitle={activeNode.parent ? flat.byId.get(activeNode.parent)?.node.title : undefined}
+          // eslint-disable-next-line react-hooks/refs -- builds the items only: treeRef is read when "Compare with…" is chosen
           actions={actionsFor(activeNode)}
           onOpenParent={() => {
             const fork = activeNode.node.fork;

@@ -1,4 +1,4 @@
-import { memo, useEffect, useId, useMemo, useState } from "react";
+import { memo, useEffect, useId, useMemo, useRef, useState } from "react";
 import type { Message, Part } from "../protocol/generated";
 import { toolsOf, type ToolInfo } from "../state/session";
 import { formatCost, formatTokens } from "../lib/format";
@@ -182,8 +182,13 @@ function CompactionNotice({
   const saved = markers?.get(message.id);
   const [summaryOpen, setSummaryOpen] = useState(saved?.summary ?? false);
   const [archiveOpen, setArchiveOpen] = useState(saved?.archive ?? false);
+  // Open but not loaded (the row was scrolled away while it loaded, or it failed): load it again.
   const [archive, setArchive] = useState<Archive>(
-    saved?.messages ? { state: "loaded", messages: saved.messages } : { state: "idle" },
+    saved?.messages
+      ? { state: "loaded", messages: saved.messages }
+      : saved?.archive
+        ? { state: "loading" }
+        : { state: "idle" },
   );
   const summaryId = useId();
   const archiveId = useId();
@@ -191,17 +196,23 @@ function CompactionNotice({
   const remember = (patch: Partial<MarkerMemory>) =>
     markers?.set(message.id, { summary: summaryOpen, archive: archiveOpen, ...markers.get(message.id), ...patch });
 
+  // While the archive is loading, one request for it is out.
+  const requested = useRef(false);
   useEffect(() => {
-    if (!archiveOpen || archive.state !== "idle" || !load) return;
-    setArchive({ state: "loading" });
+    if (archive.state !== "loading" || requested.current || !load) return;
+    requested.current = true;
     load(message.id).then(
       (messages) => {
+        requested.current = false;
         markers?.set(message.id, { ...(markers.get(message.id) ?? { summary: false, archive: true }), messages });
         setArchive({ state: "loaded", messages });
       },
-      (e: unknown) => setArchive({ state: "error", message: errorMessage(e) }),
+      (e: unknown) => {
+        requested.current = false;
+        setArchive({ state: "error", message: errorMessage(e) });
+      },
     );
-  }, [archiveOpen, archive.state, load, markers, message.id]);
+  }, [archive.state, load, markers, message.id]);
 
   const archived = archive.state === "loaded" ? archive.messages : null;
   const tools = useMemo(() => (archived ? toolsOf(archived) : {}), [archived]);
@@ -216,6 +227,7 @@ function CompactionNotice({
   const toggleArchive = () => {
     remember({ archive: !archiveOpen });
     setArchiveOpen(!archiveOpen);
+    if (!archiveOpen && archive.state === "idle") setArchive({ state: "loading" });
   };
   const why = triggerDetail(info.trigger);
   return (
@@ -287,7 +299,7 @@ function CompactionNotice({
           {archiveOpen && archive.state === "error" && (
             <div className="part-error" role="alert">
               <span>Could not load the archived messages: {archive.message}</span>
-              <button type="button" className="btn small" onClick={() => setArchive({ state: "idle" })}>
+              <button type="button" className="btn small" onClick={() => setArchive({ state: "loading" })}>
                 Try again
               </button>
             </div>

@@ -5,16 +5,16 @@ import { PromptInput, type PromptInputProps } from "./PromptInput";
 
 function setup(over: Partial<PromptInputProps> = {}) {
   const props: PromptInputProps = {
-    loadFiles: vi.fn(async () => ["src/main.rs", "README.md", "src/lib.rs", "docs/api.md"]),
+    loadFiles: vi.fn(() => Promise.resolve(["src/main.rs", "README.md", "src/lib.rs", "docs/api.md"])),
     history: [],
-    onSend: vi.fn(async () => true),
+    onSend: vi.fn(() => Promise.resolve(true)),
     onCommand: vi.fn(),
     onToggleMode: vi.fn(),
     running: false,
     ...over,
   };
   render(<PromptInput {...props} />);
-  const input = screen.getByTestId("prompt-input") as HTMLTextAreaElement;
+  const input = screen.getByTestId<HTMLTextAreaElement>("prompt-input");
   return { props, input, user: userEvent.setup() };
 }
 
@@ -30,7 +30,7 @@ describe("PromptInput", () => {
   });
 
   it("keeps the text when sending fails", async () => {
-    const { props, input, user } = setup({ onSend: vi.fn(async () => false) });
+    const { props, input, user } = setup({ onSend: vi.fn(() => Promise.resolve(false)) });
     await user.click(input);
     await user.type(input, "important prompt{Enter}");
     expect(props.onSend).toHaveBeenCalledWith("important prompt");
@@ -124,9 +124,9 @@ describe("PromptInput", () => {
   it("keeps unsent text per draft key when the input is unmounted and comes back", async () => {
     const user = userEvent.setup();
     const props: PromptInputProps = {
-      loadFiles: async () => [],
+      loadFiles: () => Promise.resolve([]),
       history: [],
-      onSend: async () => true,
+      onSend: () => Promise.resolve(true),
       onCommand: () => undefined,
       onToggleMode: () => undefined,
       running: false,

@@ -59,7 +59,6 @@ export function PromptInput({
   };
   const [caret, setCaret] = useState(0);
   const [files, setFiles] = useState<string[] | null>(null);
-  const [active, setActive] = useState(0);
   const [dismissed, setDismissed] = useState<string | null>(null);
   const [sending, setSending] = useState(false);
   /** Position in history while walking with arrows: history.length = the draft. */
@@ -100,7 +99,10 @@ export function PromptInput({
   const optionCount = popup?.kind === "mention" ? mentionOptions.length : commandOptions.length;
   const popupOpen = popup !== null && (optionCount > 0 || (popup.kind === "mention" && files === null));
 
-  useEffect(() => setActive(0), [popup?.kind, popup?.query]);
+  // The highlighted option: the first again whenever the popup changes (another kind or query).
+  const popupKey = popup ? `${popup.kind}:${popup.query}` : "";
+  const [activeAt, setActiveAt] = useState({ popupKey, index: 0 });
+  const active = activeAt.popupKey === popupKey ? activeAt.index : 0;
 
   const setValue = (value: string, caretAt: number) => {
     setText(value);
@@ -148,7 +150,10 @@ export function PromptInput({
       if (e.key === "ArrowDown" || e.key === "ArrowUp") {
         e.preventDefault();
         const d = e.key === "ArrowDown" ? 1 : -1;
-        setActive((a) => (a + d + optionCount) % optionCount);
+        setActiveAt((at) => {
+          const a = at.popupKey === popupKey ? at.index : 0;
+          return { popupKey, index: (a + d + optionCount) % optionCount };
+        });
         return;
       }
       if ((e.key === "Enter" && !e.shiftKey) || (e.key === "Tab" && !e.shiftKey)) {
@@ -160,7 +165,7 @@ export function PromptInput({
     }
     if (popupOpen && e.key === "Escape") {
       e.preventDefault();
-      setDismissed(`${popup!.kind}:${text}`);
+      setDismissed(`${popup.kind}:${text}`);
       return;
     }
     if (e.key === "Tab" && !e.shiftKey && !popupOpen && (text === "" || (el.selectionStart === 0 && el.selectionEnd === 0))) {

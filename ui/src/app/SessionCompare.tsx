@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useEffectEvent, useState } from "react";
 import type { SessionChanges, SessionCompare as SessionCompareData } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
 import { useServices } from "./context";
@@ -29,15 +29,14 @@ export function SessionCompare({
   const { api } = useServices();
   const [data, setData] = useState<SessionCompareData | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const worktreesRef = useRef(onWorktrees);
-  worktreesRef.current = onWorktrees;
+  const openWorktrees = useEffectEvent(onWorktrees);
 
   useEffect(() => {
     let alive = true;
     api.compareSessions(left, right).then(
       (c) => {
         if (!alive) return;
-        if (c.left.worktree && c.right.worktree) worktreesRef.current(c.left.worktree, c.right.worktree);
+        if (c.left.worktree && c.right.worktree) openWorktrees(c.left.worktree, c.right.worktree);
         else setData(c);
       },
       (e: unknown) => alive && setError(errorMessage(e)),
@@ -45,7 +44,7 @@ export function SessionCompare({
     return () => {
       alive = false;
     };
-  }, [api, left, right, worktreesRef]);
+  }, [api, left, right]);
 
   return (
     <div className="cmp-view" data-testid="session-compare">

@@ -51,7 +51,12 @@ export function SessionView(props: SessionViewProps) {
   const { sessionId, directory, agents } = props;
   const { api, transport, platform } = useServices();
   const toast = useToast();
-  const store = useMemo(() => new SessionStore(sessionId), [sessionId]);
+  // The session's state and, for as long as it is open, what its compaction markers show (open
+  // summaries and archives).
+  const { store, markers } = useMemo(
+    () => ({ store: new SessionStore(sessionId), markers: new Map<string, MarkerMemory>() }),
+    [sessionId],
+  );
   const state = useSessionState(store);
   const [hideCommentary, setHideCommentary] = useLocalFlag("mia-code.hideCommentary", false);
   const [panel, setPanel] = useState<PanelTab | null>("changes");
@@ -386,8 +391,6 @@ export function SessionView(props: SessionViewProps) {
     [api, compact, fork, promote, props, reportHistory, sessionId, switchTo, toast],
   );
 
-  // The compaction markers' open summaries and archives, for as long as this session is open.
-  const markers = useMemo(() => new Map<string, MarkerMemory>(), [sessionId]);
   const actions: MessageActions = useMemo(
     () => ({
       onDiffStep: (callId) => {

@@ -200,15 +200,17 @@ function Defaults({ view, onSaved }: { view: SettingsView; onSaved: (v: Settings
 function Rules({ directory, agents, defaultAgent }: { directory: string; agents: string[]; defaultAgent: string }) {
   const { api } = useServices();
   const [agent, setAgent] = useState(defaultAgent);
-  const [view, setView] = useState<PermissionsView | null>(null);
+  // The rules shown are those of the directory and agent picked (none while they load).
+  const key = `${directory}\n${agent}`;
+  const [loaded, setLoaded] = useState<{ key: string; view: PermissionsView } | null>(null);
+  const view = loaded?.key === key ? loaded.view : null;
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let alive = true;
-    setView(null);
     api.permissions(directory, agent).then(
       (v) => {
         if (alive) {
-          setView(v);
+          setLoaded({ key, view: v });
           setError(null);
         }
       },
@@ -217,7 +219,7 @@ function Rules({ directory, agents, defaultAgent }: { directory: string; agents:
     return () => {
       alive = false;
     };
-  }, [api, directory, agent]);
+  }, [api, directory, agent, key]);
   return (
     <section>
       <h3>

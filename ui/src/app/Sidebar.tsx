@@ -190,6 +190,7 @@ function VirtualList({
   render: (s: SessionSummary, style: React.CSSProperties) => React.ReactNode;
 }) {
   const ref = useRef<HTMLDivElement>(null);
+  // eslint-disable-next-line react-hooks/incompatible-library -- a notice for React Compiler, which this app does not use (nothing here memoises the virtualizer's results)
   const v = useVirtualizer({ count: sessions.length, getScrollElement: () => ref.current, estimateSize: () => 52, overscan: 8 });
   return (
     <div className="session-scroll" ref={ref}>

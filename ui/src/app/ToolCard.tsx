@@ -28,7 +28,8 @@ function argsText(input: unknown): string {
   try {
     return JSON.stringify(input, null, 2);
   } catch {
-    return String(input);
+    // A cycle or a BigInt: never in arguments that came as JSON (String() would say "[object Object]").
+    return "(arguments that cannot be shown as JSON)";
   }
 }
 

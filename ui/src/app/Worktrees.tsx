@@ -37,14 +37,17 @@ export function Worktrees({
   const [error, setError] = useState<string | null>(null);
   const [resetting, setResetting] = useState<WorktreeView | null>(null);
 
-  const reload = useCallback(async () => {
-    try {
-      setList(await api.worktrees(directory));
-      setError(null);
-    } catch (e) {
-      setError(errorMessage(e));
-    }
-  }, [api, directory]);
+  const reload = useCallback(
+    (): Promise<void> =>
+      api.worktrees(directory).then(
+        (worktrees) => {
+          setList(worktrees);
+          setError(null);
+        },
+        (e: unknown) => setError(errorMessage(e)),
+      ),
+    [api, directory],
+  );
   useEffect(() => {
     void reload();
   }, [reload]);

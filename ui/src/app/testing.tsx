@@ -31,12 +31,12 @@ export function fakeTransport(handler: Handler) {
   return { transport, requests, emit };
 }
 
-export const fakePlatform: Platform = {
+export const fakePlatform = {
   kind: "browser",
-  pickFolder: async () => null,
-  notify: vi.fn(),
-  openExternal: vi.fn(),
-};
+  pickFolder: () => Promise.resolve(null),
+  notify: vi.fn<Platform["notify"]>(),
+  openExternal: vi.fn<Platform["openExternal"]>(),
+} satisfies Platform;
 
 export function Providers({ transport, children }: { transport: Transport; children: ReactNode }) {
   return (

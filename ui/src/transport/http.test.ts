@@ -30,7 +30,7 @@ function jsonResponse(status: number, body: unknown): Response {
 
 describe("HttpTransport.request", () => {
   it("sends the bearer token and JSON body to the same origin", async () => {
-    const fetch = vi.fn(async () => jsonResponse(200, { id: "s1" }));
+    const fetch = vi.fn(() => Promise.resolve(jsonResponse(200, { id: "s1" })));
     const t = new HttpTransport({ token: "tok123", fetch });
     const answer = await t.request<{ id: string }>("POST", "/api/sessions", { directory: "/p" });
     expect(answer).toEqual({ id: "s1" });
@@ -43,7 +43,7 @@ describe("HttpTransport.request", () => {
   });
 
   it("maps non-2xx answers to ApiError with the server's error text", async () => {
-    const fetch = vi.fn(async () => jsonResponse(409, { error: "a turn is running in this session" }));
+    const fetch = vi.fn(() => Promise.resolve(jsonResponse(409, { error: "a turn is running in this session" })));
     const t = new HttpTransport({ token: "t", fetch });
     const err = await t.request("DELETE", "/api/sessions/x").catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -52,15 +52,13 @@ describe("HttpTransport.request", () => {
   });
 
   it("resolves an empty 204 answer", async () => {
-    const fetch = vi.fn(async () => new Response(null, { status: 204 }));
+    const fetch = vi.fn(() => Promise.resolve(new Response(null, { status: 204 })));
     const t = new HttpTransport({ token: "t", fetch });
     await expect(t.request("DELETE", "/api/approvals/1")).resolves.toBeUndefined();
   });
 
   it("reports a network failure as ApiError status 0", async () => {
-    const fetch = vi.fn(async () => {
-      throw new TypeError("Failed to fetch");
-    });
+    const fetch = vi.fn(() => Promise.reject(new TypeError("Failed to fetch")));
     const t = new HttpTransport({ token: "t", fetch });
     await expect(t.request("GET", "/api/info")).rejects.toMatchObject({ status: 0 });
   });

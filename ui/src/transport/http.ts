@@ -35,7 +35,7 @@ export class HttpTransport implements Transport {
     this.token = opts.token;
     this.base = opts.baseUrl ?? "";
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init));
-    this.ES = opts.EventSource ?? (typeof EventSource === "undefined" ? undefined : (EventSource as unknown as EventSourceCtor));
+    this.ES = opts.EventSource ?? (typeof EventSource === "undefined" ? undefined : EventSource);
     this.schedule = opts.schedule ?? ((fn, ms) => setTimeout(fn, ms));
   }
 

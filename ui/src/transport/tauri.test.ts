@@ -13,9 +13,10 @@ class FakeChannel<T> implements ChannelLike<T> {
 
 function fakeInvoke(handler: (cmd: string, args?: Record<string, unknown>) => unknown) {
   const calls: [string, Record<string, unknown> | undefined][] = [];
-  const fn = vi.fn(async (cmd: string, args?: Record<string, unknown>) => {
+  const fn = vi.fn((cmd: string, args?: Record<string, unknown>) => {
     calls.push([cmd, args]);
-    return handler(cmd, args);
+    // A handler that throws answers with a rejected promise, as invoke does.
+    return new Promise<unknown>((resolve) => resolve(handler(cmd, args)));
   });
   return { invoke: fn as unknown as InvokeFn, calls };
 }
@@ -66,7 +67,7 @@ describe("TauriTransport", () => {
     expect(events).toEqual([e]);
     await vi.waitFor(() => expect(states).toEqual(["open"]));
     // A lagged notice on the channel is a state, not an Event.
-    (ch as FakeChannel<unknown>).onmessage({ type: "lagged", missed: 3 });
+    ch.onmessage({ type: "lagged", missed: 3 });
     expect(states).toEqual(["open", "lagged"]);
     expect(events).toHaveLength(1);
     stop();

@@ -97,5 +97,5 @@ export const desktopPlatform: Platform = {
 
 export async function createTauriTransport(): Promise<TauriTransport> {
   const core = await import("@tauri-apps/api/core");
-  return new TauriTransport(core.invoke as InvokeFn, core.Channel as unknown as ChannelCtor);
+  return new TauriTransport(core.invoke, core.Channel);
 }

@@ -35,7 +35,7 @@ export class ApiError extends Error {
 /** The server's `{"error": "..."}` text, or a generic line. */
 export function errorText(status: number, body: unknown): string {
   if (body && typeof body === "object" && "error" in body) {
-    const e = (body as { error: unknown }).error;
+    const e = body.error;
     if (typeof e === "string" && e) return e;
   }
   if (typeof body === "string" && body.trim()) return body.trim();

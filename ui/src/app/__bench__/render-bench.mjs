@@ -90,7 +90,6 @@ const sseServer = http.createServer((req, res) => {
 await new Promise((r) => sseServer.listen(4555, "127.0.0.1", r));
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", args: ["--no-sandbox"] });
 const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-let streamNow = false;
 await page.route("**/api/**", async (route) => {
   const url = new URL(route.request().url());
   const p = url.pathname;

@@ -129,7 +129,7 @@ describe("DiffView", () => {
     const user = userEvent.setup();
     const scrolled: Element[] = [];
     // jsdom has no layout, hence no scrollIntoView.
-    const original = Element.prototype.scrollIntoView;
+    const original = Object.getOwnPropertyDescriptor(Element.prototype, "scrollIntoView");
     Element.prototype.scrollIntoView = function (this: Element) {
       scrolled.push(this);
     };
@@ -139,7 +139,8 @@ describe("DiffView", () => {
       expect(scrolled).toEqual([fileEl("scripts/old.py")]);
       expect(within(fileEl("scripts/old.py")).getByRole("heading")).toHaveFocus();
     } finally {
-      Element.prototype.scrollIntoView = original;
+      if (original) Object.defineProperty(Element.prototype, "scrollIntoView", original);
+      else delete (Element.prototype as Partial<Element>).scrollIntoView;
     }
   });
 

@@ -10,7 +10,7 @@ interface FileSectionProps {
   file: FileDiff;
   mode: DiffMode;
   expanded: boolean;
-  onToggle(path: string): void;
+  onToggle: (path: string) => void;
 }
 
 /** One file of a diff: `■ path [status]` header and its hunks (or why they are not shown). */

@@ -52,6 +52,7 @@ const NO_LAYOUT_RECT = { width: 960, height: VIEWPORT_PX };
 /** Large files: a scroll box that keeps only the visible rows in the page. */
 export function VirtualRows({ rows, mode, hl }: RowsProps) {
   const scrollRef = useRef<HTMLDivElement>(null);
+  // eslint-disable-next-line react-hooks/incompatible-library -- a notice for React Compiler, which this app does not use (nothing here memoises the virtualizer's results)
   const virtualizer = useVirtualizer({
     count: rows.length,
     getScrollElement: () => scrollRef.current,

@@ -10,7 +10,7 @@ export interface PermissionDialogProps {
   /** Pending asks, oldest first. The dialog answers the first one; nothing is shown when empty. */
   requests: PermissionRequest[];
   /** Send a reply. While the returned promise is pending, every action is disabled. */
-  onReply(requestId: string, reply: PermissionReplyKind): void | Promise<void>;
+  onReply: (requestId: string, reply: PermissionReplyKind) => void | Promise<void>;
   /** Answers count only this long after an ask appears (default {@link ARM_DELAY_MS}). */
   armDelayMs?: number;
 }

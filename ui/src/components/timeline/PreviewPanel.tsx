@@ -16,8 +16,8 @@ interface PreviewPanelProps {
   state: PanelState;
   busy: boolean;
   renderDiff?: ((files: FileDiff[]) => ReactNode) | undefined;
-  onApply(force: boolean): void;
-  onCancel(): void;
+  onApply: (force: boolean) => void;
+  onCancel: () => void;
 }
 
 const TITLES: Record<HistoryAction["action"], string> = {

@@ -6,8 +6,8 @@ interface StepEntryProps {
   step: TimelineStep;
   busy: boolean;
   busyReason: string;
-  onUndo(): void;
-  onRevert(): void;
+  onUndo: () => void;
+  onRevert: () => void;
   /** The preview panel, when it was opened from this step. */
   panel: ReactNode;
 }

@@ -18,10 +18,10 @@ type PreviewFn = (action: HistoryAction) => Promise<RevertPreview>;
 type ApplyFn = (action: HistoryAction, force: boolean) => Promise<RevertSummary>;
 
 function setup(props: Partial<UndoTimelineProps> = {}) {
-  const onPreview = vi.fn<PreviewFn>(async (action) =>
-    action.action === "revert" ? revertToMsg1Preview : undoStep2Preview,
+  const onPreview = vi.fn<PreviewFn>((action) =>
+    Promise.resolve(action.action === "revert" ? revertToMsg1Preview : undoStep2Preview),
   );
-  const onApply = vi.fn<ApplyFn>(async () => undoStep2Summary);
+  const onApply = vi.fn<ApplyFn>(() => Promise.resolve(undoStep2Summary));
   const user = userEvent.setup();
   const utils = render(<UndoTimeline steps={steps} onPreview={onPreview} onApply={onApply} {...props} />);
   return { user, onPreview, onApply, ...utils };
@@ -197,7 +197,7 @@ describe("UndoTimeline", () => {
   });
 
   it("redo previews {action: redo} and applies through onRedo", async () => {
-    const onRedo = vi.fn(async (_force: boolean) => undoStep2Summary);
+    const onRedo = vi.fn<(force: boolean) => Promise<RevertSummary>>(() => Promise.resolve(undoStep2Summary));
     const { user, onPreview, onApply } = setup({ onRedo });
     await user.click(screen.getByRole("button", { name: "Redo…" }));
     expect(onPreview).toHaveBeenCalledWith({ action: "redo" });

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useEffectEvent, useRef, useState } from "react";
 import type { ReactNode } from "react";
 import type {
   FileDiff,
@@ -17,12 +17,12 @@ export interface UndoTimelineProps {
   /** The session's file-changing steps (any order; shown newest first). */
   steps: TimelineStep[];
   /** Compute what an action would change, without changing anything. */
-  onPreview(action: HistoryAction): Promise<RevertPreview>;
+  onPreview: (action: HistoryAction) => Promise<RevertPreview>;
   /**
    * Apply an undo/revert. `force` is true only after the person chose to overwrite files changed
    * outside mia-code. A result with `applied: false` (HTTP 409) is shown as conflicts.
    */
-  onApply(action: HistoryAction, force: boolean): Promise<RevertSummary>;
+  onApply: (action: HistoryAction, force: boolean) => Promise<RevertSummary>;
   /**
    * Apply a redo (its preview comes from `onPreview({action: "redo"})`). The Redo button is shown
    * when this is given and some step is undone.
@@ -78,17 +78,17 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
   // The session moved on under an open preview (a turn added or undid steps): preview again, so
   // Apply never carries out a plan nobody saw.
   const stepsKey = steps.map((st) => `${st.id}${st.undone ? "~" : ""}`).join(",");
-  const panelRef = useRef(panel);
-  panelRef.current = panel;
+  const previewAgain = useEffectEvent(() => {
+    if (panel && (panel.phase === "ready" || panel.phase === "loading" || panel.phase === "error")) {
+      openPreview(panel.action, panel.key);
+    }
+  });
   const seenKey = useRef(stepsKey);
   useEffect(() => {
     if (seenKey.current === stepsKey) return;
     seenKey.current = stepsKey;
-    const open = panelRef.current;
-    if (open && (open.phase === "ready" || open.phase === "loading" || open.phase === "error")) {
-      openPreview(open.action, open.key);
-    }
-  }, [stepsKey, openPreview]);
+    previewAgain();
+  }, [stepsKey]);
 
   const cancel = useCallback(() => {
     requestNo.current++;
