@@ -300,3 +300,201 @@ async fn agent_list_shows_mode_model_source_and_access() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_create_validates_saves_round_trips_and_refines_one_field() {
+    let proposal = json!({
+        "key": "security-reviewer", "name": "Security Reviewer",
+        "description": "Reviews Python code for security issues; never modifies files.",
+        "mode": "subagent", "model": "anthropic/claude-haiku-4-5", "model_reason": "reading and judging, fast",
+        "prompt": "You review Python code for security issues.\nReport findings with file and line.",
+        "permissions": [
+            {"permission": "read", "action": "allow", "reason": "it reads code"},
+            {"permission": "grep", "action": "allow", "reason": "it searches"},
+            {"permission": "write", "action": "deny", "reason": "never modifies files"},
+            {"permission": "edit", "action": "deny", "reason": "never modifies files"}
+        ]
+    });
+    let scenario: Scenario = serde_json::from_value(json!({"steps": [
+        {"match": {"last_message_contains": "review python code"}, "response": {"events": [
+            {"text": format!("Here it is:\n```json\n{proposal}\n```")}]}},
+        {"match": {"last_message_contains": "also allow running the tests"}, "response": {"events": [
+            {"text": json!({"permissions": [
+                {"permission": "read", "action": "allow", "reason": "it reads code"},
+                {"permission": "grep", "action": "allow", "reason": "it searches"},
+                {"permission": "bash", "pattern": "pytest *", "action": "allow", "reason": "runs the tests"},
+                {"permission": "write", "action": "deny", "reason": "never modifies files"},
+                {"permission": "edit", "action": "deny", "reason": "never modifies files"}
+            ]}).to_string()}]}},
+        {"match": {"last_message_contains": "an agent that writes files"}, "response": {"events": [
+            {"text": json!({"key": "plan", "name": "Writer", "description": "Writes.", "mode": "subagent",
+                "prompt": "Write files.", "permissions": [{"permission": "write", "action": "allow", "reason": "writes"}]}).to_string()}]}}
+    ]}))
+    .unwrap();
+    let server = MockServer::start(scenario).await.unwrap();
+    let env = env(&server);
+    let run = |args: Vec<&str>| {
+        let mut c = env.cmd();
+        c.args(args);
+        c
+    };
+
+    // Proposed, not saved.
+    let mut c = run(vec![
+        "agent",
+        "create",
+        "--description",
+        "review python code for security issues",
+        "--json",
+    ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(p["key"], json!("security-reviewer"));
+    assert!(p.get("saved").is_none());
+    assert!(
+        !env.project
+            .join(".mia-code/agents/security-reviewer.md")
+            .exists()
+    );
+    let file = env.project.join("proposal.json");
+    std::fs::write(&file, serde_json::to_string(&p).unwrap()).unwrap();
+
+    // A refinement changes only the part it names.
+    let mut c = run(vec![
+        "agent",
+        "create",
+        "--from",
+        file.to_str().unwrap(),
+        "--refine",
+        "also allow running the tests",
+        "--json",
+    ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["changed"], json!(["permissions"]));
+    for same in ["key", "name", "description", "mode", "model", "prompt"] {
+        assert_eq!(r[same], p[same], "{same} changed");
+    }
+    assert!(
+        r["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["pattern"] == json!("pytest *"))
+    );
+
+    // Saved from the reviewed file: usable at once, and what loads is what was approved.
+    std::fs::write(&file, serde_json::to_string(&r).unwrap()).unwrap();
+    let mut c = run(vec![
+        "agent",
+        "create",
+        "--from",
+        file.to_str().unwrap(),
+        "--yes",
+        "--json",
+    ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let saved: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let path = PathBuf::from(saved["saved"].as_str().unwrap());
+    assert_eq!(
+        path,
+        env.project.join(".mia-code/agents/security-reviewer.md")
+    );
+    let list = env.json(&["agent", "list"]);
+    let a = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == json!("security-reviewer"))
+        .unwrap()
+        .clone();
+    assert_eq!(a["description"], r["description"]);
+    assert_eq!(a["model"], r["model"]);
+    assert_eq!(a["mode"], json!("subagent"));
+    assert_eq!(a["read_only"], json!(true));
+    assert!(
+        a["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("security-reviewer.md")
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("pattern: pytest *")
+            && text.ends_with("Report findings with file and line.\n"),
+        "{text}"
+    );
+    // The key is unique: saving the same proposal again makes a second agent, renamed, never an overwrite.
+    let mut c = run(vec![
+        "agent",
+        "create",
+        "--from",
+        file.to_str().unwrap(),
+        "--yes",
+        "--json",
+    ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again["key"], json!("security-reviewer-2"));
+    assert!(
+        again["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("taken")),
+        "{again}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        text,
+        "the first file is untouched"
+    );
+
+    // Broader than the creating agent (plan may not write): rejected; a taken key is renamed.
+    let mut c = run(vec![
+        "agent",
+        "create",
+        "--description",
+        "an agent that writes files",
+        "--agent",
+        "plan",
+    ]);
+    let out = tokio::task::spawn_blocking(move || c.output().unwrap())
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("broader than the agent creating it") && err.contains("allow write"),
+        "{err}"
+    );
+    server.assert_no_violations();
+}

@@ -7,6 +7,7 @@
 //! what it may change → run → record the result and the snapshot → continue
 //! until the model stops or the step limit is hit.
 
+pub mod agentgen;
 pub mod agents;
 pub mod compaction;
 mod delegate;

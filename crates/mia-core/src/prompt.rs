@@ -17,6 +17,7 @@ pub fn builtin_template(name: &str) -> Option<&'static str> {
         "compaction" => include_str!("../../../prompts/compaction.prompt.md"),
         "title" => include_str!("../../../prompts/title.prompt.md"),
         "unifier" => include_str!("../../../prompts/unifier.prompt.md"),
+        "agent-generator" => include_str!("../../../prompts/agent-generator.prompt.md"),
         _ => return None,
     })
 }

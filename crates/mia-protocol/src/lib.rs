@@ -26,11 +26,11 @@ pub use message::{
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use view::{
-    AgentInfo, AgentModeView, ApprovalView, CompactResult, CostLine, CostView, DiffScope, DiffView,
-    ForkFiles, ForkResult, ForkTreeNode, HistoryAction, PermissionsView, PreviewAction,
-    PreviewFile, ProjectSummary, ProviderInfo, RevertPreview, RuleView, ServerInfo, SessionChanges,
-    SessionCompare, SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView,
-    TimelineStep,
+    AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, CostLine, CostView,
+    DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, PermissionsView,
+    PreviewAction, PreviewFile, ProjectSummary, ProposedRule, ProviderInfo, RevertPreview,
+    RuleView, ServerInfo, SessionChanges, SessionCompare, SessionDetail, SessionSummary,
+    SettingsUpdate, SettingsView, StepKindView, TimelineStep,
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
@@ -74,6 +74,7 @@ pub fn protocol_schema() -> serde_json::Value {
         session_compare: SessionCompare,
         compact_result: CompactResult,
         cost_view: CostView,
+        agent_proposal: AgentProposal,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

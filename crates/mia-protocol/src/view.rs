@@ -394,3 +394,37 @@ pub struct CostView {
     /// The subagent sessions counted in `total`.
     pub subagent_sessions: Vec<String>,
 }
+
+/// One permission rule of a generated agent, with why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ProposedRule {
+    pub permission: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    /// `allow`, `ask` or `deny`.
+    pub action: String,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// A generated agent definition, validated, before it is saved (spec 013).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct AgentProposal {
+    pub key: String,
+    pub name: String,
+    pub description: String,
+    /// `primary`, `subagent` or `all`.
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub model_reason: String,
+    pub prompt: String,
+    pub permissions: Vec<ProposedRule>,
+    /// What validation changed (a taken key renamed, an allow tightened to ask, ...).
+    #[serde(default)]
+    pub notes: Vec<String>,
+    /// After a refinement: the fields it changed.
+    #[serde(default)]
+    pub changed: Vec<String>,
+}

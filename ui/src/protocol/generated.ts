@@ -523,6 +523,7 @@ export type StepKindView = "tool" | "revert" | "redo";
 
 export interface Protocol {
   agent_info: AgentInfo;
+  agent_proposal: AgentProposal;
   approval_view: ApprovalView;
   compact_result: CompactResult;
   comparison_view: ComparisonView;
@@ -580,6 +581,48 @@ export interface AgentInfo {
    * Seconds a delegation to it may run.
    */
   timeout_secs?: number;
+}
+/**
+ * A generated agent definition, validated, before it is saved (spec 013).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AgentProposal".
+ */
+export interface AgentProposal {
+  /**
+   * After a refinement: the fields it changed.
+   */
+  changed?: string[];
+  description: string;
+  key: string;
+  /**
+   * `primary`, `subagent` or `all`.
+   */
+  mode: string;
+  model?: string | null;
+  model_reason?: string;
+  name: string;
+  /**
+   * What validation changed (a taken key renamed, an allow tightened to ask, ...).
+   */
+  notes?: string[];
+  permissions: ProposedRule[];
+  prompt: string;
+}
+/**
+ * One permission rule of a generated agent, with why.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ProposedRule".
+ */
+export interface ProposedRule {
+  /**
+   * `allow`, `ask` or `deny`.
+   */
+  action: string;
+  pattern?: string | null;
+  permission: string;
+  reason?: string;
 }
 /**
  * An "always for this project" approval.

@@ -64,6 +64,9 @@ const EVENT_NAMES: Record<Event["type"], true> = {
   compaction_started: true,
   compaction_finished: true,
   compaction_failed: true,
+  subagent_queued: true,
+  subagent_started: true,
+  subagent_finished: true,
   worktree_log: true,
 };
 
