@@ -83,6 +83,7 @@ pub fn check_op(op: &Op) -> Result<(), CoreError> {
         }
         Op::UpdateSession { title: Some(t), .. } => check_len("title", t, MAX_TITLE),
         Op::SwitchAgent { agent: a, .. } => check_name("agent", a),
+        Op::SetModel { model: m, .. } => model(m),
         _ => Ok(()),
     }
 }

@@ -393,6 +393,36 @@ impl Runtime {
         Ok(agent_infos(&config))
     }
 
+    /// Models to pick from (the composer's picker): the catalog's, for the
+    /// providers that are configured or have a key.
+    pub fn models(
+        &self,
+        directory: Option<&Path>,
+    ) -> Result<Vec<mia_protocol::ModelChoice>, CoreError> {
+        let settings = self.settings(directory)?;
+        let usable: Vec<String> = settings
+            .providers
+            .iter()
+            .filter(|p| p.key_source.is_some() || p.base_url.is_some())
+            .map(|p| p.id.clone())
+            .collect();
+        let catalog = mia_providers::catalog::builtin();
+        Ok(catalog
+            .models()
+            .iter()
+            .filter(|m| usable.iter().any(|u| u == m.provider))
+            .map(|m| mia_protocol::ModelChoice {
+                id: format!("{}/{}", m.provider, m.id),
+                provider: m.provider.to_string(),
+                context_window: m.context_window,
+                max_output: m.max_output,
+                input_price: m.prices.input,
+                output_price: m.prices.output,
+                reasoning: m.reasoning,
+            })
+            .collect())
+    }
+
     /// Project files for @-mentions: gitignore respected, `.git` and
     /// `.mia-code` left out, at most [`MAX_FILES`], sorted.
     pub async fn files(&self, directory: PathBuf) -> Result<Vec<String>, CoreError> {

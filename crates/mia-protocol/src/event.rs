@@ -91,6 +91,13 @@ pub enum Op {
     },
     /// Make a fork a top-level session (its fork metadata is kept).
     Promote { session_id: SessionId },
+    /// `/model`: the session's model from now on (`provider/model`), or back
+    /// to the agent's and the config's default with `None`.
+    SetModel {
+        session_id: SessionId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
     /// Summarise the session's older messages now (`/compact`), whatever
     /// their count; refused while a turn runs.
     Compact { session_id: SessionId },

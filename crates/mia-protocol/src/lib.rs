@@ -27,10 +27,10 @@ pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, CostLine, CostView,
-    DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, PermissionsView,
-    PreviewAction, PreviewFile, ProjectSummary, ProposedRule, ProviderInfo, RevertPreview,
-    RuleView, ServerInfo, SessionChanges, SessionCompare, SessionDetail, SessionSummary,
-    SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+    DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, ModelChoice,
+    PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProposedRule, ProviderInfo,
+    RevertPreview, RuleView, ServerInfo, SessionChanges, SessionCompare, SessionDetail,
+    SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
@@ -75,6 +75,7 @@ pub fn protocol_schema() -> serde_json::Value {
         compact_result: CompactResult,
         cost_view: CostView,
         agent_proposal: AgentProposal,
+        model_choice: ModelChoice,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

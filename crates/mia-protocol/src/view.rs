@@ -428,3 +428,18 @@ pub struct AgentProposal {
     #[serde(default)]
     pub changed: Vec<String>,
 }
+
+/// A model the user can pick (`GET /api/models`): from the catalog, for the
+/// providers that are configured or have a key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ModelChoice {
+    /// `provider/model`.
+    pub id: String,
+    pub provider: String,
+    pub context_window: u64,
+    pub max_output: u32,
+    /// US dollars per million input / output tokens.
+    pub input_price: f64,
+    pub output_price: f64,
+    pub reasoning: bool,
+}

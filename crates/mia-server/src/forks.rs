@@ -21,15 +21,6 @@ pub(crate) fn routes() -> axum::Router<AppState> {
         .route("/api/sessions/{id}/promote", post(promote))
         .route("/api/sessions/{id}/compare", get(compare))
         .route("/api/sessions/{id}/compact", post(compact))
-        .route("/api/sessions/{id}/cost", get(cost))
-}
-
-/// `/cost`: per agent and model, the session's subagents included.
-async fn cost(State(s): State<AppState>, Path(id): Path<String>) -> Response {
-    match parse_id(&id) {
-        Ok(id) => reply(s.runtime.cost(id).await),
-        Err(r) => r.into_response(),
-    }
 }
 
 /// `/compact`: summarise the session's older messages now (409 while a turn runs).

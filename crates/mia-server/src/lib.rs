@@ -6,6 +6,7 @@
 //! whose `Host` is not a loopback name are refused (DNS rebinding); there is
 //! no CORS layer, so other origins cannot read responses.
 
+mod agents;
 mod forks;
 mod openapi;
 mod worktrees;
@@ -134,6 +135,7 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         .route("/api/sessions/{id}/revert", post(revert))
         .merge(worktrees::routes())
         .merge(forks::routes())
+        .merge(agents::routes())
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
         .route_layer(middleware::from_fn(same_origin))

@@ -1331,3 +1331,91 @@ async fn compaction_over_http() {
     );
     s.mock.assert_no_violations();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_model_switch_and_agent_generation_over_http() {
+    let s = setup(
+        json!([{"match": {"system_contains": "agent generator"}, "response": {"events": [{"text": json!({
+            "key": "doc-writer", "name": "Doc Writer", "description": "Writes docs.", "mode": "subagent",
+            "prompt": "Write documentation.", "permissions": [{"permission": "read", "action": "allow", "reason": "reads code"}]
+        }).to_string()}]}}]),
+        json!({}),
+    )
+    .await;
+    let dir = s.project.display().to_string();
+    // Models of configured providers (openai has a key in this setup).
+    let models: Value = s.json(s.get("/api/models")).await;
+    let ids: Vec<&str> = models
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.iter().any(|i| i.starts_with("openai/")), "{ids:?}");
+    assert!(models[0]["context_window"].as_u64().unwrap() > 0);
+
+    // /model persists for the session; a bad reference is a 400.
+    let session: Value = s
+        .json(s.post("/api/sessions", json!({"directory": dir})))
+        .await;
+    let id = session["id"].as_str().unwrap();
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/model"),
+            json!({"model": "openai/gpt-5-mini"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let detail: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
+    assert_eq!(detail["session"]["model"], json!("openai/gpt-5-mini"));
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/model"),
+            json!({"model": "gpt"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+
+    // Propose, then save: the agent is listed at once.
+    let p: Value = s
+        .json(s.post(
+            "/api/agents/propose",
+            json!({"directory": dir, "description": "an agent that writes docs"}),
+        ))
+        .await;
+    assert_eq!(p["key"], json!("doc-writer"));
+    let r = s
+        .post("/api/agents/save", json!({"directory": dir, "proposal": p}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let saved: Value = r.json().await.unwrap();
+    assert!(
+        saved["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".mia-code/agents/doc-writer.md")
+    );
+    let agents: Value = s
+        .json(s.get(&format!("/api/agents?directory={}", urlencode(&dir))))
+        .await;
+    assert!(
+        agents
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["name"] == json!("doc-writer")),
+        "{agents}"
+    );
+    let r = s
+        .post("/api/agents/propose", json!({"directory": dir}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+}

@@ -477,6 +477,11 @@ export type Op =
       type: "promote";
     }
   | {
+      model?: string | null;
+      session_id: SessionId;
+      type: "set_model";
+    }
+  | {
       session_id: SessionId;
       type: "compact";
     };
@@ -535,6 +540,7 @@ export interface Protocol {
   fork_tree_node: ForkTreeNode;
   history_action: HistoryAction;
   message: Message;
+  model_choice: ModelChoice;
   op: Op;
   permission_reply_kind: PermissionReplyKind;
   permission_request: PermissionRequest;
@@ -1309,6 +1315,28 @@ export interface ForkTreeNode {
    * The git worktree the session works in (its name), when its directory is one.
    */
   worktree?: string | null;
+}
+/**
+ * A model the user can pick (`GET /api/models`): from the catalog, for the
+ * providers that are configured or have a key.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ModelChoice".
+ */
+export interface ModelChoice {
+  context_window: number;
+  /**
+   * `provider/model`.
+   */
+  id: string;
+  /**
+   * US dollars per million input / output tokens.
+   */
+  input_price: number;
+  max_output: number;
+  output_price: number;
+  provider: string;
+  reasoning: boolean;
 }
 /**
  * The compiled rules of one agent, with lint warnings.

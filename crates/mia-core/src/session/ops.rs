@@ -62,6 +62,7 @@ impl Runtime {
                 .map(OpResult::Forked),
             Op::Promote { session_id } => self.promote(session_id).await.map(OpResult::Session),
             Op::Compact { session_id } => self.compact(session_id).await.map(OpResult::Compacted),
+            Op::SetModel { session_id, model } => self.set_model(session_id, model).await,
         }
     }
 
@@ -165,6 +166,33 @@ impl Runtime {
         self.revert(session_id, HistoryAction::Undo { step }, force)
             .await
             .map(OpResult::Reverted)
+    }
+
+    /// `/model`: persisted for the session (the source `session` from now on).
+    async fn set_model(
+        &self,
+        session_id: SessionId,
+        model: Option<String>,
+    ) -> Result<OpResult, CoreError> {
+        if let Some(m) = &model {
+            mia_config::model_ref::parse_model_ref(m).map_err(CoreError::Setup)?;
+            m.parse::<ModelRef>()
+                .map_err(|_| CoreError::BadModel(m.clone()))?;
+        }
+        let state = self.state(session_id).await?;
+        let session = self
+            .patch_session(
+                &state,
+                mia_store::SessionPatch {
+                    model: Some(model),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        self.emit(Event::SessionUpdated {
+            session: session.clone(),
+        });
+        Ok(OpResult::Session(session))
     }
 
     /// Rename or (un)archive.
