@@ -184,12 +184,92 @@ impl Runtime {
         Ok(list)
     }
 
+    /// The session's file-changing steps and those of the subagents it
+    /// delegated to (one timeline, spec 015): a child's step counts as part
+    /// of the parent message that made the `task` call, so undoing or
+    /// reverting the parent's turn includes what its children changed. A
+    /// child's step ids are prefixed with its session id (`<child>:<id>`).
     pub async fn step_records(&self, id: SessionId) -> Result<Vec<StepRecord>, CoreError> {
-        let rows = self.store().call(move |db| db.snapshot_steps(&id)).await?;
-        rows.into_iter()
-            .map(|r| serde_json::from_value(r.step.record))
-            .collect::<Result<_, _>>()
-            .map_err(|e| CoreError::Internal(format!("a stored snapshot step is unreadable: {e}")))
+        Ok(self
+            .family_records(id)
+            .await?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// [`Runtime::step_records`] with, for each step, the subagent session
+    /// that made it (`None`: the session's own).
+    pub(crate) async fn family_records(
+        &self,
+        id: SessionId,
+    ) -> Result<Vec<(StepRecord, Option<(SessionId, String)>)>, CoreError> {
+        type Rows = Vec<(Vec<mia_store::StepRow>, Option<(SessionId, String, String)>)>;
+        let rows: Rows = self
+            .store()
+            .call(move |db| {
+                let mut out: Rows = vec![(db.snapshot_steps(&id)?, None)];
+                // (session, the top-level message its steps belong to)
+                let mut frontier: Vec<(SessionId, Option<String>)> = vec![(id, None)];
+                for _ in 0..crate::delegate::MAX_DEPTH {
+                    let mut next = Vec::new();
+                    for (s, attributed) in &frontier {
+                        for child in db.spawned_children(s)? {
+                            let session = db.get_session(&child)?;
+                            let Some(spawn) = session.spawned_by else {
+                                continue;
+                            };
+                            let message = match attributed {
+                                Some(m) => Some(m.clone()),
+                                None => db.message_with_call(s, &spawn.call_id)?,
+                            };
+                            let Some(message) = message else { continue };
+                            let agent = session.agent.unwrap_or_default();
+                            out.push((
+                                db.snapshot_steps(&child)?,
+                                Some((child, message.clone(), agent)),
+                            ));
+                            next.push((child, Some(message)));
+                        }
+                    }
+                    if next.is_empty() {
+                        break;
+                    }
+                    frontier = next;
+                }
+                Ok(out)
+            })
+            .await?;
+        let mut all: Vec<(StepRecord, Option<(SessionId, String)>)> = Vec::new();
+        for (steps, child) in rows {
+            for row in steps {
+                let mut r: StepRecord = serde_json::from_value(row.step.record).map_err(|e| {
+                    CoreError::Internal(format!("a stored snapshot step is unreadable: {e}"))
+                })?;
+                let from = match &child {
+                    None => None,
+                    Some((child_id, message, agent)) => {
+                        let prefix = |s: &str| format!("{child_id}:{s}");
+                        r.id = prefix(&r.id);
+                        r.kind = match r.kind {
+                            StepKind::Revert { undid } => StepKind::Revert {
+                                undid: undid.iter().map(|u| prefix(u)).collect(),
+                            },
+                            StepKind::Redo { revert } => StepKind::Redo {
+                                revert: prefix(&revert),
+                            },
+                            k => k,
+                        };
+                        r.message_id = message.clone();
+                        Some((*child_id, agent.clone()))
+                    }
+                };
+                all.push((r, from));
+            }
+        }
+        // One timeline, in the order things happened (own steps first on a tie).
+        all.sort_by_key(|(r, from)| (r.created_at, from.is_some()));
+        Ok(all)
     }
 
     /// Run `f` on the session's snapshot repository (opened on first use), off the async runtime.
@@ -225,7 +305,12 @@ impl Runtime {
 
     /// The session's file-changing steps, oldest first (spec 021's `/snapshots`).
     pub async fn timeline(&self, id: SessionId) -> Result<Vec<TimelineStep>, CoreError> {
-        let records = self.step_records(id).await?;
+        let family = self.family_records(id).await?;
+        let subagent_of: HashMap<String, (SessionId, String)> = family
+            .iter()
+            .filter_map(|(r, from)| from.clone().map(|f| (r.id.clone(), f)))
+            .collect();
+        let records: Vec<StepRecord> = family.into_iter().map(|(r, _)| r).collect();
         let undone = mia_snapshot::undone_steps(&records);
         // Tool names by call id, from the session's stored tool calls.
         let messages = self
@@ -264,6 +349,8 @@ impl Runtime {
                 uncaptured: r.uncaptured.iter().map(|u| u.path.clone()).collect(),
                 undone: undone.contains(&r.id),
                 created_at: r.created_at,
+                subagent_session_id: subagent_of.get(&r.id).map(|(s, _)| s.to_string()),
+                subagent: subagent_of.get(&r.id).map(|(_, a)| a.clone()),
             })
             .collect())
     }

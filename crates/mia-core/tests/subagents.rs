@@ -458,3 +458,95 @@ async fn cancelling_the_parent_cancels_its_children() {
     assert_eq!(parent_end, Some(TurnEnd::Cancelled));
     h.server.take_violations();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_of_the_parents_turn_includes_what_its_children_changed() {
+    let steps = json!([
+        task_call("delegate the file", &[("t1", "helper", "Write notes.txt")]),
+        {"match": {"last_message_contains": "Write notes.txt"}, "response": {"events": [
+            {"tool_call": {"id": "w1", "name": "write", "arguments": {"path": "notes.txt", "content": "by the child\n"}}}]}},
+        {"match": {"has_tool_result": "w1"}, "response": {"events": [{"text": "written"}]}},
+        {"match": {"has_tool_result": "t1"}, "response": {"events": [{"text": "the helper wrote it"}]}}
+    ]);
+    let mut h = harness(
+        steps,
+        json!({"agent": {"helper": {"mode": "subagent", "description": "Writes files.",
+            "permissions": [{"permission": "write", "action": "allow"}]}}}),
+    )
+    .await;
+    h.send("delegate the file").await;
+    let (end, events) = h.parent_turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    assert!(h.project.join("notes.txt").exists());
+
+    // One timeline: the child's step is in the parent's, marked.
+    let timeline = h.runtime.timeline(h.session.id).await.unwrap();
+    assert_eq!(timeline.len(), 1, "{timeline:#?}");
+    assert_eq!(timeline[0].subagent.as_deref(), Some("helper"));
+    assert!(timeline[0].subagent_session_id.is_some());
+    assert_eq!(timeline[0].changes[0].path, "notes.txt");
+
+    // Undo in the parent undoes it; redo brings it back; revert to the
+    // parent's message that delegated undoes it again.
+    let OpResult::Reverted(u) = h
+        .runtime
+        .submit(Op::Undo {
+            session_id: h.session.id,
+            step: None,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(u.applied, "{u:?}");
+    assert!(!h.project.join("notes.txt").exists());
+    let OpResult::Reverted(r) = h
+        .runtime
+        .submit(Op::Redo {
+            session_id: h.session.id,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(r.applied, "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(h.project.join("notes.txt")).unwrap(),
+        "by the child\n"
+    );
+    let id = h.session.id;
+    let msgs = h
+        .runtime
+        .store()
+        .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
+        .await
+        .unwrap();
+    let delegating = msgs
+        .iter()
+        .find(|m| {
+            m.parts
+                .iter()
+                .any(|p| matches!(&p.content, mia_protocol::PartContent::ToolCall { tool, .. } if tool == "task"))
+        })
+        .unwrap()
+        .id;
+    let OpResult::Reverted(rv) = h
+        .runtime
+        .submit(Op::Revert {
+            session_id: h.session.id,
+            message_id: delegating,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(rv.applied, "{rv:?}");
+    assert!(!h.project.join("notes.txt").exists());
+    let _: SessionId = id;
+}

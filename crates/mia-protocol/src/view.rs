@@ -78,6 +78,12 @@ pub struct TimelineStep {
     /// This step's changes are currently undone.
     pub undone: bool,
     pub created_at: i64,
+    /// Set when a subagent made the step (in its own session, for this
+    /// session's `task` call): that session and its agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent_session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<String>,
 }
 
 /// Which history operation a preview is for.

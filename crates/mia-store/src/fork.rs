@@ -625,3 +625,19 @@ impl SessionDb {
         Ok(rows)
     }
 }
+
+impl SessionDb {
+    /// The message of `session` holding the tool call `call_id`.
+    pub fn message_with_call(&self, session: &SessionId, call_id: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT m.id FROM parts p JOIN messages m ON m.id = p.message_id \
+                 WHERE m.session_id = ?1 AND p.type = 'tool_call' AND json_extract(p.content, '$.call_id') = ?2 \
+                 ORDER BY m.seq LIMIT 1",
+                params![session.to_string(), call_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+}

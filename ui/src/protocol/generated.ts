@@ -1686,6 +1686,12 @@ export interface TimelineStep {
   index: number;
   kind: StepKindView;
   message_id: string;
+  subagent?: string | null;
+  /**
+   * Set when a subagent made the step (in its own session, for this
+   * session's `task` call): that session and its agent.
+   */
+  subagent_session_id?: string | null;
   /**
    * The tool that made the change (`write`, `edit`, `bash`), when known.
    */
