@@ -102,6 +102,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot listen on {}:{}", args.host, args.port))?;
         let addr = listener.local_addr()?;
         let url = format!("http://{addr}");
+        let stop = stop_signal();
         let info = paths.home.join("server.json");
         write_private(
             &info,
@@ -131,7 +132,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
             project,
             allowed_hosts: args.allowed_hosts.clone(),
         };
-        let served = mia_server::serve_with(listener, runtime, opts, stop_signal()).await;
+        let served = mia_server::serve_with(listener, runtime, opts, stop).await;
         // The token is void once the server stops: never leave it on disk.
         let _ = std::fs::remove_file(&info);
         served?;
@@ -139,26 +140,38 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// Ctrl-C (SIGINT) or SIGTERM.
-async fn stop_signal() {
+/// Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is
+/// called (before `server.json` announces the server), not when the future
+/// is first polled: a signal in between would otherwise kill the process
+/// with its token file left behind.
+fn stop_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
+        let int = signal(SignalKind::interrupt());
+        let term = signal(SignalKind::terminate());
+        async move {
+            match (int, term) {
+                (Ok(mut int), Ok(mut term)) => {
+                    tokio::select! {
+                        _ = int.recv() => {}
+                        _ = term.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                (Ok(mut int), Err(_)) => {
+                    let _ = int.recv().await;
+                }
+                _ => {
+                    let _ = tokio::signal::ctrl_c().await;
+                }
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
