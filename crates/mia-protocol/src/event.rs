@@ -91,10 +91,14 @@ pub enum Op {
     },
     /// Make a fork a top-level session (its fork metadata is kept).
     Promote { session_id: SessionId },
-    /// `/model`: the session's model from now on (`provider/model`), or back
-    /// to the agent's and the config's default with `None`.
+    /// `/model [AGENT] provider/model`: the model `agent` (default: the
+    /// session's current agent) uses in this session from now on, ranking
+    /// right after a turn's own override; `None` goes back to the defaults.
     SetModel {
         session_id: SessionId,
+        /// The agent it is for (default: the session's current agent).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
     },

@@ -64,6 +64,9 @@ pub struct Session {
     /// Set for a subagent's session: who spawned it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spawned_by: Option<SpawnInfo>,
+    /// Models picked with `/model` in this session, per agent (`provider/model`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub agent_models: std::collections::BTreeMap<String, String>,
     pub title: String,
     /// mia-code version that created the session.
     pub version: String,

@@ -44,6 +44,8 @@ async fn models(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Respons
 #[derive(Deserialize)]
 struct ModelBody {
     model: Option<String>,
+    /// The agent it is for (default: the session's current agent).
+    agent: Option<String>,
 }
 
 async fn set_model(
@@ -59,6 +61,7 @@ async fn set_model(
         .runtime
         .submit(Op::SetModel {
             session_id,
+            agent: b.agent.filter(|a| !a.is_empty()),
             model: b.model.filter(|m| !m.is_empty()),
         })
         .await

@@ -1335,7 +1335,8 @@ async fn compaction_over_http() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn models_model_switch_and_agent_generation_over_http() {
     let s = setup(
-        json!([{"match": {"system_contains": "agent generator"}, "response": {"events": [{"text": json!({
+        json!([{"match": {"last_message_contains": "which model"}, "response": {"events": [{"text": "this one"}]}},
+            {"match": {"system_contains": "agent generator"}, "response": {"events": [{"text": json!({
             "key": "doc-writer", "name": "Doc Writer", "description": "Writes docs.", "mode": "subagent",
             "prompt": "Write documentation.", "permissions": [{"permission": "read", "action": "allow", "reason": "reads code"}]
         }).to_string()}]}}]),
@@ -1369,7 +1370,35 @@ async fn models_model_switch_and_agent_generation_over_http() {
         .unwrap();
     assert_eq!(r.status(), 200);
     let detail: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
-    assert_eq!(detail["session"]["model"], json!("openai/gpt-5-mini"));
+    assert_eq!(
+        detail["session"]["agent_models"]["build"],
+        json!("openai/gpt-5-mini")
+    );
+    // The next turn uses it, and says where it came from.
+    let mut sse = Sse::open(&s, &format!("session={id}&")).await;
+    s.post(
+        &format!("/api/sessions/{id}/messages"),
+        json!({"text": "which model"}),
+    )
+    .send()
+    .await
+    .unwrap();
+    sse.until("turn_finished").await;
+    let last = s.mock.requests().last().unwrap().body.clone();
+    assert!(
+        last["model"].as_str().unwrap().contains("gpt-5-mini"),
+        "{}",
+        last["model"]
+    );
+    let detail: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
+    let step = detail["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == json!("assistant"))
+        .unwrap()
+        .clone();
+    assert_eq!(step["metadata"]["model_source"], json!("picked"));
     let r = s
         .post(
             &format!("/api/sessions/{id}/model"),

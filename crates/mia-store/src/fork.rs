@@ -322,10 +322,28 @@ fn fork_in(tx: &Tx<'_>, req: &ForkRequest) -> Result<Forked> {
         updated_at: now,
         archived_at: None,
         spawned_by: None,
+        agent_models: Default::default(),
     };
     let fork_json = serde_json::to_string(&session.fork)
         .map_err(|e| StoreError::InvalidInput(format!("fork metadata: {e}")))?;
     insert_session(tx, &session, Some(&fork_json))?;
+    // The models picked with /model come along.
+    tx.execute(
+        "UPDATE sessions SET agent_models = (SELECT agent_models FROM sessions WHERE id = ?1) WHERE id = ?2",
+        params![source_key, id.to_string()],
+    )
+    .map_err(|e| tx.err(e))?;
+    let picked: Option<String> = tx
+        .query_row(
+            "SELECT agent_models FROM sessions WHERE id = ?1",
+            [id.to_string()],
+            |r| r.get(0),
+        )
+        .map_err(|e| tx.err(e))?;
+    let mut session = session;
+    session.agent_models = picked
+        .and_then(|p| serde_json::from_str(&p).ok())
+        .unwrap_or_default();
 
     let copied = copy_messages(tx, &req.source, &id, fork_seq)?;
 

@@ -237,6 +237,7 @@ fn convert(entry: &Value) -> std::result::Result<Session, String> {
         updated_at: created_at,
         archived_at: None,
         spawned_by: None,
+        agent_models: Default::default(),
     })
 }
 

@@ -39,6 +39,8 @@ pub struct SessionPatch {
     pub status: Option<SessionStatus>,
     pub agent: Option<Option<String>>,
     pub model: Option<Option<String>>,
+    /// Replace the models picked per agent.
+    pub agent_models: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// Filters for [`SessionDb::list_sessions`]; all optional, combined with AND.
@@ -63,7 +65,7 @@ pub struct SessionListItem {
     pub message_count: u64,
 }
 
-pub(crate) const SESSION_COLUMNS: &str = "id, slug, project_id, directory, parent_id, fork, title, version, status, agent, model, created_at, updated_at, archived_at, spawned_by";
+pub(crate) const SESSION_COLUMNS: &str = "id, slug, project_id, directory, parent_id, fork, title, version, status, agent, model, created_at, updated_at, archived_at, spawned_by, agent_models";
 
 /// A session's status as every reader sees it: busy while some process
 /// holds a live claim on it (see `leases.rs`); idle when the claim left
@@ -119,6 +121,12 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<Session> {
             .map(|f| serde_json::from_str(&f))
             .transpose()
             .map_err(|e| decode(14, "spawned_by")(e.to_string()))?,
+        agent_models: row
+            .get::<_, Option<String>>(15)?
+            .map(|f| serde_json::from_str(&f))
+            .transpose()
+            .map_err(|e| decode(15, "agent_models")(e.to_string()))?
+            .unwrap_or_default(),
     })
 }
 
@@ -156,6 +164,7 @@ impl SessionDb {
             parent_id: new.parent_id,
             fork: new.fork,
             spawned_by: new.spawned_by,
+            agent_models: Default::default(),
             title: new.title,
             version: env!("CARGO_PKG_VERSION").to_string(),
             status: SessionStatus::Idle,
@@ -229,7 +238,7 @@ impl SessionDb {
             .query_map(rusqlite::params_from_iter(args), |row| {
                 Ok(SessionListItem {
                     session: session_from_row(row)?,
-                    message_count: row.get::<_, i64>(15)?.max(0) as u64,
+                    message_count: row.get::<_, i64>(16)?.max(0) as u64,
                 })
             })
             .map_err(|e| self.err(e))?
@@ -262,6 +271,16 @@ impl SessionDb {
             }
             if let Some(m) = patch.model {
                 push("model", m.map_or(SqlValue::Null, Into::into), &mut sets);
+            }
+            if let Some(m) = patch.agent_models {
+                let json = if m.is_empty() {
+                    SqlValue::Null
+                } else {
+                    serde_json::to_string(&m)
+                        .map_err(|e| StoreError::InvalidInput(format!("agent models: {e}")))?
+                        .into()
+                };
+                push("agent_models", json, &mut sets);
             }
             let assignments: Vec<String> = sets
                 .iter()
@@ -341,7 +360,7 @@ impl SessionDb {
 
 pub(crate) fn insert_session(tx: &Tx<'_>, s: &Session, fork_json: Option<&str>) -> Result<()> {
     tx.prepare_cached(&format!(
-        "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)"
+        "INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
     ))
     .and_then(|mut stmt| {
         stmt.execute(params![
@@ -362,6 +381,10 @@ pub(crate) fn insert_session(tx: &Tx<'_>, s: &Session, fork_json: Option<&str>) 
             s.spawned_by
                 .as_ref()
                 .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
+            (!s.agent_models.is_empty())
+                .then(|| serde_json::to_string(&s.agent_models))
                 .transpose()
                 .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
         ])

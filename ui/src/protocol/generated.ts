@@ -477,6 +477,10 @@ export type Op =
       type: "promote";
     }
   | {
+      /**
+       * The agent it is for (default: the session's current agent).
+       */
+      agent?: string | null;
       model?: string | null;
       session_id: SessionId;
       type: "set_model";
@@ -960,6 +964,12 @@ export interface Session {
    * Active primary agent (plan/build/...), if one was chosen.
    */
   agent?: string | null;
+  /**
+   * Models picked with `/model` in this session, per agent (`provider/model`).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
   archived_at?: number | null;
   created_at: number;
   /**
@@ -1181,6 +1191,12 @@ export interface ForkResult {
    * Active primary agent (plan/build/...), if one was chosen.
    */
   agent?: string | null;
+  /**
+   * Models picked with `/model` in this session, per agent (`provider/model`).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
   archived_at?: number | null;
   created_at: number;
   /**
@@ -1260,6 +1276,12 @@ export interface ForkTreeNode {
    * Active primary agent (plan/build/...), if one was chosen.
    */
   agent?: string | null;
+  /**
+   * Models picked with `/model` in this session, per agent (`provider/model`).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
   archived_at?: number | null;
   children: ForkTreeNode[];
   /**
@@ -1566,6 +1588,12 @@ export interface SessionSummary {
    * Active primary agent (plan/build/...), if one was chosen.
    */
   agent?: string | null;
+  /**
+   * Models picked with `/model` in this session, per agent (`provider/model`).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
   archived_at?: number | null;
   created_at: number;
   /**

@@ -62,7 +62,11 @@ impl Runtime {
                 .map(OpResult::Forked),
             Op::Promote { session_id } => self.promote(session_id).await.map(OpResult::Session),
             Op::Compact { session_id } => self.compact(session_id).await.map(OpResult::Compacted),
-            Op::SetModel { session_id, model } => self.set_model(session_id, model).await,
+            Op::SetModel {
+                session_id,
+                agent,
+                model,
+            } => self.set_model(session_id, agent, model).await,
         }
     }
 
@@ -168,10 +172,11 @@ impl Runtime {
             .map(OpResult::Reverted)
     }
 
-    /// `/model`: persisted for the session (the source `session` from now on).
+    /// `/model [AGENT] provider/model`: persisted for the session, per agent.
     async fn set_model(
         &self,
         session_id: SessionId,
+        agent: Option<String>,
         model: Option<String>,
     ) -> Result<OpResult, CoreError> {
         if let Some(m) = &model {
@@ -180,15 +185,36 @@ impl Runtime {
                 .map_err(|_| CoreError::BadModel(m.clone()))?;
         }
         let state = self.state(session_id).await?;
+        let config = self.load_config(Some(state.directory.clone())).await?;
+        let agent = match agent {
+            Some(a) => {
+                Agents::from_config(&config).get(&a)?;
+                a
+            }
+            None => lock(&state.session)
+                .agent
+                .clone()
+                .unwrap_or_else(|| config.default_agent().to_string()),
+        };
+        let mut picked = lock(&state.session).agent_models.clone();
+        match model {
+            Some(m) => {
+                picked.insert(agent.clone(), m);
+            }
+            None => {
+                picked.remove(&agent);
+            }
+        }
         let session = self
             .patch_session(
                 &state,
                 mia_store::SessionPatch {
-                    model: Some(model),
+                    agent_models: Some(picked),
                     ..Default::default()
                 },
             )
             .await?;
+        tracing::info!(session = %session_id, %agent, "model picked");
         self.emit(Event::SessionUpdated {
             session: session.clone(),
         });

@@ -92,10 +92,18 @@ impl Runtime {
         } else {
             agents.session_agent(&agent_name)?.clone()
         };
-        // Spec 016's order: explicit override > agent config > session >
-        // global config; the source is recorded with every step's message.
+        // Spec 016's order: explicit override (this turn's, then `/model`'s
+        // pick for the agent) > agent config > session > global config; the
+        // source is recorded with every step's message.
         let (model_text, model_source) = model_override
             .map(|m| (m, "override"))
+            .or_else(|| {
+                session
+                    .agent_models
+                    .get(&agent_name)
+                    .cloned()
+                    .map(|m| (m, "picked"))
+            })
             .or_else(|| agent.model.clone().map(|m| (m, "agent")))
             .or_else(|| session.model.clone().map(|m| (m, "session")))
             .or_else(|| config.merged.model.clone().map(|m| (m, "config")))
