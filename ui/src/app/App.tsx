@@ -12,6 +12,7 @@ import { ErrorBoundary } from "./ErrorBoundary";
 import { Worktrees } from "./Worktrees";
 import { Compare } from "./Compare";
 import { SessionCompare } from "./SessionCompare";
+import { AgentCreate } from "./AgentCreate";
 
 // The fork tree (with its layout library) is loaded the first time it is shown.
 const ForkTree = lazy(() => import("./ForkTree").then((m) => ({ default: m.ForkTree })));
@@ -58,6 +59,11 @@ function Shell() {
   const [currentId, setCurrentId] = useState<string | null>(null);
   const [agents, setAgents] = useState<AgentInfo[]>([]);
   const [settings, setSettings] = useState(false);
+  /** The agent generator (`/agent create`, Settings' agents): an optional first description and the creating agent. */
+  const [agentCreate, setAgentCreate] = useState<{ description?: string; creator?: string } | null>(null);
+  /** Bumped when an agent was saved: open lists (Settings) load again. */
+  const [agentsVersion, setAgentsVersion] = useState(0);
+  const createAgent = useCallback((description?: string, creator?: string) => setAgentCreate({ description, creator }), []);
   const [pendingPrompt, setPendingPrompt] = useState<string | null>(null);
   const [view, setView] = useState<CenterView>({ kind: "sessions" });
   const showWorktrees = useCallback(() => setView({ kind: "worktrees" }), []);
@@ -115,7 +121,8 @@ function Shell() {
       return api.sessions(project, showArchived).then(
         (list) => {
           setSessions(list);
-          if (selectFirst) setCurrentId(list.find((s) => !s.archived_at)?.id ?? null);
+          // A subagent's session is opened from its parent (or its task card), not first.
+          if (selectFirst) setCurrentId(list.find((s) => !s.archived_at && !s.spawned_by)?.id ?? null);
         },
         (e: unknown) => toast(errorMessage(e)),
       );
@@ -123,10 +130,15 @@ function Shell() {
     [api, project, showArchived, toast],
   );
 
+  const reloadAgents = useCallback(
+    (dir: string) => api.agents(dir).then(setAgents, (e: unknown) => toast(errorMessage(e))),
+    [api, toast],
+  );
+
   // Only when the project changes: selecting the first session is a project-open action.
   const projectOpened = useEffectEvent((dir: string) => {
     void refreshSessions(true);
-    api.agents(dir).then(setAgents, (e: unknown) => toast(errorMessage(e)));
+    void reloadAgents(dir);
   });
   useEffect(() => {
     if (project) projectOpened(project);
@@ -297,6 +309,7 @@ function Shell() {
               onCompareSessions={(left, right) => compareSessions(left, right, "session")}
               sessionTitle={sessionTitle}
               highlightMessage={highlight?.session === currentId ? highlight.message : null}
+              onCreateAgent={createAgent}
             />
           )}
           {project && view.kind === "sessions" && !currentId && (
@@ -307,13 +320,35 @@ function Shell() {
               onWorktrees={showWorktrees}
               onCompare={() => showCompare()}
               onForkTree={() => showTree()}
+              onCreateAgent={createAgent}
             />
           )}
         </main>
       </div>
       {settings && (
         <ErrorBoundary label="Settings">
-          <Settings directory={project} onClose={() => setSettings(false)} />
+          <Settings
+            directory={project}
+            onClose={() => setSettings(false)}
+            onCreateAgent={project ? () => createAgent() : undefined}
+            agentsVersion={agentsVersion}
+          />
+        </ErrorBoundary>
+      )}
+      {agentCreate && project && (
+        <ErrorBoundary label="The agent generator">
+          <AgentCreate
+            directory={project}
+            agent={agentCreate.creator}
+            initialDescription={agentCreate.description}
+            onClose={() => setAgentCreate(null)}
+            onSaved={(p) => {
+              // Usable at once: Tab's agents and the @ list load again.
+              void reloadAgents(project);
+              setAgentsVersion((v) => v + 1);
+              toast(`Agent ${p.key} saved`, "info");
+            }}
+          />
         </ErrorBoundary>
       )}
     </div>

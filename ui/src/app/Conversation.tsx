@@ -109,6 +109,8 @@ export function Conversation({
               <MessageView
                 message={m}
                 tools={state.tools}
+                subagents={state.subagents}
+                permissions={state.permissions}
                 streaming={liveIds.has(m.id)}
                 running={state.running}
                 hideCommentary={hideCommentary}

@@ -12,6 +12,7 @@ export function DraftView({
   onWorktrees,
   onCompare,
   onForkTree,
+  onCreateAgent,
 }: {
   directory: string;
   agents: AgentInfo[];
@@ -19,6 +20,7 @@ export function DraftView({
   onWorktrees?: () => void;
   onCompare?: () => void;
   onForkTree?: () => void;
+  onCreateAgent?: (description?: string) => void;
 }) {
   const { api } = useServices();
   const toast = useToast();
@@ -57,8 +59,14 @@ export function DraftView({
             loadFiles={() => api.files(directory)}
             history={[]}
             onSend={(text) => onStart(text, agent)}
-            onCommand={(name) => {
+            onCommand={(name, args) => {
               if (name === "plan" || name === "build") setAgent(name);
+              else if (name === "agent") {
+                const m = /^create\b\s*([\s\S]*)$/.exec(args?.trim() ?? "create");
+                if (m) onCreateAgent?.(m[1]?.trim() || undefined);
+                else toast("Usage: /agent create [what the agent should do]", "info");
+              } else if (name === "model" || name === "cost")
+                toast(`/${name} needs a session: send a first message.`, "info");
               else if (name === "worktrees") onWorktrees?.();
               else if (name === "compare") onCompare?.();
               else if (name === "forks") onForkTree?.();
@@ -67,7 +75,10 @@ export function DraftView({
             onToggleMode={toggle}
             draftKey={`new:${directory}`}
             running={false}
-            disabledCommands={{ fork: "no session yet", promote: "no session yet" }}
+            disabledCommands={{ fork: "no session yet", promote: "no session yet", model: "no session yet", cost: "no session yet" }}
+            mentionAgents={agents
+              .filter((a) => a.mode === "subagent" || a.mode === "all")
+              .map((a) => ({ name: a.name, description: a.description }))}
           />
         </div>
       </section>

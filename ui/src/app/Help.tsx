@@ -32,11 +32,38 @@ export function HelpText() {
         now with <code>/compact</code>, once no turn is running). The <em>Compacted N messages</em> marker in the
         conversation shows the summary and, on request, the archived messages; nothing is lost.
       </p>
+      <h3>Subagents</h3>
+      <p>
+        An agent can delegate a task to a subagent (<em>explore</em>, <em>general</em>, or one you created); type{" "}
+        <code>@name</code> in a message to ask for it. Each delegation is a card in the conversation: the subagent, its
+        task, its status (queued, running, blocked on an ask, completed, timed out, error, cancelled), its steps and tool
+        calls as they happen, then its duration, cost and answer. <strong>Open as session</strong> shows the subagent's own
+        session (it links back to yours). A subagent's permission asks appear here, marked <em>(subagent)</em>.
+      </p>
+      <h3>Models and cost</h3>
+      <p>
+        The model button next to the agent badge (or <code>/model</code>) picks this session's model, with each model's
+        context window and price; <code>/model provider/model</code> sets it directly, <code>/model default</code> goes
+        back to the configuration. An agent with its own model keeps it. A message's model shows, on hover, where it came
+        from. <code>/cost</code> (or the total in the header) shows the cost per agent and model, with and without
+        subagents.
+      </p>
+      <h3>Creating agents</h3>
+      <p>
+        <code>/agent create</code> (also in Settings → Agents) describes an agent in your words; the model proposes a
+        definition (mode, model and why, permission rules each with a reason, the prompt) that is checked against your
+        rules and shown before anything is saved: <strong>Edit</strong> it, <strong>Refine</strong> it (“also allow running
+        the tests”; what changed is shown before/after), then <strong>Save</strong> to the project or globally.
+      </p>
       <h3>Commands</h3>
       <ul>
         {COMMANDS.map((c) => (
           <li key={c.name}>
-            <code>/{c.name}</code> — {c.description}
+            <code>
+              /{c.name}
+              {c.args ? ` ${c.args}` : ""}
+            </code>{" "}
+            — {c.description}
           </li>
         ))}
       </ul>

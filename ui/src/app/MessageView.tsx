@@ -1,5 +1,5 @@
 import { memo, useEffect, useId, useMemo, useRef, useState } from "react";
-import type { Message, Part } from "../protocol/generated";
+import type { Message, Part, PermissionRequest } from "../protocol/generated";
 import { toolsOf, type ToolInfo } from "../state/session";
 import { formatCost, formatTokens } from "../lib/format";
 import { errorMessage } from "../lib/api";
@@ -7,9 +7,11 @@ import { compactionInfo, markerText, plural, triggerDetail } from "../lib/compac
 import { Markdown } from "./Markdown";
 import { splitCommentary } from "../lib/commentary";
 import { ToolCard } from "./ToolCard";
+import { TaskCard, type TaskCardActions } from "./TaskCard";
+import { modelSource, modelSourceText, TASK_TOOL, type SubagentInfo } from "../lib/subagent";
 import { MenuButton } from "./MenuButton";
 
-export interface MessageActions {
+export interface MessageActions extends TaskCardActions {
   onDiffStep: (callId: string) => void;
   onDiffMessage: (messageId: string) => void;
   onRetry: () => void;
@@ -369,6 +371,8 @@ function SystemNotice({ message }: { message: Message }) {
 function AssistantPart({
   part,
   tools,
+  subagents,
+  permissions,
   streaming,
   running,
   hideCommentary,
@@ -377,6 +381,8 @@ function AssistantPart({
 }: {
   part: Part;
   tools: Record<string, ToolInfo>;
+  subagents?: Record<string, SubagentInfo>;
+  permissions?: PermissionRequest[];
   streaming: boolean;
   running: boolean;
   hideCommentary: boolean;
@@ -407,6 +413,16 @@ function AssistantPart({
       return hideCommentary ? null : <Commentary perspective={c.perspective} text={c.text} />;
     case "tool_call": {
       const info = tools[c.call_id] ?? { callId: c.call_id, tool: c.tool, input: c.input, messageId: part.message_id };
+      if (c.tool === TASK_TOOL)
+        return (
+          <TaskCard
+            info={info}
+            sub={subagents?.[c.call_id]}
+            permissions={permissions}
+            running={running}
+            actions={actions}
+          />
+        );
       return <ToolCard info={info} running={running} onDiff={actions.onDiffStep} />;
     }
     case "error":
@@ -441,6 +457,8 @@ function AssistantPart({
 function AssistantMessage(props: {
   message: Message;
   tools: Record<string, ToolInfo>;
+  subagents?: Record<string, SubagentInfo>;
+  permissions?: PermissionRequest[];
   streaming: boolean;
   running: boolean;
   hideCommentary: boolean;
@@ -460,7 +478,11 @@ function AssistantMessage(props: {
     >
       <div className="msg-meta">
         {meta.agent && <span className="agent-tag">{meta.agent}</span>}
-        {meta.model && <span className="muted mono small">{meta.model}</span>}
+        {meta.model && (
+          <span className="muted mono small" data-testid="message-model" title={modelTitle(meta.model, modelSource(meta))}>
+            {meta.model}
+          </span>
+        )}
         {meta.tokens && (
           <span className="muted small" data-testid="message-tokens" title="tokens in / out">
             ↑{formatTokens(meta.tokens.input)} ↓{formatTokens(meta.tokens.output)}
@@ -494,6 +516,10 @@ function AssistantMessage(props: {
 export const MessageView = memo(function MessageView(props: {
   message: Message;
   tools: Record<string, ToolInfo>;
+  /** The session's delegations by call id (task cards). */
+  subagents?: Record<string, SubagentInfo>;
+  /** Pending asks (a task card shows its subagent blocked on one). */
+  permissions?: PermissionRequest[];
   streaming: boolean;
   running: boolean;
   hideCommentary: boolean;
@@ -510,6 +536,11 @@ export const MessageView = memo(function MessageView(props: {
   if (m.role === "user") return <UserMessage message={m} actions={props.actions} />;
   return <AssistantMessage {...props} />;
 });
+
+function modelTitle(model: string, source: string | null): string {
+  const why = modelSourceText(source);
+  return why ? `Model ${model}: ${why}` : `Model ${model}`;
+}
 
 /** The text of a message, for a fork marker's excerpt of the fork point. */
 export function messageText(m: Message): string {

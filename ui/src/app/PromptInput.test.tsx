@@ -113,6 +113,40 @@ describe("PromptInput", () => {
     await waitFor(() => expect(input.value).toBe(""));
   });
 
+  it("a command that takes arguments gets the rest of the line; others with text are sent", async () => {
+    const { props, input, user } = setup();
+    await user.click(input);
+    await user.type(input, "/model anthropic/claude-haiku-4-5{Enter}");
+    expect(props.onCommand).toHaveBeenCalledWith("model", "anthropic/claude-haiku-4-5");
+    expect(props.onSend).not.toHaveBeenCalled();
+    await waitFor(() => expect(input.value).toBe(""));
+    // The input puts the caret back at the start on the next frame: type after it.
+    const frame = () => new Promise((r) => setTimeout(r, 40));
+    await frame();
+    await user.type(input, "/agent create reviews the code{Enter}");
+    expect(props.onCommand).toHaveBeenLastCalledWith("agent", "create reviews the code");
+    await frame();
+    await user.type(input, "/undo this please{Enter}");
+    expect(props.onSend).toHaveBeenCalledWith("/undo this please");
+  });
+
+  it("@ offers the subagents before the files", async () => {
+    const { input, user } = setup({
+      mentionAgents: [
+        { name: "explore", description: "Searches the codebase" },
+        { name: "general", description: "Multi-step tasks" },
+      ],
+    });
+    await user.click(input);
+    await user.type(input, "ask @ex");
+    const agents = await screen.findAllByTestId("mention-agent");
+    expect(agents).toHaveLength(1);
+    expect(agents[0]).toHaveTextContent("@explore");
+    expect(agents[0]).toHaveTextContent("Searches the codebase");
+    await user.keyboard("{Enter}");
+    expect(input.value).toBe("ask @explore ");
+  });
+
   it("a / later in the text is not a command", async () => {
     const { input, user } = setup();
     await user.click(input);

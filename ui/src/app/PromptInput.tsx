@@ -9,7 +9,8 @@ export interface PromptInputProps {
   history: string[];
   /** Resolves false when sending failed: the text stays in the input. */
   onSend: (text: string) => Promise<boolean>;
-  onCommand: (name: string) => void;
+  /** A slash command; `args` is the rest of the line for commands that take some (`/model x`). */
+  onCommand: (name: string, args?: string) => void;
   /** Tab on an empty input (or with the caret at the start) switches the mode. */
   onToggleMode: () => void;
   running: boolean;
@@ -18,6 +19,8 @@ export interface PromptInputProps {
   draftKey?: string;
   /** Commands that do not apply here, with why: listed greyed with the reason (running one explains it). */
   disabledCommands?: Partial<Record<string, string>>;
+  /** Agents `@name` delegates to (listed above the files in the @ popup). */
+  mentionAgents?: { name: string; description: string }[];
 }
 
 const drafts = new Map<string, string>();
@@ -26,6 +29,9 @@ const drafts = new Map<string, string>();
 export function restoreDraft(key: string, text: string): void {
   if (text) drafts.set(key, text);
 }
+
+/** An @ option: an agent to delegate to, or a project file. */
+type Mention = { kind: "agent" | "file"; value: string; description?: string };
 
 type Popup = { kind: "mention"; start: number; query: string } | { kind: "command"; query: string } | null;
 
@@ -49,6 +55,7 @@ export function PromptInput({
   placeholder,
   draftKey,
   disabledCommands,
+  mentionAgents,
 }: PromptInputProps) {
   const [text, setTextState] = useState(() => (draftKey ? (drafts.get(draftKey) ?? "") : ""));
   const setText = (value: string) => {
@@ -85,11 +92,16 @@ export function PromptInput({
     }
   }, [popup?.kind, files, loadFiles]);
 
-  const mentionOptions = useMemo(() => {
-    if (popup?.kind !== "mention" || !files) return [];
-    if (!popup.query) return files.slice(0, MAX_OPTIONS);
-    return fuzzysort.go(popup.query, files, { limit: MAX_OPTIONS }).map((r) => r.target);
-  }, [popup, files]);
+  const mentionOptions: Mention[] = useMemo(() => {
+    if (popup?.kind !== "mention") return [];
+    const q = popup.query.toLowerCase();
+    const agents: Mention[] = (mentionAgents ?? [])
+      .filter((a) => !q || a.name.toLowerCase().startsWith(q))
+      .map((a) => ({ kind: "agent", value: a.name, description: a.description }));
+    if (!files) return agents;
+    const found = popup.query ? fuzzysort.go(popup.query, files, { limit: MAX_OPTIONS }).map((r) => r.target) : files;
+    return [...agents, ...found.slice(0, MAX_OPTIONS).map((f): Mention => ({ kind: "file", value: f }))];
+  }, [popup, files, mentionAgents]);
 
   const commandOptions: SlashCommand[] = useMemo(
     () => (popup?.kind === "command" ? COMMANDS.filter((c) => c.name.startsWith(popup.query.toLowerCase())) : []),
@@ -116,23 +128,27 @@ export function PromptInput({
     });
   };
 
-  const pickMention = (path: string) => {
+  const pickMention = (m: Mention) => {
     if (popup?.kind !== "mention") return;
-    const insert = `@${path} `;
+    const insert = `@${m.value} `;
     const next = text.slice(0, popup.start) + insert + text.slice(caret);
     setValue(next, popup.start + insert.length);
   };
 
-  const runCommand = (name: string) => {
+  const runCommand = (name: string, args?: string) => {
     setValue("", 0);
-    onCommand(name);
+    if (args) onCommand(name, args);
+    else onCommand(name);
   };
 
   const send = async () => {
     const value = text.trim();
     if (!value || sending) return;
-    if (/^\/[\w-]+$/.test(value) && COMMANDS.some((c) => c.name === value.slice(1))) {
-      runCommand(value.slice(1));
+    const cmd = /^\/([\w-]+)(?:\s+([\s\S]*))?$/.exec(value);
+    const known = cmd && COMMANDS.find((c) => c.name === cmd[1]);
+    // `/undo` alone, or a command that takes arguments with them (`/model anthropic/x`).
+    if (known && (!cmd[2] || known.args)) {
+      runCommand(known.name, cmd[2]?.trim());
       return;
     }
     setSending(true);
@@ -209,20 +225,27 @@ export function PromptInput({
       {popupOpen && popup?.kind === "mention" && (
         <ul className="popup" role="listbox" id={listId} data-testid="mention-popup" aria-label="Files">
           {files === null && <li className="muted small">Loading files…</li>}
-          {mentionOptions.map((f, i) => (
+          {mentionOptions.map((m, i) => (
             <li
-              key={f}
+              key={`${m.kind}:${m.value}`}
               id={`${listId}-${i}`}
               role="option"
               aria-selected={i === active}
               className={i === active ? "active" : ""}
-              data-testid="mention-option"
+              data-testid={m.kind === "agent" ? "mention-agent" : "mention-option"}
+              data-kind={m.kind}
               onMouseDown={(e) => {
                 e.preventDefault();
-                pickMention(f);
+                pickMention(m);
               }}
             >
-              <span className="mono">{f}</span>
+              {m.kind === "agent" ? (
+                <>
+                  <span className="mono">@{m.value}</span> <span className="muted small">agent · {m.description}</span>
+                </>
+              ) : (
+                <span className="mono">{m.value}</span>
+              )}
             </li>
           ))}
         </ul>
@@ -246,7 +269,8 @@ export function PromptInput({
                   runCommand(c.name);
                 }}
               >
-                <span className="mono">/{c.name}</span> <span className="muted">{c.description}</span>
+                <span className="mono">/{c.name}</span>
+                {c.args && <span className="mono muted"> {c.args}</span>} <span className="muted">{c.description}</span>
                 {why && <span className="muted small"> — {why}</span>}
               </li>
             );

@@ -4,8 +4,9 @@ import { UndoTimeline } from "../components/timeline/UndoTimeline";
 import { errorMessage } from "../lib/api";
 import { useServices } from "./context";
 import { FilesDiff, LoadedDiff } from "./DiffSlot";
+import { CostPanel } from "./CostPanel";
 
-export type PanelTab = "changes" | "diff";
+export type PanelTab = "changes" | "diff" | "cost";
 
 export function RightPanel({
   tab,
@@ -14,6 +15,8 @@ export function RightPanel({
   refreshKey,
   busy,
   onResult,
+  onOpenSession,
+  sessionTitle,
 }: {
   tab: PanelTab;
   onTab: (t: PanelTab) => void;
@@ -21,6 +24,9 @@ export function RightPanel({
   refreshKey: number;
   busy: boolean;
   onResult: (r: RevertSummary) => void;
+  /** The cost tab's links to subagent sessions. */
+  onOpenSession?: (id: string) => void;
+  sessionTitle?: (id: string) => string | undefined;
 }) {
   const { api } = useServices();
   const [steps, setSteps] = useState<TimelineStep[] | null>(null);
@@ -40,6 +46,8 @@ export function RightPanel({
       alive = false;
     };
   }, [api, sessionId, refreshKey]);
+
+  const loadCost = useCallback(() => api.cost(sessionId), [api, sessionId]);
 
   const apply = useCallback(
     async (action: HistoryAction, force: boolean): Promise<RevertSummary> => {
@@ -70,6 +78,9 @@ export function RightPanel({
         <button type="button" role="tab" aria-selected={tab === "diff"} data-testid="tab-diff" onClick={() => onTab("diff")}>
           Diff
         </button>
+        <button type="button" role="tab" aria-selected={tab === "cost"} data-testid="tab-cost" onClick={() => onTab("cost")}>
+          Cost
+        </button>
       </div>
       {tab === "changes" && (
         <div className="panel-body" role="tabpanel" data-testid="panel-changes">
@@ -90,6 +101,11 @@ export function RightPanel({
       {tab === "diff" && (
         <div className="panel-body" role="tabpanel" data-testid="panel-diff">
           <LoadedDiff load={() => api.diff(sessionId, "session")} reloadKey={`${sessionId}:${refreshKey}`} mode="unified" />
+        </div>
+      )}
+      {tab === "cost" && (
+        <div className="panel-body" role="tabpanel" data-testid="panel-cost" aria-label="Cost">
+          <CostPanel load={loadCost} refreshKey={refreshKey} onOpenSession={onOpenSession} sessionTitle={sessionTitle} />
         </div>
       )}
     </aside>

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import type { AgentInfo, Event, PermissionReplyKind, RevertSummary } from "../protocol/generated";
+import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, SessionDetail } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { isCompacting, reloaded, sessionTotals, userTexts } from "../state/session";
 import { SessionStore, useSessionState } from "../state/store";
@@ -18,6 +18,9 @@ import { HelpText } from "./Help";
 import { useLocalFlag } from "./useLocalFlag";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { EditableTitle } from "./EditableTitle";
+import { ChildSessions } from "./childSessions";
+import { ModelPicker, modelHint } from "./ModelPicker";
+import { isActive, TASK_TOOL } from "../lib/subagent";
 
 const filesCache = new Map<string, Promise<string[]>>();
 
@@ -43,6 +46,8 @@ export interface SessionViewProps {
   sessionTitle?: (id: string) => string | undefined;
   /** A message to scroll to and mark once loaded. */
   highlightMessage?: string | null;
+  /** `/agent create [description]`: the agent generator (with the session's agent as the creator). */
+  onCreateAgent?: (description?: string, creator?: string) => void;
 }
 
 type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
@@ -64,6 +69,7 @@ export function SessionView(props: SessionViewProps) {
   const [diff, setDiff] = useState<DiffTarget>(null);
   const [picker, setPicker] = useState(false);
   const [help, setHelp] = useState(false);
+  const [modelPicker, setModelPicker] = useState(false);
   const [inputKey, setInputKey] = useState(0);
   const propsRef = useRef(props);
   propsRef.current = props;
@@ -137,6 +143,7 @@ export function SessionView(props: SessionViewProps) {
           platform.notify("mia-code needs permission", `${e.request.tool} ${e.request.target}`);
           break;
         case "turn_finished":
+          if (e.session_id !== sessionId) break;
           // The agent may have created or removed files: @-completion lists them afresh.
           filesCache.clear();
           platform.notify("mia-code", `Turn finished (${e.end})`);
@@ -145,6 +152,7 @@ export function SessionView(props: SessionViewProps) {
           break;
         case "snapshot":
         case "message_stored":
+        case "subagent_finished":
           setTimelineKey((k) => k + 1);
           break;
         case "session_updated":
@@ -174,8 +182,79 @@ export function SessionView(props: SessionViewProps) {
     };
   }, [api, load, platform, sessionId, store, toast, transport]);
 
+  // The subagents' sessions of this session's delegations: followed live while they run (their
+  // steps show on the task cards); their asks and the answers to them reach this session's dialog.
+  const children = useMemo(
+    () =>
+      new ChildSessions(
+        api,
+        transport,
+        (e) => {
+          if (e.type === "permission_asked" || e.type === "permission_resolved") store.dispatch(e);
+        },
+        (d: SessionDetail) => {
+          for (const request of d.pending_permissions ?? []) {
+            const root = request.root_session_id ?? sessionId;
+            store.dispatch({ type: "permission_asked", request: { ...request, root_session_id: root } });
+          }
+        },
+      ),
+    [api, sessionId, store, transport],
+  );
+  useEffect(() => () => children.dispose(), [children]);
+  const runningChildren = useMemo(
+    () =>
+      Object.values(state.subagents)
+        .flatMap((a) => (a.childId && isActive(a.status) && state.running ? [a.childId] : []))
+        .sort()
+        .join(" "),
+    [state.subagents, state.running],
+  );
+  useEffect(() => {
+    children.watch(runningChildren ? runningChildren.split(" ") : []);
+  }, [children, runningChildren]);
+
+  // Opened while a delegation runs (a reload): its child session is found by its `spawned_by`.
+  const missingChildren = useMemo(() => {
+    if (!state.running) return "";
+    return Object.values(state.tools)
+      // Calls this window saw start (startedAt) get subagent_started; only loaded ones are looked up.
+      .filter(
+        (t) => t.tool === TASK_TOOL && t.output === undefined && t.startedAt === undefined && !state.subagents[t.callId]?.childId,
+      )
+      .map((t) => t.callId)
+      .sort()
+      .join(" ");
+  }, [state.running, state.tools, state.subagents]);
+  const lookedUp = useRef(new Set<string>());
+  useEffect(() => {
+    const wanted = missingChildren.split(" ").filter((id) => id && !lookedUp.current.has(id));
+    if (!wanted.length) return;
+    for (const id of wanted) lookedUp.current.add(id);
+    api.sessions(directory, false).then(
+      (list) => {
+        for (const c of Array.isArray(list) ? list : []) {
+          const call = c.spawned_by?.call_id;
+          if (!call || c.spawned_by?.session_id !== sessionId || !wanted.includes(call)) continue;
+          store.update((x) => {
+            if (x.subagents[call]?.childId) return x;
+            const agent = c.agent ?? x.subagents[call]?.agent ?? "subagent";
+            return {
+              ...x,
+              subagents: {
+                ...x.subagents,
+                [call]: { ...x.subagents[call], callId: call, agent, status: "running", childId: c.id, description: c.title },
+              },
+            };
+          });
+        }
+      },
+      () => undefined,
+    );
+  }, [api, directory, missingChildren, sessionId, store]);
+
   // The parent's title for the fork marker, when the caller does not know it.
-  const parentId = state.session?.fork?.source_session_id ?? null;
+  const parentId = state.session?.fork?.source_session_id ?? state.session?.spawned_by?.session_id ?? null;
   const [fetchedParent, setFetchedParent] = useState<{ id: string; title: string } | null>(null);
   useEffect(() => {
     if (!parentId || propsRef.current.sessionTitle?.(parentId)) return;
@@ -334,8 +413,19 @@ export function SessionView(props: SessionViewProps) {
     [toast],
   );
 
+  const setModel = useCallback(
+    async (model: string | null) => {
+      // The server says what is wrong with a reference (400): the caller shows it.
+      const updated = await api.setModel(sessionId, model);
+      if (updated && typeof updated === "object" && "id" in updated) store.update((x) => ({ ...x, session: updated }));
+      else store.update((x) => (x.session ? { ...x, session: { ...x.session, model } } : x));
+      toast(model ? `Model for this session: ${model}` : "Model: back to the defaults", "info");
+    },
+    [api, sessionId, store, toast],
+  );
+
   const onCommand = useCallback(
-    (name: string) => {
+    (name: string, args?: string) => {
       const run = async (p: Promise<RevertSummary>) => {
         try {
           reportHistory(await p);
@@ -385,10 +475,26 @@ export function SessionView(props: SessionViewProps) {
         case "compact":
           void compact();
           break;
+        case "cost":
+          setPanel("cost");
+          break;
+        case "model": {
+          const ref = args?.trim();
+          if (!ref) setModelPicker(true);
+          else
+            setModel(ref === "default" ? null : ref).catch((e: unknown) => toast(`/model ${ref}: ${errorMessage(e)}`));
+          break;
+        }
+        case "agent": {
+          const m = /^create\b\s*([\s\S]*)$/.exec(args?.trim() ?? "create");
+          if (m) props.onCreateAgent?.(m[1]?.trim() || undefined, store.getState().agent);
+          else toast("Usage: /agent create [what the agent should do]", "info");
+          break;
+        }
         default:
       }
     },
-    [api, compact, fork, promote, props, reportHistory, sessionId, switchTo, toast],
+    [api, compact, fork, promote, props, reportHistory, sessionId, setModel, store, switchTo, toast],
   );
 
   const actions: MessageActions = useMemo(
@@ -407,15 +513,19 @@ export function SessionView(props: SessionViewProps) {
         return d.messages.filter((m) => m.compacted_by === summaryId);
       },
       markers,
+      childSession: (id) => children.store(id),
+      loadChild: (id) => children.ensureLoaded(id),
     }),
-    [api, fetchedParent, fork, markers, retry, sessionId, store],
+    [api, children, fetchedParent, fork, markers, retry, sessionId, store],
   );
 
   const reply = useCallback(
     async (requestId: string, r: PermissionReplyKind) => {
+      // A subagent's ask is answered in its own session (the child's id, not this one's).
+      const target = store.getState().permissions.find((p) => p.id === requestId)?.session_id ?? sessionId;
       store.update((s) => ({ ...s, replies: { ...s.replies, [requestId]: r.kind } }));
       try {
-        await api.reply(sessionId, requestId, r);
+        await api.reply(target, requestId, r);
       } catch (e) {
         toast(errorMessage(e));
         throw e;
@@ -438,6 +548,36 @@ export function SessionView(props: SessionViewProps) {
   const failed = state.compaction?.state === "failed" ? state.compaction : null;
 
   const canRetry = !state.running && history.length > 0;
+  const spawned = state.session?.spawned_by ?? null;
+  const fetchedTitle = (id: string) => (fetchedParent?.id === id ? fetchedParent.title : undefined);
+  const spawnedTitle =
+    (spawned && (props.sessionTitle?.(spawned.session_id) ?? fetchedTitle(spawned.session_id))) || "the parent session";
+  const agentModel = agents.find((a) => a.name === state.agent)?.model ?? null;
+  const sessionModel = state.session?.model ?? null;
+  const lastModel = useMemo(() => {
+    for (let i = state.messages.length - 1; i >= 0; i--) {
+      const m = state.messages[i]!.metadata.model;
+      if (m) return m;
+    }
+    return null;
+  }, [state.messages]);
+  const mentionAgents = useMemo(
+    () =>
+      agents
+        .filter((a) => a.mode === "subagent" || a.mode === "all")
+        .map((a) => ({ name: a.name, description: a.description })),
+    [agents],
+  );
+  // A subagent session's name in the cost panel: its delegation's description, else the session list's title.
+  const subagentTitle = useCallback(
+    (id: string) => {
+      const d = Object.values(state.subagents).find((a) => a.childId === id);
+      return (d?.description ? `${d.agent}: ${d.description}` : undefined) ?? propsRef.current.sessionTitle?.(id);
+    },
+    [state.subagents],
+  );
+  const sessionDir = state.session?.directory || directory;
+  const loadModels = useCallback(() => api.models(sessionDir), [api, sessionDir]);
   const parent = state.session?.parent_id ?? null;
   const disabledCommands: Partial<Record<string, string>> = {};
   if (!parent) disabledCommands.promote = "only a fork can be promoted";
@@ -459,10 +599,34 @@ export function SessionView(props: SessionViewProps) {
               }
             }}
           />
-          <span className="session-cost muted small" data-testid="session-cost" title="Session total: tokens in / out, cost">
+          {spawned && (
+            <span className="subagent-of small" data-testid="subagent-of">
+              ↳ subagent <span className="agent-tag">{state.session?.agent ?? "?"}</span> of{" "}
+              {props.onOpenSession ? (
+                <button
+                  type="button"
+                  className="link-btn"
+                  data-testid="subagent-parent-link"
+                  title="Open the session that delegated this task"
+                  onClick={() => props.onOpenSession?.(spawned.session_id)}
+                >
+                  {spawnedTitle}
+                </button>
+              ) : (
+                <strong>{spawnedTitle}</strong>
+              )}
+            </span>
+          )}
+          <button
+            type="button"
+            className="session-cost link-btn muted small"
+            data-testid="session-cost"
+            title="Session total: tokens in / out, cost. Per agent and model, with subagents: /cost"
+            onClick={() => setPanel("cost")}
+          >
             ↑{formatTokens(totals.input)} ↓{formatTokens(totals.output)}
             {totals.priced ? ` · ${formatCost(totals.cost)}` : ""}
-          </span>
+          </button>
           <button
             type="button"
             className={`btn small toggle${hideCommentary ? " on" : ""}`}
@@ -576,6 +740,32 @@ export function SessionView(props: SessionViewProps) {
                 onClose={() => setPicker(false)}
               />
             )}
+            <span className="model-wrap">
+              <button
+                type="button"
+                className="model-btn small"
+                data-testid="model-button"
+                aria-haspopup="listbox"
+                aria-expanded={modelPicker}
+                title={modelHint(sessionModel, agentModel, state.agent)}
+                onClick={() => setModelPicker(!modelPicker)}
+              >
+                <span className="mono">{agentModel ?? sessionModel ?? lastModel ?? "default model"}</span>
+                {!agentModel && !sessionModel && lastModel && <span className="muted"> (default)</span>}
+                {agentModel && <span className="muted"> ({state.agent}'s)</span>} ▾
+              </button>
+              {modelPicker && (
+                <ModelPicker
+                  load={loadModels}
+                  current={sessionModel}
+                  onPick={async (m) => {
+                    await setModel(m);
+                    setModelPicker(false);
+                  }}
+                  onClose={() => setModelPicker(false)}
+                />
+              )}
+            </span>
             {state.running && (
               <button type="button" className="btn danger small" data-testid="stop" onClick={() => void stop()}>
                 ■ Stop
@@ -604,6 +794,7 @@ export function SessionView(props: SessionViewProps) {
             draftKey={sessionId}
             running={state.running}
             disabledCommands={disabledCommands}
+            mentionAgents={mentionAgents}
           />
         </div>
       </section>
@@ -616,6 +807,8 @@ export function SessionView(props: SessionViewProps) {
             refreshKey={timelineKey}
             busy={state.running}
             onResult={() => setTimelineKey((k) => k + 1)}
+            onOpenSession={(id) => propsRef.current.onOpenSession?.(id)}
+            sessionTitle={subagentTitle}
           />
         </ErrorBoundary>
       )}

@@ -1,18 +1,30 @@
 import { useCallback, useEffect, useState } from "react";
-import type { ApprovalView, PermissionsView, ProviderInfo, SettingsView } from "../protocol/generated";
+import type { AgentInfo, ApprovalView, PermissionsView, ProviderInfo, SettingsView } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
 import { relativeTime } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Modal } from "./Modal";
 
-export function Settings({ directory, onClose }: { directory: string | null; onClose: () => void }) {
+export function Settings({
+  directory,
+  onClose,
+  onCreateAgent,
+  agentsVersion = 0,
+}: {
+  directory: string | null;
+  onClose: () => void;
+  /** "Create an agent…": the agent generator (`/agent create`). */
+  onCreateAgent?: () => void;
+  /** Changes when an agent was saved: the lists load again. */
+  agentsVersion?: number;
+}) {
   const { api } = useServices();
   const toast = useToast();
   const [view, setView] = useState<SettingsView | null>(null);
   const reload = useCallback(() => {
     api.settings(directory ?? undefined).then(setView, (e: unknown) => toast(errorMessage(e)));
   }, [api, directory, toast]);
-  useEffect(reload, [reload]);
+  useEffect(() => reload(), [reload, agentsVersion]);
 
   return (
     <Modal title="Settings" onClose={onClose} wide testId="settings">
@@ -41,7 +53,8 @@ export function Settings({ directory, onClose }: { directory: string | null; onC
               Keys go to the OS keychain (or mia-code's 0600 credentials file); the UI never keeps them.
             </p>
           </section>
-          <Defaults view={view} onSaved={setView} />
+          <Agents agents={view.agents} onCreate={onCreateAgent} />
+          <Defaults key={view.agents.map((a) => a.name).join(" ")} view={view} onSaved={setView} />
           {directory && <Rules directory={directory} agents={view.agents.map((a) => a.name)} defaultAgent={view.default_agent} />}
           {directory && <Approvals directory={directory} />}
           <p className="muted small">
@@ -119,6 +132,47 @@ function ProviderRow({ provider, onChanged }: { provider: ProviderInfo; onChange
         </form>
       </td>
     </tr>
+  );
+}
+
+function Agents({ agents, onCreate }: { agents: AgentInfo[]; onCreate?: () => void }) {
+  return (
+    <section>
+      <h3>Agents</h3>
+      <div className="table-scroll">
+        <table className="table" data-testid="settings-agents">
+          <thead>
+            <tr>
+              <th>Agent</th>
+              <th>Mode</th>
+              <th>Description</th>
+              <th>Model</th>
+              <th>Timeout</th>
+              <th>From</th>
+            </tr>
+          </thead>
+          <tbody>
+            {agents.map((a) => (
+              <tr key={a.name} data-testid="settings-agent" data-agent={a.name}>
+                <td className="mono">{a.name}</td>
+                <td>{a.mode}</td>
+                <td className="small">{a.description}</td>
+                <td className="mono small">{a.model ?? <span className="muted">default</span>}</td>
+                <td className="small">{a.timeout_secs ? `${a.timeout_secs} s` : ""}</td>
+                <td className="mono small">{a.source ?? (a.builtin ? "built-in" : "")}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {onCreate && (
+        <div className="row-end">
+          <button type="button" className="btn" data-testid="settings-create-agent" onClick={onCreate}>
+            + Create an agent… (/agent create)
+          </button>
+        </div>
+      )}
+    </section>
   );
 }
 

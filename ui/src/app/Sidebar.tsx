@@ -1,10 +1,19 @@
-import { memo, useEffect, useMemo, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import type { SessionSummary } from "../protocol/generated";
 import { relativeTime } from "../lib/format";
 import { Modal } from "./Modal";
 
 const VIRTUALISE_ABOVE = 200;
+
+/** One row of the list: a session, how deep it sits under the session that delegated to it. */
+interface Row {
+  s: SessionSummary;
+  depth: number;
+  /** Its subagents' sessions (listed under it when expanded). */
+  children: number;
+  expanded: boolean;
+}
 
 const SessionItem = memo(function SessionItem({
   s,
@@ -13,6 +22,10 @@ const SessionItem = memo(function SessionItem({
   onArchive,
   onDelete,
   style,
+  depth = 0,
+  childCount = 0,
+  expanded = false,
+  onToggle,
 }: {
   /** Changes once a minute so the relative time is recomputed. */
   minute: number;
@@ -22,16 +35,55 @@ const SessionItem = memo(function SessionItem({
   onOpen: (id: string) => void;
   onArchive: (s: SessionSummary) => void;
   onDelete: (s: SessionSummary) => void;
+  depth?: number;
+  childCount?: number;
+  expanded?: boolean;
+  onToggle?: (id: string) => void;
 }) {
+  const spawned = s.spawned_by;
   return (
-    <li style={style} className={`session-item${active ? " active" : ""}`} data-testid="session-item" data-session-id={s.id}>
-      <button type="button" className="session-open" onClick={() => onOpen(s.id)} aria-current={active ? "true" : undefined}>
-        <span className="session-title">{s.title || s.slug}</span>
+    <li
+      style={style}
+      className={`session-item${active ? " active" : ""}${spawned ? " session-spawned" : ""}`}
+      data-testid="session-item"
+      data-session-id={s.id}
+      data-spawned={spawned ? "true" : undefined}
+      data-depth={depth || undefined}
+    >
+      <button
+        type="button"
+        className="session-open"
+        style={depth ? { paddingLeft: 8 + depth * 14 } : undefined}
+        onClick={() => onOpen(s.id)}
+        aria-current={active ? "true" : undefined}
+        title={spawned ? `A subagent's session (${s.agent ?? "subagent"}), started by a task of another session` : undefined}
+      >
+        <span className="session-title">
+          {spawned && (
+            <span className="session-sub-mark" aria-label="subagent">
+              ↳ <span className="agent-tag">{s.agent ?? "subagent"}</span>{" "}
+            </span>
+          )}
+          {s.title || s.slug}
+        </span>
         <span className="session-meta muted small">
           {relativeTime(s.updated_at)} · {s.message_count} msg{s.status === "busy" ? " · running" : ""}
           {s.archived_at ? " · archived" : ""}
         </span>
       </button>
+      {childCount > 0 && onToggle && (
+        <button
+          type="button"
+          className="icon-btn session-children-toggle small"
+          data-testid="session-children-toggle"
+          aria-expanded={expanded}
+          aria-label={`${expanded ? "Hide" : "Show"} ${childCount} subagent session${childCount === 1 ? "" : "s"} of ${s.title}`}
+          title={`${childCount} subagent session${childCount === 1 ? "" : "s"}`}
+          onClick={() => onToggle(s.id)}
+        >
+          {expanded ? "▾" : "▸"} {childCount}
+        </button>
+      )}
       <span className="session-actions">
         <button
           type="button"
@@ -88,22 +140,69 @@ export function Sidebar({
     return () => clearInterval(id);
   }, []);
   const [confirm, setConfirm] = useState<SessionSummary | null>(null);
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(() => new Set());
+  const toggle = useCallback(
+    (id: string) =>
+      setExpanded((x) => {
+        const next = new Set(x);
+        if (next.has(id)) next.delete(id);
+        else next.add(id);
+        return next;
+      }),
+    [],
+  );
   const filtered = useMemo(() => {
     const q = query.trim().toLowerCase();
     const list = showArchived ? sessions : sessions.filter((s) => !s.archived_at);
     return q ? list.filter((s) => s.title.toLowerCase().includes(q) || s.slug.toLowerCase().includes(q)) : list;
   }, [sessions, query, showArchived]);
+  // Subagents' sessions sit under the session that delegated to them (collapsed, unless the open
+  // session is one of them); a search lists every match flat.
+  const rows: Row[] = useMemo(() => {
+    if (query.trim()) return filtered.map((s) => ({ s, depth: 0, children: 0, expanded: false }));
+    const ids = new Set(filtered.map((s) => s.id));
+    const byId = new Map(filtered.map((s) => [s.id, s]));
+    const childrenOf = new Map<string, SessionSummary[]>();
+    const top: SessionSummary[] = [];
+    for (const s of filtered) {
+      const parent = s.spawned_by?.session_id;
+      if (parent && ids.has(parent) && parent !== s.id) {
+        const list = childrenOf.get(parent) ?? [];
+        list.push(s);
+        childrenOf.set(parent, list);
+      } else top.push(s);
+    }
+    // The open session's ancestors are expanded so it is visible.
+    const open = new Set(expanded);
+    for (let s = currentId ? byId.get(currentId) : undefined, n = 0; s?.spawned_by && n < 8; n++) {
+      open.add(s.spawned_by.session_id);
+      s = byId.get(s.spawned_by.session_id);
+    }
+    const out: Row[] = [];
+    const add = (s: SessionSummary, depth: number) => {
+      const kids = childrenOf.get(s.id) ?? [];
+      const isOpen = open.has(s.id);
+      out.push({ s, depth, children: kids.length, expanded: isOpen });
+      if (isOpen && depth < 4) for (const k of kids) add(k, depth + 1);
+    };
+    for (const s of top) add(s, 0);
+    return out;
+  }, [filtered, query, expanded, currentId]);
 
-  const item = (s: SessionSummary, style?: React.CSSProperties) => (
+  const item = (r: Row, style?: React.CSSProperties) => (
     <SessionItem
-      key={s.id}
+      key={r.s.id}
       minute={minute}
       style={style}
-      s={s}
-      active={s.id === currentId}
+      s={r.s}
+      active={r.s.id === currentId}
       onOpen={onOpen}
       onArchive={(x) => onArchive(x, !x.archived_at)}
       onDelete={setConfirm}
+      depth={r.depth}
+      childCount={r.children}
+      expanded={r.expanded}
+      onToggle={toggle}
     />
   );
 
@@ -145,11 +244,11 @@ export function Sidebar({
           )}
         </div>
       </div>
-      {filtered.length > VIRTUALISE_ABOVE ? (
-        <VirtualList sessions={filtered} render={item} />
+      {rows.length > VIRTUALISE_ABOVE ? (
+        <VirtualList rows={rows} render={item} />
       ) : (
         <ul className="session-list" data-testid="session-list">
-          {filtered.map((s) => item(s))}
+          {rows.map((r) => item(r))}
         </ul>
       )}
       {filtered.length === 0 && <p className="muted small pad">{query ? "No session matches." : "No sessions yet."}</p>}
@@ -182,23 +281,17 @@ export function Sidebar({
   );
 }
 
-function VirtualList({
-  sessions,
-  render,
-}: {
-  sessions: SessionSummary[];
-  render: (s: SessionSummary, style: React.CSSProperties) => React.ReactNode;
-}) {
+function VirtualList({ rows, render }: { rows: Row[]; render: (r: Row, style: React.CSSProperties) => React.ReactNode }) {
   const ref = useRef<HTMLDivElement>(null);
   // eslint-disable-next-line react-hooks/incompatible-library -- a notice for React Compiler, which this app does not use (nothing here memoises the virtualizer's results)
-  const v = useVirtualizer({ count: sessions.length, getScrollElement: () => ref.current, estimateSize: () => 52, overscan: 8 });
+  const v = useVirtualizer({ count: rows.length, getScrollElement: () => ref.current, estimateSize: () => 52, overscan: 8 });
   return (
     <div className="session-scroll" ref={ref}>
       <ul className="session-list virtual" data-testid="session-list" style={{ height: v.getTotalSize(), position: "relative" }}>
         {v
           .getVirtualItems()
           .map((it) =>
-            render(sessions[it.index]!, {
+            render(rows[it.index]!, {
               position: "absolute",
               top: 0,
               left: 0,

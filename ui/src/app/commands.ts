@@ -1,6 +1,8 @@
 export interface SlashCommand {
   name: string;
   description: string;
+  /** What may follow the name (`/model provider/model`); the rest of the line is passed on. */
+  args?: string;
 }
 
 export const COMMANDS: SlashCommand[] = [
@@ -20,6 +22,17 @@ export const COMMANDS: SlashCommand[] = [
   {
     name: "compact",
     description: "Summarise the older messages now to free the model's context (the originals stay readable)",
+  },
+  {
+    name: "model",
+    args: "[provider/model | default]",
+    description: "The session's model: /model alone opens the picker, /model provider/model sets it, /model default clears it",
+  },
+  { name: "cost", description: "What this session cost per agent and model, its subagents included" },
+  {
+    name: "agent",
+    args: "create [description]",
+    description: "agent create: generate a new agent from a description (preview, edit, refine, save)",
   },
   { name: "help", description: "Keyboard shortcuts and commands" },
 ];

@@ -11,13 +11,16 @@ export type Handler = (method: HttpMethod, path: string, body: unknown) => unkno
 export function fakeTransport(handler: Handler) {
   const requests: { method: HttpMethod; path: string; body: unknown }[] = [];
   const listeners: ((e: Event) => void)[] = [];
+  /** The session ids subscribed to, in order (null: all). Every listener hears every event. */
+  const subscribed: (string | null)[] = [];
   const transport: Transport = {
     request: vi.fn(async <T,>(method: HttpMethod, path: string, body?: unknown): Promise<T> => {
       requests.push({ method, path, body });
       return (await handler(method, path, body)) as T;
     }) as Transport["request"],
-    subscribe: (_id: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void) => {
+    subscribe: (id: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void) => {
       listeners.push(onEvent);
+      subscribed.push(id);
       queueMicrotask(() => onState?.("open"));
       return () => {
         const i = listeners.indexOf(onEvent);
@@ -28,7 +31,7 @@ export function fakeTransport(handler: Handler) {
   const emit = (e: Event) => {
     for (const l of listeners) l(e);
   };
-  return { transport, requests, emit };
+  return { transport, requests, emit, subscribed };
 }
 
 export const fakePlatform = {

@@ -1,12 +1,15 @@
 import type {
   AgentInfo,
+  AgentProposal,
   ApprovalView,
   CompactResult,
   ComparisonView,
+  CostView,
   DiffView,
   ForkResult,
   ForkTreeNode,
   HistoryAction,
+  ModelChoice,
   PermissionReplyKind,
   PermissionsView,
   ProjectSummary,
@@ -90,6 +93,22 @@ export function makeApi(t: Transport) {
     /** Two sessions' file changes since they diverged. */
     compareSessions: (id: string, other: string) => t.request<SessionCompare>("GET", `${s(id)}/compare?${q({ with: other })}`),
     agents: (directory: string) => t.request<AgentInfo[]>("GET", `/api/agents?${q({ directory })}`),
+    /** Models to pick from (the catalog's, for configured providers): context window, prices. */
+    models: (directory?: string) => t.request<ModelChoice[]>("GET", `/api/models${directory ? `?${q({ directory })}` : ""}`),
+    /** `/model`: the session's model from now on; null goes back to the defaults (400 for a bad reference). */
+    setModel: (id: string, model: string | null) =>
+      t.request<Session | undefined>("POST", `${s(id)}/model`, model ? { model } : {}),
+    /** `/cost`: per agent and model, the session's subagents' sessions included. */
+    cost: (id: string) => t.request<CostView>("GET", `${s(id)}/cost`),
+    /** Generate an agent from a description (`agent`: the one creating it; default the project's default agent). */
+    proposeAgent: (directory: string, description: string, agent?: string) =>
+      t.request<AgentProposal>("POST", "/api/agents/propose", { directory, description, ...(agent ? { agent } : {}) }),
+    /** Change a proposal as asked; the answer's `changed` lists the fields that changed. */
+    refineAgent: (directory: string, previous: AgentProposal, refine: string, agent?: string) =>
+      t.request<AgentProposal>("POST", "/api/agents/propose", { directory, previous, refine, ...(agent ? { agent } : {}) }),
+    /** Save a proposal (checked again by the server; 400/409 with why) as a markdown agent file. */
+    saveAgent: (directory: string, proposal: AgentProposal, to: "project" | "global", agent?: string) =>
+      t.request<SavedAgent>("POST", "/api/agents/save", { directory, proposal, to, ...(agent ? { agent } : {}) }),
     files: (directory: string) => t.request<string[]>("GET", `/api/files?${q({ directory })}`),
     settings: (directory?: string) => t.request<SettingsView>("GET", `/api/settings${directory ? `?${q({ directory })}` : ""}`),
     updateSettings: (u: SettingsUpdate) => t.request<SettingsView>("PUT", "/api/settings", u),
@@ -128,6 +147,12 @@ export function makeApi(t: Transport) {
 }
 
 export type Api = ReturnType<typeof makeApi>;
+
+/** What `POST /api/agents/save` answers: the file written and the proposal as saved. */
+export interface SavedAgent {
+  path: string;
+  proposal: AgentProposal;
+}
 
 /** One attempt of "Try N ways": its worktree and the session working in it. */
 export interface TryAttempt {

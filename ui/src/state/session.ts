@@ -10,6 +10,7 @@ import type {
   TokenUsage,
   TurnEnd,
 } from "../protocol/generated";
+import { asStatus, subagentsOf, type SubagentInfo } from "../lib/subagent";
 
 /** What the UI knows about one tool call, gathered from events and stored parts. */
 export interface ToolInfo {
@@ -61,6 +62,8 @@ export interface SessionState {
   replies: Record<string, string>;
   /** A compaction running (compaction_started, or /compact sent) or the last one that failed. */
   compaction: CompactionState | null;
+  /** Delegations (`task` calls) by call id: their subagent's session and how it went. */
+  subagents: Record<string, SubagentInfo>;
 }
 
 export type CompactionState =
@@ -83,6 +86,7 @@ export function emptySession(id: string): SessionState {
     lastTurn: null,
     replies: {},
     compaction: null,
+    subagents: {},
   };
 }
 
@@ -99,6 +103,7 @@ export function fromDetail(detail: SessionDetail): SessionState {
     messages: detail.messages,
     tools,
     permissions: detail.pending_permissions ?? [],
+    subagents: subagentsOf(detail.messages),
   };
 }
 
@@ -114,7 +119,20 @@ export function reloaded(detail: SessionDetail, previous: SessionState): Session
   const was = previous.compaction;
   const compaction =
     was?.state === "failed" || (was?.state === "running" && loaded.session?.status === "compacting") ? was : null;
-  const next = { ...loaded, replies: previous.replies, compaction };
+  // What the events said about delegations stays (a running one has no stored result yet); a
+  // stored result says how it ended. A subagent's ask (not in the parent's pending list) stays
+  // while the session runs.
+  const subagents = mergeSubagents(previous.subagents, loaded.subagents);
+  const foreign = loaded.running
+    ? previous.permissions.filter((p) => p.session_id !== loaded.id && !loaded.permissions.some((x) => x.id === p.id))
+    : [];
+  const next = {
+    ...loaded,
+    replies: previous.replies,
+    compaction,
+    subagents,
+    permissions: foreign.length ? [...loaded.permissions, ...foreign] : loaded.permissions,
+  };
   if (!next.running) return next;
   const stored = new Set(next.messages.map((m) => m.id));
   const live = previous.live.filter((m) => !stored.has(m.id));
@@ -267,11 +285,17 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
       }));
     }
     case "permission_asked": {
-      if (e.request.session_id !== s.id || s.permissions.some((p) => p.id === e.request.id)) return s;
+      // A subagent's ask shows in the session the delegation started from too.
+      const mine = e.request.session_id === s.id || e.request.root_session_id === s.id;
+      if (!mine || s.permissions.some((p) => p.id === e.request.id)) return s;
       return { ...s, permissions: [...s.permissions, e.request] };
     }
     case "permission_resolved": {
-      if (e.session_id !== s.id) return s;
+      if (e.session_id !== s.id) {
+        // A subagent's ask shown here was answered (here or in its own session).
+        if (!s.permissions.some((p) => p.id === e.request_id)) return s;
+        return { ...s, permissions: s.permissions.filter((p) => p.id !== e.request_id) };
+      }
       const request = s.permissions.find((p) => p.id === e.request_id);
       const permissions = s.permissions.filter((p) => p.id !== e.request_id);
       const card = cardForPermission(s, e.request_id, request);
@@ -294,11 +318,54 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
       } else {
         messages = [...s.messages, m];
       }
-      return { ...s, live, messages, tools: mergeParts(s.tools, m, true) };
+      const stored = subagentsOf([m]);
+      const subagents = Object.keys(stored).length ? mergeSubagents(s.subagents, stored) : s.subagents;
+      return { ...s, live, messages, tools: mergeParts(s.tools, m, true), subagents };
     }
     case "agent_switched": {
       if (e.session_id !== s.id) return s;
       return e.queued ? { ...s, queuedAgent: e.to } : { ...s, agent: e.to, queuedAgent: null };
+    }
+    case "subagent_queued": {
+      if (e.session_id !== s.id) return s;
+      const prev = s.subagents[e.call_id];
+      const info: SubagentInfo = { ...prev, callId: e.call_id, agent: e.agent, status: "queued" };
+      return { ...s, subagents: { ...s.subagents, [e.call_id]: info } };
+    }
+    case "subagent_started": {
+      if (e.session_id !== s.id) return s;
+      const prev = s.subagents[e.call_id];
+      const info: SubagentInfo = {
+        ...prev,
+        callId: e.call_id,
+        agent: e.agent,
+        status: "running",
+        childId: e.child_session_id,
+        description: e.description,
+      };
+      return { ...s, subagents: { ...s.subagents, [e.call_id]: info } };
+    }
+    case "subagent_finished": {
+      if (e.session_id !== s.id) return s;
+      const prev = s.subagents[e.call_id];
+      const info: SubagentInfo = {
+        ...prev,
+        callId: e.call_id,
+        agent: e.agent,
+        status: asStatus(e.status),
+        childId: e.child_session_id,
+        durationMs: e.duration_ms,
+        steps: e.steps,
+        toolCalls: e.tool_calls,
+        costUsd: e.cost_usd ?? null,
+      };
+      // Its asks are over (answered, or the child stopped).
+      const permissions = s.permissions.filter((p) => p.session_id !== e.child_session_id);
+      return {
+        ...s,
+        subagents: { ...s.subagents, [e.call_id]: info },
+        permissions: permissions.length === s.permissions.length ? s.permissions : permissions,
+      };
     }
     case "retrying":
       if (e.session_id !== s.id) return s;
@@ -326,6 +393,19 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
     default:
       return s;
   }
+}
+
+/** Stored results win for how a delegation ended; what events knew (the description) stays. */
+function mergeSubagents(
+  prev: Record<string, SubagentInfo>,
+  stored: Record<string, SubagentInfo>,
+): Record<string, SubagentInfo> {
+  const out = { ...prev };
+  for (const [id, info] of Object.entries(stored)) {
+    const was = prev[id];
+    out[id] = { ...was, ...info, description: was?.description ?? info.description, costUsd: was?.costUsd ?? info.costUsd };
+  }
+  return out;
 }
 
 /** Gives a message a tool_call part for a call it does not list yet (so its card has a place). */

@@ -219,8 +219,18 @@ function DialogBody({ request, queue, onReply, armDelayMs }: DialogBodyProps) {
             1 of {pending} pending
           </span>
         </header>
-        <p className="mia-perm-meta">
-          Agent <strong>{request.agent}</strong> asks for permission <code>{request.permission}</code>
+        <p className="mia-perm-meta" data-testid="permission-meta">
+          {request.root_session_id && request.root_session_id !== request.session_id ? (
+            <>
+              <strong>{request.agent}</strong> <span className="mia-perm-subagent">(subagent)</span> asks for permission{" "}
+              <code>{request.permission}</code>
+              <span className="mia-perm-subagent-note"> — a delegated task waits for this answer</span>
+            </>
+          ) : (
+            <>
+              Agent <strong>{request.agent}</strong> asks for permission <code>{request.permission}</code>
+            </>
+          )}
         </p>
 
         <div className="mia-perm-target-row">

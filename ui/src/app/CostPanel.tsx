@@ -1,0 +1,139 @@
+import { useEffect, useState } from "react";
+import type { CostLine, CostView } from "../protocol/generated";
+import { errorMessage } from "../lib/api";
+import { formatCostFine, formatTokens } from "../lib/format";
+
+function Row({ line, label, testId }: { line: CostLine; label?: string; testId: string }) {
+  return (
+    <tr data-testid={testId} data-agent={line.agent || undefined} data-model={line.model || undefined}>
+      {label ? (
+        <th scope="row">{label}</th>
+      ) : (
+        <td>
+          <span className="cost-agent">{line.agent}</span>
+          <span className="mono small muted cost-model">{line.model}</span>
+        </td>
+      )}
+      <td className="num">{line.requests}</td>
+      <td className="num" title={`${line.input_tokens} input tokens`}>
+        {formatTokens(line.input_tokens)}
+      </td>
+      <td className="num" title={`${line.output_tokens} output tokens`}>
+        {formatTokens(line.output_tokens)}
+      </td>
+      <td className="num" title={`cache read ${line.cache_read_tokens} / write ${line.cache_write_tokens}`}>
+        {formatTokens(line.cache_read_tokens)} / {formatTokens(line.cache_write_tokens)}
+      </td>
+      <td className="num">{formatCostFine(line.cost_usd)}</td>
+    </tr>
+  );
+}
+
+/** A session's cost (`/cost`): per agent and model, the session alone, and with its subagents. */
+export function CostTable({
+  view,
+  onOpenSession,
+  sessionTitle,
+}: {
+  view: CostView;
+  onOpenSession?: (id: string) => void;
+  sessionTitle?: (id: string) => string | undefined;
+}) {
+  const n = view.subagent_sessions.length;
+  return (
+    <div className="cost-view" data-testid="cost-view">
+      <table className="table cost-table" data-testid="cost-table">
+        <thead>
+          <tr>
+            <th>Agent · model</th>
+            <th className="num">Req.</th>
+            <th className="num">In</th>
+            <th className="num">Out</th>
+            <th className="num">Cache r/w</th>
+            <th className="num">Cost</th>
+          </tr>
+        </thead>
+        <tbody>
+          {view.lines.length === 0 && (
+            <tr>
+              <td colSpan={6} className="muted">
+                Nothing used yet.
+              </td>
+            </tr>
+          )}
+          {view.lines.map((l) => (
+            <Row key={`${l.agent}\n${l.model}`} line={l} testId="cost-line" />
+          ))}
+        </tbody>
+        <tfoot>
+          <Row line={view.session} label="This session" testId="cost-session" />
+          <Row
+            line={view.total}
+            label={n ? `Total with ${n} subagent session${n === 1 ? "" : "s"}` : "Total"}
+            testId="cost-total"
+          />
+        </tfoot>
+      </table>
+      {n > 0 && (
+        <p className="muted small">
+          Subagent sessions:{" "}
+          {view.subagent_sessions.map((id, i) => (
+            <span key={id}>
+              {i > 0 && ", "}
+              {onOpenSession ? (
+                <button type="button" className="link-btn" onClick={() => onOpenSession(id)} data-testid="cost-subagent" title={id}>
+                  {sessionTitle?.(id) ?? id}
+                </button>
+              ) : (
+                <span title={id}>{sessionTitle?.(id) ?? id}</span>
+              )}
+            </span>
+          ))}
+        </p>
+      )}
+      <p className="muted small">Prices from the model catalog; a model without a price counts $0.</p>
+    </div>
+  );
+}
+
+/** The Cost tab: loads GET /api/sessions/{id}/cost, again whenever `refreshKey` changes. */
+export function CostPanel({
+  load,
+  refreshKey,
+  onOpenSession,
+  sessionTitle,
+}: {
+  load: () => Promise<CostView>;
+  refreshKey: string | number;
+  onOpenSession?: (id: string) => void;
+  sessionTitle?: (id: string) => string | undefined;
+}) {
+  const [view, setView] = useState<CostView | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let alive = true;
+    load().then(
+      (v) => {
+        if (!alive) return;
+        setView(v);
+        setError(null);
+      },
+      (e: unknown) => alive && setError(errorMessage(e)),
+    );
+    return () => {
+      alive = false;
+    };
+    // `load` changes with the session; `refreshKey` when a turn or delegation ends.
+  }, [load, refreshKey]);
+  return (
+    <>
+      {error && (
+        <div className="error-text" role="alert">
+          Could not load the cost: {error}
+        </div>
+      )}
+      {!view && !error && <div className="muted">Loading…</div>}
+      {view && <CostTable view={view} onOpenSession={onOpenSession} sessionTitle={sessionTitle} />}
+    </>
+  );
+}
