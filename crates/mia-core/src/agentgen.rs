@@ -382,7 +382,12 @@ fn merge(p: &mut AgentProposal, v: &Value) -> Result<Vec<String>, CoreError> {
         return Ok(Vec::new());
     };
     let mut changed = Vec::new();
+    let before = serde_json::to_value(&*p).unwrap_or_default();
     for (k, val) in obj {
+        // A key sent back with the value it had is not a change.
+        if before.get(k) == Some(val) {
+            continue;
+        }
         let text = || val.as_str().unwrap_or_default().to_string();
         match k.as_str() {
             "key" => p.key = text(),

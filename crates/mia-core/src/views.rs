@@ -804,6 +804,15 @@ impl Runtime {
                     .values()
                     .map(|(r, _)| r.clone())
                     .collect();
+                // The asks of its subagents (answered on their own session).
+                let children: Vec<_> = lock(&self.inner.sessions)
+                    .values()
+                    .filter(|s| lock(&s.lineage).root == Some(id))
+                    .cloned()
+                    .collect();
+                for c in children {
+                    pending.extend(lock(&c.pending).values().map(|(r, _)| r.clone()));
+                }
                 pending.sort_by(|a, b| a.id.cmp(&b.id));
                 (
                     pending,

@@ -243,6 +243,9 @@ pub enum Event {
         /// `rule`, `user`, `headless`, ...
         by: String,
         reason: String,
+        /// For a subagent's ask: the top-level session it also showed in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        root_session_id: Option<SessionId>,
     },
     ToolResult {
         session_id: SessionId,
@@ -357,6 +360,9 @@ impl Event {
     pub fn also_for(&self) -> Option<SessionId> {
         match self {
             Self::PermissionAsked { request } => request.root_session_id,
+            Self::PermissionResolved {
+                root_session_id, ..
+            } => *root_session_id,
             _ => None,
         }
     }

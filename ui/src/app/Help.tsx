@@ -30,7 +30,8 @@ export function HelpText() {
       <p>
         A long conversation is compacted: its older messages are summarised for the model and archived (automatically, or
         now with <code>/compact</code>, once no turn is running). The <em>Compacted N messages</em> marker in the
-        conversation shows the summary and, on request, the archived messages; nothing is lost.
+        conversation shows the summary and, on request, the archived messages; <code>/history --full</code> (the History
+        tab) lists the whole conversation with the archived messages marked. Nothing is lost.
       </p>
       <h3>Subagents</h3>
       <p>
@@ -44,7 +45,7 @@ export function HelpText() {
       <p>
         The model button next to the agent badge (or <code>/model</code>) picks this session's model, with each model's
         context window and price; <code>/model provider/model</code> sets it directly, <code>/model default</code> goes
-        back to the configuration. An agent with its own model keeps it. A message's model shows, on hover, where it came
+        back to the agent's or the configured model. A pick is per agent and comes before the agent's own model. A message's model shows, on hover, where it came
         from. <code>/cost</code> (or the total in the header) shows the cost per agent and model, with and without
         subagents.
       </p>

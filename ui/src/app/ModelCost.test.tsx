@@ -81,8 +81,9 @@ function setup(extra?: Handler, agents: AgentInfo[] = [], messages: Message[] = 
     if (method === "GET" && path.startsWith("/api/models")) return MODELS;
     if (method === "GET" && path === "/api/sessions/s1/cost") return COST;
     if (method === "POST" && path === "/api/sessions/s1/model") {
+      // As the runtime does: the pick is kept per agent.
       const m = (body as { model?: string }).model;
-      return session({ model: m ?? null });
+      return session({ agent_models: m ? { build: m } : {} });
     }
     return undefined;
   });
@@ -216,13 +217,26 @@ describe("the model picker", () => {
     );
   });
 
-  it("says when the agent's own model comes first", async () => {
+  it("a picked model comes before the agent's own and says so", async () => {
+    const { user } = setup(undefined, [
+      { name: "build", description: "Builds", mode: "primary", builtin: true, read_only: false, model: "anthropic/claude-opus-4" },
+    ]);
+    await user.click(await screen.findByTestId("model-button"));
+    const picker = await screen.findByTestId("model-picker");
+    const options = within(picker).getAllByRole("option");
+    await user.click(options[options.length - 1]!);
+    const button = await screen.findByTestId("model-button");
+    await waitFor(() => expect(button).toHaveTextContent("(picked)"));
+    expect(button.title).toContain("Picked for build");
+  });
+
+  it("shows the agent's own model when nothing was picked", async () => {
     setup(undefined, [
       { name: "build", description: "Builds", mode: "primary", builtin: true, read_only: false, model: "anthropic/claude-opus-4" },
     ]);
     const button = await screen.findByTestId("model-button");
     expect(button).toHaveTextContent("anthropic/claude-opus-4");
-    expect(button.title).toContain("build has its own model");
+    expect(button.title).toContain("build's own model");
   });
 });
 

@@ -10,11 +10,22 @@ export function priceText(m: Pick<ModelChoice, "input_price" | "output_price">):
   return `${p(m.input_price)} / ${p(m.output_price)} per M tokens`;
 }
 
-/** The model button's text and hint: the session's model, or what the defaults give. */
-export function modelHint(session: string | null | undefined, agentModel: string | null | undefined, agent: string): string {
-  if (agentModel)
-    return `${agent} has its own model (${agentModel}), which comes before the session's${session ? ` (${session})` : ""}`;
-  if (session) return `The session's model (/model); "Default" goes back to the configured default`;
+/**
+ * The model button's hint. Order (as the runtime resolves it): the model picked with /model for
+ * this agent in this session, the agent's own model, the session's model, the configured default.
+ */
+export function modelHint(
+  picked: string | null | undefined,
+  agentModel: string | null | undefined,
+  sessionModel: string | null | undefined,
+  agent: string,
+): string {
+  if (picked)
+    return `Picked for ${agent} in this session (/model); "Default" goes back to ${
+      agentModel ? `${agent}'s own model (${agentModel})` : "the configured default"
+    }`;
+  if (agentModel) return `${agent}'s own model (${agentModel}); pick another for this session (/model)`;
+  if (sessionModel) return `The session's model (${sessionModel}); pick another for ${agent} (/model)`;
   return "The configured default model; pick one for this session (/model)";
 }
 

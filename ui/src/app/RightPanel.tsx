@@ -5,8 +5,9 @@ import { errorMessage } from "../lib/api";
 import { useServices } from "./context";
 import { FilesDiff, LoadedDiff } from "./DiffSlot";
 import { CostPanel } from "./CostPanel";
+import { HistoryPanel } from "./HistoryPanel";
 
-export type PanelTab = "changes" | "diff" | "cost";
+export type PanelTab = "changes" | "diff" | "cost" | "history";
 
 export function RightPanel({
   tab,
@@ -48,6 +49,10 @@ export function RightPanel({
   }, [api, sessionId, refreshKey]);
 
   const loadCost = useCallback(() => api.cost(sessionId), [api, sessionId]);
+  const loadHistory = useCallback(
+    () => api.sessionWithArchive(sessionId).then((d) => d.messages),
+    [api, sessionId],
+  );
 
   const apply = useCallback(
     async (action: HistoryAction, force: boolean): Promise<RevertSummary> => {
@@ -81,6 +86,15 @@ export function RightPanel({
         <button type="button" role="tab" aria-selected={tab === "cost"} data-testid="tab-cost" onClick={() => onTab("cost")}>
           Cost
         </button>
+        <button
+          type="button"
+          role="tab"
+          aria-selected={tab === "history"}
+          data-testid="tab-history"
+          onClick={() => onTab("history")}
+        >
+          History
+        </button>
       </div>
       {tab === "changes" && (
         <div className="panel-body" role="tabpanel" data-testid="panel-changes">
@@ -106,6 +120,11 @@ export function RightPanel({
       {tab === "cost" && (
         <div className="panel-body" role="tabpanel" data-testid="panel-cost" aria-label="Cost">
           <CostPanel load={loadCost} refreshKey={refreshKey} onOpenSession={onOpenSession} sessionTitle={sessionTitle} />
+        </div>
+      )}
+      {tab === "history" && (
+        <div className="panel-body" role="tabpanel" data-testid="panel-history" aria-label="Full history">
+          <HistoryPanel load={loadHistory} refreshKey={refreshKey} />
         </div>
       )}
     </aside>

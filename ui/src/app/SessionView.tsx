@@ -478,6 +478,9 @@ export function SessionView(props: SessionViewProps) {
         case "cost":
           setPanel("cost");
           break;
+        case "history":
+          setPanel("history");
+          break;
         case "model": {
           const ref = args?.trim();
           if (!ref) setModelPicker(true);
@@ -554,6 +557,8 @@ export function SessionView(props: SessionViewProps) {
     (spawned && (props.sessionTitle?.(spawned.session_id) ?? fetchedTitle(spawned.session_id))) || "the parent session";
   const agentModel = agents.find((a) => a.name === state.agent)?.model ?? null;
   const sessionModel = state.session?.model ?? null;
+  // /model's pick for the current agent comes first (the runtime's order).
+  const picked = state.session?.agent_models?.[state.agent] ?? null;
   const lastModel = useMemo(() => {
     for (let i = state.messages.length - 1; i >= 0; i--) {
       const m = state.messages[i]!.metadata.model;
@@ -747,17 +752,18 @@ export function SessionView(props: SessionViewProps) {
                 data-testid="model-button"
                 aria-haspopup="listbox"
                 aria-expanded={modelPicker}
-                title={modelHint(sessionModel, agentModel, state.agent)}
+                title={modelHint(picked, agentModel, sessionModel, state.agent)}
                 onClick={() => setModelPicker(!modelPicker)}
               >
-                <span className="mono">{agentModel ?? sessionModel ?? lastModel ?? "default model"}</span>
-                {!agentModel && !sessionModel && lastModel && <span className="muted"> (default)</span>}
-                {agentModel && <span className="muted"> ({state.agent}'s)</span>} ▾
+                <span className="mono">{picked ?? agentModel ?? sessionModel ?? lastModel ?? "default model"}</span>
+                {!picked && !agentModel && !sessionModel && lastModel && <span className="muted"> (default)</span>}
+                {picked && <span className="muted"> (picked)</span>}
+                {!picked && agentModel && <span className="muted"> ({state.agent}'s)</span>} ▾
               </button>
               {modelPicker && (
                 <ModelPicker
                   load={loadModels}
-                  current={sessionModel}
+                  current={picked}
                   onPick={async (m) => {
                     await setModel(m);
                     setModelPicker(false);

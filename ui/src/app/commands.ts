@@ -30,6 +30,11 @@ export const COMMANDS: SlashCommand[] = [
   },
   { name: "cost", description: "What this session cost per agent and model, its subagents included" },
   {
+    name: "history",
+    args: "--full",
+    description: "The whole conversation, the messages compactions archived included (marked)",
+  },
+  {
     name: "agent",
     args: "create [description]",
     description: "agent create: generate a new agent from a description (preview, edit, refine, save)",

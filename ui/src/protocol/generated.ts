@@ -92,6 +92,10 @@ export type Event =
       decision: string;
       reason: string;
       request_id: string;
+      /**
+       * For a subagent's ask: the top-level session it also showed in.
+       */
+      root_session_id?: SessionId | null;
       session_id: SessionId;
       type: "permission_resolved";
     }

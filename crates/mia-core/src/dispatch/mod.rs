@@ -176,6 +176,7 @@ impl Runtime {
                 decision: "deny".into(),
                 by: by.into(),
                 reason: msg.clone(),
+                root_session_id: lock(&state.lineage).root,
             });
             let note = mia_protocol::PermissionNote {
                 decision: "deny".into(),
@@ -271,6 +272,7 @@ impl Runtime {
                 decision: decided.into(),
                 by: "user".into(),
                 reason: outcome.message_to_model.clone().unwrap_or_default(),
+                root_session_id: lock(&state.lineage).root,
             });
             let note = mia_protocol::PermissionNote {
                 decision: decided.into(),
