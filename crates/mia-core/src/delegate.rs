@@ -243,6 +243,25 @@ impl Runtime {
         self.emit(Event::SessionUpdated {
             session: child.clone(),
         });
+        // The parent's message links the call to the child session (a reload
+        // finds the child without searching the session list).
+        let call_id = call.id.clone();
+        let link = PartContent::Subagent {
+            session_id: child_id,
+            agent: def.name.clone(),
+            description: description.clone(),
+            status: "started".into(),
+        };
+        self.store()
+            .call(move |db| {
+                if let Some(m) = db.message_with_call(&parent_id, &call_id)?
+                    && let Ok(m) = m.parse::<mia_protocol::MessageId>()
+                {
+                    db.append_parts(&parent_id, &m, vec![link])?;
+                }
+                Ok(())
+            })
+            .await?;
         let child_state = self.state(child_id).await?;
         {
             let mut ancestors = vec![step.policy.clone()];

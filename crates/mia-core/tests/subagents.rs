@@ -235,6 +235,18 @@ async fn the_parent_delegates_to_explore_and_gets_its_answer() {
     assert_eq!(child_session.parent_id, None);
     let tree = h.runtime.fork_tree(&h.project, false).await.unwrap();
     assert_eq!(tree.len(), 1, "the child is not in the fork tree");
+    // The parent's message links the call to the child session.
+    let pid = h.session.id;
+    let parent_msgs = h
+        .runtime
+        .store()
+        .call(move |db| db.get_messages(&pid, &mia_store::MessageQuery::default()))
+        .await
+        .unwrap();
+    assert!(parent_msgs.iter().flat_map(|m| m.parts.iter()).any(|p| matches!(
+        &p.content,
+        mia_protocol::PartContent::Subagent { session_id, agent, .. } if *session_id == started && agent == "explore"
+    )));
 
     // Cost: per agent and model, the child included; the totals add up to
     // the per-message records.

@@ -439,11 +439,8 @@ function AssistantPart({
         </div>
       );
     case "subagent":
-      return (
-        <div className="muted small">
-          Subagent {c.agent}: {c.description} ({c.status})
-        </div>
-      );
+      // The link from a task call to its child session: the task card shows it.
+      return null;
     case "image":
       return <div className="muted small">[image: {c.media_type}]</div>;
     case "file":
