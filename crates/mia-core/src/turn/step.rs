@@ -72,12 +72,7 @@ impl Runtime {
         for p in &lineage.ancestors {
             checker = checker.with_parent(p);
         }
-        *lock(&state.step_context) = Some(crate::delegate::StepContext {
-            config: t.config.clone(),
-            model: t.model.clone(),
-            agent: t.agent_name.clone(),
-            policy: Arc::new(policy.clone()),
-        });
+
         // Tools that read many files (grep, glob) skip what the read rules
         // refuse; the same policy as every other check this step.
         // Only when some rule restricts reads: judging every file of a big
@@ -376,6 +371,16 @@ impl Runtime {
             return Ok(Some(TurnEnd::Completed));
         }
 
+        // What a `task` call needs from this step (only when there is one:
+        // it clones the config and the compiled policy).
+        if calls.iter().any(|c| c.name == "task") {
+            *lock(&state.step_context) = Some(crate::delegate::StepContext {
+                config: t.config.clone(),
+                model: t.model.clone(),
+                agent: t.agent_name.clone(),
+                policy: Arc::new(policy.clone()),
+            });
+        }
         // Several `task` calls in one step run concurrently (each waits for
         // one of the session's subagent slots); everything else in order.
         let tasks: Vec<&mia_providers::ToolCall> =
