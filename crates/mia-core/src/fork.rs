@@ -50,6 +50,12 @@ impl Runtime {
                 })
             })
             .await;
+        // The fork left its WAL checkpoint for later: now, after the reply.
+        self.store().run_detached(|db| {
+            if let Err(e) = db.checkpoint() {
+                tracing::warn!(error = %e, "checkpoint after a fork failed");
+            }
+        });
         let forked = match forked {
             Ok(f) => f,
             Err(e) => {

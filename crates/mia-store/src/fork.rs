@@ -66,17 +66,28 @@ impl SessionDb {
         // The copied rows passed their CHECK constraints (valid JSON) when
         // they were first written; checking megabytes of JSON again is most
         // of a big fork's time. Only for this transaction.
+        // The WAL checkpoint the copied pages would trigger at commit is left
+        // to `checkpoint`, which the runtime queues right after the fork
+        // returns: the user waits for the fork, not for the checkpoint.
         self.conn
-            .execute_batch("PRAGMA ignore_check_constraints = ON; PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY")
+            .execute_batch("PRAGMA ignore_check_constraints = ON; PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY; PRAGMA wal_autocheckpoint = 0")
             .map_err(|e| self.err(e))?;
         let forked = self.write_relaxed(|tx| fork_in(tx, &req));
         let restored = self
             .conn
-            .execute_batch("PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = -2000")
+            .execute_batch("PRAGMA ignore_check_constraints = OFF; PRAGMA cache_size = -2000; PRAGMA wal_autocheckpoint = 1000")
             .map_err(|e| self.err(e));
         let forked = forked?;
         restored?;
         Ok(forked)
+    }
+
+    /// Copy what the write-ahead log holds into the database (a passive
+    /// checkpoint: it never waits for readers or writers of other processes).
+    pub fn checkpoint(&mut self) -> Result<()> {
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+            .map_err(|e| self.err(e))
     }
 
     /// Make a fork top-level: `parent_id` becomes null, its fork metadata is kept.
