@@ -562,3 +562,81 @@ async fn undo_of_the_parents_turn_includes_what_its_children_changed() {
     assert!(!h.project.join("notes.txt").exists());
     let _: SessionId = id;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_childs_session_continued_in_another_process_stays_within_its_parents_rules() {
+    let steps = json!([
+        task_call("delegate it", &[("t1", "helper", "Say hello")]),
+        {"match": {"last_message_contains": "Say hello"}, "response": {"events": [{"text": "hello"}]}},
+        {"match": {"has_tool_result": "t1"}, "response": {"events": [{"text": "ok"}]}},
+        {"match": {"last_message_contains": "now touch"}, "response": {"events": [
+            {"tool_call": {"id": "b2", "name": "bash", "arguments": {"command": "touch forbidden.txt"}}}]}},
+        {"match": {"has_tool_result": "b2"}, "response": {"events": [{"text": "refused"}]}}
+    ]);
+    let mut h = harness(
+        steps,
+        json!({"agent": {
+            "build": {"permissions": [{"permission": "bash", "pattern": "touch forbidden*", "action": "deny"}]},
+            "helper": {"mode": "subagent", "description": "Runs commands.", "permissions": [{"permission": "bash", "action": "allow"}]}
+        }}),
+    )
+    .await;
+    h.send("delegate it").await;
+    let (end, events) = h.parent_turn().await;
+    assert_eq!(end, TurnEnd::Completed, "{events:#?}");
+    let child = events
+        .iter()
+        .find_map(|e| match e {
+            Event::SubagentStarted {
+                child_session_id, ..
+            } => Some(*child_session_id),
+            _ => None,
+        })
+        .unwrap();
+
+    // Another runtime on the same data (another process would be the same):
+    // the child's lineage is rebuilt from spawned_by, so the parent's deny holds.
+    let home = h._dir.path().join("home");
+    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
+    let db = mia_store::SessionDb::open(paths.data_db()).unwrap();
+    let store = StoreHandle::spawn(db).unwrap();
+    let mut opts = RuntimeOptions::new(paths.clone());
+    opts.interactive = false;
+    opts.credentials = Arc::new(Credentials::new(
+        Arc::new(|_: &str| None),
+        None,
+        FileStore::in_home(&paths.home),
+    ));
+    let other = Runtime::new(opts, store);
+    let mut rx = other.subscribe();
+    other
+        .submit(Op::UserMessage {
+            session_id: child,
+            text: "now touch forbidden.txt".into(),
+            agent: None,
+            model: None,
+        })
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut denied = None;
+    loop {
+        let e = tokio::time::timeout_at(deadline, rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        match e {
+            Event::ToolResult {
+                tool,
+                output,
+                is_error: true,
+                ..
+            } if tool == "bash" => denied = Some(output),
+            Event::TurnFinished { session_id, .. } if session_id == child => break,
+            _ => {}
+        }
+    }
+    let denied = denied.expect("the bash call was refused");
+    assert!(denied.contains("parent agent `build`"), "{denied}");
+    assert!(!h.project.join("forbidden.txt").exists());
+}
