@@ -409,17 +409,27 @@ impl Runtime {
             .unwrap_or((128_000, 8_192));
         let budget = token_budget(&settings, window, max_output);
 
-        let messages = self
+        // The whole session once: the archive for the user's words, the
+        // visible messages for the cut.
+        let all = self
             .store()
-            .call(move |db| db.get_messages(&session_id, &mia_store::MessageQuery::default()))
+            .call(move |db| {
+                db.get_messages(
+                    &session_id,
+                    &mia_store::MessageQuery {
+                        include_compacted: true,
+                        ..Default::default()
+                    },
+                )
+            })
             .await?;
         // As the model sees them: the summary first, then the rest in order.
         let is_summary =
             |m: &&Message| m.message_type == mia_protocol::MessageType::CompactionSummary;
-        let visible: Vec<&Message> = messages
-            .iter()
+        let shown = || all.iter().filter(|m| m.compacted_by.is_none());
+        let visible: Vec<&Message> = shown()
             .filter(is_summary)
-            .chain(messages.iter().filter(|m| !is_summary(m)))
+            .chain(shown().filter(|m| !is_summary(m)))
             .collect();
         let mut est = Estimates::default();
         let tokens_before = estimate_request(&visible, 0, &mut est);
@@ -459,18 +469,6 @@ impl Runtime {
 
         // Facts from the store: the user's own words (the archive too, so
         // they survive every round), the todo list, the files changed.
-        let all = self
-            .store()
-            .call(move |db| {
-                db.get_messages(
-                    &session_id,
-                    &mia_store::MessageQuery {
-                        include_compacted: true,
-                        ..Default::default()
-                    },
-                )
-            })
-            .await?;
         let user_words = user_words(&all);
         let todos = lock(&state.todos).clone();
         let records = self.step_records(session_id).await?;
@@ -732,15 +730,14 @@ impl Runtime {
             return;
         }
         let id = lock(&state.session).id;
-        let visible = match self
+        let Ok(visible) = self
             .store()
-            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
+            .call(move |db| db.visible_message_count(&id))
             .await
-        {
-            Ok(m) => m.len(),
-            Err(_) => return,
+        else {
+            return;
         };
-        if visible > settings.threshold
+        if visible > settings.threshold as u64
             && let Err(e) = self
                 .compact_claimed(state, &t.config, Trigger::Messages, Some(&t.model), cancel)
                 .await

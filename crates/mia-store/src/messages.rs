@@ -235,6 +235,19 @@ impl SessionDb {
             .map_err(|e| self.err(e))
     }
 
+    /// Number of messages of a session the model still sees (none a
+    /// compaction summary replaced).
+    pub fn visible_message_count(&self, session_id: &SessionId) -> Result<u64> {
+        self.conn
+            .query_row(
+                "SELECT count(*) FROM messages WHERE session_id = ?1 AND compacted_by IS NULL",
+                [session_id.to_string()],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n.max(0) as u64)
+            .map_err(|e| self.err(e))
+    }
+
     /// The `seq` of a message (paging cursors).
     fn cursor(&self, session_id: &SessionId, id: &MessageId) -> Result<i64> {
         let key = id.to_string();
