@@ -6,24 +6,14 @@
 //! main tree stays as it is, and "always" answers are inherited.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use mia_config::Paths;
-use mia_core::{OpResult, Runtime, RuntimeOptions, StoreHandle};
-use mia_protocol::{Event, Message, Op, PermissionReplyKind, Role, Session, SessionId, TurnEnd};
-use mia_providers::credentials::{Credentials, FileStore};
-use mia_testkit::{MockServer, Scenario};
+use mia_core::OpResult;
+use mia_protocol::{Event, Message, Op, PermissionReplyKind, Role, SessionId, TurnEnd};
 use serde_json::{Value, json};
 
-struct Harness {
-    _dir: tempfile::TempDir,
-    project: PathBuf,
-    runtime: Runtime,
-    events: tokio::sync::broadcast::Receiver<Event>,
-    server: MockServer,
-    session: Session,
-}
+mod common;
+use common::{Harness, Setup, harness_with};
 
 fn git(dir: &std::path::Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")
@@ -37,67 +27,24 @@ fn git(dir: &std::path::Path, args: &[&str]) -> String {
 }
 
 async fn harness(steps: Value, config: Value, interactive: bool) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
-    let project = project.canonicalize().unwrap();
-    std::fs::write(project.join("a.txt"), "zero\n").unwrap();
-    std::fs::write(project.join(".gitignore"), ".mia-code/\n").unwrap();
-    git(&project, &["init", "-q"]);
-    git(&project, &["add", "."]);
-    git(&project, &["commit", "-qm", "init"]);
-
-    let scenario: Scenario = serde_json::from_value(json!({ "steps": steps })).unwrap();
-    let server = MockServer::start(scenario).await.unwrap();
-    let mut global = json!({
-        "providers": { "anthropic": { "baseURL": server.anthropic_base_url(), "apiKey": "test-key" } },
-        "unifier": { "enabled": false }
-    });
-    if let (Some(g), Some(extra)) = (global.as_object_mut(), config.as_object()) {
-        for (k, v) in extra {
-            g.insert(k.clone(), v.clone());
-        }
-    }
-    std::fs::write(
-        home.join(".config/mia-code/config.json"),
-        global.to_string(),
-    )
-    .unwrap();
-    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
-    let db = mia_store::SessionDb::open(paths.data_db()).unwrap();
-    let store = StoreHandle::spawn(db).unwrap();
-    let mut opts = RuntimeOptions::new(paths.clone());
-    opts.interactive = interactive;
-    opts.credentials = Arc::new(Credentials::new(
-        Arc::new(|_: &str| None),
-        None,
-        FileStore::in_home(&paths.home),
-    ));
-    opts.client = opts.client.scaled(0.1);
-    let runtime = Runtime::new(opts, store);
-    let events = runtime.subscribe();
-    let OpResult::Session(session) = runtime
-        .submit(Op::CreateSession {
-            directory: project.display().to_string(),
-            title: Some("fix-auth-bug".into()),
-            agent: Some("build".into()),
-            model: Some("anthropic/claude-sonnet-4-5".into()),
-        })
-        .await
-        .unwrap()
-    else {
-        panic!("no session")
+    let prepare = |project: &std::path::Path| {
+        std::fs::write(project.join("a.txt"), "zero\n").unwrap();
+        std::fs::write(project.join(".gitignore"), ".mia-code/\n").unwrap();
+        git(project, &["init", "-q"]);
+        git(project, &["add", "."]);
+        git(project, &["commit", "-qm", "init"]);
     };
-    Harness {
-        _dir: dir,
-        project,
-        runtime,
-        events,
-        server,
-        session,
-    }
+    harness_with(
+        steps,
+        config,
+        Setup {
+            interactive,
+            title: "fix-auth-bug",
+            scale: 0.1,
+            prepare: &prepare,
+        },
+    )
+    .await
 }
 
 fn tool_step(contains: &str, id: &str, name: &str, args: Value) -> Value {

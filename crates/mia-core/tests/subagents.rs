@@ -5,82 +5,27 @@
 //! partial result, three at a time with a fourth queued, and cancel
 //! cascading to the children.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use mia_config::Paths;
-use mia_core::{OpResult, Runtime, RuntimeOptions, StoreHandle};
-use mia_protocol::{Event, Op, Session, SessionId, TurnEnd};
-use mia_providers::credentials::{Credentials, FileStore};
-use mia_testkit::{MockServer, Scenario};
+use mia_core::OpResult;
+use mia_protocol::{Event, Op, SessionId, TurnEnd};
 use serde_json::{Value, json};
 
-struct Harness {
-    _dir: tempfile::TempDir,
-    project: PathBuf,
-    runtime: Runtime,
-    events: tokio::sync::broadcast::Receiver<Event>,
-    server: MockServer,
-    session: Session,
-}
+mod common;
+use common::{Harness, Setup, harness_with};
 
 async fn harness(steps: Value, config: Value) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let project = dir.path().join("project");
-    std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();
-    std::fs::create_dir_all(&project).unwrap();
-    let project = project.canonicalize().unwrap();
-    let scenario: Scenario = serde_json::from_value(json!({ "steps": steps })).unwrap();
-    let server = MockServer::start(scenario).await.unwrap();
-    let mut global = json!({
-        "providers": { "anthropic": { "baseURL": server.anthropic_base_url(), "apiKey": "test-key" } },
-        "unifier": { "enabled": false }
-    });
-    if let (Some(g), Some(extra)) = (global.as_object_mut(), config.as_object()) {
-        for (k, v) in extra {
-            g.insert(k.clone(), v.clone());
-        }
-    }
-    std::fs::write(
-        home.join(".config/mia-code/config.json"),
-        global.to_string(),
+    harness_with(
+        steps,
+        config,
+        Setup {
+            interactive: false,
+            title: "parent",
+            scale: 0.05,
+            prepare: &|_| {},
+        },
     )
-    .unwrap();
-    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
-    let db = mia_store::SessionDb::open(paths.data_db()).unwrap();
-    let store = StoreHandle::spawn(db).unwrap();
-    let mut opts = RuntimeOptions::new(paths.clone());
-    opts.interactive = false;
-    opts.credentials = Arc::new(Credentials::new(
-        Arc::new(|_: &str| None),
-        None,
-        FileStore::in_home(&paths.home),
-    ));
-    opts.client = opts.client.scaled(0.05);
-    let runtime = Runtime::new(opts, store);
-    let events = runtime.subscribe();
-    let OpResult::Session(session) = runtime
-        .submit(Op::CreateSession {
-            directory: project.display().to_string(),
-            title: Some("parent".into()),
-            agent: Some("build".into()),
-            model: Some("anthropic/claude-sonnet-4-5".into()),
-        })
-        .await
-        .unwrap()
-    else {
-        panic!("no session")
-    };
-    Harness {
-        _dir: dir,
-        project,
-        runtime,
-        events,
-        server,
-        session,
-    }
+    .await
 }
 
 impl Harness {
@@ -596,18 +541,7 @@ async fn a_childs_session_continued_in_another_process_stays_within_its_parents_
 
     // Another runtime on the same data (another process would be the same):
     // the child's lineage is rebuilt from spawned_by, so the parent's deny holds.
-    let home = h._dir.path().join("home");
-    let paths = Paths::new(home.join(".mia-code"), home.clone(), &home.join(".config"));
-    let db = mia_store::SessionDb::open(paths.data_db()).unwrap();
-    let store = StoreHandle::spawn(db).unwrap();
-    let mut opts = RuntimeOptions::new(paths.clone());
-    opts.interactive = false;
-    opts.credentials = Arc::new(Credentials::new(
-        Arc::new(|_: &str| None),
-        None,
-        FileStore::in_home(&paths.home),
-    ));
-    let other = Runtime::new(opts, store);
+    let other = common::runtime_in(&h._dir.path().join("home"), false, 1.0);
     let mut rx = other.subscribe();
     other
         .submit(Op::UserMessage {
