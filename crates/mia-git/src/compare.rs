@@ -96,6 +96,18 @@ impl Worktrees {
         let cache_dir = self.repo.common_dir.join("mia-code").join("indexes");
         std::fs::create_dir_all(&cache_dir).map_err(|e| GitError::io("create", &cache_dir, e))?;
         let index = cache_dir.join(format!("{name}.index"));
+        // One comparison of an attempt at a time (two screens, or a reload
+        // racing a compare, would otherwise meet git's index.lock and fail):
+        // the others wait for this lock, across processes too.
+        let lock_path = cache_dir.join(format!("{name}.index.mia-lock"));
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| GitError::io("open", &lock_path, e))?;
+        lock.lock()
+            .map_err(|e| GitError::io("lock", &lock_path, e))?;
         if !index.is_file() {
             let own = self.git(dir).ok(&[
                 "rev-parse",

@@ -472,3 +472,26 @@ fn promote_cleans_up_when_asked() {
     assert_eq!(p.others, vec!["loser"]);
     assert!(other.path.exists());
 }
+
+#[test]
+fn concurrent_comparisons_of_one_attempt_wait_for_each_other() {
+    let fx = fixture(Settings::default());
+    let c = create(&fx, Some("alpha"));
+    write(&c.path.join("new.txt"), "new\n");
+    let wt = std::sync::Arc::new(fx.wt.clone());
+    let trees: Vec<String> = (0..6)
+        .map(|_| {
+            let wt = wt.clone();
+            let path = c.path.clone();
+            std::thread::spawn(move || wt.working_tree("alpha", &path))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| {
+            h.join()
+                .unwrap()
+                .expect("no comparison fails on another's index lock")
+        })
+        .collect();
+    assert!(trees.windows(2).all(|w| w[0] == w[1]), "{trees:?}");
+}
