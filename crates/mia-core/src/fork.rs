@@ -293,61 +293,61 @@ impl Runtime {
                 Ok(out)
             })
             .await?;
-        let by_parent_dir: HashMap<SessionId, String> = items
+        let dirs: HashMap<SessionId, String> = items
             .iter()
             .map(|s| (s.session.id, s.session.directory.clone()))
             .collect();
-        let present: HashSet<SessionId> = items.iter().map(|s| s.session.id).collect();
-        let mut children: HashMap<SessionId, Vec<SessionSummary>> = HashMap::new();
-        let mut roots = Vec::new();
-        for s in items {
-            match s.session.parent_id {
-                Some(p) if present.contains(&p) && p != s.session.id => {
-                    children.entry(p).or_default().push(s)
-                }
-                _ => roots.push(s),
-            }
-        }
+        let worktrees: HashMap<SessionId, Option<String>> = items
+            .iter()
+            .map(|s| (s.session.id, s.worktree.clone()))
+            .collect();
+        // The store's tree (parents, creation order), with this view's figures on each node.
+        let tree = mia_store::build_tree(
+            items
+                .into_iter()
+                .map(|s| mia_store::SessionListItem {
+                    session: s.session,
+                    message_count: s.message_count,
+                })
+                .collect(),
+        );
         struct Ctx<'a> {
-            children: HashMap<SessionId, Vec<SessionSummary>>,
             stats: &'a HashMap<SessionId, mia_store::SessionStats>,
             excerpts: &'a HashMap<MessageId, String>,
             dirs: &'a HashMap<SessionId, String>,
+            worktrees: &'a HashMap<SessionId, Option<String>>,
         }
-        fn node(s: SessionSummary, cx: &mut Ctx<'_>, depth: usize) -> ForkTreeNode {
-            let mut kids = cx.children.remove(&s.session.id).unwrap_or_default();
-            kids.sort_by_key(|k| (k.session.created_at, k.session.id));
-            let children = if depth > 64 {
-                Vec::new()
-            } else {
-                kids.into_iter().map(|k| node(k, cx, depth + 1)).collect()
-            };
-            let st = cx.stats.get(&s.session.id).cloned().unwrap_or_default();
-            let own_worktree = match s.session.parent_id.and_then(|p| cx.dirs.get(&p)) {
-                Some(parent_dir) => *parent_dir != s.session.directory && s.worktree.is_some(),
-                None => s.worktree.is_some(),
+        fn node(n: mia_store::TreeNode, cx: &Ctx<'_>) -> ForkTreeNode {
+            let s = n.item.session;
+            let worktree = cx.worktrees.get(&s.id).cloned().flatten();
+            let st = cx.stats.get(&s.id).cloned().unwrap_or_default();
+            let own_worktree = match s.parent_id.and_then(|p| cx.dirs.get(&p)) {
+                Some(parent_dir) => *parent_dir != s.directory && worktree.is_some(),
+                None => worktree.is_some(),
             };
             ForkTreeNode {
                 fork_excerpt: s
-                    .session
                     .fork
                     .as_ref()
                     .and_then(|f| cx.excerpts.get(&f.source_message_id).cloned()),
                 files_changed: st.files_changed,
                 cost_usd: st.cost_usd,
                 own_worktree,
-                summary: s,
-                children,
+                children: n.children.into_iter().map(|c| node(c, cx)).collect(),
+                summary: SessionSummary {
+                    session: s,
+                    message_count: n.item.message_count,
+                    worktree,
+                },
             }
         }
-        roots.sort_by_key(|r| (r.session.created_at, r.session.id));
-        let mut cx = Ctx {
-            children,
+        let cx = Ctx {
             stats: &stats,
             excerpts: &excerpts,
-            dirs: &by_parent_dir,
+            dirs: &dirs,
+            worktrees: &worktrees,
         };
-        Ok(roots.into_iter().map(|r| node(r, &mut cx, 0)).collect())
+        Ok(tree.into_iter().map(|n| node(n, &cx)).collect())
     }
 
     /// Two sessions' file changes since they diverged: for a fork and its

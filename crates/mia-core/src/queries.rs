@@ -1,5 +1,5 @@
 //! What the CLI's listing and maintenance commands read and write: session
-//! lookup by id, prefix or slug, messages, the fork tree, approvals and
+//! lookup by id, prefix or slug, messages, approvals and
 //! workspace trust, snapshot rows and gc. The store stays behind the
 //! runtime; these are the shapes the commands print.
 
@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use mia_permission::PermissionRule;
 use mia_protocol::{Message, Session, SessionId};
-pub use mia_store::{ProjectApproval, SessionListItem, SnapshotKind, SnapshotRow, TreeNode};
+pub use mia_store::{ProjectApproval, SessionListItem, SnapshotKind, SnapshotRow};
 
 use crate::CoreError;
 use crate::runtime::Runtime;
@@ -87,17 +87,6 @@ impl Runtime {
 
     pub async fn message_count(&self, id: SessionId) -> Result<u64, CoreError> {
         self.store().call(move |db| db.message_count(&id)).await
-    }
-
-    /// The fork hierarchy of a project's sessions.
-    pub async fn session_tree(&self, project: &Path) -> Result<Vec<TreeNode>, CoreError> {
-        let items = self
-            .session_items(SessionListQuery {
-                project: Some(project.display().to_string()),
-                ..Default::default()
-            })
-            .await?;
-        Ok(mia_store::build_tree(items))
     }
 
     /// A project's "always for this project" rules given to `agent`, and
