@@ -1,0 +1,331 @@
+//! Linux: Landlock for the file system, seccomp (and Landlock's TCP rules)
+//! for the network.
+//!
+//! Everything that can fail or allocate happens in the parent, before the
+//! fork: the ruleset is created and filled, the BPF program compiled. Between
+//! fork and exec the child only makes three system calls
+//! (`PR_SET_NO_NEW_PRIVS`, `landlock_restrict_self`, `seccomp`), so mia-code
+//! itself is never confined and nothing unsafe runs in a forked
+//! multi-threaded process.
+#![allow(unsafe_code)]
+
+use std::collections::BTreeMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, Scope,
+};
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule,
+};
+
+use crate::{NetworkAccess, SandboxError, SandboxMode, SandboxPolicy, Support};
+
+/// The oldest Landlock ABI that can confine writes completely (ABI 3 adds
+/// truncation; Linux 6.2).
+const MIN_ABI: i32 = 3;
+/// The newest rights asked for; older kernels drop what they lack.
+const WANT: ABI = ABI::V6;
+
+/// The kernel's Landlock ABI version, or the errno that says why there is none.
+fn landlock_abi() -> Result<i32, i32> {
+    // LANDLOCK_CREATE_RULESET_VERSION = 1 << 0
+    // SAFETY: a query with a null attribute pointer and size 0 is the
+    // documented way to read the ABI version; no memory is passed.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    if v < 0 {
+        Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    } else {
+        Ok(i32::try_from(v).unwrap_or(i32::MAX))
+    }
+}
+
+pub(crate) fn support() -> Support {
+    match landlock_abi() {
+        Ok(abi) if abi >= MIN_ABI => Support::Available {
+            mechanism: "landlock+seccomp",
+            detail: format!("Landlock ABI {abi}, seccomp network filter"),
+        },
+        Ok(abi) => Support::Unavailable {
+            reason: format!(
+                "this kernel's Landlock (ABI {abi}) cannot confine every write; ABI {MIN_ABI} (Linux 6.2) or newer is needed"
+            ),
+        },
+        Err(e) if e == libc::ENOSYS => Support::Unavailable {
+            reason: "this kernel has no Landlock (Linux 5.13+ with CONFIG_SECURITY_LANDLOCK)"
+                .into(),
+        },
+        Err(e) if e == libc::EOPNOTSUPP => Support::Unavailable {
+            reason: "Landlock is built into this kernel but turned off (add `landlock` to the `lsm=` boot parameter)".into(),
+        },
+        Err(e) => Support::Unavailable {
+            reason: format!(
+                "Landlock could not be queried: {}",
+                std::io::Error::from_raw_os_error(e)
+            ),
+        },
+    }
+}
+
+/// Devices every command may read and write (`> /dev/null`, `/dev/tty`).
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+];
+
+/// What the child applies to itself before `exec`.
+struct Prepared {
+    ruleset: OwnedFd,
+    seccomp: Option<BpfProgram>,
+}
+
+impl Prepared {
+    /// Runs in the forked child: system calls only (no allocation, no locks).
+    fn apply(&self) -> std::io::Result<()> {
+        // SAFETY: prctl with integer arguments.
+        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: the ruleset fd is open (owned by self) and flags are 0.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_restrict_self,
+                self.ruleset.as_raw_fd(),
+                0u32,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if let Some(bpf) = &self.seccomp {
+            seccompiler::apply_filter(bpf)
+                .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
+        }
+        Ok(())
+    }
+}
+
+fn err(what: &str, e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Build(format!("{what}: {e}"))
+}
+
+/// The paths under `root` to grant when `hidden` must stay unreadable: the
+/// whole of `root` when nothing hidden lies beneath it, else its entries
+/// minus the hidden ones, recursing into the entries that contain one.
+/// Symbolic links at the levels walked are skipped (their targets are
+/// granted or hidden at their real place), so a link cannot reopen a
+/// hidden directory.
+pub(crate) fn grant_list(root: &Path, hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    walk(root, hidden, &mut out);
+    out
+}
+
+fn walk(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
+    if hidden.iter().any(|h| h == dir) {
+        return;
+    }
+    if !hidden.iter().any(|h| h.starts_with(dir)) {
+        out.push(dir.to_path_buf());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_symlink() {
+            continue;
+        }
+        let p = e.path();
+        if ft.is_dir() {
+            walk(&p, hidden, out);
+        } else if !hidden.iter().any(|h| *h == p) {
+            out.push(p);
+        }
+    }
+}
+
+/// The hidden paths as the kernel sees them: canonical, existing.
+fn real_hidden(hidden: &[PathBuf]) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = Vec::new();
+    for h in hidden {
+        if let Ok(c) = std::fs::canonicalize(h)
+            && !v.contains(&c)
+        {
+            v.push(c);
+        }
+    }
+    v
+}
+
+fn prepare(policy: &SandboxPolicy) -> Result<Prepared, SandboxError> {
+    let all = AccessFs::from_all(WANT);
+    let mut ruleset = Ruleset::default()
+        .handle_access(all)
+        .map_err(|e| err("Landlock file-system rights", e))?;
+    let deny_net = policy.network == NetworkAccess::Deny;
+    if deny_net {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(WANT))
+            .map_err(|e| err("Landlock network rights", e))?
+            .scope(Scope::AbstractUnixSocket)
+            .map_err(|e| err("Landlock scopes", e))?;
+    }
+    let mut created = ruleset
+        .create()
+        .map_err(|e| err("create the Landlock ruleset", e))?;
+    let rule = |path: &Path, access: BitFlags<AccessFs>| -> Result<Option<_>, SandboxError> {
+        match PathFd::new(path) {
+            Ok(fd) => Ok(Some(PathBeneath::new(fd, access))),
+            // A path that does not exist (or vanished) is simply not granted.
+            Err(_) => Ok(None),
+        }
+    };
+    // Directory listings everywhere; file contents and execution everywhere
+    // but the hidden paths.
+    if let Some(r) = rule(Path::new("/"), AccessFs::ReadDir.into())? {
+        created = created
+            .add_rule(r)
+            .map_err(|e| err("grant directory listing", e))?;
+    }
+    let hidden = real_hidden(&policy.hidden);
+    let read = AccessFs::ReadFile | AccessFs::Execute;
+    for p in grant_list(Path::new("/"), &hidden) {
+        if let Some(r) = rule(&p, read)? {
+            created = created
+                .add_rule(r)
+                .map_err(|e| err(&format!("grant reading {}", p.display()), e))?;
+        }
+    }
+    let device =
+        AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    for d in DEVICES {
+        if let Some(r) = rule(Path::new(d), device)? {
+            created = created
+                .add_rule(r)
+                .map_err(|e| err(&format!("grant the device {d}"), e))?;
+        }
+    }
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        for w in &policy.writable {
+            // A writable root inside a hidden path stays hidden.
+            if hidden.iter().any(|h| w.starts_with(h)) {
+                continue;
+            }
+            if let Some(r) = rule(w, all)? {
+                created = created
+                    .add_rule(r)
+                    .map_err(|e| err(&format!("grant writing {}", w.display()), e))?;
+            }
+        }
+    }
+    let fd: Option<OwnedFd> = created.into();
+    let ruleset = fd.ok_or_else(|| {
+        SandboxError::Unavailable("the kernel did not create a Landlock ruleset".into())
+    })?;
+    let seccomp = if deny_net {
+        Some(network_filter()?)
+    } else {
+        None
+    };
+    Ok(Prepared { ruleset, seccomp })
+}
+
+/// `socket()` for anything but Unix sockets, and io_uring (which can open
+/// sockets of its own), fail with EPERM.
+fn network_filter() -> Result<BpfProgram, SandboxError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let not_unix = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Ne,
+        libc::AF_UNIX as u64,
+    )
+    .map_err(|e| err("seccomp condition", e))?;
+    rules.insert(
+        libc::SYS_socket,
+        vec![SeccompRule::new(vec![not_unix]).map_err(|e| err("seccomp rule", e))?],
+    );
+    rules.insert(libc::SYS_io_uring_setup, vec![]);
+    let arch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|e| err("seccomp architecture", e))?;
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .map_err(|e| err("seccomp filter", e))?;
+    filter.try_into().map_err(|e| err("compile seccomp", e))
+}
+
+pub(crate) fn command(
+    policy: &SandboxPolicy,
+    program: &str,
+    args: &[&str],
+) -> Result<Command, SandboxError> {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    if policy.mode == SandboxMode::Off {
+        return Ok(cmd);
+    }
+    if let Support::Unavailable { reason } = crate::support() {
+        return Err(SandboxError::Unavailable(reason));
+    }
+    let prepared = prepare(policy)?;
+    // SAFETY: `apply` makes only async-signal-safe system calls on data
+    // prepared before the fork.
+    unsafe {
+        cmd.pre_exec(move || prepared.apply());
+    }
+    Ok(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grant_list_leaves_out_hidden_paths_and_keeps_their_siblings() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
+        std::fs::create_dir_all(root.join("home/.config/gh")).unwrap();
+        std::fs::create_dir_all(root.join("home/.config/nvim")).unwrap();
+        std::fs::write(root.join("home/.bashrc"), "").unwrap();
+        std::fs::create_dir_all(root.join("usr")).unwrap();
+        std::os::unix::fs::symlink(root.join("home/.ssh"), root.join("home/link")).unwrap();
+        let hidden = vec![root.join("home/.ssh"), root.join("home/.config/gh")];
+        let mut got = grant_list(&root, &hidden);
+        got.sort();
+        let mut want = vec![
+            root.join("home/.bashrc"),
+            root.join("home/.config/nvim"),
+            root.join("usr"),
+        ];
+        want.sort();
+        assert_eq!(got, want);
+        // Nothing hidden: the root itself.
+        assert_eq!(grant_list(&root, &[]), vec![root.clone()]);
+    }
+}
