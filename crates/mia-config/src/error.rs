@@ -26,6 +26,14 @@ pub enum ConfigError {
         line: usize,
     },
     #[error(
+        "{path}:{line}: `{key}` may not loosen the sandbox in a project config: a cloned repository must not be able to let commands write or connect where your settings do not; a project may only tighten it (mode \"read-only\", network \"deny\", packageCaches false). Set it in your global config (~/.config/mia-code/config.json) instead"
+    )]
+    LoosensSandbox {
+        path: PathBuf,
+        key: String,
+        line: usize,
+    },
+    #[error(
         "environment variable {var} (referenced by `{key}`) is not set; export it or change the reference"
     )]
     MissingEnv { var: String, key: String },

@@ -23,6 +23,7 @@ pub use load::{
 };
 pub use paths::Paths;
 pub use types::{
-    AgentConfig, AgentMode, CompactionConfig, ConfigFile, ProviderConfig, ShareConfig, ShareMode,
-    SnapshotConfig, UnifierConfig, WorktreeConfig, json_schema,
+    AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, NetworkSetting,
+    ProviderConfig, SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig,
+    UnifierConfig, WorktreeConfig, json_schema,
 };

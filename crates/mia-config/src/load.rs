@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::types::{
-    CompactionConfig, ConfigFile, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig,
-    WorktreeConfig,
+    CompactionConfig, ConfigFile, NetworkSetting, SandboxModeSetting, ShareConfig, ShareMode,
+    SnapshotConfig, UnifierConfig, WorktreeConfig,
 };
 use crate::{ConfigError, Paths};
 
@@ -151,6 +151,8 @@ impl Config {
                 }
             }
             for (path, file) in crate::agent_file::read_agent_dir(&root.join(PROJECT_AGENTS_DIR))? {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                check_project_restrictions(&path, &text, &file)?;
                 layers.push(Layer {
                     kind: LayerKind::Project,
                     path: Some(path),
@@ -302,6 +304,41 @@ fn check_project_restrictions(
     }
     if file.share.as_ref().is_some_and(|s| s.url.is_some()) {
         return Err(forbidden("share.url".into(), "\"url\""));
+    }
+    let loosens = |key: String, needle: &str| ConfigError::LoosensSandbox {
+        path: path.to_path_buf(),
+        line: line_of(text, needle),
+        key,
+    };
+    let mode_loosens =
+        |m: Option<SandboxModeSetting>| m.is_some_and(|m| m != SandboxModeSetting::ReadOnly);
+    let net_loosens = |n: Option<NetworkSetting>| n == Some(NetworkSetting::Allow);
+    if let Some(sb) = &file.sandbox {
+        if mode_loosens(sb.mode) {
+            return Err(loosens("sandbox.mode".into(), "\"mode\""));
+        }
+        if net_loosens(sb.network) {
+            return Err(loosens("sandbox.network".into(), "\"network\""));
+        }
+        if sb.writable.as_ref().is_some_and(|w| !w.is_empty()) {
+            return Err(loosens("sandbox.writable".into(), "\"writable\""));
+        }
+        if sb.package_caches == Some(true) {
+            return Err(loosens("sandbox.packageCaches".into(), "\"packageCaches\""));
+        }
+    }
+    for (name, a) in file.agent.iter().flatten() {
+        if let Some(sb) = &a.sandbox {
+            if mode_loosens(sb.mode) {
+                return Err(loosens(format!("agent.{name}.sandbox.mode"), "\"sandbox\""));
+            }
+            if net_loosens(sb.network) {
+                return Err(loosens(
+                    format!("agent.{name}.sandbox.network"),
+                    "\"sandbox\"",
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -54,6 +54,10 @@ pub struct ConfigFile {
     pub snapshot: Option<SnapshotConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unifier: Option<UnifierConfig>,
+    /// The OS sandbox shell commands run in (docs/security.md). A project
+    /// config may only tighten it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxConfig>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -104,6 +108,10 @@ pub struct AgentConfig {
     /// Turn a built-in agent off.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable: Option<bool>,
+    /// This agent's sandbox (over `sandbox`). Agents that cannot edit
+    /// (plan, explore) always run commands read-only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<AgentSandboxConfig>,
 }
 
 /// One provider's settings. `apiKey`, `baseURL` and `headers` are accepted
@@ -233,6 +241,60 @@ pub struct UnifierConfig {
     /// Dual-perspective commentary for primary agents (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
+}
+
+/// `sandbox.mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxModeSetting {
+    /// Commands may write only the session's project or worktree, the temp
+    /// dir, package caches and `sandbox.writable`.
+    WorkspaceWrite,
+    /// Commands may not write anywhere.
+    ReadOnly,
+    /// No sandbox: the permission engine alone decides.
+    Off,
+}
+
+/// `sandbox.network`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkSetting {
+    Allow,
+    Deny,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SandboxConfig {
+    /// `workspace-write` (default on Linux and macOS), `read-only`, or `off`
+    /// (default on Windows, which has no sandbox yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<SandboxModeSetting>,
+    /// Whether sandboxed commands may open network connections (default:
+    /// `deny` for agents that cannot edit, `allow` for the others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSetting>,
+    /// More directories sandboxed commands may write (`~/` expands; relative
+    /// paths resolve against the project).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writable: Option<Vec<String>>,
+    /// Keep package-manager caches (`~/.npm`, `~/.cache`, `~/.cargo/registry`,
+    /// ...) writable so installs and builds work (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_caches: Option<bool>,
+}
+
+/// `agent.<name>.sandbox`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentSandboxConfig {
+    /// Over `sandbox.mode` for this agent (read-only agents stay read-only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<SandboxModeSetting>,
+    /// Over `sandbox.network` for this agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkSetting>,
 }
 
 /// The JSON Schema of [`ConfigFile`], as committed in `schema/config.schema.json`.

@@ -183,6 +183,62 @@ fn project_config_cannot_redirect_keys_or_transcripts() {
 }
 
 #[test]
+fn a_project_config_may_tighten_the_sandbox_but_never_loosen_it() {
+    for (text, key) in [
+        (r#"{"sandbox": {"mode": "off"}}"#, "sandbox.mode"),
+        (
+            r#"{"sandbox": {"mode": "workspace-write"}}"#,
+            "sandbox.mode",
+        ),
+        (r#"{"sandbox": {"network": "allow"}}"#, "sandbox.network"),
+        (r#"{"sandbox": {"writable": ["/"]}}"#, "sandbox.writable"),
+        (
+            r#"{"sandbox": {"packageCaches": true}}"#,
+            "sandbox.packageCaches",
+        ),
+        (
+            r#"{"agent": {"build": {"sandbox": {"mode": "off"}}}}"#,
+            "agent.build.sandbox.mode",
+        ),
+        (
+            r#"{"agent": {"plan": {"sandbox": {"network": "allow"}}}}"#,
+            "agent.plan.sandbox.network",
+        ),
+    ] {
+        let err = parse_file(Path::new("/p/.mia-code.json"), text, LayerKind::Project).unwrap_err();
+        assert!(matches!(err, ConfigError::LoosensSandbox { .. }), "{err}");
+        assert!(err.to_string().contains(key), "{err}");
+        assert!(err.to_string().contains("only tighten"), "{err}");
+        parse_file(Path::new("/g/config.json"), text, LayerKind::Global).unwrap();
+    }
+    parse_file(
+        Path::new("/p/.mia-code.json"),
+        r#"{"sandbox": {"mode": "read-only", "network": "deny", "packageCaches": false}}"#,
+        LayerKind::Project,
+    )
+    .unwrap();
+    // A project's markdown agent cannot loosen it either.
+    let (_d, paths, project) = setup();
+    let agents = project.join(".mia-code/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("loose.md"),
+        "---\ndescription: x\nsandbox:\n  mode: \"off\"\n---\nprompt\n",
+    )
+    .unwrap();
+    let err = Config::load(&paths, Some(&project)).unwrap_err();
+    assert!(matches!(err, ConfigError::LoosensSandbox { .. }), "{err}");
+    // A bad value names the choices.
+    let err = parse_file(
+        Path::new("/g/config.json"),
+        r#"{"sandbox": {"mode": "strict"}}"#,
+        LayerKind::Global,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("workspace-write"), "{err}");
+}
+
+#[test]
 fn committed_schema_is_current() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/config.schema.json");
     let want = json_schema();
@@ -234,6 +290,10 @@ fn markdown_agent_files_round_trip_every_field_and_load_as_layers() {
         hidden: Some(false),
         timeout: Some(90),
         disable: Some(false),
+        sandbox: Some(mia_config::AgentSandboxConfig {
+            mode: Some(mia_config::SandboxModeSetting::ReadOnly),
+            network: Some(mia_config::NetworkSetting::Deny),
+        }),
     };
     let text = render_agent_file(&cfg).unwrap();
     assert!(

@@ -42,6 +42,7 @@ fn message(n: usize) -> Message {
                 is_error: false,
                 duration_ms: Some(3),
                 permission: None,
+                sandbox: None,
             },
         ]
     };

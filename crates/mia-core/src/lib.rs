@@ -22,6 +22,7 @@ pub mod prompt;
 pub mod queries;
 pub mod retention;
 mod runtime;
+pub mod sandbox;
 mod session;
 pub mod skills;
 mod snapshots;

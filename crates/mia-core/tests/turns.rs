@@ -469,8 +469,16 @@ async fn cancel_mid_bash_stops_the_process_and_the_turn() {
         "bash",
         json!({"command": "echo $$ > sh.pid; sleep 30"})
     )]);
-    // `$$` is an expansion: never auto-allowed, so a person approves it once.
-    let mut h = harness("anthropic", steps, json!({}), true, "build").await;
+    // `$$` is an expansion: without the OS sandbox never auto-allowed, so a
+    // person approves it once.
+    let mut h = harness(
+        "anthropic",
+        steps,
+        json!({"sandbox": {"mode": "off"}}),
+        true,
+        "build",
+    )
+    .await;
     h.send("do something slow").await;
     let events = h
         .until(|e| matches!(e, Event::PermissionAsked { .. }))

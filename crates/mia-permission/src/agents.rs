@@ -94,6 +94,27 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     "~/AppData/Local/Microsoft/Credentials/**",
 ];
 
+/// The credential stores as paths under `home` (their `/**` dropped), for
+/// the OS sandbox to hide from commands: what the engine cannot see a
+/// command read (a name built at run time), the kernel refuses.
+pub fn credential_store_paths(home: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = Vec::new();
+    for p in CREDENTIAL_STORES {
+        let Some(rel) = p.strip_prefix("~/") else {
+            continue;
+        };
+        let rel = rel.strip_suffix("/**").unwrap_or(rel);
+        if rel.contains(['*', '?', '[', '{']) {
+            continue;
+        }
+        let path = home.join(rel);
+        if !v.contains(&path) {
+            v.push(path);
+        }
+    }
+    v
+}
+
 /// The safe-default layer (every agent; user config and answers can lift it):
 /// reading credential stores asks, and so does the first fetch of each host.
 pub fn safe_default_rules() -> Vec<PermissionRule> {
@@ -113,8 +134,15 @@ pub fn invariant_rules() -> Vec<PermissionRule> {
         v.push(r(Ask, "write", Some(p)));
         v.push(r(Ask, "edit", Some(p)));
     }
+    // A shell command that would run outside the configured OS sandbox
+    // (the agent asked to, or this machine has none) always asks a person.
+    v.push(r(Ask, SANDBOX_ESCAPE, None));
     v
 }
+
+/// The permission checked before a shell command runs outside the
+/// configured OS sandbox; an invariant ask (no rule or answer lifts it).
+pub const SANDBOX_ESCAPE: &str = "sandbox_escape";
 
 /// Layer 8: built-in defaults (spec 074): allow reads, ask for writes and bash.
 pub fn default_rules() -> Vec<PermissionRule> {

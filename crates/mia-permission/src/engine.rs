@@ -73,7 +73,7 @@ impl Request {
                 "fetch" | "web_fetch" | "webfetch" => Target::Url(s.into()),
                 p if matches!(
                     p,
-                    "question" | "plan_enter" | "plan_exit" | "task" | "skill"
+                    "question" | "plan_enter" | "plan_exit" | "task" | "skill" | "sandbox_escape"
                 ) || p.starts_with("todo_") =>
                 {
                     Target::Text(s.into())
@@ -309,6 +309,9 @@ pub struct Checker<'a> {
     parents: Vec<&'a Policy>,
     resolver: &'a dyn PathResolver,
     answerer: Answerer,
+    /// Shell commands run in the OS sandbox (writes confined, credential
+    /// stores and mia-code's secrets hidden).
+    sandboxed_shell: bool,
 }
 
 struct Sub {
@@ -352,7 +355,54 @@ impl<'a> Checker<'a> {
             parents: Vec::new(),
             resolver,
             answerer: Answerer::Person,
+            sandboxed_shell: false,
         }
+    }
+
+    /// Shell commands run in the OS sandbox, which confines their writes and
+    /// hides the credential stores and mia-code's secrets: a command the
+    /// rules allow needs no confirmation just because its words are not
+    /// plain (expansions, substitutions, loops, redirections, heredocs),
+    /// unless it is destructive or privileged, the parser could not read
+    /// it, or a read rule of your own restricts files it could reach.
+    pub fn with_sandboxed_shell(mut self, sandboxed: bool) -> Self {
+        self.sandboxed_shell = sandboxed;
+        self
+    }
+
+    /// May the sandbox stand in for plain words in this segment?
+    fn sandbox_covers(&self, seg: &Segment) -> bool {
+        use crate::bash::Opaque as O;
+        // A bare assignment (`OUT=x`) runs no program.
+        let runs_nothing =
+            seg.words.is_empty() || (seg.words.len() == 1 && seg.opaque == [O::Assignment]);
+        self.sandboxed_shell
+            && (runs_nothing
+                || (seg.is_literal(0) && !readonly::is_destructive_or_privileged(&seg.words)))
+            && seg.opaque.iter().all(|o| {
+                matches!(
+                    o,
+                    O::CommandSubstitution
+                        | O::ProcessSubstitution
+                        | O::VariableExpansion
+                        | O::ArithmeticExpansion
+                        | O::AnsiCString
+                        | O::GlobPattern
+                        | O::Assignment
+                        | O::Redirection
+                        | O::Heredoc
+                        | O::Subshell
+                        | O::ControlFlow
+                        | O::DynamicArguments
+                        | O::HiddenCode
+                        | O::ChangesDirectory
+                )
+            })
+            && !self.policy.read_restricted_beyond_hidden()
+            && !self
+                .parents
+                .iter()
+                .any(|p| p.read_restricted_beyond_hidden())
     }
 
     /// A subagent: its effective rules are the intersection of its own and
@@ -901,7 +951,12 @@ impl<'a> Checker<'a> {
                 }
             }
         }
-        if !seg.opaque.is_empty() && s.action == Allow {
+        if !seg.opaque.is_empty() && s.action == Allow && self.sandbox_covers(seg) {
+            s.reason = format!(
+                "{} (not plain words, but it runs in the OS sandbox)",
+                s.reason
+            );
+        } else if !seg.opaque.is_empty() && s.action == Allow {
             let why: Vec<String> = seg.opaque.iter().map(|o| o.to_string()).collect();
             s = Sub {
                 action: Ask,

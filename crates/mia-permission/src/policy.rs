@@ -344,6 +344,26 @@ impl Policy {
         false
     }
 
+    /// Could a read rule other than the built-in ones for credential stores
+    /// and mia-code's secrets (which the OS sandbox hides from commands)
+    /// refuse or ask for some file?
+    pub fn read_restricted_beyond_hidden(&self) -> bool {
+        for r in &self.rules {
+            if !r.matches_permission("read") {
+                continue;
+            }
+            if r.action() != PermissionAction::Allow {
+                if matches!(r.layer, Layer::SafeDefault | Layer::Invariant) {
+                    continue;
+                }
+                return true;
+            } else if r.matches_every_target() && !r.layer.is_floor() {
+                return false;
+            }
+        }
+        false
+    }
+
     /// An invalid rule that disables `permission`, if any.
     pub fn disabled_by(&self, permission: &str) -> Option<&RuleError> {
         self.errors.iter().find(|e| {

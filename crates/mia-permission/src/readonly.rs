@@ -143,6 +143,19 @@ const DANGEROUS: &[&str] = &[
 ];
 
 /// A segment for which "always" is never offered.
+/// Destructive, privileged or flagged (`rm`, `sudo`, `kill`, `eval`, a
+/// hazardous flag): what still asks under the OS sandbox when its words are
+/// not plain.
+pub fn is_destructive_or_privileged(words: &[String]) -> bool {
+    let Some(prog) = words.first() else {
+        return true;
+    };
+    let base = prog.rsplit('/').next().unwrap_or(prog);
+    DANGEROUS.contains(&base)
+        || base.starts_with("mkfs")
+        || !crate::commands::analyse(words).hazards.is_empty()
+}
+
 pub fn is_dangerous(words: &[String]) -> bool {
     let Some(prog) = words.first() else {
         return true;

@@ -255,6 +255,9 @@ pub enum Event {
         output: String,
         is_error: bool,
         duration_ms: u64,
+        /// Shell commands: how the OS sandbox confined it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<crate::SandboxNote>,
     },
     Snapshot {
         session_id: SessionId,

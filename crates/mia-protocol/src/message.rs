@@ -89,6 +89,27 @@ pub struct PermissionNote {
     pub reason: String,
 }
 
+/// How a shell command was confined by the OS sandbox (what the tool card shows).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SandboxNote {
+    /// `workspace-write`, `read-only`, or `off` (ran unconfined).
+    pub mode: String,
+    /// `allow` or `deny` (absent when unconfined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// `landlock+seccomp` or `seatbelt` (absent when unconfined).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<String>,
+    /// Why it ran unconfined: `config` (`sandbox.mode` is off), `escalated`
+    /// (the user allowed it once outside the sandbox) or `unavailable` (no
+    /// sandbox on this machine; the user allowed it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unconfined: Option<String>,
+    /// What the sandbox seems to have blocked (`write` or `network`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<String>,
+}
+
 /// Token counts reported by a provider for one assistant message.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
@@ -182,6 +203,9 @@ pub enum PartContent {
         /// it (absent when a rule allowed it without asking).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         permission: Option<PermissionNote>,
+        /// Shell commands: how the OS sandbox confined it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<SandboxNote>,
     },
     Error {
         /// Machine-readable class (`rate_limited`, `network`, `auth`, ...).

@@ -243,6 +243,7 @@ mod tests {
                         is_error: false,
                         duration_ms: None,
                         permission: None,
+                        sandbox: None,
                     },
                     PartContent::text("Done."),
                     PartContent::Error {

@@ -214,9 +214,15 @@ pub fn blocked(policy: &SandboxPolicy, output: &str) -> Option<Blocked> {
     {
         return Some(Blocked::Network);
     }
-    if ["permission denied", "read-only file system", "operation not permitted", "eacces", "eperm"]
-        .iter()
-        .any(|m| o.contains(m))
+    if [
+        "permission denied",
+        "read-only file system",
+        "operation not permitted",
+        "eacces",
+        "eperm",
+    ]
+    .iter()
+    .any(|m| o.contains(m))
     {
         return Some(Blocked::Write);
     }

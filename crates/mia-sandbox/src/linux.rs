@@ -158,7 +158,7 @@ fn walk(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
         let p = e.path();
         if ft.is_dir() {
             walk(&p, hidden, out);
-        } else if !hidden.iter().any(|h| *h == p) {
+        } else if !hidden.contains(&p) {
             out.push(p);
         }
     }
@@ -216,8 +216,7 @@ fn prepare(policy: &SandboxPolicy) -> Result<Prepared, SandboxError> {
                 .map_err(|e| err(&format!("grant reading {}", p.display()), e))?;
         }
     }
-    let device =
-        AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
     for d in DEVICES {
         if let Some(r) = rule(Path::new(d), device)? {
             created = created

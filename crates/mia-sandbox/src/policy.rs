@@ -199,7 +199,10 @@ mod tests {
         assert_eq!(p.writable[1], PathBuf::from("/w/main/.git"));
         assert!(p.writable.contains(&std::env::temp_dir()));
         assert_eq!(
-            p.writable.iter().filter(|w| *w == Path::new("/w/p")).count(),
+            p.writable
+                .iter()
+                .filter(|w| *w == Path::new("/w/p"))
+                .count(),
             1
         );
         assert!(p.writable.contains(&PathBuf::from("/opt/x")));

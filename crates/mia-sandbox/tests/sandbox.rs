@@ -1,6 +1,7 @@
 //! Real processes under the real sandbox of this machine (Linux: Landlock
 //! and seccomp). Every "cannot" is checked twice: the command fails, and the
 //! file it aimed at is unchanged.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg(target_os = "linux")]
 
 use std::io::{Read, Write};
@@ -37,7 +38,14 @@ fn run(policy: &SandboxPolicy, dir: &Path, script: &str) -> (bool, String) {
 
 fn git(dir: &Path, args: &[&str]) {
     let st = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .current_dir(dir)
         .output()
@@ -70,7 +78,10 @@ fn workspace_write_confines_writes_to_the_project_and_temp() {
         "echo one > a.txt && echo two >> a.txt && mkdir d && mv a.txt d/b.txt && rm d/b.txt && echo kept > c.txt",
     );
     assert!(ok, "{out}");
-    assert_eq!(std::fs::read_to_string(project.join("c.txt")).unwrap(), "kept\n");
+    assert_eq!(
+        std::fs::read_to_string(project.join("c.txt")).unwrap(),
+        "kept\n"
+    );
 
     // The temp dir.
     let (ok, out) = run(&p, &project, "f=$(mktemp) && echo t > \"$f\" && rm \"$f\"");
@@ -98,7 +109,11 @@ fn workspace_write_confines_writes_to_the_project_and_temp() {
     assert_eq!(std::fs::read(&rc).ok(), before);
 
     // Reading outside the project still works; /dev/null is writable.
-    let (ok, out) = run(&p, &project, "cat /etc/hostname > /dev/null && ls / > /dev/null");
+    let (ok, out) = run(
+        &p,
+        &project,
+        "cat /etc/hostname > /dev/null && ls / > /dev/null",
+    );
     assert!(ok, "{out}");
 }
 
@@ -113,10 +128,17 @@ fn git_commit_works_in_the_project_and_a_worktree_but_not_in_another_worktree() 
     git(&main, &["commit", "-q", "-m", "init"]);
     let wa = b.path().join("wt-a");
     let wb = b.path().join("wt-b");
-    git(&main, &["worktree", "add", "-q", "-b", "a", wa.to_str().unwrap()]);
-    git(&main, &["worktree", "add", "-q", "-b", "b", wb.to_str().unwrap()]);
+    git(
+        &main,
+        &["worktree", "add", "-q", "-b", "a", wa.to_str().unwrap()],
+    );
+    git(
+        &main,
+        &["worktree", "add", "-q", "-b", "b", wb.to_str().unwrap()],
+    );
 
-    let commit = "git -c user.name=t -c user.email=t@t -c commit.gpgsign=false commit -q -am change";
+    let commit =
+        "git -c user.name=t -c user.email=t@t -c commit.gpgsign=false commit -q -am change";
     // The main checkout.
     let p = policy(SandboxMode::WorkspaceWrite, NetworkAccess::Allow, &main);
     let (ok, out) = run(&p, &main, &format!("echo 2 >> f.txt && {commit}"));
@@ -140,7 +162,10 @@ fn git_commit_works_in_the_project_and_a_worktree_but_not_in_another_worktree() 
     assert_eq!(std::fs::read_to_string(wb.join("f.txt")).unwrap(), "1\n");
     let (ok, out) = run(&pa, &wa, "echo 4 >> ../main/f.txt");
     assert!(!ok, "{out}");
-    assert_eq!(std::fs::read_to_string(main.join("f.txt")).unwrap(), "1\n2\n");
+    assert_eq!(
+        std::fs::read_to_string(main.join("f.txt")).unwrap(),
+        "1\n2\n"
+    );
 }
 
 #[test]
@@ -152,11 +177,21 @@ fn read_only_writes_nothing_but_reads_everything() {
     let p = policy(SandboxMode::ReadOnly, NetworkAccess::Allow, &project);
     let (ok, out) = run(&p, &project, "cat a.txt && ls -la > /dev/null");
     assert!(ok && out.contains("hello"), "{out}");
-    for script in ["echo x > a.txt", "touch new.txt", "rm a.txt", "mkdir d", "truncate -s 0 a.txt", "f=$(mktemp)"] {
+    for script in [
+        "echo x > a.txt",
+        "touch new.txt",
+        "rm a.txt",
+        "mkdir d",
+        "truncate -s 0 a.txt",
+        "f=$(mktemp)",
+    ] {
         let (ok, out) = run(&p, &project, script);
         assert!(!ok, "{script} succeeded: {out}");
     }
-    assert_eq!(std::fs::read_to_string(project.join("a.txt")).unwrap(), "hello\n");
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "hello\n"
+    );
     assert!(!project.join("new.txt").exists() && !project.join("d").exists());
 }
 
@@ -190,7 +225,11 @@ fn network_deny_blocks_a_loopback_listener_and_allow_reaches_it() {
     let deny = policy(SandboxMode::WorkspaceWrite, NetworkAccess::Deny, &project);
     let (ok, out) = run(&deny, &project, &script);
     assert!(!ok && !out.contains("pong"), "{out}");
-    assert_eq!(mia_sandbox::blocked(&deny, &out), Some(mia_sandbox::Blocked::Network), "{out}");
+    assert_eq!(
+        mia_sandbox::blocked(&deny, &out),
+        Some(mia_sandbox::Blocked::Network),
+        "{out}"
+    );
 
     // UDP too (seccomp refuses the socket, not only TCP connects).
     let (ok, out) = run(&deny, &project, "exec 3<>/dev/udp/127.0.0.1/9");
@@ -201,7 +240,10 @@ fn network_deny_blocks_a_loopback_listener_and_allow_reaches_it() {
         &project,
         "python3 -c 'import socket; a,b = socket.socketpair(); a.send(b\"u\"); print(b.recv(1).decode())' 2>&1 || echo no-python",
     );
-    assert!(ok && (out.contains('u') || out.contains("no-python")), "{out}");
+    assert!(
+        ok && (out.contains('u') || out.contains("no-python")),
+        "{out}"
+    );
 }
 
 #[test]
@@ -229,7 +271,10 @@ fn hidden_paths_cannot_be_read_but_can_be_listed() {
     let (ok, out) = run(&p, &project, "cat ../link/id_rsa");
     assert!(!ok && !out.contains("SECRET"), "{out}");
     let (ok, out) = run(&p, &project, "ls ../vault && cat ../open.txt");
-    assert!(ok && out.contains("id_rsa") && out.contains("open"), "{out}");
+    assert!(
+        ok && out.contains("id_rsa") && out.contains("open"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! The fail-closed path: with the sandbox unavailable, a policy that asks
 //! for one gets an error, never an unconfined command. (Its own test binary:
 //! the variable is process-wide.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(unsafe_code)]
 
 use mia_sandbox::{NetworkAccess, PolicyInputs, SandboxError, SandboxMode, SandboxPolicy};

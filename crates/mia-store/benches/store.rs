@@ -57,6 +57,7 @@ fn parts(n: usize) -> Vec<PartContent> {
             is_error: false,
             duration_ms: Some(3),
             permission: None,
+            sandbox: None,
         },
     ]
 }

@@ -67,6 +67,7 @@ fn main() {
                         is_error: false,
                         duration_ms: Some(3),
                         permission: None,
+                        sandbox: None,
                     },
                 ],
             );

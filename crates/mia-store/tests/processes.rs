@@ -33,6 +33,7 @@ fn payload(writer: &str, n: u64) -> Vec<PartContent> {
             is_error: false,
             duration_ms: Some(n),
             permission: None,
+            sandbox: None,
         },
     ]
 }

@@ -159,6 +159,7 @@ fn messages_round_trip_with_parts_in_order() {
             is_error: false,
             duration_ms: Some(4),
             permission: None,
+            sandbox: None,
         },
         PartContent::Error {
             kind: "rate_limited".into(),
@@ -448,6 +449,7 @@ fn parts_can_be_appended_and_metadata_updated() {
                 is_error: false,
                 duration_ms: Some(2),
                 permission: None,
+                sandbox: None,
             }],
         )
         .unwrap();

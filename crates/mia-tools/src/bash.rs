@@ -7,8 +7,11 @@ use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
+use mia_sandbox::SandboxPolicy;
+
 use crate::{
-    Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan, ToolSpec, parse_input, schema_of,
+    ShellSandbox, Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan, ToolSpec, Unconfined,
+    parse_input, schema_of,
 };
 
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -54,6 +57,10 @@ pub struct BashInput {
     /// A few words saying what the command does, shown to the user.
     #[serde(default)]
     pub description: Option<String>,
+    /// Run outside the OS sandbox, only after the sandbox blocked this
+    /// command (the user is asked).
+    #[serde(default)]
+    pub outside_sandbox: Option<bool>,
 }
 
 pub struct BashTool;
@@ -68,9 +75,22 @@ impl Tool for BashTool {
         }
     }
 
-    fn plan(&self, input: &Value, _ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
+    fn plan(&self, input: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         let input: BashInput = parse_input("bash", input)?;
         validate(&input)?;
+        if input.outside_sandbox == Some(true)
+            && matches!(
+                ctx.sandbox,
+                ShellSandbox::Confined {
+                    escapable: false,
+                    ..
+                }
+            )
+        {
+            return Err(ToolError::Invalid(
+                "outside_sandbox is not available to this agent: it cannot edit, so its shell is read-only by construction. Ask the user to switch to the build agent for commands that write".into(),
+            ));
+        }
         Ok(ToolPlan {
             permission: "bash".into(),
             targets: vec![Target::Command(input.command)],
@@ -81,7 +101,75 @@ impl Tool for BashTool {
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: BashInput = parse_input("bash", &input)?;
         let timeout = validate(&input)?;
-        run_command(&input.command, timeout, ctx).await
+        let how = Confinement::of(&input, &ctx.sandbox);
+        run_command(&input.command, timeout, ctx, &how).await
+    }
+
+    fn unconfined(&self, input: &Value, ctx: &ToolContext) -> Option<Unconfined> {
+        let input: BashInput = parse_input("bash", input).ok()?;
+        match &ctx.sandbox {
+            ShellSandbox::Off => None,
+            ShellSandbox::Confined { escapable, .. } => (input.outside_sandbox == Some(true)
+                && *escapable)
+                .then_some(Unconfined::Escalation),
+            ShellSandbox::Unavailable { reason, .. } => {
+                Some(Unconfined::Unavailable(reason.clone()))
+            }
+        }
+    }
+}
+
+/// How one command runs.
+enum Confinement<'a> {
+    Sandboxed {
+        policy: &'a SandboxPolicy,
+        mechanism: &'static str,
+        escapable: bool,
+    },
+    /// Unconfined, and why (`config`, `escalated`, `unavailable`).
+    Unconfined(&'static str),
+}
+
+impl<'a> Confinement<'a> {
+    fn of(input: &BashInput, sandbox: &'a ShellSandbox) -> Self {
+        match sandbox {
+            ShellSandbox::Off => Self::Unconfined("config"),
+            ShellSandbox::Unavailable { .. } => Self::Unconfined("unavailable"),
+            ShellSandbox::Confined {
+                escapable: true, ..
+            } if input.outside_sandbox == Some(true) => Self::Unconfined("escalated"),
+            ShellSandbox::Confined {
+                policy,
+                mechanism,
+                escapable,
+            } => Self::Sandboxed {
+                policy,
+                mechanism,
+                escapable: *escapable,
+            },
+        }
+    }
+
+    fn policy(&self) -> SandboxPolicy {
+        match self {
+            Self::Sandboxed { policy, .. } => (*policy).clone(),
+            Self::Unconfined(_) => SandboxPolicy::off(),
+        }
+    }
+
+    /// The card's note, with what the sandbox seems to have blocked.
+    fn note(&self, blocked: Option<mia_sandbox::Blocked>) -> Value {
+        match self {
+            Self::Sandboxed {
+                policy, mechanism, ..
+            } => json!({
+                "mode": policy.mode.as_str(),
+                "network": policy.network.as_str(),
+                "mechanism": mechanism,
+                "blocked": blocked.map(mia_sandbox::Blocked::as_str),
+            }),
+            Self::Unconfined(why) => json!({ "mode": "off", "unconfined": why }),
+        }
     }
 }
 
@@ -140,11 +228,14 @@ async fn run_command(
     command: &str,
     timeout: Duration,
     ctx: &ToolContext,
+    how: &Confinement<'_>,
 ) -> Result<ToolOutput, ToolError> {
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.project_root)
+    // Fail closed: a sandbox that cannot be set up runs nothing.
+    let policy = how.policy();
+    let std_cmd = mia_sandbox::command(&policy, "bash", &["-c", command])
+        .map_err(|e| ToolError::Invalid(e.to_string()))?;
+    let mut cmd = tokio::process::Command::from(std_cmd);
+    cmd.current_dir(&ctx.project_root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -274,7 +365,26 @@ async fn run_command(
     if text.trim().is_empty() && note.is_empty() {
         text = "(no output)".into();
     }
+    let failed = matches!(end, End::Exited(s) if !s.success());
+    let blocked = failed
+        .then(|| mia_sandbox::blocked(&policy, &text))
+        .flatten();
     text.push_str(&note);
+    if let (Some(b), Confinement::Sandboxed { escapable, .. }) = (blocked, how) {
+        let what = match b {
+            mia_sandbox::Blocked::Write => "a write outside the directories it may change",
+            mia_sandbox::Blocked::Network => "a network connection",
+        };
+        text.push_str(&format!(
+            "\n(The command ran in the OS sandbox ({}); the failure looks like the sandbox refused {what}.",
+            policy.describe()
+        ));
+        text.push_str(if *escapable {
+            " If the command really needs it, call bash again with the same command and outside_sandbox: true; the user will be asked.)"
+        } else {
+            " This agent cannot write or connect by construction; ask the user to switch to the build agent if it must.)"
+        });
+    }
     Ok(ToolOutput {
         output: text,
         metadata: json!({
@@ -283,6 +393,7 @@ async fn run_command(
             "cancelled": matches!(end, End::Cancelled),
             "truncated_bytes": dropped,
             "duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            "sandbox": how.note(blocked),
         }),
     })
 }

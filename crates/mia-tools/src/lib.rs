@@ -108,6 +108,28 @@ pub struct ToolContext {
     /// locks off and the repository's pager, fsmonitor and hooks disabled,
     /// and refuses implicit bare repositories (see [`READ_ONLY_GIT_CONFIG`]).
     pub read_only_shell: bool,
+    /// How `bash` confines its commands.
+    pub sandbox: ShellSandbox,
+}
+
+/// How `bash` runs commands: under the OS sandbox, or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShellSandbox {
+    /// No sandbox: `sandbox.mode` is off.
+    Off,
+    /// Under `policy`. `escapable`: the agent may ask to run one command
+    /// outside it (`outside_sandbox`); read-only agents may not.
+    Confined {
+        policy: mia_sandbox::SandboxPolicy,
+        mechanism: &'static str,
+        escapable: bool,
+    },
+    /// A sandbox is wanted but this machine cannot apply it: every command
+    /// needs a person's yes first (the runtime asks), then runs unconfined.
+    Unavailable {
+        policy: mia_sandbox::SandboxPolicy,
+        reason: String,
+    },
 }
 
 /// Git configuration forced on a read-only agent's shell, through
@@ -133,6 +155,7 @@ impl ToolContext {
             extra_env: Vec::new(),
             read_filter: None,
             read_only_shell: false,
+            sandbox: ShellSandbox::Off,
         }
     }
 }
@@ -151,6 +174,21 @@ pub trait Tool: Send + Sync {
     /// Validate the arguments and say what the call will touch.
     fn plan(&self, input: &Value, ctx: &ToolContext) -> Result<ToolPlan, ToolError>;
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    /// Why this call would run outside the OS sandbox although one is
+    /// configured (`bash` asked to, or the sandbox is unavailable): the
+    /// runtime asks a person first. `None` for everything else.
+    fn unconfined(&self, _input: &Value, _ctx: &ToolContext) -> Option<Unconfined> {
+        None
+    }
+}
+
+/// A call that would run outside the configured OS sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unconfined {
+    /// The agent asked to run it outside (after the sandbox blocked it).
+    Escalation,
+    /// This machine cannot apply the sandbox (the reason).
+    Unavailable(String),
 }
 
 /// Deserialise the model's arguments into a tool's input type, with an error
@@ -197,6 +235,11 @@ impl ToolRegistry {
 
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// See [`Tool::unconfined`].
+    pub fn unconfined(&self, name: &str, input: &Value, ctx: &ToolContext) -> Option<Unconfined> {
+        self.get(name).and_then(|t| t.unconfined(input, ctx))
     }
 
     /// Plan a call by tool name; an unknown tool is an error naming the known ones.

@@ -592,3 +592,112 @@ async fn read_only_shell_hardens_git() {
     assert!(!marker.exists(), "{}", out.output);
     assert!(out.output.contains("safe.bareRepository"), "{}", out.output);
 }
+
+/// A project outside the temp dirs (they are writable roots of the sandbox).
+#[cfg(target_os = "linux")]
+fn sandboxed_project(
+    mode: mia_sandbox::SandboxMode,
+    escapable: bool,
+) -> (tempfile::TempDir, ToolContext) {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = dir.path().join("p");
+    std::fs::create_dir_all(&root).unwrap();
+    let root = root.canonicalize().unwrap();
+    let mut ctx = ToolContext::new(root.clone());
+    let policy = mia_sandbox::SandboxPolicy::build(
+        mode,
+        mia_sandbox::NetworkAccess::Deny,
+        mia_sandbox::PolicyInputs {
+            project_root: root,
+            ..Default::default()
+        },
+    );
+    ctx.sandbox = mia_tools::ShellSandbox::Confined {
+        policy,
+        mechanism: "landlock+seccomp",
+        escapable,
+    };
+    (dir, ctx)
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn bash_runs_in_the_sandbox_and_says_so_when_it_blocks_a_write() {
+    let (d, ctx) = sandboxed_project(mia_sandbox::SandboxMode::WorkspaceWrite, true);
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "echo in > inside.txt && echo ok"}),
+    )
+    .await
+    .unwrap();
+    assert!(out.output.contains("ok"), "{}", out.output);
+    assert_eq!(out.metadata["sandbox"]["mode"], "workspace-write");
+    assert_eq!(out.metadata["sandbox"]["network"], "deny");
+    assert!(ctx.project_root.join("inside.txt").exists());
+
+    let outside = d.path().join("outside.txt");
+    let cmd = json!({"command": format!("echo x > {}", outside.display())});
+    let out = call(&ctx, "bash", cmd.clone()).await.unwrap();
+    assert!(!outside.exists());
+    assert_eq!(
+        out.metadata["sandbox"]["blocked"], "write",
+        "{}",
+        out.metadata
+    );
+    assert!(
+        out.output.contains("outside_sandbox: true"),
+        "{}",
+        out.output
+    );
+    let reg = ToolRegistry::builtin();
+    assert_eq!(reg.unconfined("bash", &cmd, &ctx), None);
+
+    // The escalation (the runtime asks first) runs unconfined.
+    let mut esc = cmd.clone();
+    esc["outside_sandbox"] = json!(true);
+    assert_eq!(
+        reg.unconfined("bash", &esc, &ctx),
+        Some(mia_tools::Unconfined::Escalation)
+    );
+    let out = call(&ctx, "bash", esc).await.unwrap();
+    assert!(outside.exists(), "{}", out.output);
+    assert_eq!(out.metadata["sandbox"]["unconfined"], "escalated");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_read_only_agent_cannot_ask_to_leave_the_sandbox() {
+    let (_d, ctx) = sandboxed_project(mia_sandbox::SandboxMode::ReadOnly, false);
+    let err = call(
+        &ctx,
+        "bash",
+        json!({"command": "touch x", "outside_sandbox": true}),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("read-only by construction"),
+        "{err}"
+    );
+    let out = call(&ctx, "bash", json!({"command": "touch x"}))
+        .await
+        .unwrap();
+    assert!(!ctx.project_root.join("x").exists(), "{}", out.output);
+    assert!(out.output.contains("cannot write"), "{}", out.output);
+}
+
+#[tokio::test]
+async fn an_unavailable_sandbox_is_reported_for_the_runtime_to_ask() {
+    let (_d, mut ctx) = project();
+    ctx.sandbox = mia_tools::ShellSandbox::Unavailable {
+        policy: mia_sandbox::SandboxPolicy::off(),
+        reason: "no Landlock".into(),
+    };
+    let reg = ToolRegistry::builtin();
+    assert_eq!(
+        reg.unconfined("bash", &json!({"command": "ls"}), &ctx),
+        Some(mia_tools::Unconfined::Unavailable("no Landlock".into()))
+    );
+    assert_eq!(reg.unconfined("read", &json!({"path": "x"}), &ctx), None);
+}

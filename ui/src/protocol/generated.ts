@@ -105,6 +105,10 @@ export type Event =
       is_error: boolean;
       message_id: MessageId;
       output: string;
+      /**
+       * Shell commands: how the OS sandbox confined it.
+       */
+      sandbox?: SandboxNote | null;
       session_id: SessionId;
       tool: string;
       type: "tool_result";
@@ -281,6 +285,10 @@ export type PartContent =
        * it (absent when a rule allowed it without asking).
        */
       permission?: PermissionNote | null;
+      /**
+       * Shell commands: how the OS sandbox confined it.
+       */
+      sandbox?: SandboxNote | null;
       tool: string;
       type: "tool_result";
     }
@@ -1123,6 +1131,36 @@ export interface PermissionNote {
    * The answer a person gave: `once`, `session`, `project`, `deny`, `never`, `reject_with_feedback`.
    */
   reply?: string | null;
+}
+/**
+ * How a shell command was confined by the OS sandbox (what the tool card shows).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxNote".
+ */
+export interface SandboxNote {
+  /**
+   * What the sandbox seems to have blocked (`write` or `network`).
+   */
+  blocked?: string | null;
+  /**
+   * `landlock+seccomp` or `seatbelt` (absent when unconfined).
+   */
+  mechanism?: string | null;
+  /**
+   * `workspace-write`, `read-only`, or `off` (ran unconfined).
+   */
+  mode: string;
+  /**
+   * `allow` or `deny` (absent when unconfined).
+   */
+  network?: string | null;
+  /**
+   * Why it ran unconfined: `config` (`sandbox.mode` is off), `escalated`
+   * (the user allowed it once outside the sandbox) or `unavailable` (no
+   * sandbox on this machine; the user allowed it).
+   */
+  unconfined?: string | null;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema

@@ -98,8 +98,33 @@ impl Runtime {
         output: String,
         is_error: bool,
         duration_ms: u64,
+        before: Vec<PartContent>,
+        permission: Option<mia_protocol::PermissionNote>,
+    ) -> Result<(), CoreError> {
+        self.record_ran(
+            session_id,
+            message_id,
+            call,
+            (output, is_error, duration_ms),
+            before,
+            permission,
+            None,
+        )
+        .await
+    }
+
+    /// [`Self::record_with`] for a call that ran, with how the OS sandbox
+    /// confined it (shell commands).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn record_ran(
+        &self,
+        session_id: SessionId,
+        message_id: MessageId,
+        call: &mia_providers::ToolCall,
+        (output, is_error, duration_ms): (String, bool, u64),
         mut before: Vec<PartContent>,
         permission: Option<mia_protocol::PermissionNote>,
+        sandbox: Option<mia_protocol::SandboxNote>,
     ) -> Result<(), CoreError> {
         before.push(PartContent::ToolResult {
             call_id: call.id.clone(),
@@ -108,6 +133,7 @@ impl Runtime {
             is_error,
             duration_ms: Some(duration_ms),
             permission,
+            sandbox: sandbox.clone(),
         });
         self.append(session_id, message_id, before).await?;
         self.emit(Event::ToolResult {
@@ -118,6 +144,7 @@ impl Runtime {
             output,
             is_error,
             duration_ms,
+            sandbox,
         });
         Ok(())
     }
@@ -147,11 +174,18 @@ impl Runtime {
         };
 
         // Permission: every target must be allowed; the strictest decides.
-        let mut decisions: Vec<mia_permission::Decision> = plan
-            .targets
-            .iter()
-            .map(|t| checker.check(&permissions::request_for(&plan.permission, t)))
+        // A command that would run outside the configured OS sandbox asks
+        // first (listed first, so its reason is the one shown).
+        let mut decisions: Vec<mia_permission::Decision> = registry
+            .unconfined(&call.name, &call.input, ctx)
+            .map(|u| crate::sandbox::escape_decision(checker, &call.input, &u, &ctx.sandbox))
+            .into_iter()
             .collect();
+        decisions.extend(
+            plan.targets
+                .iter()
+                .map(|t| checker.check(&permissions::request_for(&plan.permission, t))),
+        );
         self.audit(session_id, agent, &decisions).await;
         decisions.sort_by_key(|d| std::cmp::Reverse(d.decision));
         let Some(decision) = decisions.into_iter().next() else {
@@ -385,12 +419,17 @@ impl Runtime {
             ))),
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut sandbox_note = None;
         let (output, is_error) = match result {
             // A command stopped by a timeout or a cancel did not do its job: shown as failed.
             Ok(out) => {
                 let stopped = out.metadata.get("cancelled") == Some(&serde_json::Value::Bool(true))
                     || out.metadata.get("timed_out") == Some(&serde_json::Value::Bool(true))
                     || out.metadata.get("subagent_failed") == Some(&serde_json::Value::Bool(true));
+                sandbox_note = out
+                    .metadata
+                    .get("sandbox")
+                    .and_then(|v| serde_json::from_value(v.clone()).ok());
                 (out.output, stopped)
             }
             Err(e) => (e.to_string(), true),
@@ -408,15 +447,14 @@ impl Runtime {
             parts.push(part);
             self.emit(event);
         }
-        self.record_with(
+        self.record_ran(
             session_id,
             message_id,
             call,
-            output,
-            is_error,
-            duration_ms,
+            (output, is_error, duration_ms),
             parts,
             permission_note,
+            sandbox_note,
         )
         .await?;
         if ctx.cancel.is_cancelled() {

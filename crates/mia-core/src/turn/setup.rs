@@ -207,6 +207,7 @@ impl Runtime {
             extra_env: Vec::new(),
             read_filter: None,
             read_only_shell: false,
+            sandbox: mia_tools::ShellSandbox::Off,
         };
 
         // "Always for this project" approvals and workspace trust (persisted).

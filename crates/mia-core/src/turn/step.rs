@@ -80,6 +80,22 @@ impl Runtime {
         let restricts_reads = policy.read_restricted_under(&t.path_ctx.root.to_string_lossy());
         t.tool_ctx.read_only_shell = !crate::permissions::tool_offered(&checker, "edit")
             && !crate::permissions::tool_offered(&checker, "write");
+        // The OS sandbox for this agent's commands; with it confining them,
+        // commands need no confirmation only for not being plain words.
+        let sandbox_policy = crate::sandbox::policy(
+            &t.config,
+            &t.agent_name,
+            t.tool_ctx.read_only_shell,
+            &t.path_ctx.root,
+            &t.home,
+            &opts.paths.home,
+        );
+        t.tool_ctx.sandbox =
+            crate::sandbox::shell_sandbox(sandbox_policy, t.tool_ctx.read_only_shell);
+        let checker = checker.with_sandboxed_shell(matches!(
+            t.tool_ctx.sandbox,
+            mia_tools::ShellSandbox::Confined { .. }
+        ));
         t.tool_ctx.read_filter = None;
         if restricts_reads {
             let policy = Arc::new(policy.clone());

@@ -55,7 +55,22 @@ pub fn runtime_in(home: &Path, interactive: bool, scale: f64) -> Runtime {
 }
 
 pub async fn harness_with(steps: Value, config: Value, setup: Setup<'_>) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
+    harness_in(tempfile::tempdir().unwrap(), steps, config, setup).await
+}
+
+/// A harness whose project lies outside every temp dir (the OS sandbox lets
+/// commands write temp dirs, so a sibling of a project in /tmp is writable).
+pub async fn harness_outside_temp(steps: Value, config: Value, setup: Setup<'_>) -> Harness {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    harness_in(dir, steps, config, setup).await
+}
+
+async fn harness_in(
+    dir: tempfile::TempDir,
+    steps: Value,
+    config: Value,
+    setup: Setup<'_>,
+) -> Harness {
     let home = dir.path().join("home");
     let project = dir.path().join("project");
     std::fs::create_dir_all(home.join(".config/mia-code")).unwrap();

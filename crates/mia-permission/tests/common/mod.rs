@@ -115,6 +115,8 @@ pub struct Setup<'a> {
     pub headless: bool,
     pub parent: Option<&'a str>,
     pub case_insensitive: bool,
+    /// Shell commands run in the OS sandbox.
+    pub sandboxed: bool,
 }
 
 impl Setup<'_> {
@@ -157,6 +159,7 @@ impl Setup<'_> {
         if self.headless {
             c = c.with_answerer(Answerer::Headless);
         }
+        c = c.with_sandboxed_shell(self.sandboxed);
         c.check(req)
     }
 }
