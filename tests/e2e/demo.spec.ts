@@ -51,5 +51,7 @@ test("the scripted demo plays through", async ({ page }, testInfo) => {
   await expect(dialog.getByTestId("permission-tool")).toContainText("bash");
   await dialog.getByTestId("permission-allow-once").click();
   await expect(page.getByTestId("message-assistant").last()).toContainText("That's the tour");
+  // The command ran in the OS sandbox, and its card says so.
+  await expect(page.getByTestId("tool-card-sandbox").last()).toContainText("sandboxed · workspace-write");
   await shot(page, testInfo, "11-demo");
 });

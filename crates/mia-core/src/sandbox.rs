@@ -126,6 +126,20 @@ pub(crate) fn shell_sandbox(policy: SandboxPolicy, read_only: bool) -> ShellSand
     }
 }
 
+/// Will `agent`'s commands in `project_root` run confined on this machine
+/// (what the permission engine is told, `Checker::with_sandboxed_shell`)?
+pub fn confines_shell(
+    config: &Config,
+    agent: &str,
+    read_only: bool,
+    project_root: &Path,
+    home: &Path,
+    mia_home: &Path,
+) -> bool {
+    let p = policy(config, agent, read_only, project_root, home, mia_home);
+    matches!(shell_sandbox(p, read_only), ShellSandbox::Confined { .. })
+}
+
 /// The sandbox as `doctor` reports it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct SandboxReport {

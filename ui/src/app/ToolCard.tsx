@@ -1,6 +1,6 @@
 import { memo, useState } from "react";
 import type { ToolInfo } from "../state/session";
-import { describeDecision, formatDuration, toolTarget } from "../lib/format";
+import { describeDecision, describeSandbox, formatDuration, toolTarget } from "../lib/format";
 
 const MAX_LINES = 200;
 const PREVIEW_LINES = 6;
@@ -33,7 +33,21 @@ function argsText(input: unknown): string {
   }
 }
 
-/** One tool call: header (tool, target, status), arguments, result, decision, changed files. */
+function SandboxBadge({ note }: { note: NonNullable<ToolInfo["sandbox"]> }) {
+  const d = describeSandbox(note);
+  return (
+    <div
+      className={`tool-sandbox${d.unconfined ? " unconfined" : ""}${note.blocked ? " blocked" : ""}`}
+      data-testid="tool-card-sandbox"
+      title={d.title}
+    >
+      <span aria-hidden>{d.unconfined ? "⚠" : "🔒"}</span> {d.label}
+      <span className="sr-only"> — {d.title}</span>
+    </div>
+  );
+}
+
+/** One tool call: header (tool, target, status), arguments, result, decision, changed files, sandbox. */
 export const ToolCard = memo(function ToolCard({
   info,
   running,
@@ -71,6 +85,7 @@ export const ToolCard = memo(function ToolCard({
           {describeDecision(info.decision)}
         </div>
       )}
+      {info.sandbox && <SandboxBadge note={info.sandbox} />}
       {done && (
         <div className="tool-result" data-testid="tool-card-result">
           <ResultText output={info.output ?? ""} expanded={expanded} />

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeDecision, formatBytes, formatCostFine, relativeTime, toolTarget } from "./format";
+import { describeDecision, describeSandbox, formatBytes, formatCostFine, relativeTime, toolTarget } from "./format";
 
 describe("describeDecision", () => {
   it("says who decided and how", () => {
@@ -40,5 +40,19 @@ describe("formatCostFine", () => {
     expect(formatCostFine(0.0123)).toBe("$0.0123");
     expect(formatCostFine(0.5)).toBe("$0.5000");
     expect(formatCostFine(12.345)).toBe("$12.35");
+  });
+});
+
+describe("describeSandbox", () => {
+  it("says how a command was confined, and when it was not", () => {
+    const ws = describeSandbox({ mode: "workspace-write", network: "allow", mechanism: "landlock+seccomp" });
+    expect(ws).toMatchObject({ label: "sandboxed · workspace-write · network", unconfined: false });
+    expect(ws.title).toContain("landlock+seccomp");
+    const ro = describeSandbox({ mode: "read-only", network: "deny", blocked: "write" });
+    expect(ro.label).toBe("sandboxed · read-only · no network · blocked write");
+    expect(ro.title).toContain("refused a write");
+    expect(describeSandbox({ mode: "off", unconfined: "escalated" })).toMatchObject({ label: "unsandboxed", unconfined: true });
+    expect(describeSandbox({ mode: "off", unconfined: "unavailable" }).title).toContain("no OS sandbox");
+    expect(describeSandbox({ mode: "off", unconfined: "config" }).title).toContain("sandbox.mode is off");
   });
 });

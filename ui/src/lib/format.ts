@@ -68,6 +68,42 @@ export function toolTarget(input: unknown): string {
 }
 
 /** "allowed once by you", "denied by rule: …". */
+/**
+ * A shell command's sandbox, for its card: a short label and a longer
+ * explanation (title), and whether it ran unconfined.
+ */
+export function describeSandbox(n: {
+  mode: string;
+  network?: string | null;
+  mechanism?: string | null;
+  unconfined?: string | null;
+  blocked?: string | null;
+}): { label: string; title: string; unconfined: boolean } {
+  if (n.mode === "off") {
+    const why =
+      n.unconfined === "escalated"
+        ? "you allowed it once outside the OS sandbox"
+        : n.unconfined === "unavailable"
+          ? "this machine has no OS sandbox; you allowed it"
+          : "sandbox.mode is off";
+    return { label: "unsandboxed", title: `Ran without the OS sandbox: ${why}.`, unconfined: true };
+  }
+  const net = n.network === "deny" ? "no network" : "network";
+  const blocked =
+    n.blocked === "write"
+      ? " It looks like the sandbox refused a write."
+      : n.blocked === "network"
+        ? " It looks like the sandbox refused a connection."
+        : "";
+  return {
+    label: `sandboxed · ${n.mode} · ${net}${n.blocked ? ` · blocked ${n.blocked}` : ""}`,
+    title: `Ran in the OS sandbox (${n.mechanism ?? "sandbox"}): ${
+      n.mode === "read-only" ? "it could not write anywhere" : "it could write only the project, temp and package caches"
+    }; network ${n.network === "deny" ? "denied" : "allowed"}.${blocked}`,
+    unconfined: false,
+  };
+}
+
 export function describeDecision(d: { decision: string; by: string; reason: string; reply?: string }): string {
   const verb = d.decision === "allow" ? "allowed" : d.decision === "deny" ? "denied" : d.decision;
   const scope =

@@ -186,6 +186,28 @@ describe("applyEvent", () => {
     expect(s.tools.c1!.files).toEqual([{ path: "a.txt", kind: "modified", additions: 2, deletions: 1 }]);
   });
 
+  it("a shell command's sandbox note lands on its card, live and from the store", () => {
+    let s = run([started, { type: "tool_call", session_id: S, message_id: "m1", call_id: "b1", tool: "bash", input: { command: "ls" } }]);
+    const note = { mode: "workspace-write", network: "deny", mechanism: "landlock+seccomp", blocked: "write" };
+    s = applyEvent(s, {
+      type: "tool_result",
+      session_id: S,
+      message_id: "m1",
+      call_id: "b1",
+      tool: "bash",
+      output: "Permission denied",
+      is_error: false,
+      duration_ms: 3,
+      sandbox: note,
+    });
+    expect(s.tools.b1!.sandbox).toEqual(note);
+    const stored = msg("m2", "user", [
+      { type: "tool_result", call_id: "b2", tool: "bash", output: "ok", sandbox: { mode: "off", unconfined: "escalated" } },
+    ]);
+    const t = run([started, { type: "message_stored", message: stored }]);
+    expect(t.tools.b2!.sandbox).toEqual({ mode: "off", unconfined: "escalated" });
+  });
+
   it("a tool_call for a message without that part adds it to the draft", () => {
     const s = run([
       started,

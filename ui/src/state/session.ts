@@ -5,6 +5,7 @@ import type {
   Part,
   PartContent,
   PermissionRequest,
+  SandboxNote,
   Session,
   SessionDetail,
   TokenUsage,
@@ -25,6 +26,8 @@ export interface ToolInfo {
   decision?: Decision;
   files?: FileChange[];
   snapshotUnavailable?: string | null;
+  /** Shell commands: how the OS sandbox confined it. */
+  sandbox?: SandboxNote;
 }
 
 export interface Decision {
@@ -160,6 +163,7 @@ function mergeParts(tools: Record<string, ToolInfo>, m: Message, copy: boolean):
     } else if (c.type === "tool_result") {
       const patch: Partial<ToolInfo> = { output: c.output, isError: c.is_error ?? false };
       if (c.duration_ms != null) patch.durationMs = c.duration_ms;
+      if (c.sandbox) patch.sandbox = c.sandbox;
       // The stored answer to the call's permission ask (or the rule that denied it).
       if (c.permission) {
         const d: Decision = { decision: c.permission.decision, by: c.permission.by, reason: c.permission.reason ?? "" };
@@ -268,7 +272,9 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
     }
     case "tool_result": {
       if (e.session_id !== s.id) return s;
-      return setTool(s, e.call_id, { output: e.output, isError: e.is_error, durationMs: e.duration_ms }, () => ({
+      const patch: Partial<ToolInfo> = { output: e.output, isError: e.is_error, durationMs: e.duration_ms };
+      if (e.sandbox) patch.sandbox = e.sandbox;
+      return setTool(s, e.call_id, patch, () => ({
         callId: e.call_id,
         tool: e.tool,
         input: null,

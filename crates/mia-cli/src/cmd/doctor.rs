@@ -200,6 +200,41 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         ),
     }
 
+    // The OS sandbox shell commands run in.
+    if let Some(cfg) = &config {
+        let r = mia_core::sandbox::report(cfg);
+        let (status, detail) = match r.effect.as_str() {
+            "sandboxed" => (
+                Status::Ok,
+                format!(
+                    "{} via {} ({}); plan and explore run read-only",
+                    r.mode,
+                    r.mechanism.as_deref().unwrap_or("?"),
+                    r.detail
+                ),
+            ),
+            "unconfined" => (
+                Status::Warn,
+                format!(
+                    "off: shell commands run unconfined and the permission engine alone decides ({})",
+                    if r.available {
+                        format!("a sandbox is available: {}", r.detail)
+                    } else {
+                        r.detail.clone()
+                    }
+                ),
+            ),
+            _ => (
+                Status::Warn,
+                format!(
+                    "{} is configured but unavailable: {}; every shell command asks before it runs unconfined (set sandbox.mode to \"off\" in your global config to stop the asks)",
+                    r.mode, r.detail
+                ),
+            ),
+        };
+        push("sandbox", status, detail);
+    }
+
     // Snapshots: where the stores are, and what the file watcher can do.
     let store = paths.home.join("snapshots");
     push(

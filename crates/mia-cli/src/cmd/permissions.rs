@@ -91,6 +91,8 @@ pub enum ApprovalsCommand {
 struct Loaded {
     policy: Policy,
     paths: PathContext,
+    /// Shell commands of this agent run in the OS sandbox here.
+    sandboxed: bool,
 }
 
 fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
@@ -114,9 +116,21 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     for e in &policy.errors {
         eprintln!("warning: {e}");
     }
+    let mia_home = paths.home.clone();
+    let user_home = paths.user_home.clone();
     let paths = PathContext::new(&dir, Some(paths.user_home.clone()))
         .with_context(|| format!("resolving the project directory {}", dir.display()))?;
-    Ok(Loaded { policy, paths })
+    let sandboxed = {
+        let checker = Checker::new(&policy, &paths);
+        let read_only = !mia_core::permissions::tool_offered(&checker, "edit")
+            && !mia_core::permissions::tool_offered(&checker, "write");
+        mia_core::sandbox::confines_shell(&cfg, &agent, read_only, &paths.root, &user_home, &mia_home)
+    };
+    Ok(Loaded {
+        policy,
+        paths,
+        sandboxed,
+    })
 }
 
 fn check(args: &CheckArgs, explain: bool) -> anyhow::Result<ExitCode> {
@@ -134,7 +148,8 @@ fn check(args: &CheckArgs, explain: bool) -> anyhow::Result<ExitCode> {
     let subject = args.command.as_deref().or(args.pattern.as_deref());
     let request = Request::infer(&permission, subject);
     let loaded = load(args.agent.as_deref(), args.project.as_deref())?;
-    let mut checker = Checker::new(&loaded.policy, &loaded.paths);
+    let mut checker =
+        Checker::new(&loaded.policy, &loaded.paths).with_sandboxed_shell(loaded.sandboxed);
     if args.headless {
         checker = checker.with_answerer(Answerer::Headless);
     }

@@ -40,6 +40,23 @@ describe("PermissionDialog", () => {
     expect(screen.getByText(/"description": "Run the tests, clean and install the helper"/)).toBeVisible();
   });
 
+  it("says plainly when a command would leave the OS sandbox, and offers no 'always'", () => {
+    const escape = {
+      ...bashRequest,
+      id: "perm-esc",
+      permission: "sandbox_escape",
+      segments: [],
+      reason: "Run `npm publish` once outside the OS sandbox? Inside it (workspace-write, network allowed) the command was blocked",
+      options: ["once", "deny", "never", "reject_with_feedback"],
+    };
+    setup([escape]);
+    expect(screen.getByRole("dialog", { name: /run bash outside the os sandbox/i })).toBeInTheDocument();
+    expect(screen.getByText(/outside the OS sandbox\? Inside it/)).toBeInTheDocument();
+    expect(screen.queryByTestId("permission-allow-session")).toBeNull();
+    expect(screen.queryByTestId("permission-allow-project")).toBeNull();
+    expect(screen.getByTestId("permission-allow-once")).toBeInTheDocument();
+  });
+
   it("says when no rule matched", () => {
     setup([editRequest]);
     expect(screen.getByTestId("permission-rule")).toHaveTextContent("no rule matched: asking by default");

@@ -213,7 +213,16 @@ function DialogBody({ request, queue, onReply, armDelayMs }: DialogBodyProps) {
       >
         <header className="mia-perm-header">
           <h2 id={titleId} className="mia-perm-title">
-            Allow <span className="mia-perm-tool" data-testid="permission-tool">{request.tool}</span>?
+            {request.permission === "sandbox_escape" ? (
+              <>
+                Run <span className="mia-perm-tool" data-testid="permission-tool">{request.tool}</span> outside the OS
+                sandbox?
+              </>
+            ) : (
+              <>
+                Allow <span className="mia-perm-tool" data-testid="permission-tool">{request.tool}</span>?
+              </>
+            )}
           </h2>
           <span className="mia-perm-queue-count" data-testid="permission-queue" aria-live="polite">
             1 of {pending} pending
