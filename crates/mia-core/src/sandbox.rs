@@ -140,20 +140,8 @@ pub fn confines_shell(
     matches!(shell_sandbox(p, read_only), ShellSandbox::Confined { .. })
 }
 
-/// The sandbox as `doctor` reports it.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct SandboxReport {
-    /// `sandbox.mode` as configured (or the OS default).
-    pub mode: String,
-    /// `landlock+seccomp`, `seatbelt`, or absent when unavailable.
-    pub mechanism: Option<String>,
-    pub available: bool,
-    /// What the mechanism offers, or why there is none.
-    pub detail: String,
-    /// What happens to commands: `sandboxed`, `ask` (no sandbox: every
-    /// command asks first), or `unconfined` (mode off).
-    pub effect: String,
-}
+/// The sandbox as `doctor` and the settings screen report it.
+pub type SandboxReport = mia_protocol::SandboxView;
 
 /// The sandbox state for `config` on this machine.
 pub fn report(config: &Config) -> SandboxReport {

@@ -577,6 +577,7 @@ impl Runtime {
                 .iter()
                 .filter_map(|l| l.path.as_ref().map(|p| p.display().to_string()))
                 .collect(),
+            sandbox: Some(crate::sandbox::report(&config)),
         })
     }
 

@@ -29,8 +29,8 @@ pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, CostLine, CostView,
     DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, ModelChoice,
     PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProposedRule, ProviderInfo,
-    RevertPreview, RuleView, ServerInfo, SessionChanges, SessionCompare, SessionDetail,
-    SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+    RevertPreview, RuleView, SandboxView, ServerInfo, SessionChanges, SessionCompare,
+    SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,

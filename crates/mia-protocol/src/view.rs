@@ -222,6 +222,25 @@ pub struct SettingsView {
     pub global_config: String,
     /// Config files that were read, lowest precedence first.
     pub config_files: Vec<String>,
+    /// The OS sandbox shell commands run in, on this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxView>,
+}
+
+/// The OS sandbox as configured and as this machine can apply it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SandboxView {
+    /// `sandbox.mode` as configured (or this OS's default).
+    pub mode: String,
+    /// `landlock+seccomp` or `seatbelt`; absent when unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mechanism: Option<String>,
+    pub available: bool,
+    /// What the mechanism offers, or why there is none.
+    pub detail: String,
+    /// What happens to commands: `sandboxed`, `ask` (no sandbox here:
+    /// every command asks before it runs unconfined), or `unconfined` (off).
+    pub effect: String,
 }
 
 /// A change to the global config made from the settings screen.

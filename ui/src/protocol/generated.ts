@@ -1715,6 +1715,10 @@ export interface SettingsView {
   global_config: string;
   model?: string | null;
   providers: ProviderInfo[];
+  /**
+   * The OS sandbox shell commands run in, on this machine.
+   */
+  sandbox?: SandboxView | null;
 }
 /**
  * A configured provider and where its key comes from (never the key).
@@ -1737,6 +1741,32 @@ export interface ProviderInfo {
    * Models of the bundled catalog for this provider.
    */
   models?: string[];
+}
+/**
+ * The OS sandbox as configured and as this machine can apply it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxView".
+ */
+export interface SandboxView {
+  available: boolean;
+  /**
+   * What the mechanism offers, or why there is none.
+   */
+  detail: string;
+  /**
+   * What happens to commands: `sandboxed`, `ask` (no sandbox here:
+   * every command asks before it runs unconfined), or `unconfined` (off).
+   */
+  effect: string;
+  /**
+   * `landlock+seccomp` or `seatbelt`; absent when unavailable.
+   */
+  mechanism?: string | null;
+  /**
+   * `sandbox.mode` as configured (or this OS's default).
+   */
+  mode: string;
 }
 /**
  * One file-changing step of a session (spec 021's `/snapshots`), for the undo timeline.

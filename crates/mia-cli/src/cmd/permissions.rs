@@ -124,7 +124,14 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
         let checker = Checker::new(&policy, &paths);
         let read_only = !mia_core::permissions::tool_offered(&checker, "edit")
             && !mia_core::permissions::tool_offered(&checker, "write");
-        mia_core::sandbox::confines_shell(&cfg, &agent, read_only, &paths.root, &user_home, &mia_home)
+        mia_core::sandbox::confines_shell(
+            &cfg,
+            &agent,
+            read_only,
+            &paths.root,
+            &user_home,
+            &mia_home,
+        )
     };
     Ok(Loaded {
         policy,
