@@ -463,3 +463,20 @@ pub(crate) fn new_step(
         record: serde_json::to_value(record).ok()?,
     })
 }
+
+/// The paths a sandboxed command changed (`metadata.written`), when the
+/// trace is complete; `None` otherwise (every change then counts as the
+/// command's).
+pub(crate) fn traced_writes(metadata: &serde_json::Value) -> Option<Vec<std::path::PathBuf>> {
+    let w = metadata.get("written")?;
+    if w.get("complete")?.as_bool() != Some(true) {
+        return None;
+    }
+    Some(
+        w.get("paths")?
+            .as_array()?
+            .iter()
+            .filter_map(|p| p.as_str().map(std::path::PathBuf::from))
+            .collect(),
+    )
+}

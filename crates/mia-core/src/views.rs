@@ -390,6 +390,18 @@ impl Runtime {
                 })
                 .collect(),
             unrestorable: plan.unrestorable.iter().map(|u| u.path.clone()).collect(),
+            left_alone: plan
+                .skipped
+                .iter()
+                .map(|f| mia_protocol::LeftAlone {
+                    path: f.path.clone(),
+                    reason: match &f.session {
+                        Some(s) => format!("changed by session {s} while the step ran"),
+                        None if f.not_by_command => "changed while the command ran, but not by it (a person or another program)".into(),
+                        None => "changed by another mia-code process while the step ran".into(),
+                    },
+                })
+                .collect(),
             additions: plan.step_additions,
             deletions: plan.step_deletions,
             diff,

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{Harness, Setup, harness_outside_temp};
+use mia_core::OpResult;
 use mia_protocol::{Event, Op, PartContent, PermissionReplyKind, TurnEnd};
 use serde_json::{Value, json};
 
@@ -366,4 +367,101 @@ async fn without_a_sandbox_every_command_asks_and_headless_runs_none() {
         results[0].1
     );
     assert!(results[0].1.contains("headless"), "{}", results[0].1);
+}
+
+/// A person edits a file while a sandboxed command runs: the kernel's
+/// trace says the command did not touch it, so the step does not own the
+/// edit, the undo preview says it leaves it alone and why, and undo keeps
+/// it. Without the sandbox (no trace) the same edit is taken for the
+/// command's (the test can fail).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_persons_edit_during_a_command_is_not_the_commands_and_undo_keeps_it() {
+    async fn scenario(config: Value) -> (Harness, mia_protocol::RevertPreview) {
+        let steps = json!([
+            // Plain words (a script file), so it runs without asking with
+            // and without the sandbox.
+            bash(
+                json!({"last_message_contains": "build"}),
+                "b1",
+                json!({"command": "bash wait.sh"})
+            ),
+            reply("b1", "built"),
+        ]);
+        let setup = Setup {
+            interactive: false,
+            title: "attribution",
+            scale: 0.05,
+            prepare: &|p| {
+                git(p, &["init", "-q", "-b", "main"]);
+                std::fs::write(p.join("x.txt"), "mine\n").unwrap();
+                std::fs::write(
+                    p.join("wait.sh"),
+                    "for i in $(seq 1 250); do [ -e .edited ] && break; sleep 0.02; done\necho out > a.out\n",
+                )
+                .unwrap();
+            },
+        };
+        let mut h = harness_outside_temp(steps, config, setup).await;
+        h.send("build it", None).await;
+        // The person's edit, once the command is running.
+        let project = h.project.clone();
+        h.until(|e| matches!(e, Event::ToolCall { .. })).await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        std::fs::write(project.join("x.txt"), "the person's edit\n").unwrap();
+        std::fs::write(project.join(".edited"), "").unwrap();
+        let events = h.until(|_| false).await;
+        assert_eq!(ended(&events), Some(TurnEnd::Completed), "{events:#?}");
+        assert!(project.join("a.out").exists(), "{:#?}", h.results().await);
+        let preview = h
+            .runtime
+            .preview(
+                h.session.id,
+                mia_protocol::HistoryAction::Undo { step: None },
+            )
+            .await
+            .unwrap();
+        (h, preview)
+    }
+
+    let (h, preview) = scenario(json!({})).await;
+    let files: Vec<&str> = preview.files.iter().map(|f| f.path.as_str()).collect();
+    assert!(files.contains(&"a.out"), "{preview:#?}");
+    assert!(!files.contains(&"x.txt"), "{preview:#?}");
+    assert!(
+        preview
+            .left_alone
+            .iter()
+            .any(|l| l.path == "x.txt" && l.reason.contains("not by it")),
+        "{preview:#?}"
+    );
+    let OpResult::Reverted(summary) = h
+        .runtime
+        .submit(Op::Undo {
+            step: None,
+            session_id: h.session.id,
+            force: false,
+        })
+        .await
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert!(summary.applied, "{summary:?}");
+    assert!(!h.project.join("a.out").exists());
+    assert_eq!(
+        std::fs::read_to_string(h.project.join("x.txt")).unwrap(),
+        "the person's edit\n"
+    );
+    assert!(
+        summary.message.contains("not by the command"),
+        "{}",
+        summary.message
+    );
+
+    // No sandbox, no trace: the edit is taken for the command's.
+    let (_h, preview) = scenario(json!({"sandbox": {"mode": "off"}})).await;
+    assert!(
+        preview.files.iter().any(|f| f.path == "x.txt"),
+        "{preview:#?}"
+    );
 }

@@ -27,9 +27,9 @@ pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, CostLine, CostView,
-    DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, ModelChoice,
-    PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProposedRule, ProviderInfo,
-    RevertPreview, RuleView, SandboxView, ServerInfo, SessionChanges, SessionCompare,
+    DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
+    ModelChoice, PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProposedRule,
+    ProviderInfo, RevertPreview, RuleView, SandboxView, ServerInfo, SessionChanges, SessionCompare,
     SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
 };
 pub use worktree::{

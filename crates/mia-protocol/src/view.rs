@@ -135,10 +135,23 @@ pub struct RevertPreview {
     /// Touched files that cannot be restored (never captured).
     #[serde(default)]
     pub unrestorable: Vec<String>,
+    /// Files that changed while the undone steps ran but not by them, which
+    /// it leaves as they are, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_alone: Vec<LeftAlone>,
     pub additions: u32,
     pub deletions: u32,
     /// The diff from the current files to the state it restores.
     pub diff: Vec<FileDiff>,
+}
+
+/// A file an undo leaves as it is, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LeftAlone {
+    pub path: String,
+    /// "changed by session X while the step ran", "changed by someone
+    /// else, not by the command", ...
+    pub reason: String,
 }
 
 /// What a diff request covers.

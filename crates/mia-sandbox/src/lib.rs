@@ -23,6 +23,11 @@
 mod linux;
 mod policy;
 pub mod seatbelt;
+#[cfg(target_os = "linux")]
+mod trace;
+
+#[cfg(target_os = "linux")]
+pub use trace::{Tracer, WriteSet, Writes};
 
 use std::process::Command;
 use std::sync::OnceLock;
@@ -136,13 +141,34 @@ pub fn command(
     platform_command(policy, program, args)
 }
 
+/// [`command`], plus (Linux) a [`Tracer`] that records which files the
+/// command's processes change: call [`Tracer::start`] right after the
+/// spawn and [`Writes::finish`] once the command has ended. `None` when
+/// the policy is off or this OS cannot trace.
+#[cfg(target_os = "linux")]
+pub fn command_traced(
+    policy: &SandboxPolicy,
+    program: &str,
+    args: &[&str],
+) -> Result<(Command, Option<Tracer>), SandboxError> {
+    if policy.is_off() {
+        let mut cmd = Command::new(program);
+        cmd.args(args);
+        return Ok((cmd, None));
+    }
+    if let Support::Unavailable { reason } = support() {
+        return Err(SandboxError::Unavailable(reason));
+    }
+    linux::command(policy, program, args, true)
+}
+
 #[cfg(target_os = "linux")]
 fn platform_command(
     policy: &SandboxPolicy,
     program: &str,
     args: &[&str],
 ) -> Result<Command, SandboxError> {
-    linux::command(policy, program, args)
+    linux::command(policy, program, args, false).map(|(c, _)| c)
 }
 
 #[cfg(target_os = "macos")]

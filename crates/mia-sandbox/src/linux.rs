@@ -95,6 +95,8 @@ const DEVICES: &[&str] = &[
 struct Prepared {
     ruleset: OwnedFd,
     seccomp: Option<BpfProgram>,
+    /// The write-tracing filter and the socket its listener goes through.
+    trace: Option<(BpfProgram, std::os::fd::RawFd)>,
 }
 
 impl Prepared {
@@ -118,6 +120,9 @@ impl Prepared {
         if let Some(bpf) = &self.seccomp {
             seccompiler::apply_filter(bpf)
                 .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
+        }
+        if let Some((bpf, sock)) = &self.trace {
+            crate::trace::install_in_child(bpf, *sock)?;
         }
         Ok(())
     }
@@ -177,7 +182,7 @@ fn real_hidden(hidden: &[PathBuf]) -> Vec<PathBuf> {
     v
 }
 
-fn prepare(policy: &SandboxPolicy) -> Result<Prepared, SandboxError> {
+fn prepare(policy: &SandboxPolicy, trace: bool) -> Result<Prepared, SandboxError> {
     let all = AccessFs::from_all(WANT);
     let mut ruleset = Ruleset::default()
         .handle_access(all)
@@ -241,18 +246,32 @@ fn prepare(policy: &SandboxPolicy) -> Result<Prepared, SandboxError> {
     let ruleset = fd.ok_or_else(|| {
         SandboxError::Unavailable("the kernel did not create a Landlock ruleset".into())
     })?;
-    let seccomp = if deny_net {
-        Some(network_filter()?)
+    let seccomp = if deny_net || trace {
+        Some(errno_filter(deny_net)?)
     } else {
         None
     };
-    Ok(Prepared { ruleset, seccomp })
+    let trace = if trace {
+        Some(crate::trace::filter()?)
+    } else {
+        None
+    };
+    Ok(Prepared {
+        ruleset,
+        seccomp,
+        trace: trace.map(|p| (p, -1)),
+    })
 }
 
-/// `socket()` for anything but Unix sockets, and io_uring (which can open
-/// sockets of its own), fail with EPERM.
-fn network_filter() -> Result<BpfProgram, SandboxError> {
+/// io_uring (which can open sockets and change files without the system
+/// calls the other filters see) and, when the network is denied, `socket()`
+/// for anything but Unix sockets fail with EPERM.
+fn errno_filter(deny_net: bool) -> Result<BpfProgram, SandboxError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    rules.insert(libc::SYS_io_uring_setup, vec![]);
+    if !deny_net {
+        return compile(rules);
+    }
     let not_unix = SeccompCondition::new(
         0,
         SeccompCmpArgLen::Dword,
@@ -264,7 +283,10 @@ fn network_filter() -> Result<BpfProgram, SandboxError> {
         libc::SYS_socket,
         vec![SeccompRule::new(vec![not_unix]).map_err(|e| err("seccomp rule", e))?],
     );
-    rules.insert(libc::SYS_io_uring_setup, vec![]);
+    compile(rules)
+}
+
+fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>) -> Result<BpfProgram, SandboxError> {
     let arch = std::env::consts::ARCH
         .try_into()
         .map_err(|e| err("seccomp architecture", e))?;
@@ -282,22 +304,32 @@ pub(crate) fn command(
     policy: &SandboxPolicy,
     program: &str,
     args: &[&str],
-) -> Result<Command, SandboxError> {
+    trace: bool,
+) -> Result<(Command, Option<crate::trace::Tracer>), SandboxError> {
     let mut cmd = Command::new(program);
     cmd.args(args);
     if policy.mode == SandboxMode::Off {
-        return Ok(cmd);
+        return Ok((cmd, None));
     }
     if let Support::Unavailable { reason } = crate::support() {
         return Err(SandboxError::Unavailable(reason));
     }
-    let prepared = prepare(policy)?;
+    let mut prepared = prepare(policy, trace)?;
+    let tracer = if prepared.trace.is_some() {
+        let t = crate::trace::Tracer::new()?;
+        if let Some((_, sock)) = &mut prepared.trace {
+            *sock = t.child_fd();
+        }
+        Some(t)
+    } else {
+        None
+    };
     // SAFETY: `apply` makes only async-signal-safe system calls on data
     // prepared before the fork.
     unsafe {
         cmd.pre_exec(move || prepared.apply());
     }
-    Ok(cmd)
+    Ok((cmd, tracer))
 }
 
 #[cfg(test)]

@@ -286,3 +286,86 @@ fn off_runs_unconfined() {
     assert!(ok, "{out}");
     assert!(b.path().join("outside.txt").exists());
 }
+
+/// Runs `script` traced; (success, output, what it changed).
+fn run_traced(
+    policy: &SandboxPolicy,
+    dir: &Path,
+    script: &str,
+) -> (bool, String, mia_sandbox::WriteSet) {
+    let (mut cmd, tracer) = mia_sandbox::command_traced(policy, "bash", &["-c", script]).unwrap();
+    cmd.current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let writes = tracer.expect("a tracer").start();
+    let out = child.wait_with_output().unwrap();
+    let set = writes.finish();
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text, set)
+}
+
+#[test]
+fn the_tracer_records_what_the_command_changed_and_not_what_a_person_did_meanwhile() {
+    let b = base();
+    let project = b.path().join("p");
+    std::fs::create_dir_all(project.join("d")).unwrap();
+    std::fs::write(project.join("old.txt"), "o").unwrap();
+    std::fs::write(project.join("gone.txt"), "g").unwrap();
+    std::fs::write(project.join("person.txt"), "1").unwrap();
+    std::fs::write(project.join("read.txt"), "r").unwrap();
+    let p = policy(SandboxMode::WorkspaceWrite, NetworkAccess::Allow, &project);
+    // A person edits person.txt while the command sleeps (the command waits
+    // for the marker the person's edit leaves, so the order is certain).
+    let person = project.join("person.txt");
+    let marker = project.join("d/.edited");
+    let editor = {
+        let marker = marker.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            std::fs::write(&person, "2").unwrap();
+            std::fs::write(&marker, "").unwrap();
+        })
+    };
+    let script = "cat read.txt > /dev/null; \
+        echo new > made.txt; echo more >> made.txt; mv old.txt d/moved.txt; rm gone.txt; \
+        mkdir -p sub/deeper; ln -s made.txt link; chmod 600 made.txt; : > truncated.txt; \
+        (cd sub && echo child > from-child.txt) & wait; \
+        python3 -c \"open('py.txt','w').write('x')\" 2>/dev/null || echo x > py.txt; \
+        for i in $(seq 1 100); do [ -e d/.edited ] && break; sleep 0.02; done";
+    let (ok, out, set) = run_traced(&p, &project, script);
+    editor.join().unwrap();
+    assert!(ok, "{out}");
+    assert!(set.complete, "{set:?}");
+    let rel: Vec<String> = set
+        .paths
+        .iter()
+        .filter_map(|x| x.strip_prefix(&project).ok())
+        .map(|x| x.display().to_string())
+        .collect();
+    for want in [
+        "made.txt",
+        "old.txt",
+        "d/moved.txt",
+        "gone.txt",
+        "sub",
+        "sub/deeper",
+        "link",
+        "truncated.txt",
+        "sub/from-child.txt",
+        "py.txt",
+    ] {
+        assert!(rel.iter().any(|r| r == want), "{want} missing from {rel:?}");
+    }
+    // Read, or changed by someone else: not the command's.
+    assert!(!rel.iter().any(|r| r == "read.txt"), "{rel:?}");
+    assert!(
+        !rel.iter().any(|r| r == "person.txt" || r == "d/.edited"),
+        "{rel:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("person.txt")).unwrap(),
+        "2"
+    );
+}

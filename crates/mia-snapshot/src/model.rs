@@ -155,6 +155,10 @@ pub struct ForeignChange {
     /// The session whose step changed it (None: a capture without a session).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The step's command did not change it (the OS sandbox traced every
+    /// file it changed): a person or another program did, while it ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub not_by_command: bool,
 }
 
 /// Why a file was not captured, in words for undo messages.

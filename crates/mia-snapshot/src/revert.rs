@@ -45,6 +45,13 @@ pub struct PendingStep {
     /// Held from "before" to "after" by a step with unknown paths.
     #[serde(skip)]
     _scan_lock: Option<std::sync::Arc<crate::repo::StepLock>>,
+    /// Set after the tool ran, for a step with unknown paths: every path
+    /// (absolute) the command's processes changed, as the OS sandbox traced
+    /// them. A change elsewhere was made by someone else while the step
+    /// ran (a person, another program) and is left out of the step.
+    /// `None`: not traced, or the trace is incomplete (everything counts).
+    #[serde(skip)]
+    pub written: Option<Vec<PathBuf>>,
 }
 
 /// File state in a snapshot: mode and blob, or absent.
@@ -197,6 +204,7 @@ impl SnapshotRepo {
             journal_offset,
             open_at_begin,
             _scan_lock: scan_lock,
+            written: None,
         })
     }
 
@@ -297,6 +305,7 @@ impl SnapshotRepo {
                 let since = journal.begun_since(pending.journal_offset);
                 let others = crate::journal::concurrent(&pending.open_at_begin, &since, session);
                 let mut changes = Vec::new();
+                let written = pending.written.as_ref().map(|w| self.written_rels(w));
                 for c in all {
                     match others
                         .iter()
@@ -305,7 +314,18 @@ impl SnapshotRepo {
                         Some(o) => foreign.push(crate::model::ForeignChange {
                             path: c.path.clone(),
                             session: o.session.clone(),
+                            not_by_command: false,
                         }),
+                        None if written
+                            .as_ref()
+                            .is_some_and(|w| !crate::journal::touches(w, &c.path)) =>
+                        {
+                            foreign.push(crate::model::ForeignChange {
+                                path: c.path.clone(),
+                                session: None,
+                                not_by_command: true,
+                            });
+                        }
                         None => changes.push(c),
                     }
                 }
@@ -351,6 +371,24 @@ impl SnapshotRepo {
             modes,
             created_at: now_ms(),
         })
+    }
+
+    /// Traced paths as project-relative paths, each as spelled and as its
+    /// real path (a write through a symbolic link changes its target).
+    /// Paths outside the project are dropped.
+    fn written_rels(&self, written: &[PathBuf]) -> Vec<String> {
+        let mut v = Vec::new();
+        for w in written {
+            let real = std::fs::canonicalize(w).ok();
+            for p in std::iter::once(w.clone()).chain(real) {
+                if let Ok(r) = self.relative_path(&p)
+                    && !v.contains(&r)
+                {
+                    v.push(r);
+                }
+            }
+        }
+        v
     }
 
     /// Per-file changes between two snapshots (a type change counts once,
@@ -1229,11 +1267,14 @@ fn applied_message(o: &RevertOutcome) -> String {
     }
     for f in &o.plan.skipped {
         s.push_str(&format!(
-            "  - {}: left as it is (changed by {} while the step ran)\n",
+            "  - {}: left as it is (changed {} while the step ran)\n",
             f.path,
             match &f.session {
-                Some(sid) => format!("session {sid}"),
-                None => "another mia-code process".to_string(),
+                Some(sid) => format!("by session {sid}"),
+                None if f.not_by_command => {
+                    "by someone else, not by the command (a person or another program)".to_string()
+                }
+                None => "by another mia-code process".to_string(),
             }
         ));
     }

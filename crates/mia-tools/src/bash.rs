@@ -232,6 +232,13 @@ async fn run_command(
 ) -> Result<ToolOutput, ToolError> {
     // Fail closed: a sandbox that cannot be set up runs nothing.
     let policy = how.policy();
+    // Under the sandbox (Linux), the kernel also tells which files the
+    // command's processes change, so a person's edit made meanwhile is not
+    // taken for the command's.
+    #[cfg(target_os = "linux")]
+    let (std_cmd, tracer) = mia_sandbox::command_traced(&policy, "bash", &["-c", command])
+        .map_err(|e| ToolError::Invalid(e.to_string()))?;
+    #[cfg(not(target_os = "linux"))]
     let std_cmd = mia_sandbox::command(&policy, "bash", &["-c", command])
         .map_err(|e| ToolError::Invalid(e.to_string()))?;
     let mut cmd = tokio::process::Command::from(std_cmd);
@@ -272,6 +279,8 @@ async fn run_command(
     let mut child = cmd
         .spawn()
         .map_err(|e| ToolError::io("start bash for", ctx.project_root.clone(), e))?;
+    #[cfg(target_os = "linux")]
+    let writes = tracer.map(mia_sandbox::Tracer::start);
     let pid = child.id();
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     for reader in [
@@ -327,6 +336,16 @@ async fn run_command(
     // Stop everything the command started (background jobs included).
     kill_group(pid);
     let _ = child.wait().await;
+    #[cfg(target_os = "linux")]
+    let written = writes.map(|w| {
+        let set = w.finish();
+        json!({
+            "complete": set.complete,
+            "paths": set.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        })
+    });
+    #[cfg(not(target_os = "linux"))]
+    let written: Option<Value> = None;
     // Collect what is left in the pipes.
     let grace = tokio::time::sleep(DRAIN_GRACE);
     tokio::pin!(grace);
@@ -394,6 +413,7 @@ async fn run_command(
             "truncated_bytes": dropped,
             "duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
             "sandbox": how.note(blocked),
+            "written": written,
         }),
     })
 }

@@ -1480,6 +1480,11 @@ export interface RevertPreview {
   diff: FileDiff[];
   files: PreviewFile[];
   /**
+   * Files that changed while the undone steps ran but not by them, which
+   * it leaves as they are, and why.
+   */
+  left_alone?: LeftAlone[];
+  /**
    * Ids of the steps it undoes (for redo: the revert it undoes).
    */
   steps: string[];
@@ -1506,6 +1511,20 @@ export interface PreviewFile {
    * How a step changed one file.
    */
   was: "added" | "modified" | "deleted";
+}
+/**
+ * A file an undo leaves as it is, and why.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "LeftAlone".
+ */
+export interface LeftAlone {
+  path: string;
+  /**
+   * "changed by session X while the step ran", "changed by someone
+   * else, not by the command", ...
+   */
+  reason: string;
 }
 /**
  * What an undo, revert or redo did.

@@ -420,6 +420,8 @@ impl Runtime {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut sandbox_note = None;
+        // Every file a sandboxed command changed, traced by the kernel.
+        let mut written: Option<Vec<std::path::PathBuf>> = None;
         let (output, is_error) = match result {
             // A command stopped by a timeout or a cancel did not do its job: shown as failed.
             Ok(out) => {
@@ -430,6 +432,7 @@ impl Runtime {
                     .metadata
                     .get("sandbox")
                     .and_then(|v| serde_json::from_value(v.clone()).ok());
+                written = crate::snapshots::traced_writes(&out.metadata);
                 (out.output, stopped)
             }
             Err(e) => (e.to_string(), true),
@@ -439,6 +442,12 @@ impl Runtime {
             None => output,
         };
 
+        let pending = pending.map(|p| {
+            p.map(|mut p| {
+                p.written = written;
+                p
+            })
+        });
         let mut parts = Vec::new();
         if let Some(pending) = pending {
             let (part, event) = self

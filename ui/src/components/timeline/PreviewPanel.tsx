@@ -51,6 +51,7 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
   const applying = state.phase === "applying";
   const canApply = preview !== undefined && !applying && !busy;
   const unrestorable = preview?.unrestorable ?? [];
+  const leftAlone = preview?.left_alone ?? [];
 
   return (
     <div
@@ -90,6 +91,18 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
                 {unrestorable.map((p) => (
                   <li key={p}>
                     <code>{p}</code>
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
+          {leftAlone.length > 0 && (
+            <div className="mia-tl-left-alone" data-testid="timeline-left-alone">
+              Left as they are:
+              <ul>
+                {leftAlone.map((l) => (
+                  <li key={l.path}>
+                    <code>{l.path}</code>: {l.reason}
                   </li>
                 ))}
               </ul>

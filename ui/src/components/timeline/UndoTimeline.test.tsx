@@ -97,6 +97,23 @@ describe("UndoTimeline", () => {
     expect(screen.queryByTestId("timeline-preview")).toBeNull();
   });
 
+  it("the preview names the files it leaves alone and why", async () => {
+    const onPreview = vi.fn<PreviewFn>(() =>
+      Promise.resolve({
+        ...undoStep2Preview,
+        left_alone: [
+          { path: "notes.md", reason: "changed while the command ran, but not by it (a person or another program)" },
+        ],
+      }),
+    );
+    const { user } = setup({ onPreview });
+    await user.click(within(stepEl("step-2")).getByTestId("timeline-undo-step"));
+    const left = await screen.findByTestId("timeline-left-alone");
+    expect(left).toHaveTextContent("notes.md: changed while the command ran, but not by it");
+    const files = screen.getAllByTestId("timeline-preview-file").map((f) => f.textContent);
+    expect(files.some((f) => f?.includes("notes.md"))).toBe(false);
+  });
+
   it("Revert to here shows conflicts and overwrites only after the explicit button", async () => {
     const { user, onPreview, onApply } = setup();
     onApply.mockResolvedValueOnce(forcedSummary);
