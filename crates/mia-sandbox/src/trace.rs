@@ -142,7 +142,14 @@ pub(crate) fn install_in_child(prog: &BpfProgram, sock: RawFd) -> std::io::Resul
         )
     };
     if listener < 0 {
-        return Err(std::io::Error::last_os_error());
+        let e = std::io::Error::last_os_error();
+        // Already under a tracing mia-code (an agent running mia-code's
+        // own tests): one listener per filter chain. Run untraced; the
+        // parent sees no listener and counts every change as the command's.
+        if e.raw_os_error() == Some(libc::EBUSY) {
+            return Ok(());
+        }
+        return Err(e);
     }
     let listener = listener as RawFd;
     #[repr(C, align(8))]

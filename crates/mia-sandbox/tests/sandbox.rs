@@ -369,3 +369,36 @@ fn the_tracer_records_what_the_command_changed_and_not_what_a_person_did_meanwhi
         "2"
     );
 }
+
+#[test]
+fn a_traced_command_inside_a_traced_command_runs_untraced_instead_of_failing() {
+    // The inner one is this test binary itself, re-run under the outer trace.
+    if std::env::var_os("MIA_SANDBOX_NESTED").is_some() {
+        let b = base();
+        let project = b.path().join("p");
+        std::fs::create_dir_all(&project).unwrap();
+        let p = policy(SandboxMode::WorkspaceWrite, NetworkAccess::Allow, &project);
+        let (ok, out, set) = run_traced(&p, &project, "echo x > inner.txt");
+        assert!(ok, "{out}");
+        assert!(project.join("inner.txt").exists());
+        assert!(!set.complete, "{set:?}");
+        return;
+    }
+    let b = base();
+    let outer = SandboxPolicy::build(
+        SandboxMode::WorkspaceWrite,
+        NetworkAccess::Allow,
+        PolicyInputs {
+            project_root: PathBuf::from(env!("CARGO_TARGET_TMPDIR")),
+            ..PolicyInputs::default()
+        },
+    );
+    let exe = std::env::current_exe().unwrap();
+    let script = format!(
+        "MIA_SANDBOX_NESTED=1 {} a_traced_command_inside_a_traced_command_runs_untraced_instead_of_failing --exact --nocapture",
+        exe.display()
+    );
+    let (ok, out, set) = run_traced(&outer, b.path(), &script);
+    assert!(ok && out.contains("1 passed"), "{out}");
+    assert!(set.complete);
+}
