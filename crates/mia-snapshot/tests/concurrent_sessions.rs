@@ -5,7 +5,10 @@
 //! undo in any order. After every step and undo, each session's files equal
 //! its own recorded state, the other session's changes are untouched, the
 //! person's edits between steps are untouched, and files no snapshot can
-//! hold (over the size cap, ignored) are never changed by an undo.
+//! hold (over the size cap, ignored) are never changed by an undo. A person
+//! also edits files *during* shell steps: when the command's writes were
+//! traced (the OS sandbox), those edits are not the step's and no undo
+//! reverts them.
 
 mod common;
 
@@ -190,9 +193,27 @@ fn run(seed: u64) {
                 let cur = s.stack.last().unwrap().clone();
                 let (mut new, _) = area_op(&mut rng, s.prefix, &cur);
                 new = area_op(&mut rng, s.prefix, &new).0;
-                let pending = s.repo.begin_step(ctx(s, n), None).unwrap();
+                let mut pending = s.repo.begin_step(ctx(s, n), None).unwrap();
                 apply(&root, &cur, &new);
+                // What the command's processes wrote, as the sandbox's trace reports it.
+                let mut written: Vec<PathBuf> =
+                    changed(&cur, &new).keys().map(|k| root.join(k)).collect();
+                let traced = rng.chance(60);
+                if traced && rng.chance(60) {
+                    // A person saves a file in the editor while the command runs.
+                    let k = format!("user/u{}.txt", rng.below(2));
+                    put(
+                        &k,
+                        format!("edit during step {n}\n").into_bytes(),
+                        &mut fixed,
+                    );
+                }
                 if rng.chance(50) {
+                    written.extend(
+                        ["special/big.txt", "special/blob.bin", "special/run.log"]
+                            .iter()
+                            .map(|f| root.join(f)),
+                    );
                     let len = if rng.chance(50) { 3000 } else { 5000 };
                     put("special/big.txt", vec![b'y'; len], &mut fixed);
                     // Binary and over the cap: never stored.
@@ -205,6 +226,9 @@ fn run(seed: u64) {
                 }
                 if rng.chance(70) {
                     known_step(&root, t, &mut rng, 100 + n, &what);
+                }
+                if traced {
+                    pending.written = Some(written);
                 }
                 let rec = s.repo.finish_step(pending).unwrap();
                 let got: BTreeMap<String, FileChangeKind> = rec
