@@ -810,6 +810,29 @@ impl Runtime {
 
     /// Pending asks (oldest first), whether a turn runs, the queued agent
     /// switch — from this process's live state, without loading anything.
+    /// Every pending permission ask in this process of the sessions of
+    /// `directory`'s project (its worktrees included; subagents' asks too),
+    /// oldest first: the attention queue a window shows across sessions.
+    pub fn pending_asks(
+        &self,
+        directory: &std::path::Path,
+    ) -> Vec<mia_protocol::PermissionRequest> {
+        let key = crate::worktrees::project_key(directory);
+        let states: Vec<_> = lock(&self.inner.sessions).values().cloned().collect();
+        let mut out: Vec<mia_protocol::PermissionRequest> = states
+            .iter()
+            .filter(|s| crate::worktrees::project_key(&s.directory) == key)
+            .flat_map(|s| {
+                lock(&s.pending)
+                    .values()
+                    .map(|(r, _)| r.clone())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.sort_by(|a, b| a.id.cmp(&b.id));
+        out
+    }
+
     fn live(&self, id: SessionId) -> (Vec<mia_protocol::PermissionRequest>, bool, Option<String>) {
         match self.loaded_state(id) {
             Some(state) => {

@@ -119,6 +119,7 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         )
         .route("/api/permissions", get(permissions))
         .route("/api/approvals", get(approvals))
+        .route("/api/asks", get(asks))
         .route(
             "/api/approvals/{id}",
             axum::routing::delete(revoke_approval),
@@ -843,6 +844,14 @@ async fn delete_key(State(s): State<AppState>, Path(provider): Path<String>) -> 
 async fn permissions(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     match directory(&q) {
         Ok(d) => reply(s.runtime.permissions_view(d, q.agent.clone()).await),
+        Err(r) => r.into_response(),
+    }
+}
+
+/// Every pending ask of the project's sessions (the attention queue).
+async fn asks(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    match directory(&q) {
+        Ok(d) => Json(s.runtime.pending_asks(&d)).into_response(),
         Err(r) => r.into_response(),
     }
 }

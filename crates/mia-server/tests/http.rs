@@ -292,6 +292,34 @@ async fn a_turn_over_http_with_a_permission_ask() {
     assert_eq!(request["tool"], "write");
     let request_id = request["id"].as_str().unwrap();
 
+    // The attention queue of the project lists it (and a wrong project does not).
+    let dir = s.project.display().to_string();
+    let asks: Value = s
+        .get(&format!("/api/asks?directory={}", urlencode(&dir)))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let asks = asks.as_array().unwrap();
+    assert_eq!(asks.len(), 1, "{asks:?}");
+    assert_eq!(asks[0]["id"], request_id);
+    assert_eq!(asks[0]["session_id"], id.as_str());
+    let other = tempfile::tempdir().unwrap();
+    let none: Value = s
+        .get(&format!(
+            "/api/asks?directory={}",
+            urlencode(&other.path().display().to_string())
+        ))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(none.as_array().unwrap().len(), 0);
+
     let r = s
         .post(
             &format!("/api/sessions/{id}/permissions/{request_id}"),
@@ -317,6 +345,19 @@ async fn a_turn_over_http_with_a_permission_ask() {
         .await
         .unwrap();
     assert_eq!(r.status(), 404, "an answered ask cannot be answered again");
+    let asks: Value = s
+        .get(&format!("/api/asks?directory={}", urlencode(&dir)))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        asks.as_array().unwrap().len(),
+        0,
+        "answered asks leave the queue"
+    );
 
     let full: Value = s
         .get(&format!("/api/sessions/{id}"))

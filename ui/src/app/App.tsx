@@ -1,5 +1,5 @@
 import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useState } from "react";
-import type { AgentInfo, ServerInfo, SessionSummary } from "../protocol/generated";
+import type { AgentInfo, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import type { Platform, Transport } from "../transport/types";
 import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
@@ -13,6 +13,8 @@ import { Worktrees } from "./Worktrees";
 import { Compare } from "./Compare";
 import { SessionCompare } from "./SessionCompare";
 import { AgentCreate } from "./AgentCreate";
+import { AttentionQueue, isAttentionShortcut, useAttention } from "./Attention";
+import { AttentionStore } from "../state/attention";
 
 // The fork tree (with its layout library) is loaded the first time it is shown.
 const ForkTree = lazy(() => import("./ForkTree").then((m) => ({ default: m.ForkTree })));
@@ -50,7 +52,7 @@ export function DemoBanner() {
 }
 
 function Shell() {
-  const { api } = useServices();
+  const { api, transport, platform } = useServices();
   const toast = useToast();
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [project, setProject] = useState<string | null>(null);
@@ -148,6 +150,70 @@ function Shell() {
     void refreshSessions(false);
   }, [showArchived, refreshSessions]);
 
+  // Every session of the project, live: the asks waiting anywhere and which sessions run. The
+  // server's list (filtered by project) is the truth; events say when to read it again.
+  const attention = useMemo(() => new AttentionStore(), []);
+  const live = useAttention(attention);
+  const [queueOpen, setQueueOpen] = useState(false);
+  // A new ask elsewhere while this window is in the background: tell the OS.
+  const notifyFresh = useEffectEvent((asks: PermissionRequest[], before: Set<string>) => {
+    const fresh = asks.filter(
+      (a) => !before.has(a.id) && a.session_id !== currentId && a.root_session_id !== currentId,
+    );
+    const a = fresh[0];
+    if (!a || !document.hidden) return;
+    const where = sessionTitle(a.root_session_id ?? a.session_id) ?? "another session";
+    platform.notify("mia-code needs you", `${a.agent} asks to use ${a.tool} in ${where}`);
+  });
+  useEffect(() => {
+    if (!project) return;
+    let alive = true;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const seed = () => {
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(() => {
+        const before = new Set(attention.getState().asks.map((a) => a.id));
+        api.asks(project).then(
+          (asks) => {
+            if (!alive) return;
+            attention.seed(Array.isArray(asks) ? asks : []);
+            notifyFresh(asks, before);
+          },
+          () => undefined,
+        );
+      }, 30);
+    };
+    attention.seed([]);
+    seed();
+    const stop = transport.subscribe(
+      null,
+      (e) => {
+        if (e.type === "permission_asked") seed();
+        else attention.apply(e);
+      },
+      (st) => {
+        if (st === "open" || st === "lagged") seed();
+      },
+    );
+    return () => {
+      alive = false;
+      if (timer) clearTimeout(timer);
+      stop();
+    };
+  }, [api, attention, project, transport]);
+  const elsewhere = useMemo(() => AttentionStore.elsewhere(live.asks, currentId), [live.asks, currentId]);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (isAttentionShortcut(e) && elsewhere.length > 0) {
+        e.preventDefault();
+        setQueueOpen(true);
+      }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [elsewhere.length]);
+  const closeQueue = useCallback(() => setQueueOpen(false), []);
+
   // Sessions started elsewhere (the CLI, another window) appear when this window is focused again.
   useEffect(() => {
     const onFocus = () => void refreshSessions(false);
@@ -225,6 +291,10 @@ function Shell() {
           {project && (
             <Sidebar
               sessions={sessions}
+              asks={live.asks}
+              running={live.running}
+              waitingElsewhere={elsewhere.length}
+              onOpenQueue={() => setQueueOpen(true)}
               currentId={currentId}
               showArchived={showArchived}
               onShowArchived={setShowArchived}
@@ -310,6 +380,7 @@ function Shell() {
               sessionTitle={sessionTitle}
               highlightMessage={highlight?.session === currentId ? highlight.message : null}
               onCreateAgent={createAgent}
+              hideAsks={queueOpen}
             />
           )}
           {project && view.kind === "sessions" && !currentId && (
@@ -325,6 +396,11 @@ function Shell() {
           )}
         </main>
       </div>
+      {queueOpen && (
+        <ErrorBoundary label="The attention queue">
+          <AttentionQueue asks={elsewhere} sessionTitle={sessionTitle} onClose={closeQueue} />
+        </ErrorBoundary>
+      )}
       {settings && (
         <ErrorBoundary label="Settings">
           <Settings

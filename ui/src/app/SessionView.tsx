@@ -48,6 +48,8 @@ export interface SessionViewProps {
   highlightMessage?: string | null;
   /** `/agent create [description]`: the agent generator (with the session's agent as the creator). */
   onCreateAgent?: (description?: string, creator?: string) => void;
+  /** The window's attention queue is open and answers these asks instead. */
+  hideAsks?: boolean;
 }
 
 type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
@@ -819,7 +821,7 @@ export function SessionView(props: SessionViewProps) {
         </ErrorBoundary>
       )}
       <ErrorBoundary label="The permission dialog">
-        <PermissionDialog requests={state.permissions} onReply={reply} />
+        {!props.hideAsks && <PermissionDialog requests={state.permissions} onReply={reply} />}
       </ErrorBoundary>
       {diff && (
         <Modal title={diff.title} onClose={() => setDiff(null)} wide testId="diff-modal">

@@ -1,8 +1,9 @@
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import type { SessionSummary } from "../protocol/generated";
+import type { PermissionRequest, SessionSummary } from "../protocol/generated";
 import { relativeTime } from "../lib/format";
 import { Modal } from "./Modal";
+import { AttentionBadge } from "./Attention";
 
 const VIRTUALISE_ABOVE = 200;
 
@@ -26,9 +27,15 @@ const SessionItem = memo(function SessionItem({
   childCount = 0,
   expanded = false,
   onToggle,
+  needsYou = 0,
+  running = false,
 }: {
   /** Changes once a minute so the relative time is recomputed. */
   minute: number;
+  /** Permission asks waiting in this session (its subagents' included). */
+  needsYou?: number;
+  /** A turn runs in it (live, from the window's event stream). */
+  running?: boolean;
   style?: React.CSSProperties;
   s: SessionSummary;
   active: boolean;
@@ -49,6 +56,8 @@ const SessionItem = memo(function SessionItem({
       data-session-id={s.id}
       data-spawned={spawned ? "true" : undefined}
       data-depth={depth || undefined}
+      data-running={running ? "true" : undefined}
+      data-needs-you={needsYou > 0 ? "true" : undefined}
     >
       <button
         type="button"
@@ -65,9 +74,19 @@ const SessionItem = memo(function SessionItem({
             </span>
           )}
           {s.title || s.slug}
+          {needsYou > 0 && (
+            <span
+              className="session-needs-you"
+              data-testid="session-needs-you"
+              title={`${needsYou} permission ${needsYou === 1 ? "ask" : "asks"} waiting`}
+            >
+              {" "}
+              ⚑ {needsYou}
+            </span>
+          )}
         </span>
         <span className="session-meta muted small">
-          {relativeTime(s.updated_at)} · {s.message_count} msg{s.status === "busy" ? " · running" : ""}
+          {relativeTime(s.updated_at)} · {s.message_count} msg{running ? " · running" : ""}
           {s.archived_at ? " · archived" : ""}
         </span>
       </button>
@@ -120,8 +139,19 @@ export function Sidebar({
   onArchive,
   onDelete,
   onForkTree,
+  asks = [],
+  running,
+  waitingElsewhere = 0,
+  onOpenQueue,
 }: {
   sessions: SessionSummary[];
+  /** Every waiting ask of the project (live). */
+  asks?: PermissionRequest[];
+  /** Whether a session runs a turn (live); the list's status is used where it is absent. */
+  running?: ReadonlyMap<string, boolean>;
+  /** Asks waiting in sessions other than the open one, and how to answer them. */
+  waitingElsewhere?: number;
+  onOpenQueue?: () => void;
   currentId: string | null;
   showArchived: boolean;
   onShowArchived: (v: boolean) => void;
@@ -203,12 +233,15 @@ export function Sidebar({
       childCount={r.children}
       expanded={r.expanded}
       onToggle={toggle}
+      needsYou={asks.filter((a) => a.session_id === r.s.id || a.root_session_id === r.s.id).length}
+      running={running?.get(r.s.id) ?? r.s.status === "busy"}
     />
   );
 
   return (
     <nav className="sidebar" aria-label="Sessions">
       <div className="sidebar-tools">
+        {onOpenQueue && <AttentionBadge count={waitingElsewhere} onOpen={onOpenQueue} />}
         <button type="button" className="btn primary" data-testid="new-session" onClick={onNew}>
           + New session
         </button>

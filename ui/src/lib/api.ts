@@ -11,6 +11,7 @@ import type {
   HistoryAction,
   ModelChoice,
   PermissionReplyKind,
+  PermissionRequest,
   PermissionsView,
   ProjectSummary,
   PromotedView,
@@ -117,6 +118,8 @@ export function makeApi(t: Transport) {
     permissions: (directory: string, agent: string) =>
       t.request<PermissionsView>("GET", `/api/permissions?${q({ directory, agent })}`),
     approvals: (directory: string) => t.request<ApprovalView[]>("GET", `/api/approvals?${q({ directory })}`),
+    /** Every pending ask of the project's sessions (the attention queue), oldest first. */
+    asks: (directory: string) => t.request<PermissionRequest[]>("GET", `/api/asks?${q({ directory })}`),
     revokeApproval: (directory: string, id: number) => t.request<void>("DELETE", `/api/approvals/${id}?${q({ directory })}`),
     worktrees: (directory: string) => t.request<WorktreeView[]>("GET", `/api/worktrees?${q({ directory })}`),
     createWorktree: (directory: string, name?: string, base?: string) =>

@@ -13,6 +13,8 @@ export interface PermissionDialogProps {
   onReply: (requestId: string, reply: PermissionReplyKind) => void | Promise<void>;
   /** Answers count only this long after an ask appears (default {@link ARM_DELAY_MS}). */
   armDelayMs?: number;
+  /** The session an ask waits in, when the dialog answers asks of several sessions. */
+  sessionLabel?: (request: PermissionRequest) => string | undefined;
 }
 
 type SendState =
@@ -35,11 +37,20 @@ function errorText(err: unknown): string {
 export const ARM_DELAY_MS = 400;
 
 /** Modal, keyboard-driven dialog answering the oldest pending permission ask. */
-export function PermissionDialog({ requests, onReply, armDelayMs = ARM_DELAY_MS }: PermissionDialogProps) {
+export function PermissionDialog({ requests, onReply, armDelayMs = ARM_DELAY_MS, sessionLabel }: PermissionDialogProps) {
   const request = requests[0];
   if (!request) return null;
   // Keyed by the request so every ask starts with fresh state (no feedback text carried over).
-  return <DialogBody key={request.id} request={request} queue={requests} onReply={onReply} armDelayMs={armDelayMs} />;
+  return (
+    <DialogBody
+      key={request.id}
+      request={request}
+      queue={requests}
+      onReply={onReply}
+      armDelayMs={armDelayMs}
+      session={sessionLabel?.(request)}
+    />
+  );
 }
 
 interface DialogBodyProps {
@@ -47,9 +58,10 @@ interface DialogBodyProps {
   queue: PermissionRequest[];
   onReply: PermissionDialogProps["onReply"];
   armDelayMs: number;
+  session?: string;
 }
 
-function DialogBody({ request, queue, onReply, armDelayMs }: DialogBodyProps) {
+function DialogBody({ request, queue, onReply, armDelayMs, session }: DialogBodyProps) {
   const titleId = useId();
   const dialogRef = useRef<HTMLDivElement>(null);
   const feedbackRef = useRef<HTMLTextAreaElement>(null);
@@ -239,6 +251,12 @@ function DialogBody({ request, queue, onReply, armDelayMs }: DialogBodyProps) {
             <>
               Agent <strong>{request.agent}</strong> asks for permission <code>{request.permission}</code>
             </>
+          )}
+          {session && (
+            <span className="mia-perm-session" data-testid="permission-session">
+              {" "}
+              in session <strong>{session}</strong>
+            </span>
           )}
         </p>
 
