@@ -41,6 +41,13 @@ test("the scripted demo plays through", async ({ page }, testInfo) => {
   await send("Make the greeting friendlier");
   const dialog = page.getByTestId("permission-dialog");
   await expect(dialog.getByTestId("permission-tool")).toContainText("edit");
+  // The dialog shows the change the edit would make, before anything is written.
+  const proposed = dialog.getByTestId("permission-proposed");
+  await expect(proposed).toContainText("Proposed change");
+  await expect(proposed).toContainText("Welcome to Mia Code");
+  await expect(proposed.getByTestId("diff-file")).toHaveAttribute("data-path", "src/greet.ts");
+  expect(stack.read("src/greet.ts")).not.toContain("Welcome to Mia Code");
+  await shot(page, testInfo, "06b-permission-proposed-diff");
   // Answers count once the ask has been on screen briefly (stray keys are ignored).
   await expect(dialog.getByTestId("permission-allow-once")).toBeEnabled();
   await page.keyboard.press("Enter"); // Allow once

@@ -178,6 +178,7 @@ pub fn dialog(
         reason: decision.reason.clone(),
         options,
         root_session_id: None,
+        proposed: None,
     }
 }
 

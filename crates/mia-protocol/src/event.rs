@@ -183,6 +183,11 @@ pub struct PermissionRequest {
     /// from (the ask shows there too; answer it with this request's `session_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_session_id: Option<SessionId>,
+    /// For a write or an edit: the change it would make, against the file
+    /// as it is now (a new file: all additions). Absent when it cannot be
+    /// known (the edit does not apply, the file is over 1 MB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed: Option<crate::FileDiff>,
 }
 
 /// Why a turn ended.

@@ -199,6 +199,16 @@ fn file_diff(repo: &Repository, path: &str, old: Side, new: Side) -> Result<File
     Ok(bytes_diff(path, load(old)?, load(new)?))
 }
 
+/// The diff of a proposed change: `before` (`None`: a new file) → `after`,
+/// with no object ids (nothing is stored yet).
+pub fn proposed_diff(path: &str, before: Option<&[u8]>, after: &[u8]) -> FileDiff {
+    bytes_diff(
+        path,
+        before.map(|b| (0o100644, b.to_vec(), String::new())),
+        Some((0o100644, after.to_vec(), String::new())),
+    )
+}
+
 /// A [`FileDiff`] from two optional `(mode, content, object id)` sides
 /// (`None`: the file does not exist on that side).
 pub(crate) fn bytes_diff(

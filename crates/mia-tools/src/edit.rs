@@ -4,7 +4,8 @@ use serde_json::{Value, json};
 
 use crate::paths::{display, hint_for_missing, resolve};
 use crate::{
-    Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan, ToolSpec, parse_input, schema_of,
+    MAX_PROPOSED_BYTES, Proposed, Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan,
+    ToolSpec, parse_input, schema_of,
 };
 
 /// One exact-string replacement.
@@ -89,6 +90,24 @@ impl Tool for EditTool {
             permission: "edit".into(),
             targets: vec![Target::Path(path.clone())],
             modifies: Some(vec![path]),
+        })
+    }
+
+    fn proposed(&self, input: &Value, ctx: &ToolContext) -> Option<Proposed> {
+        let input: EditInput = parse_input("edit", input).ok()?;
+        let (raw, ops) = input.ops().ok()?;
+        let path = resolve(ctx, &raw).ok()?;
+        if std::fs::metadata(&path).ok()?.len() > MAX_PROPOSED_BYTES {
+            return None;
+        }
+        let shown = display(ctx, &path);
+        let before = std::fs::read(&path).ok()?;
+        let text = std::str::from_utf8(&before).ok()?;
+        let (after, _, _) = apply_edits(&shown, text, &ops).ok()?;
+        Some(Proposed {
+            path: shown,
+            before: Some(before),
+            after: after.into_bytes(),
         })
     }
 

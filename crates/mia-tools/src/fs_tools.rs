@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 
 use crate::paths::{display, hint_for_missing, resolve};
 use crate::{
-    Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan, ToolSpec, parse_input, schema_of,
+    MAX_PROPOSED_BYTES, Proposed, Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan,
+    ToolSpec, parse_input, schema_of,
 };
 
 /// Lines returned when no limit is given.
@@ -172,6 +173,26 @@ impl Tool for WriteTool {
             permission: "write".into(),
             targets: vec![Target::Path(path.clone())],
             modifies: Some(vec![path]),
+        })
+    }
+
+    fn proposed(&self, input: &Value, ctx: &ToolContext) -> Option<Proposed> {
+        let input: WriteInput = parse_input("write", input).ok()?;
+        let path = resolve(ctx, &input.path).ok()?;
+        if input.content.len() as u64 > MAX_PROPOSED_BYTES {
+            return None;
+        }
+        let before = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= MAX_PROPOSED_BYTES => {
+                Some(std::fs::read(&path).ok()?)
+            }
+            Ok(_) => return None,
+            Err(_) => None,
+        };
+        Some(Proposed {
+            path: display(ctx, &path),
+            before,
+            after: input.content.into_bytes(),
         })
     }
 

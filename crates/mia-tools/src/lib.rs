@@ -180,7 +180,26 @@ pub trait Tool: Send + Sync {
     fn unconfined(&self, _input: &Value, _ctx: &ToolContext) -> Option<Unconfined> {
         None
     }
+    /// The change a file-writing call would make, for the permission
+    /// dialog to show before it runs. `None` for other tools, or when it
+    /// cannot be known (the edit does not apply, the file is too big).
+    fn proposed(&self, _input: &Value, _ctx: &ToolContext) -> Option<Proposed> {
+        None
+    }
 }
+
+/// A file's content before and after a proposed write or edit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proposed {
+    /// Project-relative (or absolute, outside the project) path as shown.
+    pub path: String,
+    /// `None`: the file does not exist yet.
+    pub before: Option<Vec<u8>>,
+    pub after: Vec<u8>,
+}
+
+/// Files over this size get no proposed diff in the dialog.
+pub const MAX_PROPOSED_BYTES: u64 = 1024 * 1024;
 
 /// A call that would run outside the configured OS sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,6 +254,11 @@ impl ToolRegistry {
 
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec()).collect()
+    }
+
+    /// See [`Tool::proposed`].
+    pub fn proposed(&self, name: &str, input: &Value, ctx: &ToolContext) -> Option<Proposed> {
+        self.get(name).and_then(|t| t.proposed(input, ctx))
     }
 
     /// See [`Tool::unconfined`].

@@ -701,3 +701,60 @@ async fn an_unavailable_sandbox_is_reported_for_the_runtime_to_ask() {
     );
     assert_eq!(reg.unconfined("read", &json!({"path": "x"}), &ctx), None);
 }
+
+#[test]
+fn write_and_edit_say_what_they_would_change_before_they_run() {
+    let (_d, ctx) = project();
+    write(&ctx.project_root, "a.txt", b"one\ntwo\n");
+    let reg = ToolRegistry::builtin();
+    let p = reg
+        .proposed(
+            "edit",
+            &json!({"path": "a.txt", "old_string": "two", "new_string": "2"}),
+            &ctx,
+        )
+        .unwrap();
+    assert_eq!(p.path, "a.txt");
+    assert_eq!(p.before.as_deref(), Some(&b"one\ntwo\n"[..]));
+    assert_eq!(p.after, b"one\n2\n");
+    // Nothing was written.
+    assert_eq!(
+        std::fs::read(ctx.project_root.join("a.txt")).unwrap(),
+        b"one\ntwo\n"
+    );
+    // An edit that would not apply has no proposal (the run says why).
+    assert!(
+        reg.proposed(
+            "edit",
+            &json!({"path": "a.txt", "old_string": "zzz", "new_string": "y"}),
+            &ctx
+        )
+        .is_none()
+    );
+    // A new file: nothing before.
+    let p = reg
+        .proposed(
+            "write",
+            &json!({"path": "new/b.txt", "content": "hi\n"}),
+            &ctx,
+        )
+        .unwrap();
+    assert_eq!(p.before, None);
+    assert_eq!(p.after, b"hi\n");
+    // Overwriting: the old content.
+    let p = reg
+        .proposed("write", &json!({"path": "a.txt", "content": "x\n"}), &ctx)
+        .unwrap();
+    assert_eq!(p.before.as_deref(), Some(&b"one\ntwo\n"[..]));
+    // Over the cap: none.
+    let big = "x".repeat(mia_tools::MAX_PROPOSED_BYTES as usize + 1);
+    assert!(
+        reg.proposed("write", &json!({"path": "c.txt", "content": big}), &ctx)
+            .is_none()
+    );
+    // Other tools propose nothing.
+    assert!(
+        reg.proposed("bash", &json!({"command": "ls"}), &ctx)
+            .is_none()
+    );
+}

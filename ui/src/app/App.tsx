@@ -176,8 +176,9 @@ function Shell() {
         api.asks(project).then(
           (asks) => {
             if (!alive) return;
-            attention.seed(Array.isArray(asks) ? asks : []);
-            notifyFresh(asks, before);
+            const list = Array.isArray(asks) ? asks : [];
+            attention.seed(list);
+            notifyFresh(list, before);
           },
           () => undefined,
         );

@@ -1195,6 +1195,12 @@ export interface PermissionRequest {
    */
   options: string[];
   permission: string;
+  /**
+   * For a write or an edit: the change it would make, against the file
+   * as it is now (a new file: all additions). Absent when it cannot be
+   * known (the edit does not apply, the file is over 1 MB).
+   */
+  proposed?: FileDiff | null;
   reason: string;
   /**
    * For a subagent's ask: the top-level session its delegation started

@@ -237,6 +237,10 @@ impl Runtime {
                 &decision,
             );
             request.call_id = Some(call.id.clone());
+            // What a write or an edit would change, shown in the dialog.
+            request.proposed = registry
+                .proposed(&call.name, &call.input, ctx)
+                .map(|p| mia_snapshot::proposed_diff(&p.path, p.before.as_deref(), &p.after));
             // A subagent's ask shows in the session the user started too.
             request.root_session_id = lock(&state.lineage).root;
             if doom_loop {

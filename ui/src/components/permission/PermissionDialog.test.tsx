@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { PermissionReplyKind } from "../../protocol/generated";
 import { PermissionDialog } from "./PermissionDialog";
 import { bashRequest, editRequest, fetchRequest } from "./fixtures";
+import { authDiff } from "../diff/fixtures";
 
 type ReplyFn = (id: string, reply: PermissionReplyKind) => void | Promise<void>;
 
@@ -55,6 +56,30 @@ describe("PermissionDialog", () => {
     expect(screen.queryByTestId("permission-allow-session")).toBeNull();
     expect(screen.queryByTestId("permission-allow-project")).toBeNull();
     expect(screen.getByTestId("permission-allow-once")).toBeInTheDocument();
+  });
+
+  it("shows the proposed change of an edit as a diff, unified or side by side", async () => {
+    const { user } = setup([{ ...editRequest, proposed: authDiff }]);
+    const proposed = screen.getByTestId("permission-proposed");
+    expect(proposed).toHaveTextContent("Proposed change");
+    expect(proposed).toHaveTextContent("+3");
+    expect(proposed).toHaveTextContent("−1");
+    expect(within(proposed).getByTestId("diff-file")).toHaveAttribute("data-path", "src/auth.ts");
+    expect(proposed).toHaveTextContent('import { audit } from "./audit";');
+    await user.click(within(proposed).getByTestId("permission-proposed-mode"));
+    expect(within(proposed).getByTestId("permission-proposed-mode")).toHaveTextContent("Unified");
+    // The answer keys are still there (the diff scrolls on its own).
+    expect(screen.getByTestId("permission-allow-once")).toBeInTheDocument();
+  });
+
+  it("a new file's content shows as additions", () => {
+    setup([{ ...editRequest, tool: "write", proposed: { ...authDiff, status: "added", deletions: 0 } }]);
+    expect(screen.getByTestId("permission-proposed")).toHaveTextContent("New file");
+  });
+
+  it("no proposed change, no diff", () => {
+    setup([editRequest]);
+    expect(screen.queryByTestId("permission-proposed")).toBeNull();
   });
 
   it("says when no rule matched", () => {

@@ -4,6 +4,7 @@ import type { PermissionReplyKind, PermissionRequest } from "../../protocol/gene
 import { escapeReply, offeredActions, prettyInput, targetLabel } from "./actions";
 import type { ActionSpec } from "./actions";
 import { SegmentList } from "./SegmentList";
+import { ProposedChange } from "./ProposedChange";
 import "./PermissionDialog.css";
 
 export interface PermissionDialogProps {
@@ -266,6 +267,8 @@ function DialogBody({ request, queue, onReply, armDelayMs, session }: DialogBody
             {request.target}
           </code>
         </div>
+
+        {request.proposed && <ProposedChange diff={request.proposed} />}
 
         {segments.length > 0 && <SegmentList segments={segments} />}
 
