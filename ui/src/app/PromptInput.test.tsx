@@ -29,6 +29,45 @@ describe("PromptInput", () => {
     await waitFor(() => expect(input.value).toBe(""));
   });
 
+  it("while a turn runs, Enter still takes the text (the caller queues it) and the button says Queue", async () => {
+    const { props, input, user } = setup({ running: true });
+    expect(screen.getByTestId("send")).toHaveTextContent("Queue");
+    await user.click(input);
+    await user.type(input, "follow up{Enter}");
+    expect(props.onSend).toHaveBeenCalledWith("follow up");
+    await waitFor(() => expect(input.value).toBe(""));
+    expect(document.activeElement).toBe(input);
+  });
+
+  it("Esc stops a running turn at once when the input is empty", async () => {
+    const onStop = vi.fn();
+    const { input, user } = setup({ running: true, onStop });
+    await user.click(input);
+    await user.keyboard("{Escape}");
+    expect(onStop).toHaveBeenCalledTimes(1);
+  });
+
+  it("with a draft, Esc stops only when pressed twice within a second, and keeps the draft", async () => {
+    const onStop = vi.fn();
+    const { input, user } = setup({ running: true, onStop });
+    await user.click(input);
+    await user.type(input, "half a thought");
+    await user.keyboard("{Escape}");
+    expect(onStop).not.toHaveBeenCalled();
+    expect(screen.getByTestId("esc-hint")).toHaveTextContent("Press Esc again");
+    await user.keyboard("{Escape}");
+    expect(onStop).toHaveBeenCalledTimes(1);
+    expect(input.value).toBe("half a thought");
+  });
+
+  it("Esc does nothing to a turn when none runs", async () => {
+    const onStop = vi.fn();
+    const { input, user } = setup({ running: false, onStop });
+    await user.click(input);
+    await user.keyboard("{Escape}");
+    expect(onStop).not.toHaveBeenCalled();
+  });
+
   it("keeps the text when sending fails", async () => {
     const { props, input, user } = setup({ onSend: vi.fn(() => Promise.resolve(false)) });
     await user.click(input);

@@ -21,7 +21,12 @@ export interface PromptInputProps {
   disabledCommands?: Partial<Record<string, string>>;
   /** Agents `@name` delegates to (listed above the files in the @ popup). */
   mentionAgents?: { name: string; description: string }[];
+  /** Esc while a turn runs stops it (a second Esc within a second when a draft is being written). */
+  onStop?: () => void;
 }
+
+/** A second Esc within this long stops a turn while a draft is in the input. */
+export const ESC_AGAIN_MS = 1000;
 
 const drafts = new Map<string, string>();
 
@@ -56,7 +61,15 @@ export function PromptInput({
   draftKey,
   disabledCommands,
   mentionAgents,
+  onStop,
 }: PromptInputProps) {
+  /** When Esc was pressed over a draft while a turn runs (a second one within ESC_AGAIN_MS stops it). */
+  const [escAt, setEscAt] = useState<number | null>(null);
+  useEffect(() => {
+    if (escAt === null) return;
+    const t = setTimeout(() => setEscAt(null), ESC_AGAIN_MS);
+    return () => clearTimeout(t);
+  }, [escAt]);
   const [text, setTextState] = useState(() => (draftKey ? (drafts.get(draftKey) ?? "") : ""));
   const setText = (value: string) => {
     setTextState(value);
@@ -184,6 +197,17 @@ export function PromptInput({
       setDismissed(`${popup.kind}:${text}`);
       return;
     }
+    if (e.key === "Escape" && running && onStop) {
+      e.preventDefault();
+      const now = e.timeStamp;
+      if (!text.trim() || (escAt !== null && now - escAt <= ESC_AGAIN_MS)) {
+        setEscAt(null);
+        onStop();
+      } else {
+        setEscAt(now);
+      }
+      return;
+    }
     if (e.key === "Tab" && !e.shiftKey && !popupOpen && (text === "" || (el.selectionStart === 0 && el.selectionEnd === 0))) {
       e.preventDefault();
       onToggleMode();
@@ -277,13 +301,21 @@ export function PromptInput({
           })}
         </ul>
       )}
+      {escAt !== null && running && (
+        <span className="esc-hint muted small" data-testid="esc-hint" role="status">
+          Press Esc again to stop the turn
+        </span>
+      )}
       <textarea
         ref={ref}
         className="prompt-input"
         data-testid="prompt-input"
         aria-label="Message"
         placeholder={
-          placeholder ?? (running ? "A turn is running… (Stop to cancel)" : "Ask mia-code… (@ file, / command, Tab: plan/build)")
+          placeholder ??
+          (running
+            ? "A turn is running… Esc stops it; Enter queues a follow-up"
+            : "Ask mia-code… (@ file, / command, Tab: plan/build)")
         }
         rows={Math.min(10, Math.max(2, text.split("\n").length))}
         value={text}
@@ -306,9 +338,9 @@ export function PromptInput({
         className="btn primary"
         data-testid="send"
         onClick={() => void send()}
-        disabled={!text.trim() || sending || running}
+        disabled={!text.trim() || sending}
       >
-        Send
+        {running ? "Queue" : "Send"}
       </button>
     </div>
   );

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, SessionDetail } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { isCompacting, reloaded, sessionTotals, userTexts } from "../state/session";
@@ -335,11 +335,13 @@ export function SessionView(props: SessionViewProps) {
   const history = useMemo(() => userTexts(state.messages), [state.messages]);
   const totals = useMemo(() => sessionTotals(state.messages), [state.messages]);
 
+  /** Follow-ups typed while a turn runs, sent (oldest first) when a turn completes. */
+  const [queued, setQueued] = useState<string[]>([]);
   const send = useCallback(
     async (text: string): Promise<boolean> => {
       if (store.getState().running) {
-        toast("A turn is running: wait for it to finish or press Stop.", "info");
-        return false;
+        setQueued((q) => [...q, text]);
+        return true;
       }
       if (isCompacting(store.getState())) {
         toast("The conversation is being compacted: send your message once it has finished.", "info");
@@ -357,6 +359,29 @@ export function SessionView(props: SessionViewProps) {
     },
     [api, sessionId, store, toast],
   );
+
+  // A turn completed: the oldest queued follow-up goes out. After a Stop or an error the queue
+  // waits (shown, with "Send now"), so nothing is sent behind the person's back.
+  const sendQueued = () => {
+    const [next, ...rest] = queued;
+    if (next === undefined) return;
+    setQueued(rest);
+    void send(next).then((ok) => {
+      if (!ok) setQueued((q) => [next, ...q]);
+    });
+  };
+  const onTurnCompleted = useEffectEvent(() => sendQueued());
+  const lastEnd = state.lastTurn?.end;
+  useEffect(() => {
+    if (!state.running && lastEnd === "completed" && !isCompacting(store.getState())) onTurnCompleted();
+  }, [state.running, lastEnd, store]);
+  const editQueued = (i: number) => {
+    const text = queued[i];
+    if (text === undefined) return;
+    setQueued((q) => q.filter((_, j) => j !== i));
+    restoreDraft(sessionId, text);
+    setInputKey((k) => k + 1);
+  };
 
   const retry = useCallback(() => {
     const last = userTexts(store.getState().messages).at(-1);
@@ -782,7 +807,34 @@ export function SessionView(props: SessionViewProps) {
             {state.running && !compacting && <span className="muted small running-dot">working…</span>}
             {compacting && <span className="muted small running-dot">compacting…</span>}
           </div>
+          {queued.length > 0 && (
+            <ul className="queued-list" data-testid="queued-messages" aria-label="Queued follow-ups">
+              {queued.map((q, i) => (
+                <li key={`${i}:${q}`} className="queued" data-testid="queued-message">
+                  <span className="muted small">Queued{state.running ? " (sent when the turn ends)" : ""}:</span>{" "}
+                  <span className="queued-text">{q.length > 160 ? `${q.slice(0, 160)}…` : q}</span>
+                  {!state.running && i === 0 && (
+                    <button type="button" className="link-btn" data-testid="queued-send" onClick={() => sendQueued()}>
+                      Send now
+                    </button>
+                  )}
+                  <button type="button" className="link-btn" data-testid="queued-edit" onClick={() => editQueued(i)}>
+                    Edit
+                  </button>
+                  <button
+                    type="button"
+                    className="link-btn"
+                    data-testid="queued-cancel"
+                    onClick={() => setQueued((x) => x.filter((_, j) => j !== i))}
+                  >
+                    Cancel
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )}
           <PromptInput
+            onStop={() => void stop()}
             loadFiles={() => {
               // The session's own folder: a worktree session mentions the worktree's files.
               const dir = state.session?.directory || directory;
