@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { act, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import type { SessionSummary } from "../protocol/generated";
 import { App } from "./App";
@@ -57,6 +57,54 @@ describe("app shell", () => {
     setup([summary(1)], false);
     await screen.findAllByTestId("session-item");
     expect(screen.queryByTestId("demo-banner")).not.toBeInTheDocument();
+  });
+
+  it("says when the connection to the runtime is lost, and when it is back", async () => {
+    const { streamState } = setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    expect(screen.queryByTestId("connection-banner")).toBeNull();
+    act(() => streamState("reconnecting"));
+    expect(await screen.findByTestId("connection-banner")).toHaveTextContent("reconnecting");
+    act(() => streamState("open"));
+    await waitFor(() => expect(screen.queryByTestId("connection-banner")).toBeNull());
+  });
+
+  it("asks waiting in another session show as a badge and a marker, live", async () => {
+    const ask = {
+      id: "perm-1",
+      session_id: "s2",
+      agent: "build",
+      tool: "write",
+      permission: "write",
+      input: {},
+      target: "a.txt",
+      segments: [],
+      reason: "r",
+      options: ["once", "deny"],
+    };
+    let asks: unknown[] = [];
+    const fake = fakeTransport((method, path) => {
+      if (path === "/api/info") return { version: "0.1", demo: false, home: "/h", project: "/proj" };
+      if (path.startsWith("/api/asks")) return asks;
+      if (path.endsWith("/timeline")) return [];
+      if (method === "GET" && path.startsWith("/api/sessions?")) return [summary(1), summary(2)];
+      if (method === "GET" && path.startsWith("/api/sessions/")) return { session: summary(1), agent: "build", messages: [] };
+      if (path.startsWith("/api/agents")) return [];
+      if (path.endsWith("/timeline")) return [];
+      return undefined;
+    });
+    render(<App transport={fake.transport} platform={fakePlatform} />);
+    await screen.findAllByTestId("session-item");
+    expect(screen.queryByTestId("attention-badge")).toBeNull();
+    asks = [ask];
+    act(() => fake.emit({ type: "permission_asked", request: ask } as never));
+    expect(await screen.findByTestId("attention-badge")).toHaveTextContent("1 waiting");
+    const row = screen.getAllByTestId("session-item").find((r) => r.getAttribute("data-session-id") === "s2")!;
+    expect(within(row).getByTestId("session-needs-you")).toHaveTextContent("1");
+    act(() =>
+      fake.emit({ type: "permission_resolved", session_id: "s2", request_id: "perm-1", decision: "allow", by: "user", reason: "" }),
+    );
+    await waitFor(() => expect(screen.queryByTestId("attention-badge")).toBeNull());
   });
 
   it("search filters by title or slug", async () => {

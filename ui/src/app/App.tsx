@@ -155,6 +155,8 @@ function Shell() {
   const attention = useMemo(() => new AttentionStore(), []);
   const live = useAttention(attention);
   const [queueOpen, setQueueOpen] = useState(false);
+  /** The window's stream to the runtime: lost (reconnecting, with backoff) or open. */
+  const [connection, setConnection] = useState<"open" | "reconnecting">("open");
   // A new ask elsewhere while this window is in the background: tell the OS.
   const notifyFresh = useEffectEvent((asks: PermissionRequest[], before: Set<string>) => {
     const fresh = asks.filter(
@@ -194,6 +196,8 @@ function Shell() {
       },
       (st) => {
         if (st === "open" || st === "lagged") seed();
+        if (st === "open") setConnection("open");
+        else if (st === "reconnecting") setConnection("reconnecting");
       },
     );
     return () => {
@@ -280,6 +284,14 @@ function Shell() {
   return (
     <div className="app">
       {info?.demo && <DemoBanner />}
+      {connection === "reconnecting" && (
+        <div className="connection-banner" data-testid="connection-banner" role="status" aria-live="polite">
+          Lost the connection to mia-code — reconnecting… (what you see may be out of date until it is back)
+          <button type="button" className="btn small" data-testid="connection-reload" onClick={() => window.location.reload()}>
+            Reload
+          </button>
+        </div>
+      )}
       <div className="app-body">
         <aside className="left">
           <ProjectBar

@@ -13,6 +13,7 @@ export function fakeTransport(handler: Handler) {
   const listeners: ((e: Event) => void)[] = [];
   /** The session ids subscribed to, in order (null: all). Every listener hears every event. */
   const subscribed: (string | null)[] = [];
+  const stateListeners: ((s: StreamState) => void)[] = [];
   const transport: Transport = {
     request: vi.fn(async <T,>(method: HttpMethod, path: string, body?: unknown): Promise<T> => {
       requests.push({ method, path, body });
@@ -21,6 +22,7 @@ export function fakeTransport(handler: Handler) {
     subscribe: (id: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void) => {
       listeners.push(onEvent);
       subscribed.push(id);
+      if (onState) stateListeners.push(onState);
       queueMicrotask(() => onState?.("open"));
       return () => {
         const i = listeners.indexOf(onEvent);
@@ -31,7 +33,11 @@ export function fakeTransport(handler: Handler) {
   const emit = (e: Event) => {
     for (const l of listeners) l(e);
   };
-  return { transport, requests, emit, subscribed };
+  /** Every subscription hears the stream state (`reconnecting` after a lost connection, ...). */
+  const streamState = (s: StreamState) => {
+    for (const l of stateListeners) l(s);
+  };
+  return { transport, requests, emit, subscribed, streamState };
 }
 
 export const fakePlatform = {
