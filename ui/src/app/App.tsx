@@ -15,6 +15,7 @@ import { SessionCompare } from "./SessionCompare";
 import { AgentCreate } from "./AgentCreate";
 import { AttentionQueue, isAttentionShortcut, useAttention } from "./Attention";
 import { AttentionStore } from "../state/attention";
+import { installZoom } from "./zoom";
 
 // The fork tree (with its layout library) is loaded the first time it is shown.
 const ForkTree = lazy(() => import("./ForkTree").then((m) => ({ default: m.ForkTree })));
@@ -34,6 +35,7 @@ type CenterView =
 
 export function App({ transport, platform }: { transport: Transport; platform: Platform }) {
   const services = useMemo(() => ({ transport, platform, api: makeApi(transport) }), [transport, platform]);
+  useEffect(() => installZoom(), []);
   return (
     <ServicesProvider value={services}>
       <ToastProvider>
