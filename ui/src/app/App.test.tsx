@@ -107,6 +107,32 @@ describe("app shell", () => {
     await waitFor(() => expect(screen.queryByTestId("attention-badge")).toBeNull());
   });
 
+  it("Ctrl+K opens the command palette: type to filter, Enter runs, Esc closes", async () => {
+    const { user } = setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    await user.keyboard("{Control>}k{/Control}");
+    const palette = await screen.findByTestId("command-palette");
+    expect(within(palette).getAllByTestId("palette-item").map((i) => i.getAttribute("data-action"))).toContain("settings");
+    expect(screen.getByTestId("palette-input")).toHaveFocus();
+    await user.keyboard("settin");
+    const items = within(palette).getAllByTestId("palette-item");
+    expect(items[0]).toHaveAttribute("data-action", "settings");
+    await user.keyboard("{Enter}");
+    expect(await screen.findByTestId("settings")).toBeInTheDocument();
+    expect(screen.queryByTestId("command-palette")).toBeNull();
+  });
+
+  it("the palette lists shortcuts and closes on Esc", async () => {
+    const { user } = setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    await user.keyboard("{Control>}k{/Control}");
+    const palette = await screen.findByTestId("command-palette");
+    const zoom = within(palette).getAllByTestId("palette-item").find((i) => i.getAttribute("data-action") === "zoom-in")!;
+    expect(zoom).toHaveTextContent("Ctrl++");
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.queryByTestId("command-palette")).toBeNull());
+  });
+
   it("search filters by title or slug", async () => {
     const { user } = setup([summary(1), summary(2, { title: "Fix auth bug" }), summary(3, { slug: "auth-refactor" })]);
     await screen.findAllByTestId("session-item");

@@ -15,7 +15,8 @@ import { SessionCompare } from "./SessionCompare";
 import { AgentCreate } from "./AgentCreate";
 import { AttentionQueue, isAttentionShortcut, useAttention } from "./Attention";
 import { AttentionStore } from "../state/attention";
-import { installZoom } from "./zoom";
+import { installZoom, zoomStep } from "./zoom";
+import { CommandPalette, isPaletteShortcut, type PaletteAction } from "./CommandPalette";
 
 // The fork tree (with its layout library) is loaded the first time it is shown.
 const ForkTree = lazy(() => import("./ForkTree").then((m) => ({ default: m.ForkTree })));
@@ -221,6 +222,20 @@ function Shell() {
   }, [elsewhere.length]);
   const closeQueue = useCallback(() => setQueueOpen(false), []);
 
+  // Ctrl/Cmd+K: every action of this view, with its shortcut.
+  const [palette, setPalette] = useState(false);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (!isPaletteShortcut(e)) return;
+      // An open permission ask keeps the keyboard.
+      if (document.querySelector("[data-testid='permission-dialog']")) return;
+      e.preventDefault();
+      setPalette((p) => !p);
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, []);
+
   // Sessions started elsewhere (the CLI, another window) appear when this window is focused again.
   useEffect(() => {
     const onFocus = () => void refreshSessions(false);
@@ -411,6 +426,21 @@ function Shell() {
           )}
         </main>
       </div>
+      {palette && (
+        <CommandPalette
+          onClose={() => setPalette(false)}
+          actions={paletteActions({
+            project: project !== null,
+            waiting: elsewhere.length,
+            newSession,
+            settings: () => setSettings(true),
+            worktrees: showWorktrees,
+            compare: () => showCompare(),
+            tree: () => showTree(currentId ?? undefined),
+            queue: () => setQueueOpen(true),
+          })}
+        />
+      )}
       {queueOpen && (
         <ErrorBoundary label="The attention queue">
           <AttentionQueue asks={elsewhere} sessionTitle={sessionTitle} onClose={closeQueue} />
@@ -444,4 +474,30 @@ function Shell() {
       )}
     </div>
   );
+}
+
+/** What the command palette offers in the shell (the open session adds its own through `/` commands). */
+function paletteActions(v: {
+  project: boolean;
+  waiting: number;
+  newSession: () => void;
+  settings: () => void;
+  worktrees: () => void;
+  compare: () => void;
+  tree: () => void;
+  queue: () => void;
+}): PaletteAction[] {
+  const list: PaletteAction[] = [];
+  if (v.project) {
+    list.push({ id: "new-session", label: "New session", run: v.newSession });
+    if (v.waiting > 0) list.push({ id: "attention", label: `Answer waiting asks (${v.waiting})`, shortcut: "Ctrl+Shift+A", run: v.queue });
+    list.push({ id: "worktrees", label: "Worktrees", run: v.worktrees });
+    list.push({ id: "compare", label: "Compare attempts", run: v.compare });
+    list.push({ id: "fork-tree", label: "Fork tree", run: v.tree });
+  }
+  list.push({ id: "settings", label: "Settings", run: v.settings });
+  list.push({ id: "zoom-in", label: "Zoom in", shortcut: "Ctrl++", run: () => zoomStep(1) });
+  list.push({ id: "zoom-out", label: "Zoom out", shortcut: "Ctrl+−", run: () => zoomStep(-1) });
+  list.push({ id: "zoom-reset", label: "Actual size", shortcut: "Ctrl+0", run: () => zoomStep(0) });
+  return list;
 }

@@ -33,9 +33,21 @@ export function zoomFor(e: KeyboardEvent, current: number): number | null {
   return null;
 }
 
+let level = 1;
+
+/** One step in (+1), out (−1), or back to 100 % (0): what the keys do, for the command palette. */
+export function zoomStep(dir: 1 | -1 | 0): void {
+  const key = dir === 1 ? "=" : dir === -1 ? "-" : "0";
+  const next = zoomFor(new KeyboardEvent("keydown", { key, ctrlKey: true }), level);
+  if (next !== null) {
+    level = next;
+    applyZoom(level);
+  }
+}
+
 /** Installs the keys and the remembered zoom; returns the uninstall function. */
 export function installZoom(): () => void {
-  let level = read();
+  level = read();
   applyZoom(level);
   const onKey = (e: KeyboardEvent) => {
     const next = zoomFor(e, level);
