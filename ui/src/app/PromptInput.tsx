@@ -149,7 +149,10 @@ export function PromptInput({
   };
 
   const runCommand = (name: string, args?: string) => {
-    setValue("", 0);
+    // Cleared without taking the focus back: a command may open something that takes it (the
+    // model picker closes when it loses the focus).
+    setText("");
+    setCaret(0);
     if (args) onCommand(name, args);
     else onCommand(name);
   };
