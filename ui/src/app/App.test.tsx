@@ -122,6 +122,18 @@ describe("app shell", () => {
     expect(screen.queryByTestId("command-palette")).toBeNull();
   });
 
+  it("? outside a text field shows the keyboard shortcuts; typed in the input it is just text", async () => {
+    const { user } = setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    await user.click(screen.getByTestId("prompt-input"));
+    await user.keyboard("?");
+    expect(screen.queryByTestId("shortcuts")).toBeNull();
+    expect(screen.getByTestId("prompt-input")).toHaveValue("?");
+    (document.activeElement as HTMLElement).blur();
+    await user.keyboard("?");
+    expect(await screen.findByTestId("shortcuts")).toHaveTextContent("command palette");
+  });
+
   it("the palette lists shortcuts and closes on Esc", async () => {
     const { user } = setup([summary(1)], false);
     await screen.findAllByTestId("session-item");

@@ -17,6 +17,8 @@ import { AttentionQueue, isAttentionShortcut, useAttention } from "./Attention";
 import { AttentionStore } from "../state/attention";
 import { installZoom, zoomStep } from "./zoom";
 import { CommandPalette, isPaletteShortcut, type PaletteAction } from "./CommandPalette";
+import { HelpText } from "./Help";
+import { Modal } from "./Modal";
 
 // The fork tree (with its layout library) is loaded the first time it is shown.
 const ForkTree = lazy(() => import("./ForkTree").then((m) => ({ default: m.ForkTree })));
@@ -224,11 +226,21 @@ function Shell() {
 
   // Ctrl/Cmd+K: every action of this view, with its shortcut.
   const [palette, setPalette] = useState(false);
+  /** `?` outside a text field: the keyboard shortcuts. */
+  const [shortcuts, setShortcuts] = useState(false);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
-      if (!isPaletteShortcut(e)) return;
       // An open permission ask keeps the keyboard.
       if (document.querySelector("[data-testid='permission-dialog']")) return;
+      if (e.key === "?" && !e.ctrlKey && !e.metaKey && !e.altKey) {
+        const t = e.target as HTMLElement | null;
+        const typing = t?.closest?.("input, textarea, select, [contenteditable='true']");
+        if (typing || document.querySelector("[role='dialog']")) return;
+        e.preventDefault();
+        setShortcuts(true);
+        return;
+      }
+      if (!isPaletteShortcut(e)) return;
       e.preventDefault();
       setPalette((p) => !p);
     };
@@ -426,6 +438,26 @@ function Shell() {
           )}
         </main>
       </div>
+      {shortcuts && (
+        <Modal title="Keyboard shortcuts" onClose={() => setShortcuts(false)} testId="shortcuts">
+          <ul className="help">
+            <li>
+              <kbd>Ctrl/Cmd</kbd>+<kbd>K</kbd> command palette · <kbd>?</kbd> this sheet
+            </li>
+            <li>
+              <kbd>Ctrl/Cmd</kbd>+<kbd>Shift</kbd>+<kbd>A</kbd> answer the asks waiting in other sessions
+            </li>
+            <li>
+              <kbd>Esc</kbd> in the input stops a running turn (twice with a draft) · <kbd>Enter</kbd> during a turn
+              queues a follow-up
+            </li>
+            <li>
+              <kbd>Ctrl/Cmd</kbd>+<kbd>+</kbd> / <kbd>−</kbd> / <kbd>0</kbd> zoom
+            </li>
+          </ul>
+          <HelpText />
+        </Modal>
+      )}
       {palette && (
         <CommandPalette
           onClose={() => setPalette(false)}
@@ -438,6 +470,7 @@ function Shell() {
             compare: () => showCompare(),
             tree: () => showTree(currentId ?? undefined),
             queue: () => setQueueOpen(true),
+            shortcuts: () => setShortcuts(true),
           })}
         />
       )}
@@ -486,6 +519,7 @@ function paletteActions(v: {
   compare: () => void;
   tree: () => void;
   queue: () => void;
+  shortcuts: () => void;
 }): PaletteAction[] {
   const list: PaletteAction[] = [];
   if (v.project) {
@@ -496,6 +530,7 @@ function paletteActions(v: {
     list.push({ id: "fork-tree", label: "Fork tree", run: v.tree });
   }
   list.push({ id: "settings", label: "Settings", run: v.settings });
+  list.push({ id: "shortcuts", label: "Keyboard shortcuts", shortcut: "?", run: v.shortcuts });
   list.push({ id: "zoom-in", label: "Zoom in", shortcut: "Ctrl++", run: () => zoomStep(1) });
   list.push({ id: "zoom-out", label: "Zoom out", shortcut: "Ctrl+−", run: () => zoomStep(-1) });
   list.push({ id: "zoom-reset", label: "Actual size", shortcut: "Ctrl+0", run: () => zoomStep(0) });
