@@ -2,10 +2,11 @@
 //! for the network.
 //!
 //! Everything that can fail or allocate happens in the parent, before the
-//! fork: the ruleset is created and filled, the BPF program compiled. Between
-//! fork and exec the child only makes three system calls
-//! (`PR_SET_NO_NEW_PRIVS`, `landlock_restrict_self`, `seccomp`), so mia-code
-//! itself is never confined and nothing unsafe runs in a forked
+//! fork: the ruleset is created and filled, the BPF programs compiled, the
+//! tracer's socket made. Between fork and exec the child only makes system
+//! calls (`PR_SET_NO_NEW_PRIVS`, `landlock_restrict_self`, `seccomp`, and when
+//! tracing the notifying filter and a `sendmsg` of its listener), so mia-code
+//! itself is never confined and nothing that allocates runs in a forked
 //! multi-threaded process.
 #![allow(unsafe_code)]
 
