@@ -46,18 +46,16 @@ pub(crate) fn policy(
         .mode
         .map(mode_of)
         .unwrap_or_else(mia_sandbox::default_mode);
-    let mut mode = per_agent.mode.map(mode_of).unwrap_or(configured);
     if configured == SandboxMode::Off {
         return SandboxPolicy::off();
     }
-    if read_only && mode != SandboxMode::Off {
-        mode = mode.stricter(SandboxMode::ReadOnly);
-    }
-    if read_only && mode == SandboxMode::Off {
-        // An agent that cannot edit never runs commands unconfined because
-        // of its own setting; only `sandbox.mode: off` turns it off.
-        mode = SandboxMode::ReadOnly;
-    }
+    // An agent that cannot edit is read-only whatever its own setting says;
+    // only `sandbox.mode: off` turns its sandbox off.
+    let mode = if read_only {
+        SandboxMode::ReadOnly
+    } else {
+        per_agent.mode.map(mode_of).unwrap_or(configured)
+    };
     if mode == SandboxMode::Off {
         return SandboxPolicy::off();
     }

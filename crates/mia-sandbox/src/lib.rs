@@ -130,15 +130,28 @@ pub fn command(
     program: &str,
     args: &[&str],
 ) -> Result<Command, SandboxError> {
-    if policy.is_off() {
-        let mut cmd = Command::new(program);
-        cmd.args(args);
-        return Ok(cmd);
-    }
-    if let Support::Unavailable { reason } = support() {
-        return Err(SandboxError::Unavailable(reason));
+    if !wants_sandbox(policy)? {
+        return Ok(plain(program, args));
     }
     platform_command(policy, program, args)
+}
+
+/// `false` when the policy is off; an error when it wants a sandbox this
+/// machine cannot apply (never an unconfined command instead).
+fn wants_sandbox(policy: &SandboxPolicy) -> Result<bool, SandboxError> {
+    if policy.is_off() {
+        return Ok(false);
+    }
+    match support() {
+        Support::Available { .. } => Ok(true),
+        Support::Unavailable { reason } => Err(SandboxError::Unavailable(reason)),
+    }
+}
+
+fn plain(program: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    cmd
 }
 
 /// [`command`], plus (Linux) a [`Tracer`] that records which files the
@@ -151,13 +164,8 @@ pub fn command_traced(
     program: &str,
     args: &[&str],
 ) -> Result<(Command, Option<Tracer>), SandboxError> {
-    if policy.is_off() {
-        let mut cmd = Command::new(program);
-        cmd.args(args);
-        return Ok((cmd, None));
-    }
-    if let Support::Unavailable { reason } = support() {
-        return Err(SandboxError::Unavailable(reason));
+    if !wants_sandbox(policy)? {
+        return Ok((plain(program, args), None));
     }
     linux::command(policy, program, args, true)
 }

@@ -301,6 +301,8 @@ fn compile(rules: BTreeMap<i64, Vec<SeccompRule>>) -> Result<BpfProgram, Sandbox
     filter.try_into().map_err(|e| err("compile seccomp", e))
 }
 
+/// The confined command (the caller checked that the policy wants a sandbox
+/// and this machine has one).
 pub(crate) fn command(
     policy: &SandboxPolicy,
     program: &str,
@@ -309,12 +311,6 @@ pub(crate) fn command(
 ) -> Result<(Command, Option<crate::trace::Tracer>), SandboxError> {
     let mut cmd = Command::new(program);
     cmd.args(args);
-    if policy.mode == SandboxMode::Off {
-        return Ok((cmd, None));
-    }
-    if let Support::Unavailable { reason } = crate::support() {
-        return Err(SandboxError::Unavailable(reason));
-    }
     let mut prepared = prepare(policy, trace)?;
     let tracer = if prepared.trace.is_some() {
         let t = crate::trace::Tracer::new()?;

@@ -25,20 +25,6 @@ impl SandboxMode {
             Self::Off => "off",
         }
     }
-
-    /// The stricter of two modes (read-only > workspace-write > off).
-    pub fn stricter(self, other: Self) -> Self {
-        let rank = |m: Self| match m {
-            Self::ReadOnly => 2,
-            Self::WorkspaceWrite => 1,
-            Self::Off => 0,
-        };
-        if rank(other) > rank(self) {
-            other
-        } else {
-            self
-        }
-    }
 }
 
 impl std::fmt::Display for SandboxMode {
@@ -222,13 +208,5 @@ mod tests {
         );
         assert!(p.writable.is_empty());
         assert_eq!(p.describe(), "read-only, network allowed");
-    }
-
-    #[test]
-    fn stricter_orders_modes() {
-        use SandboxMode::*;
-        assert_eq!(Off.stricter(ReadOnly), ReadOnly);
-        assert_eq!(WorkspaceWrite.stricter(Off), WorkspaceWrite);
-        assert_eq!(ReadOnly.stricter(WorkspaceWrite), ReadOnly);
     }
 }

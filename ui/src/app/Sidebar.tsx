@@ -4,6 +4,7 @@ import type { PermissionRequest, SessionSummary } from "../protocol/generated";
 import { relativeTime } from "../lib/format";
 import { Modal } from "./Modal";
 import { AttentionBadge } from "./Attention";
+import { AttentionStore } from "../state/attention";
 
 const VIRTUALISE_ABOVE = 200;
 
@@ -233,7 +234,7 @@ export function Sidebar({
       childCount={r.children}
       expanded={r.expanded}
       onToggle={toggle}
-      needsYou={asks.filter((a) => a.session_id === r.s.id || a.root_session_id === r.s.id).length}
+      needsYou={AttentionStore.of(asks, r.s.id).length}
       running={running?.get(r.s.id) ?? r.s.status === "busy"}
     />
   );
