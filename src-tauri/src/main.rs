@@ -162,7 +162,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let cli = Cli::parse();
     let project = match cli.project {
         Some(dir) => Some(
-            dir.canonicalize()
+            dunce::canonicalize(&dir)
                 .with_context(|| format!("project folder {}", dir.display()))?
                 .display()
                 .to_string(),
@@ -186,7 +186,7 @@ fn second_launch_project(argv: &[String], cwd: &str) -> Option<String> {
     } else {
         std::path::Path::new(cwd).join(dir)
     };
-    Some(dir.canonicalize().ok()?.display().to_string())
+    Some(dunce::canonicalize(dir).ok()?.display().to_string())
 }
 
 fn init_logging(paths: &mia_config::Paths) {
@@ -288,7 +288,7 @@ mod tests {
         std::fs::create_dir(&sub).unwrap();
         let cwd = dir.path().to_str().unwrap();
         let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let want = sub.canonicalize().unwrap().display().to_string();
+        let want = dunce::canonicalize(sub).unwrap().display().to_string();
         assert_eq!(
             second_launch_project(&argv(&["mia-code-desktop", "--project", "proj"]), cwd),
             Some(want.clone())

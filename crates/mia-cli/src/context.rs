@@ -53,7 +53,7 @@ pub fn project_dir(dir: Option<&Path>) -> anyhow::Result<PathBuf> {
         Some(d) => d.to_path_buf(),
         None => std::env::current_dir().context("reading the current directory")?,
     };
-    dir.canonicalize().with_context(|| {
+    dunce::canonicalize(&dir).with_context(|| {
         format!(
             "project directory {} does not exist or is not accessible",
             dir.display()

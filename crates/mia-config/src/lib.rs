@@ -21,7 +21,7 @@ pub use load::{
     Config, Layer, LayerKind, NOT_YET_USED, PROJECT_AGENTS_DIR, PROJECT_FILE_NAMES,
     builtin_defaults, parse_file,
 };
-pub use paths::Paths;
+pub use paths::{Paths, Platform};
 pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, NetworkSetting,
     ProviderConfig, SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig,

@@ -261,10 +261,10 @@ fn prompt_file(config: &Config, agent: &str, rel: &str) -> PromptSource {
     let Some(base) = origin.parent() else {
         return refuse("the config file has no directory".into());
     };
-    let Ok(root) = base.canonicalize() else {
+    let Ok(root) = dunce::canonicalize(base) else {
         return refuse(format!("{} is not accessible", base.display()));
     };
-    let path = match base.join(rel).canonicalize() {
+    let path = match dunce::canonicalize(base.join(rel)) {
         Ok(p) => p,
         Err(e) => {
             return refuse(format!(

@@ -227,11 +227,9 @@ impl Runtime {
         archived: bool,
     ) -> Result<Vec<ForkTreeNode>, CoreError> {
         // A worktree's tree is its main project's.
-        let project = project
-            .canonicalize()
-            .unwrap_or_else(|_| project.to_path_buf());
+        let project = dunce::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
         let project = match mia_git::main_root_of(&project) {
-            Some(root) => root.canonicalize().unwrap_or(root),
+            Some(root) => dunce::canonicalize(&root).unwrap_or(root),
             None => project,
         };
         let all = self
@@ -251,7 +249,7 @@ impl Runtime {
             let ok = *belongs.entry(dir.clone()).or_insert_with(|| {
                 dir == project_text
                     || mia_git::main_root_of(Path::new(&dir))
-                        .is_some_and(|r| r.canonicalize().unwrap_or(r) == project)
+                        .is_some_and(|r| dunce::canonicalize(&r).unwrap_or(r) == project)
             });
             if ok {
                 items.push(s);

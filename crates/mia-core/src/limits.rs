@@ -101,7 +101,7 @@ const SYSTEM_DIRS: &[&str] = &[
 /// mia-code's own data directory (or inside those that are never projects).
 pub fn project_dir(dir: &Path, mia_home: &Path) -> Result<PathBuf, CoreError> {
     check_len("directory", &dir.to_string_lossy(), MAX_PATH)?;
-    let canon = dir.canonicalize().map_err(|e| {
+    let canon = dunce::canonicalize(dir).map_err(|e| {
         CoreError::Setup(format!(
             "project directory {} is not accessible: {e}",
             dir.display()
@@ -133,14 +133,12 @@ pub fn project_dir(dir: &Path, mia_home: &Path) -> Result<PathBuf, CoreError> {
     for var in ["HOME", "USERPROFILE"] {
         if let Some(home) = std::env::var_os(var) {
             let home = PathBuf::from(home);
-            if home.canonicalize().unwrap_or(home) == canon {
+            if dunce::canonicalize(&home).unwrap_or(home) == canon {
                 return refuse("your home directory");
             }
         }
     }
-    let mia = mia_home
-        .canonicalize()
-        .unwrap_or_else(|_| mia_home.to_path_buf());
+    let mia = dunce::canonicalize(mia_home).unwrap_or_else(|_| mia_home.to_path_buf());
     if canon.starts_with(&mia) {
         return refuse("mia-code's data directory");
     }

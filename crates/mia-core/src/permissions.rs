@@ -61,6 +61,17 @@ pub fn policy_input(
     input
 }
 
+/// What the shell tool's commands are parsed as here: PowerShell where it
+/// is the shell (Windows without bash), which the engine does not parse.
+pub(crate) fn shell_dialect() -> mia_permission::ShellDialect {
+    match mia_tools::shell::current() {
+        Ok(s) if s.kind == mia_tools::shell::ShellKind::PowerShell => {
+            mia_permission::ShellDialect::PowerShell
+        }
+        _ => mia_permission::ShellDialect::Posix,
+    }
+}
+
 /// mia-code's own data (sessions, approvals, logs, credentials) is a
 /// protected path wherever `MIA_CODE_HOME` points.
 pub fn protect_mia_home(input: &mut PolicyInput, mia_home: &std::path::Path) {
@@ -70,7 +81,7 @@ pub fn protect_mia_home(input: &mut PolicyInput, mia_home: &std::path::Path) {
     // mia-code's own secrets are never read by an agent (an invariant deny),
     // under the configured path and its real path.
     let mut homes = vec![mia_home.to_path_buf()];
-    if let Ok(real) = std::fs::canonicalize(mia_home)
+    if let Ok(real) = dunce::canonicalize(mia_home)
         && real != mia_home
     {
         homes.push(real);

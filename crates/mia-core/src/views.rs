@@ -37,8 +37,7 @@ impl SessionListQuery {
     pub(crate) fn filter(&self) -> mia_store::SessionFilter {
         mia_store::SessionFilter {
             project_id: self.project.as_deref().map(|p| {
-                let dir = std::path::Path::new(p)
-                    .canonicalize()
+                let dir = dunce::canonicalize(std::path::Path::new(p))
                     .map(|d| d.display().to_string())
                     .unwrap_or_else(|_| p.to_string());
                 mia_store::project_id_for(&dir)
@@ -63,7 +62,7 @@ static SETTINGS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// files can hold API keys), and the temporary file has a unique name.
 fn replace_file(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write as _;
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let target = dunce::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = target.parent().unwrap_or(Path::new("."));
     let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
     // `tempfile` creates it 0600 with a unique name; removed if we fail.
@@ -879,7 +878,7 @@ impl Runtime {
 }
 
 fn canonical(dir: &Path) -> Result<PathBuf, CoreError> {
-    dir.canonicalize().map_err(|e| {
+    dunce::canonicalize(dir).map_err(|e| {
         CoreError::Setup(format!(
             "project directory {} is not accessible: {e}",
             dir.display()
@@ -1006,6 +1005,7 @@ fn list_files(dir: &Path) -> Result<Vec<String>, CoreError> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
     use super::replace_file;
 
     #[cfg(unix)]

@@ -49,7 +49,7 @@ impl Repo {
         } else {
             top
         };
-        let canon = |p: PathBuf| p.canonicalize().unwrap_or(p);
+        let canon = |p: PathBuf| dunce::canonicalize(&p).unwrap_or(p);
         Ok(Self {
             root: canon(root),
             common_dir: canon(common),
@@ -329,9 +329,7 @@ impl Worktrees {
             }
             if let Some(p) = field.strip_prefix("worktree ") {
                 path = Some(
-                    PathBuf::from(p)
-                        .canonicalize()
-                        .unwrap_or_else(|_| PathBuf::from(p)),
+                    dunce::canonicalize(PathBuf::from(p)).unwrap_or_else(|_| PathBuf::from(p)),
                 );
             } else if let Some(h) = field.strip_prefix("HEAD ") {
                 head = h.to_string();
@@ -365,7 +363,7 @@ impl Worktrees {
             if path.exists() {
                 return Ok(Some(format!("directory {} already exists", path.display())));
             }
-            let canon = path.canonicalize().unwrap_or(path.clone());
+            let canon = dunce::canonicalize(&path).unwrap_or(path.clone());
             if registered.iter().any(|(p, _, _)| *p == canon || *p == path) {
                 return Ok(Some(format!(
                     "a worktree is already registered at {}",
@@ -418,7 +416,7 @@ impl Worktrees {
         let path_s = path.to_string_lossy().to_string();
         self.root_git()
             .ok(&["worktree", "add", "--quiet", "-b", &branch, &path_s, &base])?;
-        let path = path.canonicalize().unwrap_or(path);
+        let path = dunce::canonicalize(&path).unwrap_or(path);
         let meta = Meta {
             name: name.clone(),
             branch: branch.clone(),
@@ -475,7 +473,7 @@ impl Worktrees {
     /// itself (the main tree never sees the attempts as untracked files).
     fn prepare_dir(&self, dir: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| GitError::io("create", dir, e))?;
-        let canon = dir.canonicalize().unwrap_or(dir.to_path_buf());
+        let canon = dunce::canonicalize(dir).unwrap_or(dir.to_path_buf());
         if canon.starts_with(&self.repo.root) {
             let ignore = dir.join(".gitignore");
             if !ignore.exists() {
@@ -538,7 +536,7 @@ impl Worktrees {
 
     /// The mia-code worktrees (those under [`Worktrees::dir`]), oldest first.
     pub fn list(&self) -> Result<Vec<WorktreeInfo>> {
-        let dir = self.dir().canonicalize().unwrap_or_else(|_| self.dir());
+        let dir = dunce::canonicalize(self.dir()).unwrap_or_else(|_| self.dir());
         let mut out = Vec::new();
         for (path, head, branch) in self.registered()? {
             if !path.starts_with(&dir) || path == dir {
@@ -724,7 +722,7 @@ impl Worktrees {
     /// A worktree's path, head and recorded metadata, without the status
     /// work of [`Worktrees::get`] (no `git status`, no size walk).
     pub(crate) fn locate(&self, name: &str) -> Result<(PathBuf, String, Option<Meta>)> {
-        let dir = self.dir().canonicalize().unwrap_or_else(|_| self.dir());
+        let dir = dunce::canonicalize(self.dir()).unwrap_or_else(|_| self.dir());
         self.registered()?
             .into_iter()
             .find(|(p, _, _)| {
@@ -895,7 +893,7 @@ pub fn main_root_of(dir: &Path) -> Option<PathBuf> {
     let back = std::fs::read_to_string(gitdir.join("gitdir")).ok()?;
     let back = PathBuf::from(back.trim());
     let here = dir.join(".git");
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+    let same = |a: &Path, b: &Path| match (dunce::canonicalize(a), dunce::canonicalize(b)) {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
     };
@@ -907,7 +905,7 @@ pub fn main_root_of(dir: &Path) -> Option<PathBuf> {
         return None;
     }
     let root = common.parent()?;
-    Some(root.canonicalize().unwrap_or_else(|_| root.to_path_buf()))
+    Some(dunce::canonicalize(root).unwrap_or_else(|_| root.to_path_buf()))
 }
 
 /// The commit checked out in `dir` (a main tree or a linked worktree).

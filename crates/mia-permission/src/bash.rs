@@ -160,6 +160,38 @@ pub struct ParsedCommand {
     pub segments: Vec<Segment>,
 }
 
+/// The language the shell tool's commands are written in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ShellDialect {
+    /// bash and sh: parsed into segments.
+    #[default]
+    Posix,
+    /// PowerShell (Windows without bash): not parsed. A command is one
+    /// segment of its whitespace-separated words, so deny and ask rules still
+    /// see it, but it is never auto-allowed.
+    PowerShell,
+}
+
+/// Parse a command line written in `dialect`.
+pub fn parse_as(dialect: ShellDialect, command: &str) -> ParsedCommand {
+    match dialect {
+        ShellDialect::Posix => parse(command),
+        ShellDialect::PowerShell => {
+            let mut seg = Segment::new();
+            seg.words = command.split_whitespace().map(str::to_string).collect();
+            seg.flag(Opaque::Unsupported(
+                "PowerShell, which the permission engine does not parse".into(),
+            ));
+            if has_control(command) {
+                seg.flag(Opaque::ControlCharacters);
+            }
+            ParsedCommand {
+                segments: vec![seg],
+            }
+        }
+    }
+}
+
 /// Parse a command line into segments. Never panics; anything unusual is
 /// recorded as [`Opaque`] on the affected (or every) segment.
 pub fn parse(command: &str) -> ParsedCommand {

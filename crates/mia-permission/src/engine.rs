@@ -312,6 +312,8 @@ pub struct Checker<'a> {
     /// Shell commands run in the OS sandbox (writes confined, credential
     /// stores and mia-code's secrets hidden).
     sandboxed_shell: bool,
+    /// What the shell tool's commands are written in.
+    dialect: bash::ShellDialect,
 }
 
 struct Sub {
@@ -356,7 +358,16 @@ impl<'a> Checker<'a> {
             resolver,
             answerer: Answerer::Person,
             sandboxed_shell: false,
+            dialect: bash::ShellDialect::Posix,
         }
+    }
+
+    /// The shell the commands run in. With [`bash::ShellDialect::PowerShell`]
+    /// a command is not parsed, so it is never auto-allowed: every command
+    /// asks (or is denied by a deny rule matching its words).
+    pub fn with_shell_dialect(mut self, dialect: bash::ShellDialect) -> Self {
+        self.dialect = dialect;
+        self
     }
 
     /// Shell commands run in the OS sandbox, which confines their writes and
@@ -825,7 +836,7 @@ impl<'a> Checker<'a> {
     }
 
     fn check_command(&self, req: &Request, cmd: &str) -> Decision {
-        let parsed = bash::parse(cmd);
+        let parsed = bash::parse_as(self.dialect, cmd);
         let mut cache = PathCache::new();
         let mut segs = Vec::with_capacity(parsed.segments.len());
         let mut worst: Option<(Sub, usize)> = None;

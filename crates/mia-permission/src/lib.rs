@@ -28,6 +28,7 @@ pub mod reply;
 pub mod rules;
 
 pub use audit::AuditRecord;
+pub use bash::ShellDialect;
 pub use engine::{
     Answerer, Checker, Decision, Matched, Request, SegmentDecision, SubCheck, Target,
 };

@@ -123,7 +123,14 @@ fn resolve_real_from(start: PathBuf, rest: &Path, abs: &Path) -> Result<PathBuf,
         let comp = c.components().next();
         match comp {
             None | Some(Component::CurDir) => {}
-            Some(Component::RootDir) => cur = PathBuf::from("/"),
+            // `C:\`: the root of the drive the prefix named, not `/`.
+            Some(Component::RootDir) => {
+                let prefix = match cur.components().next() {
+                    Some(Component::Prefix(p)) => PathBuf::from(p.as_os_str()),
+                    _ => PathBuf::new(),
+                };
+                cur = prefix.join(std::path::MAIN_SEPARATOR_STR);
+            }
             Some(Component::Prefix(p)) => cur = PathBuf::from(p.as_os_str()),
             Some(Component::ParentDir) => {
                 cur.pop();
@@ -248,7 +255,7 @@ impl PathContext {
                 .join(project_root)
         };
         let root_spelled = lexical_normalize(&abs);
-        let root = fs::canonicalize(&root_spelled)
+        let root = dunce::canonicalize(&root_spelled)
             .map_err(|e| PathError::ProjectRoot(project_root.to_path_buf(), e.to_string()))?;
         let case_insensitive = detect_case_insensitive(&root);
         // Kept as given: `~/` in rule patterns expands to the same spelling, and

@@ -86,6 +86,10 @@ pub struct FileDiff {
     pub old_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub new_id: Option<String>,
+    /// Set when the line endings changed (`LF → CRLF`, `CRLF → mixed`): the
+    /// hunks then show lines whose visible text did not change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line_endings: Option<String>,
 }
 
 /// Aggregate statistics over a set of [`FileDiff`]s.

@@ -33,6 +33,7 @@ fn time(policy: &SandboxPolicy) -> Duration {
     median(v)
 }
 
+#[cfg(target_os = "linux")]
 fn time_traced(policy: &SandboxPolicy, script: &str) -> Duration {
     let mut v = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
@@ -50,6 +51,7 @@ fn time_traced(policy: &SandboxPolicy, script: &str) -> Duration {
     median(v)
 }
 
+#[cfg(target_os = "linux")]
 fn time_script(policy: &SandboxPolicy, script: &str) -> Duration {
     let mut v = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
@@ -119,7 +121,13 @@ fn main() {
         confined.as_secs_f64() / base.as_secs_f64(),
         (confined.as_secs_f64() - base.as_secs_f64()) * 1e3
     );
-    // Tracing: every file-changing call is a round trip to mia-code.
+    #[cfg(target_os = "linux")]
+    traced(&sandboxed);
+}
+
+/// Tracing (Linux only): every file-changing call is a round trip to mia-code.
+#[cfg(target_os = "linux")]
+fn traced(sandboxed: &SandboxPolicy) {
     // On tmpfs when there is one: disk writes would drown the difference.
     let shm = std::path::Path::new("/dev/shm");
     let dir = if shm.is_dir() {
@@ -131,8 +139,8 @@ fn main() {
         "cd {} && for i in $(seq 1 200); do echo $i > f$i; done; rm -f f*",
         dir.path().display()
     );
-    let plain = time_script(&sandboxed, &script);
-    let traced = time_traced(&sandboxed, &script);
+    let plain = time_script(sandboxed, &script);
+    let traced = time_traced(sandboxed, &script);
     println!(
         "200 file writes + removes, median of {RUNS}: sandboxed {:.2} ms, sandboxed and traced {:.2} ms, ratio {:.2}x ({:.1} µs per traced call)",
         plain.as_secs_f64() * 1e3,

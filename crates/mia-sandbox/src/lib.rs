@@ -22,6 +22,8 @@
 #[cfg(target_os = "linux")]
 mod linux;
 mod policy;
+#[cfg(windows)]
+pub mod process;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
 mod trace;

@@ -174,7 +174,7 @@ fn walk(dir: &Path, hidden: &[PathBuf], out: &mut Vec<PathBuf>) {
 fn real_hidden(hidden: &[PathBuf]) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = Vec::new();
     for h in hidden {
-        if let Ok(c) = std::fs::canonicalize(h)
+        if let Ok(c) = dunce::canonicalize(h)
             && !v.contains(&c)
         {
             v.push(c);
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn grant_list_leaves_out_hidden_paths_and_keeps_their_siblings() {
         let d = tempfile::tempdir().unwrap();
-        let root = d.path().canonicalize().unwrap();
+        let root = dunce::canonicalize(d.path()).unwrap();
         std::fs::create_dir_all(root.join("home/.ssh")).unwrap();
         std::fs::create_dir_all(root.join("home/.config/gh")).unwrap();
         std::fs::create_dir_all(root.join("home/.config/nvim")).unwrap();

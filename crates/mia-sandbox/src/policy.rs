@@ -81,6 +81,7 @@ pub struct PolicyInputs {
 
 /// Temp directories every workspace-write command may use.
 pub fn temp_dirs() -> Vec<PathBuf> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
     let mut v = vec![std::env::temp_dir()];
     #[cfg(unix)]
     for p in ["/tmp", "/var/tmp", "/dev/shm"] {

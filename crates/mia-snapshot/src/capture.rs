@@ -881,7 +881,7 @@ impl SnapshotRepo {
 fn read_project_seed(project: &Path) -> Option<(FastMap<Vec<u8>, SeedEntry>, String)> {
     {
         let project_repo = Repository::open(project).ok()?;
-        let workdir = project_repo.workdir()?.canonicalize().ok()?;
+        let workdir = dunce::canonicalize(project_repo.workdir()?).ok()?;
         if workdir != project {
             return None;
         }
@@ -903,11 +903,7 @@ fn read_project_seed(project: &Path) -> Option<(FastMap<Vec<u8>, SeedEntry>, Str
         let has_attributes = project_repo.commondir().join("info/attributes").exists()
             || cfg.get_string("core.attributesFile").is_ok()
             || entries.iter().any(|e| e.path.ends_with(b".gitattributes"));
-        let objects = project_repo
-            .commondir()
-            .join("objects")
-            .canonicalize()
-            .ok()?;
+        let objects = dunce::canonicalize(project_repo.commondir().join("objects")).ok()?;
         let objects_str = objects.to_str()?.to_string();
         let mut out = FastMap::with_capacity_and_hasher(index.len(), Default::default());
         for e in entries {

@@ -234,6 +234,7 @@ pub(crate) fn bytes_diff(
         new_mode: new.as_ref().map(|(m, _, _)| mode_str(*m)),
         old_id: old.as_ref().map(|(_, _, o)| o.clone()),
         new_id: new.as_ref().map(|(_, _, o)| o.clone()),
+        line_endings: None,
     };
     let before_bytes = old.map(|(_, b, _)| b).unwrap_or_default();
     let after_bytes = new.map(|(_, b, _)| b).unwrap_or_default();
@@ -247,6 +248,12 @@ pub(crate) fn bytes_diff(
             return d;
         }
     };
+    if let (Some(b), Some(a)) = (line_ending_style(&before), line_ending_style(&after))
+        && b != a
+        && d.status == DiffStatus::Modified
+    {
+        d.line_endings = Some(format!("{b} → {a}"));
+    }
     let (hunks, additions, deletions) = compute_hunks(&before, &after);
     d.hunks = hunks;
     d.additions = additions;
@@ -254,6 +261,18 @@ pub(crate) fn bytes_diff(
     d.before = before;
     d.after = after;
     d
+}
+
+/// `LF`, `CRLF` or `mixed`; `None` without any line break.
+pub fn line_ending_style(text: &str) -> Option<&'static str> {
+    let crlf = text.matches("\r\n").count();
+    let lf = text.matches('\n').count();
+    match (crlf, lf) {
+        (_, 0) => None,
+        (0, _) => Some("LF"),
+        (c, l) if c == l => Some("CRLF"),
+        _ => Some("mixed"),
+    }
 }
 
 /// Split into lines keeping each line's `\n`.
@@ -588,6 +607,21 @@ mod tests {
     }
 
     #[test]
+    fn a_line_ending_change_is_named() {
+        let d = proposed_diff("a.txt", Some(b"a\nb\n"), b"a\r\nb\r\n");
+        assert_eq!(d.line_endings.as_deref(), Some("LF → CRLF"));
+        let d = proposed_diff("a.txt", Some(b"a\r\nb\r\n"), b"a\r\nb\n");
+        assert_eq!(d.line_endings.as_deref(), Some("CRLF → mixed"));
+        // Same style, new files, no line breaks: nothing to say.
+        assert_eq!(
+            proposed_diff("a", Some(b"a\r\n"), b"b\r\n").line_endings,
+            None
+        );
+        assert_eq!(proposed_diff("a", None, b"a\r\n").line_endings, None);
+        assert_eq!(proposed_diff("a", Some(b"a"), b"b\n").line_endings, None);
+    }
+
+    #[test]
     fn new_file_hunk_starts_at_zero() {
         let (h, add, del) = compute_hunks("", "x\n");
         assert_eq!((add, del), (1, 0));
@@ -616,6 +650,7 @@ mod tests {
             new_mode: None,
             old_id: None,
             new_id: None,
+            line_endings: None,
         };
         let s = stats(&[
             mk(DiffStatus::Added, 10, 0),

@@ -192,6 +192,7 @@ mod tests {
             new_mode: None,
             old_id: None,
             new_id: None,
+            line_endings: None,
         }
     }
 

@@ -227,10 +227,10 @@ pub fn project_store_key(project: &Path) -> (String, PathBuf) {
         .ok()
         .filter(|r| {
             r.workdir()
-                .and_then(|w| w.canonicalize().ok())
+                .and_then(|w| dunce::canonicalize(w).ok())
                 .is_some_and(|w| project.starts_with(&w))
         })
-        .and_then(|r| r.commondir().canonicalize().ok())
+        .and_then(|r| dunce::canonicalize(r.commondir()).ok())
         .unwrap_or_else(|| project.to_path_buf());
     let key = format!(
         "{}-{}",
@@ -677,7 +677,7 @@ impl SnapshotRepo {
                         _ => return Err(outside()),
                     }
                 }
-                let canon = existing.canonicalize().map_err(|_| outside())?;
+                let canon = dunce::canonicalize(existing).map_err(|_| outside())?;
                 let mut r = canon
                     .strip_prefix(&self.project)
                     .map_err(|_| outside())?
@@ -713,12 +713,10 @@ fn null_device() -> &'static str {
 
 /// Refuse `/`, a drive root and the home directory as project roots.
 pub fn validate_project_root(path: &Path) -> Result<PathBuf> {
-    let canon = path
-        .canonicalize()
-        .map_err(|source| SnapshotError::ProjectNotFound {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let canon = dunce::canonicalize(path).map_err(|source| SnapshotError::ProjectNotFound {
+        path: path.to_path_buf(),
+        source,
+    })?;
     if !canon.is_dir() {
         return Err(SnapshotError::ProjectNotFound {
             path: path.to_path_buf(),
@@ -734,7 +732,7 @@ pub fn validate_project_root(path: &Path) -> Result<PathBuf> {
     for var in ["HOME", "USERPROFILE"] {
         if let Some(home) = std::env::var_os(var) {
             let home = PathBuf::from(home);
-            let home = home.canonicalize().unwrap_or(home);
+            let home = dunce::canonicalize(&home).unwrap_or(home);
             if home == canon {
                 return Err(SnapshotError::UnsafeProjectRoot {
                     path: canon,
@@ -863,7 +861,7 @@ fn ensure_project_mia_dir(project: &Path) {
     };
     if repo
         .workdir()
-        .and_then(|w| w.canonicalize().ok())
+        .and_then(|w| dunce::canonicalize(w).ok())
         .as_deref()
         != Some(project)
     {

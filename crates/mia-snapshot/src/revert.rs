@@ -10,7 +10,9 @@ use git2::{ObjectType, Oid};
 use mia_protocol::{FileChange, FileChangeKind, MessageId, PartContent};
 use serde::{Deserialize, Serialize};
 
-use crate::cache::{MODE_EXEC, MODE_LINK, StatInfo};
+#[cfg(unix)]
+use crate::cache::MODE_EXEC;
+use crate::cache::{MODE_LINK, StatInfo};
 use crate::capture::{Budget, rel_bytes};
 use crate::diff::{DiffStatus, FileDiff, diff_trees};
 use crate::error::{Result, SnapshotError};
@@ -379,7 +381,7 @@ impl SnapshotRepo {
     fn written_rels(&self, written: &[PathBuf]) -> Vec<String> {
         let mut v = Vec::new();
         for w in written {
-            let real = std::fs::canonicalize(w).ok();
+            let real = dunce::canonicalize(w).ok();
             for p in std::iter::once(w.clone()).chain(real) {
                 if let Ok(r) = self.relative_path(&p)
                     && !v.contains(&r)
@@ -1379,7 +1381,9 @@ fn write_entry(
         #[cfg(unix)]
         std::os::unix::fs::symlink(&target, &tmp)
             .map_err(SnapshotError::io("creating the symlink", &tmp))?;
-        #[cfg(not(unix))]
+        #[cfg(windows)]
+        windows_symlink(dir, &target, &tmp)?;
+        #[cfg(not(any(unix, windows)))]
         std::fs::write(&tmp, target.to_string_lossy().as_bytes())
             .map_err(SnapshotError::io("writing", &tmp))?;
         return std::fs::rename(&tmp, &abs).map_err(|e| {
@@ -1416,6 +1420,31 @@ fn write_entry(
     tmp.persist(&abs)
         .map(|_| ())
         .map_err(|e| SnapshotError::io("replacing", &abs)(e.error))
+}
+
+/// A symlink on Windows: a directory or file link by what the target is,
+/// and where creating links needs a privilege the user lacks (no Developer
+/// Mode), a file holding the target path, as git does with
+/// `core.symlinks=false`.
+#[cfg(windows)]
+fn windows_symlink(dir: &Path, target: &Path, tmp: &Path) -> Result<()> {
+    let made = if dir.join(target).is_dir() {
+        std::os::windows::fs::symlink_dir(target, tmp)
+    } else {
+        std::os::windows::fs::symlink_file(target, tmp)
+    };
+    match made {
+        Ok(()) => Ok(()),
+        Err(e)
+            if e.kind() == std::io::ErrorKind::PermissionDenied
+                || e.raw_os_error() == Some(1314) =>
+        {
+            tracing::warn!(path = %tmp.display(), "no privilege to create a symlink; restored as a file holding its target");
+            std::fs::write(tmp, target.to_string_lossy().as_bytes())
+                .map_err(SnapshotError::io("writing", tmp))
+        }
+        Err(e) => Err(SnapshotError::io("creating the symlink", tmp)(e)),
+    }
 }
 
 /// The permission bits of a regular file at `abs`, if there is one.

@@ -75,9 +75,7 @@ impl ProjectWatcher {
     /// Start watching `project` (already validated by
     /// [`crate::SnapshotRepo::open`]), skipping `excluded_dirs`.
     pub fn start(project: &Path, excluded_dirs: Vec<String>) -> Result<Self> {
-        let root = project
-            .canonicalize()
-            .map_err(SnapshotError::io("watching", project))?;
+        let root = dunce::canonicalize(project).map_err(SnapshotError::io("watching", project))?;
         let state: Arc<(Mutex<State>, Condvar)> = Arc::default();
         let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
         let watcher = notify::recommended_watcher(move |ev| {

@@ -325,7 +325,7 @@ pub(crate) fn map_sqlite(path: &Path, waited_ms: u64, e: rusqlite::Error) -> Sto
     } else {
         StoreError::Sqlite {
             path: path.to_path_buf(),
-            source: e,
+            source: Box::new(e),
         }
     }
 }
@@ -414,7 +414,7 @@ fn migrate(conn: &mut Connection, path: &Path, waited_ms: u64) -> Result<()> {
             path: path.to_path_buf(),
             name: (*name).to_string(),
             version: version - 1,
-            source,
+            source: Box::new(source),
         };
         tx.execute_batch(sql).map_err(failed)?;
         tx.execute_batch(&format!("PRAGMA user_version = {version}"))

@@ -19,8 +19,9 @@ pub enum MigrationError {
         path: PathBuf,
         name: String,
         version: i64,
+        /// Boxed: a path is larger on Windows, and this keeps every `Result` small.
         #[source]
-        source: rusqlite::Error,
+        source: Box<rusqlite::Error>,
     },
 }
 
@@ -88,8 +89,9 @@ pub enum StoreError {
     #[error("database error on {path}: {source}")]
     Sqlite {
         path: PathBuf,
+        /// Boxed: a path is larger on Windows, and this keeps every `Result` small.
         #[source]
-        source: rusqlite::Error,
+        source: Box<rusqlite::Error>,
     },
 }
 

@@ -46,6 +46,33 @@ pub const DEFAULT_ENV_ALLOWLIST: &[&str] = &[
     "VIRTUAL_ENV",
 ];
 
+/// Windows also needs these, or programs cannot find the system, the
+/// profile or the temp directory (names are case-insensitive there).
+#[cfg(windows)]
+const WINDOWS_ENV_ALLOWLIST: &[&str] = &[
+    "SystemRoot",
+    "SystemDrive",
+    "windir",
+    "ComSpec",
+    "PATHEXT",
+    "USERPROFILE",
+    "USERNAME",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "ProgramData",
+    "ProgramFiles",
+    "ProgramFiles(x86)",
+    "ProgramW6432",
+    "CommonProgramFiles",
+    "TEMP",
+    "TMP",
+    "NUMBER_OF_PROCESSORS",
+    "PROCESSOR_ARCHITECTURE",
+    "OS",
+];
+#[cfg(not(windows))]
+const WINDOWS_ENV_ALLOWLIST: &[&str] = &[];
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashInput {
@@ -232,14 +259,24 @@ async fn run_command(
 ) -> Result<ToolOutput, ToolError> {
     // Fail closed: a sandbox that cannot be set up runs nothing.
     let policy = how.policy();
+    let shell = crate::shell::current().map_err(|e| ToolError::Invalid(e.to_string()))?;
+    let program = shell.program.to_str().ok_or_else(|| {
+        ToolError::Invalid(format!(
+            "the shell's path {} is not valid Unicode; set {} to another path",
+            shell.program.display(),
+            crate::shell::SHELL_ENV
+        ))
+    })?;
+    let args = shell.args(command);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // Under the sandbox (Linux), the kernel also tells which files the
     // command's processes change, so a person's edit made meanwhile is not
     // taken for the command's.
     #[cfg(target_os = "linux")]
-    let (std_cmd, tracer) = mia_sandbox::command_traced(&policy, "bash", &["-c", command])
+    let (std_cmd, tracer) = mia_sandbox::command_traced(&policy, program, &args)
         .map_err(|e| ToolError::Invalid(e.to_string()))?;
     #[cfg(not(target_os = "linux"))]
-    let std_cmd = mia_sandbox::command(&policy, "bash", &["-c", command])
+    let std_cmd = mia_sandbox::command(&policy, program, &args)
         .map_err(|e| ToolError::Invalid(e.to_string()))?;
     let mut cmd = tokio::process::Command::from(std_cmd);
     cmd.current_dir(&ctx.project_root)
@@ -250,6 +287,7 @@ async fn run_command(
         .env_clear();
     for var in DEFAULT_ENV_ALLOWLIST
         .iter()
+        .chain(WINDOWS_ENV_ALLOWLIST)
         .copied()
         .chain(ctx.extra_env.iter().map(String::as_str))
     {
@@ -272,13 +310,29 @@ async fn run_command(
                 .env(format!("GIT_CONFIG_VALUE_{i}"), v);
         }
     }
+    // The command and everything it starts can be stopped together: a
+    // process group on Unix, a job object on Windows.
     #[cfg(unix)]
     cmd.process_group(0);
+    #[cfg(windows)]
+    let job = mia_sandbox::process::Job::new()
+        .map_err(|e| ToolError::io("create a job object for", ctx.project_root.clone(), e))?;
 
     let started = std::time::Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| ToolError::io("start bash for", ctx.project_root.clone(), e))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        tracing::warn!(shell = %shell.describe(), "could not start the shell: {e}");
+        ToolError::io("start the shell for", ctx.project_root.clone(), e)
+    })?;
+    #[cfg(windows)]
+    if let Some(h) = child.raw_handle() {
+        // Assigned right after the start: a process the command starts in
+        // its first instant could escape the job (documented in
+        // docs/platforms.md); the command itself cannot.
+        if let Err(e) = job.assign(h) {
+            let _ = child.start_kill();
+            return Err(ToolError::io("contain", ctx.project_root.clone(), e));
+        }
+    }
     #[cfg(target_os = "linux")]
     let writes = tracer.map(mia_sandbox::Tracer::start);
     let pid = child.id();
@@ -335,6 +389,8 @@ async fn run_command(
     };
     // Stop everything the command started (background jobs included).
     kill_group(pid);
+    #[cfg(windows)]
+    job.terminate();
     let _ = child.wait().await;
     #[cfg(target_os = "linux")]
     let written = writes.map(|w| {

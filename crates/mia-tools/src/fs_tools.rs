@@ -189,10 +189,11 @@ impl Tool for WriteTool {
             Ok(_) => return None,
             Err(_) => None,
         };
+        let after = keep_line_endings(before.as_deref(), &input.content).into_owned();
         Some(Proposed {
             path: display(ctx, &path),
             before,
-            after: input.content.into_bytes(),
+            after: after.into_bytes(),
         })
     }
 
@@ -215,18 +216,64 @@ impl Tool for WriteTool {
                 .await
                 .map_err(|e| ToolError::io("create directory", parent, e))?;
         }
-        tokio::fs::write(&path, input.content.as_bytes())
+        // An existing CRLF file stays CRLF when the model writes LF lines
+        // (models write `\n`; a whole-file line-ending change is noise in
+        // every diff and review).
+        let existing = if existed {
+            tokio::fs::read(&path).await.ok()
+        } else {
+            None
+        };
+        let content = keep_line_endings(existing.as_deref(), &input.content);
+        tokio::fs::write(&path, content.as_bytes())
             .await
             .map_err(|e| ToolError::io("write", &path, e))?;
-        let lines = input.content.lines().count();
+        let lines = content.lines().count();
         Ok(ToolOutput {
             output: format!(
-                "{} {} ({} bytes, {lines} lines).",
+                "{} {} ({} bytes, {lines} lines{}).",
                 if existed { "Overwrote" } else { "Created" },
                 display(ctx, &path),
-                input.content.len()
+                content.len(),
+                if matches!(content, std::borrow::Cow::Owned(_)) {
+                    ", CRLF line endings kept"
+                } else {
+                    ""
+                }
             ),
-            metadata: json!({"created": !existed, "bytes": input.content.len(), "lines": lines}),
+            metadata: json!({"created": !existed, "bytes": content.len(), "lines": lines}),
         })
+    }
+}
+
+/// `content` with CRLF line endings when the file it replaces uses them and
+/// `content` has only bare LFs; otherwise `content` as given.
+pub(crate) fn keep_line_endings<'a>(
+    existing: Option<&[u8]>,
+    content: &'a str,
+) -> std::borrow::Cow<'a, str> {
+    let crlf_file = existing.is_some_and(|b| b.windows(2).any(|w| w == b"\r\n"));
+    if crlf_file && content.contains('\n') && !content.contains('\r') {
+        std::borrow::Cow::Owned(content.replace('\n', "\r\n"))
+    } else {
+        std::borrow::Cow::Borrowed(content)
+    }
+}
+
+#[cfg(test)]
+mod line_ending_tests {
+    use super::keep_line_endings;
+
+    #[test]
+    fn a_crlf_file_stays_crlf() {
+        assert_eq!(
+            keep_line_endings(Some(b"a\r\nb\r\n"), "x\ny\n"),
+            "x\r\ny\r\n"
+        );
+        // LF files, new files and content that already has CR are left alone.
+        assert_eq!(keep_line_endings(Some(b"a\nb\n"), "x\ny\n"), "x\ny\n");
+        assert_eq!(keep_line_endings(None, "x\ny\n"), "x\ny\n");
+        assert_eq!(keep_line_endings(Some(b"a\r\n"), "x\r\ny\n"), "x\r\ny\n");
+        assert_eq!(keep_line_endings(Some(b"a\r\n"), "one line"), "one line");
     }
 }

@@ -13,6 +13,7 @@ mod fetch;
 mod fs_tools;
 mod paths;
 mod search;
+pub mod shell;
 mod task;
 mod todo;
 

@@ -899,6 +899,11 @@ export interface FileDiff {
   deletions: number;
   file: string;
   hunks: Hunk[];
+  /**
+   * Set when the line endings changed (`LF → CRLF`, `CRLF → mixed`): the
+   * hunks then show lines whose visible text did not change.
+   */
+  lineEndings?: string | null;
   newId?: string | null;
   newMode?: string | null;
   oldId?: string | null;

@@ -88,7 +88,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let ui = ui_dir(&args)?;
     let project = match &args.project {
         Some(p) => Some(
-            p.canonicalize()
+            dunce::canonicalize(p)
                 .with_context(|| format!("project folder {}", p.display()))?
                 .display()
                 .to_string(),

@@ -39,7 +39,11 @@ pub(crate) fn alive(host: &str, pid: u32) -> bool {
             Err(_) => false,
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        mia_sandbox::process::alive(pid)
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = pid;
         true

@@ -68,7 +68,9 @@ impl Runtime {
             return Err(CoreError::Internal("no permission policy".into()));
         };
         // A subagent's checks intersect with every ancestor's (strictest wins).
-        let mut checker = Checker::new(policy, &t.path_ctx).with_answerer(t.answerer);
+        let mut checker = Checker::new(policy, &t.path_ctx)
+            .with_answerer(t.answerer)
+            .with_shell_dialect(crate::permissions::shell_dialect());
         for p in &lineage.ancestors {
             checker = checker.with_parent(p);
         }
@@ -128,7 +130,9 @@ impl Runtime {
         let Some(prompt_policy) = t.prompt_policy.as_ref() else {
             return Err(CoreError::Internal("no permission policy".into()));
         };
-        let mut prompt_checker = Checker::new(prompt_policy, &t.path_ctx).with_answerer(t.answerer);
+        let mut prompt_checker = Checker::new(prompt_policy, &t.path_ctx)
+            .with_answerer(t.answerer)
+            .with_shell_dialect(crate::permissions::shell_dialect());
         for p in &lineage.ancestors {
             prompt_checker = prompt_checker.with_parent(p);
         }

@@ -117,6 +117,8 @@ pub struct Setup<'a> {
     pub case_insensitive: bool,
     /// Shell commands run in the OS sandbox.
     pub sandboxed: bool,
+    /// The shell's language (PowerShell on Windows without bash).
+    pub dialect: mia_permission::ShellDialect,
 }
 
 impl Setup<'_> {
@@ -159,7 +161,9 @@ impl Setup<'_> {
         if self.headless {
             c = c.with_answerer(Answerer::Headless);
         }
-        c = c.with_sandboxed_shell(self.sandboxed);
+        c = c
+            .with_sandboxed_shell(self.sandboxed)
+            .with_shell_dialect(self.dialect);
         c.check(req)
     }
 }

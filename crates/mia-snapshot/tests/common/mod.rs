@@ -122,6 +122,7 @@ pub fn tree_state(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
             } else if ft.is_dir() {
                 stack.push(p);
             } else {
+                #[cfg_attr(not(unix), allow(unused_mut))]
                 let mut v = std::fs::read(&p).unwrap();
                 #[cfg(unix)]
                 {

@@ -174,6 +174,7 @@ pub fn write_node(root: &Path, rel: &str, node: &Node) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
     let _ = std::fs::remove_file(&p);
     match node {
+        #[cfg_attr(not(unix), allow(unused_variables))]
         Node::File { body, exec } => {
             std::fs::write(&p, body).unwrap();
             #[cfg(unix)]

@@ -47,6 +47,11 @@ export const FileSection = memo(function FileSection({ file, mode, expanded, onT
             mode {file.oldMode} → {file.newMode}
           </span>
         )}
+        {file.lineEndings && (
+          <span className="mia-diff-mode-change" title="The line endings changed: lines may look the same on both sides.">
+            line endings {file.lineEndings}
+          </span>
+        )}
       </header>
       <div id={bodyId} className="mia-diff-file-body">
         {binary ? (
