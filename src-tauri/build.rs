@@ -10,6 +10,9 @@ fn main() {
             "api",
             "subscribe",
             "unsubscribe",
+            "update_status",
+            "update_check",
+            "update_install",
         ]));
     if let Err(e) = tauri_build::try_build(attrs) {
         println!("cargo:warning=tauri build step failed: {e:#}");

@@ -4,6 +4,8 @@
 //! logic lives here.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod updates;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -132,13 +134,38 @@ fn unsubscribe(backend: tauri::State<'_, Backend>, id: u32) {
     }
 }
 
+/// Where updates stand (Settings → Updates).
+#[tauri::command]
+fn update_status(updates: tauri::State<'_, updates::Updates>) -> updates::Status {
+    updates.status()
+}
+
+/// Check for a new version now ("Check now").
+#[tauri::command]
+async fn update_check(
+    app: tauri::AppHandle,
+    updates: tauri::State<'_, updates::Updates>,
+) -> Result<updates::Status, String> {
+    Ok(updates.check(&app).await)
+}
+
+/// Install the available version and restart ("Install and restart"):
+/// only ever called by the user's click.
+#[tauri::command]
+async fn update_install(
+    app: tauri::AppHandle,
+    updates: tauri::State<'_, updates::Updates>,
+) -> Result<(), String> {
+    updates.install(&app).await
+}
+
 /// Mia Code, the desktop app of mia-code. Data: $MIA_CODE_HOME (default
-/// ~/.mia-code). Logs: $MIA_CODE_HOME/logs/desktop.log.
+/// ~/.mia-code on Linux; docs/platforms.md). Logs: $MIA_CODE_HOME/logs/desktop.log.
 #[derive(Debug, clap::Parser)]
 #[command(
     name = "mia-code-desktop",
     version,
-    about = "Mia Code, the desktop app of mia-code (data: $MIA_CODE_HOME, default ~/.mia-code; logs: $MIA_CODE_HOME/logs/desktop.log)"
+    about = "Mia Code, the desktop app of mia-code (data: $MIA_CODE_HOME, default ~/.mia-code on Linux, Application Support on macOS, %LOCALAPPDATA% on Windows; logs: $MIA_CODE_HOME/logs/desktop.log)"
 )]
 struct Cli {
     /// Open this project folder first.
@@ -246,7 +273,21 @@ fn main() -> anyhow::Result<()> {
     let args = parse_args()?;
     // The store thread and the runtime's tasks need the async runtime Tauri uses.
     let backend = tauri::async_runtime::block_on(async { backend(&args) })?;
-    tauri::Builder::default()
+    let context = tauri::generate_context!();
+    let channel = updates::has_channel(context.config());
+    let check_at_start = channel
+        && backend
+            .runtime
+            .settings(None)
+            .map(|s| s.updates_check)
+            .unwrap_or(true);
+    let updates = updates::Updates::new(context.package_info().version.to_string(), channel);
+    let mut builder = tauri::Builder::default();
+    // The updater is loaded only in a build with an update channel.
+    if channel {
+        builder = builder.plugin(tauri_plugin_updater::Builder::new().build());
+    }
+    builder
         .plugin(tauri_plugin_single_instance::init(|app, argv, cwd| {
             if let Some(w) = app.get_webview_window("main") {
                 let _ = w.unminimize();
@@ -271,8 +312,27 @@ fn main() -> anyhow::Result<()> {
         .plugin(tauri_plugin_opener::init())
         .plugin(tauri_plugin_notification::init())
         .manage(backend)
-        .invoke_handler(tauri::generate_handler![api, subscribe, unsubscribe])
-        .run(tauri::generate_context!())
+        .manage(updates)
+        .setup(move |app| {
+            if check_at_start {
+                let handle = app.handle().clone();
+                tauri::async_runtime::spawn(async move {
+                    let updates = handle.state::<updates::Updates>();
+                    let status = updates.check(&handle).await;
+                    tracing::info!(state = ?status.state, "update check at start");
+                });
+            }
+            Ok(())
+        })
+        .invoke_handler(tauri::generate_handler![
+            api,
+            subscribe,
+            unsubscribe,
+            update_status,
+            update_check,
+            update_install
+        ])
+        .run(context)
         .context("the desktop app stopped with an error")
 }
 

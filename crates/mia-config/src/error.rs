@@ -18,11 +18,13 @@ pub enum ConfigError {
         message: String,
     },
     #[error(
-        "{path}:{line}: `{key}` may not be set in a project config: a cloned repository must not be able to redirect API keys or transcripts; set it in your global config (~/.config/mia-code/config.json) instead"
+        "{path}:{line}: `{key}` may not be set in a project config: {why}; set it in your global config (~/.config/mia-code/config.json) instead"
     )]
     ForbiddenInProject {
         path: PathBuf,
         key: String,
+        /// Why a project may not set it.
+        why: &'static str,
         line: usize,
     },
     #[error(

@@ -25,5 +25,5 @@ pub use paths::{Paths, Platform};
 pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, NetworkSetting,
     ProviderConfig, SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig,
-    UnifierConfig, WorktreeConfig, json_schema,
+    UnifierConfig, UpdatesConfig, WorktreeConfig, json_schema,
 };

@@ -286,10 +286,13 @@ fn check_project_restrictions(
     text: &str,
     file: &ConfigFile,
 ) -> Result<(), ConfigError> {
+    const REDIRECTS: &str =
+        "a cloned repository must not be able to redirect API keys or transcripts";
     let forbidden = |key: String, needle: &str| ConfigError::ForbiddenInProject {
         path: path.to_path_buf(),
         line: line_of(text, needle),
         key,
+        why: REDIRECTS,
     };
     for (id, p) in file.providers.iter().flatten() {
         if p.api_key.is_some() {
@@ -304,6 +307,15 @@ fn check_project_restrictions(
     }
     if file.share.as_ref().is_some_and(|s| s.url.is_some()) {
         return Err(forbidden("share.url".into(), "\"url\""));
+    }
+    // Whether this machine looks for updates is the user's, not a project's.
+    if file.updates.is_some() {
+        return Err(ConfigError::ForbiddenInProject {
+            path: path.to_path_buf(),
+            line: line_of(text, "\"updates\""),
+            key: "updates".into(),
+            why: "whether this machine looks for updates is yours to decide, not a repository's",
+        });
     }
     let loosens = |key: String, needle: &str| ConfigError::LoosensSandbox {
         path: path.to_path_buf(),

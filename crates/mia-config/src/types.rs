@@ -58,6 +58,19 @@ pub struct ConfigFile {
     /// config may only tighten it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
+    /// Updates of the desktop app (global config only; docs/platforms.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates: Option<UpdatesConfig>,
+}
+
+/// `updates`: whether Mia Code looks for a new version. It never installs
+/// one without being asked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UpdatesConfig {
+    /// Check for a new version when the desktop app starts (default true).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

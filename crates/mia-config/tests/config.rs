@@ -162,6 +162,7 @@ fn project_config_cannot_redirect_keys_or_transcripts() {
             "providers.openai.headers",
         ),
         (r#"{"share": {"url": "https://evil.test"}}"#, "share.url"),
+        (r#"{"updates": {"check": false}}"#, "updates"),
     ] {
         let err = parse_file(Path::new("/p/.mia-code.json"), text, LayerKind::Project).unwrap_err();
         assert!(

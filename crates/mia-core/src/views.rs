@@ -589,6 +589,12 @@ impl Runtime {
                 .filter_map(|l| l.path.as_ref().map(|p| p.display().to_string()))
                 .collect(),
             sandbox: Some(crate::sandbox::report(&config)),
+            updates_check: config
+                .merged
+                .updates
+                .as_ref()
+                .and_then(|u| u.check)
+                .unwrap_or(true),
         })
     }
 
@@ -666,6 +672,18 @@ impl Runtime {
                     set("model", model, e);
                 }
             }
+        }
+        if let Some(check) = update.updates_check {
+            let updates = obj
+                .entry("updates")
+                .or_insert_with(|| serde_json::json!({}));
+            let Some(updates) = updates.as_object_mut() else {
+                return Err(CoreError::Setup(format!(
+                    "`updates` in {} is not an object",
+                    path.display()
+                )));
+            };
+            updates.insert("check".into(), check.into());
         }
         let text =
             serde_json::to_string_pretty(&doc).map_err(|e| CoreError::Internal(e.to_string()))?;

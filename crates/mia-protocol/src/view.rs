@@ -238,6 +238,13 @@ pub struct SettingsView {
     /// The OS sandbox shell commands run in, on this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxView>,
+    /// `updates.check`: the desktop app looks for a new version at start.
+    #[serde(default = "yes")]
+    pub updates_check: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The OS sandbox as configured and as this machine can apply it.
@@ -268,6 +275,9 @@ pub struct SettingsUpdate {
     /// Per-agent `provider/model` (empty string: remove).
     #[serde(default)]
     pub agent_models: std::collections::BTreeMap<String, String>,
+    /// `updates.check` (the desktop app's check at start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updates_check: Option<bool>,
 }
 
 /// One compiled permission rule, in the order it is checked.

@@ -597,6 +597,24 @@ async fn front_end_queries_and_history() {
         "a refused update changes nothing"
     );
     assert_eq!(view["model"], "openai/gpt-5");
+    // The desktop app's update check at start: on by default, off when the
+    // user says so, and kept in the global config next to the rest.
+    assert_eq!(view["updates_check"], true);
+    let r = s
+        .http
+        .put(format!("{}/api/settings", s.base))
+        .bearer_auth(&s.token)
+        .json(&json!({"updates_check": false}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let view: Value = r.json().await.unwrap();
+    assert_eq!(view["updates_check"], false);
+    assert_eq!(view["default_agent"], "plan", "other settings are kept");
+    let written = std::fs::read_to_string(view["global_config"].as_str().unwrap()).unwrap();
+    let written: Value = serde_json::from_str(&written).unwrap();
+    assert_eq!(written["updates"]["check"], false);
 
     // Archive hides it from the default list; delete removes it.
     let r = s

@@ -1,8 +1,9 @@
-import { describe, expect, it } from "vitest";
-import { render, screen } from "@testing-library/react";
+import { describe, expect, it, vi } from "vitest";
+import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import type { SandboxView } from "../protocol/generated";
+import type { UpdateStatus, Updates } from "../transport";
 import { Settings } from "./Settings";
-import { fakeTransport, Providers } from "./testing";
+import { fakePlatform, fakeTransport, Providers } from "./testing";
 
 function renderWith(sandbox: SandboxView) {
   const fake = fakeTransport((_m, path) => {
@@ -43,5 +44,74 @@ describe("Settings: the sandbox", () => {
     expect(s).toHaveAttribute("data-effect", "ask");
     expect(s).toHaveTextContent("No OS sandbox on this machine (this OS has no sandbox for shell commands yet)");
     expect(s).toHaveTextContent("every shell command asks");
+  });
+});
+
+describe("Settings: updates", () => {
+  function renderUpdates(status: UpdateStatus | null, updatesCheck = true) {
+    let saved: unknown = null;
+    const fake = fakeTransport((method, path, body) => {
+      if (path.startsWith("/api/settings")) {
+        if (method === "PUT") saved = body;
+        const check = method === "PUT" ? (body as { updates_check?: boolean }).updates_check : updatesCheck;
+        return { agents: [], default_agent: "build", providers: [], global_config: "/h/config.json", config_files: [], updates_check: check };
+      }
+      return [];
+    });
+    const install = vi.fn(() => Promise.resolve());
+    const updater: Updates | undefined = status
+      ? {
+          status: vi.fn(() => Promise.resolve(status)),
+          check: vi.fn(() => Promise.resolve({ ...status, state: "available" as const, available: { version: "0.2.0", notes: "Faster diffs." } })),
+          install,
+        }
+      : undefined;
+    render(
+      <Providers transport={fake.transport} platform={{ ...fakePlatform, kind: "desktop", updates: updater }}>
+        <Settings directory={null} onClose={() => undefined} />
+      </Providers>,
+    );
+    return { install, saved: () => saved };
+  }
+  const base: UpdateStatus = { current: "0.1.0", channel: true, installer: "self-update", state: "up-to-date" };
+
+  it("turns the check at start off in the global config", async () => {
+    const { saved } = renderUpdates(base);
+    const box = await screen.findByTestId("updates-check");
+    expect(box).toBeChecked();
+    fireEvent.click(box);
+    await waitFor(() => expect(saved()).toEqual({ updates_check: false, agent_models: {} }));
+    await waitFor(() => expect(screen.getByTestId("updates-check")).not.toBeChecked());
+  });
+
+  it("installs only when the button is pressed", async () => {
+    const { install } = renderUpdates(base);
+    expect(await screen.findByTestId("update-state")).toHaveTextContent("You have the latest version.");
+    expect(screen.queryByTestId("update-install")).toBeNull();
+    fireEvent.click(screen.getByTestId("update-check-now"));
+    expect(await screen.findByText("Mia Code 0.1.0. Mia Code 0.2.0 is available.")).toBeInTheDocument();
+    expect(screen.getByText("Faster diffs.")).toBeInTheDocument();
+    expect(install).not.toHaveBeenCalled();
+    fireEvent.click(screen.getByTestId("update-install"));
+    await waitFor(() => expect(install).toHaveBeenCalledTimes(1));
+  });
+
+  it("sends a package-manager install to its package manager", async () => {
+    renderUpdates({ ...base, installer: "package-manager", state: "available", available: { version: "0.2.0" } });
+    expect(await screen.findByText(/update Mia Code there \(apt, dnf\)/)).toBeInTheDocument();
+    expect(screen.queryByTestId("update-install")).toBeNull();
+  });
+
+  it("says when a build has no update channel, and offers no check", async () => {
+    renderUpdates({ ...base, channel: false, installer: "none", state: "idle" });
+    const s = await screen.findByTestId("update-state");
+    expect(s).toHaveAttribute("data-state", "no-channel");
+    expect(s).toHaveTextContent("This build has no update channel");
+    expect(screen.queryByTestId("update-check-now")).toBeNull();
+  });
+
+  it("in a browser points at the command line instead", async () => {
+    renderUpdates(null);
+    expect(await screen.findByTestId("settings-updates")).toHaveTextContent("browser UI of mia-code serve");
   });
 });

@@ -47,9 +47,17 @@ export const fakePlatform = {
   openExternal: vi.fn<Platform["openExternal"]>(),
 } satisfies Platform;
 
-export function Providers({ transport, children }: { transport: Transport; children: ReactNode }) {
+export function Providers({
+  transport,
+  children,
+  platform = fakePlatform,
+}: {
+  transport: Transport;
+  children: ReactNode;
+  platform?: Platform;
+}) {
   return (
-    <ServicesProvider value={{ transport, platform: fakePlatform, api: makeApi(transport) }}>
+    <ServicesProvider value={{ transport, platform, api: makeApi(transport) }}>
       <ToastProvider>{children}</ToastProvider>
     </ServicesProvider>
   );

@@ -1725,6 +1725,10 @@ export interface SettingsUpdate {
    * Default `provider/model` (empty string: remove).
    */
   model?: string | null;
+  /**
+   * `updates.check` (the desktop app's check at start).
+   */
+  updates_check?: boolean | null;
 }
 /**
  * The settings screen: what is configured and where it comes from.
@@ -1749,6 +1753,10 @@ export interface SettingsView {
    * The OS sandbox shell commands run in, on this machine.
    */
   sandbox?: SandboxView | null;
+  /**
+   * `updates.check`: the desktop app looks for a new version at start.
+   */
+  updates_check?: boolean;
 }
 /**
  * A configured provider and where its key comes from (never the key).

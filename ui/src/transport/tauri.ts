@@ -1,5 +1,13 @@
 import type { Event } from "../protocol/generated";
-import { ApiError, errorText, type HttpMethod, type Platform, type StreamState, type Transport } from "./types";
+import {
+  ApiError,
+  errorText,
+  type HttpMethod,
+  type Platform,
+  type StreamState,
+  type Transport,
+  type UpdateStatus,
+} from "./types";
 
 export type InvokeFn = <T>(cmd: string, args?: Record<string, unknown>) => Promise<T>;
 /** The part of `@tauri-apps/api/core`'s Channel the transport uses. */
@@ -76,6 +84,11 @@ export class TauriTransport implements Transport {
 /** Desktop platform: native dialog, notifications and the system browser (plugins loaded on demand). */
 export const desktopPlatform: Platform = {
   kind: "desktop",
+  updates: {
+    status: async () => (await import("@tauri-apps/api/core")).invoke<UpdateStatus>("update_status"),
+    check: async () => (await import("@tauri-apps/api/core")).invoke<UpdateStatus>("update_check"),
+    install: async () => (await import("@tauri-apps/api/core")).invoke<void>("update_install"),
+  },
   async pickFolder() {
     const { open } = await import("@tauri-apps/plugin-dialog");
     const picked = await open({ directory: true, multiple: false });

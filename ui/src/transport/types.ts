@@ -11,8 +11,30 @@ export interface Transport {
   subscribe(sessionId: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void): () => void;
 }
 
+/** Where updates of the desktop app stand (src-tauri/src/updates.rs). */
+export interface UpdateStatus {
+  current: string;
+  /** Built with the release key and manifest URL. */
+  channel: boolean;
+  /** How this copy gets a new version. */
+  installer: "self-update" | "package-manager" | "none";
+  state: "idle" | "checking" | "up-to-date" | "available" | "installing" | "failed";
+  available?: { version: string; notes?: string; date?: string };
+  error?: string;
+}
+
+/** The desktop app's updater; absent in a browser. */
+export interface Updates {
+  status(): Promise<UpdateStatus>;
+  check(): Promise<UpdateStatus>;
+  /** Downloads, verifies and installs, then the app restarts. */
+  install(): Promise<void>;
+}
+
 /** What differs between the desktop app and a browser tab. */
 export interface Platform {
+  /** The updater (desktop only). */
+  updates?: Updates;
   kind: "desktop" | "browser";
   /** A native folder dialog; null in a browser (the UI shows a path field instead) or when cancelled. */
   pickFolder(): Promise<string | null>;

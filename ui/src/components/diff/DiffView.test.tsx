@@ -2,7 +2,7 @@ import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
 import { DiffView } from "./DiffView";
-import { bigFile, sessionDiff } from "./fixtures";
+import { authDiff, bigFile, sessionDiff } from "./fixtures";
 
 const fileEl = (path: string) =>
   screen.getAllByTestId("diff-file").find((el) => el.getAttribute("data-path") === path)!;
@@ -197,5 +197,12 @@ describe("DiffView folding", () => {
     // Other files: folding starts over.
     rerender(<DiffView diff={{ ...sessionDiff, files: [...files] }} defaultMode="unified" />);
     expect(last()).toHaveTextContent("250 lines hidden");
+  });
+
+  it("says when only the line endings changed", () => {
+    render(<DiffView diff={{ ...sessionDiff, files: [{ ...authDiff, lineEndings: "LF → CRLF" }] }} />);
+    expect(within(fileEl("src/auth.ts")).getByText("line endings LF → CRLF")).toBeInTheDocument();
+    render(<DiffView diff={{ ...sessionDiff, files: [{ ...authDiff, file: "b.ts" }] }} />);
+    expect(within(fileEl("b.ts")).queryByText(/line endings/)).toBeNull();
   });
 });
