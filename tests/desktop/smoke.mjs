@@ -2,7 +2,8 @@
 // tauri-driver + WebKitWebDriver over plain W3C WebDriver. Run it under
 // `dbus-run-session -- xvfb-run -a` (scripts/test does). The window opens,
 // the session list renders from the real store (seeded by `mia-code run`),
-// and one prompt round-trips through the mock model. Screenshot and logs in
+// one prompt round-trips through the mock model, and Settings → Updates
+// answers from the app's own updater command. Screenshot and logs in
 // target/desktop/. Conditions are polled, never slept on; one retry at most.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
@@ -86,6 +87,16 @@ async function attempt(n) {
     const shotPath = join(outDir, "desktop-smoke.png");
     await wd.screenshot(shotPath);
     log(`round trip ok; screenshot ${shotPath}`);
+    // Settings → Updates asks the app itself (the update_status command,
+    // allowed by the capabilities): a build without the release key has no
+    // update channel and says so, and nothing was contacted.
+    await wd.click(await wd.find("open-settings"));
+    const state = await until("the update state", () => wd.find("update-state"), 15_000);
+    const which = await wd.exec("return arguments[0].getAttribute('data-state')", [
+      { "element-6066-11e4-a52e-4f735466cecf": state },
+    ]);
+    if (which !== "no-channel") throw new Error(`expected no update channel in a source build, got ${which}`);
+    log("Settings → Updates: no update channel (source build)");
   } catch (e) {
     await wd.screenshot(join(outDir, `desktop-smoke-failure-${n}.png`)).catch(() => {});
     throw e;

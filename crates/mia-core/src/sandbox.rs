@@ -125,6 +125,21 @@ pub(crate) fn shell_sandbox(policy: SandboxPolicy, read_only: bool) -> ShellSand
 }
 
 /// Will `agent`'s commands in `project_root` run confined on this machine
+/// The shell the bash tool runs commands in here, for `mia-code doctor`:
+/// its program and whether the permission engine parses its commands
+/// (bash: yes; PowerShell: no, so every command asks).
+pub fn shell() -> Result<(std::path::PathBuf, String, bool), String> {
+    mia_tools::shell::current()
+        .map(|s| {
+            (
+                s.program.clone(),
+                s.describe(),
+                s.kind == mia_tools::shell::ShellKind::Bash,
+            )
+        })
+        .map_err(|e| e.to_string())
+}
+
 /// (what the permission engine is told, `Checker::with_sandboxed_shell`)?
 pub fn confines_shell(
     config: &Config,

@@ -859,6 +859,27 @@ fn cases() -> Vec<Case> {
             Ask,
             "invariant",
         ),
+        // NTFS and APFS: `.GIT/config` is `.git/config`, and `MIA-CODE.json` is the config.
+        c(
+            "self-modification",
+            Setup {
+                case_insensitive: true,
+                ..build()
+            },
+            "write .GIT/config",
+            Ask,
+            "invariant",
+        ),
+        c(
+            "self-modification",
+            Setup {
+                case_insensitive: true,
+                ..build()
+            },
+            "edit MIA-CODE.json",
+            Ask,
+            "invariant",
+        ),
         c("self-modification", build(), "write ~/.bashrc", Ask, ""),
         c(
             "self-modification",

@@ -183,21 +183,37 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         ),
     }
 
-    match std::process::Command::new("bash").arg("--version").output() {
-        Ok(out) if out.status.success() => push(
-            "bash",
-            Status::Ok,
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .next()
-                .unwrap_or("bash")
-                .to_string(),
-        ),
-        _ => push(
+    // The shell the bash tool runs commands in (Git Bash or PowerShell on Windows).
+    match mia_core::sandbox::shell() {
+        Ok((program, name, true)) => {
+            match std::process::Command::new(&program)
+                .arg("--version")
+                .output()
+            {
+                Ok(out) if out.status.success() => push(
+                    "bash",
+                    Status::Ok,
+                    String::from_utf8_lossy(&out.stdout)
+                        .lines()
+                        .next()
+                        .unwrap_or("bash")
+                        .to_string(),
+                ),
+                _ => push(
+                    "bash",
+                    Status::Warn,
+                    format!("{name} not found; the agent's shell tool needs it"),
+                ),
+            }
+        }
+        Ok((_, name, false)) => push(
             "bash",
             Status::Warn,
-            "bash not found on PATH; the agent's shell tool needs it".into(),
+            format!(
+                "commands run in {name}, which the permission engine cannot parse: every command asks; install Git for Windows for bash"
+            ),
         ),
+        Err(e) => push("bash", Status::Warn, e),
     }
 
     // The OS sandbox shell commands run in.
