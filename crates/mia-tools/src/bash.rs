@@ -95,9 +95,18 @@ pub struct BashTool;
 #[async_trait::async_trait]
 impl Tool for BashTool {
     fn spec(&self) -> ToolSpec {
+        // Windows without bash: the model must write PowerShell.
+        let powershell = matches!(
+            crate::shell::current(),
+            Ok(s) if s.kind == crate::shell::ShellKind::PowerShell
+        );
         ToolSpec {
             name: "bash",
-            description: "Run a shell command in the project root. Output (stdout and stderr) is capped; the end is kept. Processes it starts are stopped when it finishes.",
+            description: if powershell {
+                "Run a PowerShell command in the project root (this machine has no bash: write PowerShell, not POSIX shell). Every command is confirmed by the user. Output (stdout and stderr) is capped; the end is kept. Processes it starts are stopped when it finishes."
+            } else {
+                "Run a shell command in the project root. Output (stdout and stderr) is capped; the end is kept. Processes it starts are stopped when it finishes."
+            },
             input_schema: schema_of::<BashInput>(),
         }
     }
