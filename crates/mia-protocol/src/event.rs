@@ -237,6 +237,15 @@ pub enum Event {
         tool: String,
         input: Value,
     },
+    /// Output of a running tool as it comes (bash: stdout and stderr,
+    /// batched every 100 ms, at most 256 KiB). Not stored: the `ToolResult`
+    /// that follows carries the whole output.
+    ToolOutput {
+        session_id: SessionId,
+        message_id: MessageId,
+        call_id: String,
+        text: String,
+    },
     PermissionAsked {
         request: PermissionRequest,
     },
@@ -387,6 +396,7 @@ impl Event {
             | Self::TextDelta { session_id, .. }
             | Self::ReasoningDelta { session_id, .. }
             | Self::ToolCall { session_id, .. }
+            | Self::ToolOutput { session_id, .. }
             | Self::PermissionResolved { session_id, .. }
             | Self::ToolResult { session_id, .. }
             | Self::Snapshot { session_id, .. }

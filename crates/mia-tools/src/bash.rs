@@ -254,6 +254,64 @@ impl Tail {
     }
 }
 
+/// Live output shown while a command runs, at most this much (the final
+/// result still carries the whole, capped output).
+pub const LIVE_OUTPUT_BYTES: usize = 256 * 1024;
+/// Live output is sent at most this often (or when this much is pending).
+const LIVE_EVERY: Duration = Duration::from_millis(100);
+const LIVE_BATCH: usize = 16 * 1024;
+
+/// Output on its way to the live view: whole UTF-8 characters only,
+/// batched, capped.
+struct Live {
+    sink: crate::Progress,
+    pending: Vec<u8>,
+    sent: usize,
+    capped: bool,
+}
+
+impl Live {
+    fn push(&mut self, chunk: &[u8]) {
+        if !self.capped {
+            self.pending.extend_from_slice(chunk);
+            if self.pending.len() >= LIVE_BATCH {
+                self.flush(false);
+            }
+        }
+    }
+
+    /// Send what is pending; a character split across reads waits for its
+    /// rest unless this is the end.
+    fn flush(&mut self, end: bool) {
+        if self.capped || self.pending.is_empty() {
+            return;
+        }
+        let cut = match std::str::from_utf8(&self.pending) {
+            Err(e) if !end && e.error_len().is_none() => e.valid_up_to(),
+            _ => self.pending.len(),
+        };
+        if cut == 0 {
+            return;
+        }
+        let bytes: Vec<u8> = self.pending.drain(..cut).collect();
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if self.sent + text.len() > LIVE_OUTPUT_BYTES {
+            let mut keep = LIVE_OUTPUT_BYTES.saturating_sub(self.sent);
+            while keep > 0 && !text.is_char_boundary(keep) {
+                keep -= 1;
+            }
+            text.truncate(keep);
+            text.push_str(
+                "\n… (live output stops here; the whole output is shown when the command ends)\n",
+            );
+            self.capped = true;
+            self.pending.clear();
+        }
+        self.sent += text.len();
+        (self.sink.0)(&text);
+    }
+}
+
 enum End {
     Exited(std::process::ExitStatus),
     TimedOut,
@@ -381,6 +439,14 @@ async fn run_command(
         buf: Vec::new(),
         dropped: 0,
     };
+    let mut live = ctx.progress.clone().map(|sink| Live {
+        sink,
+        pending: Vec::new(),
+        sent: 0,
+        capped: false,
+    });
+    let mut tick = tokio::time::interval(LIVE_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let deadline = tokio::time::sleep(timeout);
     tokio::pin!(deadline);
     let end = loop {
@@ -391,7 +457,17 @@ async fn run_command(
                     Err(e) => return Err(ToolError::io("wait for", ctx.project_root.clone(), e)),
                 };
             }
-            Some(chunk) = rx.recv() => out.push(&chunk),
+            Some(chunk) = rx.recv() => {
+                if let Some(l) = live.as_mut() {
+                    l.push(&chunk);
+                }
+                out.push(&chunk);
+            }
+            _ = tick.tick(), if live.is_some() => {
+                if let Some(l) = live.as_mut() {
+                    l.flush(false);
+                }
+            }
             () = &mut deadline => break End::TimedOut,
             () = ctx.cancel.cancelled() => break End::Cancelled,
         }
@@ -417,11 +493,19 @@ async fn run_command(
     loop {
         tokio::select! {
             chunk = rx.recv() => match chunk {
-                Some(c) => out.push(&c),
+                Some(c) => {
+                    if let Some(l) = live.as_mut() {
+                        l.push(&c);
+                    }
+                    out.push(&c);
+                }
                 None => break,
             },
             () = &mut grace => break,
         }
+    }
+    if let Some(l) = live.as_mut() {
+        l.flush(true);
     }
     let elapsed = started.elapsed();
     let (mut text, dropped) = out.finish();
@@ -493,4 +577,62 @@ fn kill_group(pid: Option<u32>) {
     }
     #[cfg(not(unix))]
     let _ = pid;
+}
+
+#[cfg(test)]
+mod live_tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    fn live() -> (Live, Arc<Mutex<Vec<String>>>) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let g = got.clone();
+        let sink = crate::Progress(Arc::new(move |t: &str| {
+            g.lock().unwrap().push(t.to_string())
+        }));
+        (
+            Live {
+                sink,
+                pending: Vec::new(),
+                sent: 0,
+                capped: false,
+            },
+            got,
+        )
+    }
+
+    #[test]
+    fn a_character_split_across_reads_is_sent_whole() {
+        let (mut l, got) = live();
+        let e = "é".as_bytes();
+        l.push(&[b'a', e[0]]);
+        l.flush(false);
+        l.push(&[e[1], b'b']);
+        l.flush(false);
+        assert_eq!(*got.lock().unwrap(), ["a", "éb"]);
+        // At the end, a broken tail is sent as a replacement character.
+        l.push(&[0xC3]);
+        l.flush(true);
+        assert_eq!(got.lock().unwrap().last().unwrap(), "\u{FFFD}");
+    }
+
+    #[test]
+    fn live_output_is_capped_with_a_note() {
+        let (mut l, got) = live();
+        for _ in 0..(LIVE_OUTPUT_BYTES / LIVE_BATCH + 2) {
+            l.push(&vec![b'x'; LIVE_BATCH]);
+        }
+        l.flush(true);
+        let all: String = got.lock().unwrap().concat();
+        assert!(
+            all.ends_with("the whole output is shown when the command ends)\n"),
+            "{}",
+            &all[all.len() - 100..]
+        );
+        assert_eq!(all.matches('x').count(), LIVE_OUTPUT_BYTES);
+        let n = got.lock().unwrap().len();
+        l.push(b"more");
+        l.flush(true);
+        assert_eq!(got.lock().unwrap().len(), n, "nothing after the cap");
+    }
 }

@@ -93,6 +93,18 @@ impl std::fmt::Debug for ReadFilter {
     }
 }
 
+/// Where a running tool reports output as it comes (bash: stdout and
+/// stderr, live). Text is already valid UTF-8; the final result still
+/// carries the whole (capped) output.
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress")
+    }
+}
+
 /// Everything a tool may use while running.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -111,6 +123,8 @@ pub struct ToolContext {
     pub read_only_shell: bool,
     /// How `bash` confines its commands.
     pub sandbox: ShellSandbox,
+    /// Live output of the running call (None: nobody listens).
+    pub progress: Option<Progress>,
 }
 
 /// How `bash` runs commands: under the OS sandbox, or not.
@@ -157,6 +171,7 @@ impl ToolContext {
             read_filter: None,
             read_only_shell: false,
             sandbox: ShellSandbox::Off,
+            progress: None,
         }
     }
 }

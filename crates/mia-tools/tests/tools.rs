@@ -2,6 +2,7 @@
 //! The built-in tools against real files and a real shell.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mia_tools::{Target, ToolContext, ToolError, ToolRegistry};
@@ -757,4 +758,39 @@ fn write_and_edit_say_what_they_would_change_before_they_run() {
         reg.proposed("bash", &json!({"command": "ls"}), &ctx)
             .is_none()
     );
+}
+
+#[tokio::test]
+async fn bash_output_streams_while_the_command_runs() {
+    let (_d, mut ctx) = project();
+    let seen: Arc<std::sync::Mutex<Vec<(Instant, String)>>> = Arc::default();
+    let s = seen.clone();
+    ctx.progress = Some(mia_tools::Progress(Arc::new(move |t: &str| {
+        s.lock().unwrap().push((Instant::now(), t.to_string()));
+    })));
+    let started = Instant::now();
+    let out = call(
+        &ctx,
+        "bash",
+        json!({"command": "echo first; sleep 1; echo second >&2; sleep 0.3; echo é"}),
+    )
+    .await
+    .unwrap();
+    let finished = Instant::now();
+    let seen = seen.lock().unwrap();
+    let all: String = seen.iter().map(|(_, t)| t.as_str()).collect();
+    assert_eq!(
+        all, "first\nsecond\né\n",
+        "stdout and stderr, whole characters"
+    );
+    // "first" was shown long before the command ended, not with its result.
+    let (at, text) = &seen[0];
+    assert_eq!(text, "first\n");
+    assert!(
+        finished.duration_since(*at) > Duration::from_millis(700),
+        "first batch {:?} after the start, the command took {:?}",
+        at.duration_since(started),
+        finished.duration_since(started)
+    );
+    assert!(out.output.contains("first") && out.output.contains("second"));
 }

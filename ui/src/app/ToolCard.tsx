@@ -1,4 +1,4 @@
-import { memo, useState } from "react";
+import { memo, useEffect, useRef, useState } from "react";
 import type { ToolInfo } from "../state/session";
 import { describeDecision, describeSandbox, formatDuration, toolTarget } from "../lib/format";
 
@@ -20,6 +20,29 @@ function ResultText({ output, expanded }: { output: string; expanded: boolean })
       )}
       {cut && !expanded && <span className="muted small">… {lines.length - limit} more lines</span>}
     </>
+  );
+}
+
+const LIVE_PREVIEW_LINES = 12;
+
+/** A running command's output as it comes: its tail, following new lines unless scrolled up. */
+function LiveText({ text, expanded }: { text: string; expanded: boolean }) {
+  const ref = useRef<HTMLPreElement>(null);
+  const lines = text.replace(/\n$/, "").split("\n");
+  const shown = expanded ? lines.slice(-MAX_LINES) : lines.slice(-LIVE_PREVIEW_LINES);
+  useEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    // Follow the output while the reader is at the bottom.
+    if (el.scrollHeight - el.scrollTop - el.clientHeight < 40) el.scrollTop = el.scrollHeight;
+  }, [text]);
+  return (
+    <div className="tool-result tool-live" data-testid="tool-card-live" aria-live="off">
+      {lines.length > shown.length && <span className="muted small">… {lines.length - shown.length} earlier lines</span>}
+      <pre ref={ref} className="tool-output">
+        {shown.join("\n")}
+      </pre>
+    </div>
   );
 }
 
@@ -86,6 +109,7 @@ export const ToolCard = memo(function ToolCard({
         </div>
       )}
       {info.sandbox && <SandboxBadge note={info.sandbox} />}
+      {!done && running && info.live !== undefined && <LiveText text={info.live} expanded={expanded} />}
       {done && (
         <div className="tool-result" data-testid="tool-card-result">
           <ResultText output={info.output ?? ""} expanded={expanded} />

@@ -78,6 +78,13 @@ export type Event =
       type: "tool_call";
     }
   | {
+      call_id: string;
+      message_id: MessageId;
+      session_id: SessionId;
+      text: string;
+      type: "tool_output";
+    }
+  | {
       request: PermissionRequest;
       type: "permission_asked";
     }

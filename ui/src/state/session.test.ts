@@ -3,6 +3,7 @@ import type { Event, Message, PermissionRequest, SessionDetail } from "../protoc
 import {
   applyEvent,
   emptySession,
+  LIVE_KEEP_CHARS,
   fromDetail,
   isCompacting,
   reloaded,
@@ -206,6 +207,38 @@ describe("applyEvent", () => {
     ]);
     const t = run([started, { type: "message_stored", message: stored }]);
     expect(t.tools.b2!.sandbox).toEqual({ mode: "off", unconfined: "escalated" });
+  });
+
+  it("a running command's output accumulates live until its result replaces it", () => {
+    let s = run([started, { type: "tool_call", session_id: S, message_id: "m1", call_id: "b1", tool: "bash", input: { command: "make" } }]);
+    const out = (text: string): Event => ({ type: "tool_output", session_id: S, message_id: "m1", call_id: "b1", text });
+    s = applyEvent(s, out("compiling a\n"));
+    s = applyEvent(s, out("compiling b\n"));
+    expect(s.tools.b1!.live).toBe("compiling a\ncompiling b\n");
+    // Another session's output is not ours.
+    expect(applyEvent(s, { ...out("x"), session_id: "other" } as Event)).toBe(s);
+    s = applyEvent(s, {
+      type: "tool_result",
+      session_id: S,
+      message_id: "m1",
+      call_id: "b1",
+      tool: "bash",
+      output: "compiling a\ncompiling b\ndone",
+      is_error: false,
+      duration_ms: 30,
+    });
+    expect(s.tools.b1!.live).toBeUndefined();
+    expect(s.tools.b1!.output).toContain("done");
+    // Output arriving after the result (a late batch) changes nothing.
+    expect(applyEvent(s, out("late\n"))).toBe(s);
+  });
+
+  it("live output keeps only its tail", () => {
+    let s = run([started, { type: "tool_call", session_id: S, message_id: "m1", call_id: "b1", tool: "bash", input: { command: "yes" } }]);
+    const chunk = "y\n".repeat(20_000);
+    for (let i = 0; i < 3; i++) s = applyEvent(s, { type: "tool_output", session_id: S, message_id: "m1", call_id: "b1", text: chunk + String(i) });
+    expect(s.tools.b1!.live!.length).toBe(LIVE_KEEP_CHARS);
+    expect(s.tools.b1!.live!.endsWith("2")).toBe(true);
   });
 
   it("a tool_call for a message without that part adds it to the draft", () => {

@@ -28,7 +28,12 @@ export interface ToolInfo {
   snapshotUnavailable?: string | null;
   /** Shell commands: how the OS sandbox confined it. */
   sandbox?: SandboxNote;
+  /** Output of the running call as it comes (cleared by its result, which has the whole output). */
+  live?: string;
 }
+
+/** Live output kept per running call: its tail, so a chatty command cannot grow the page without bound. */
+export const LIVE_KEEP_CHARS = 64 * 1024;
 
 export interface Decision {
   decision: string;
@@ -270,9 +275,23 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
       next = ensureToolPart(next, e.message_id, e.call_id, e.tool, e.input, now);
       return next;
     }
+    case "tool_output": {
+      if (e.session_id !== s.id) return s;
+      const prev = s.tools[e.call_id];
+      // Late output of a call that has its result already changes nothing.
+      if (prev?.output !== undefined) return s;
+      let live = (prev?.live ?? "") + e.text;
+      if (live.length > LIVE_KEEP_CHARS) live = live.slice(live.length - LIVE_KEEP_CHARS);
+      return setTool(s, e.call_id, { live }, () => ({
+        callId: e.call_id,
+        tool: "",
+        input: null,
+        messageId: e.message_id,
+      }));
+    }
     case "tool_result": {
       if (e.session_id !== s.id) return s;
-      const patch: Partial<ToolInfo> = { output: e.output, isError: e.is_error, durationMs: e.duration_ms };
+      const patch: Partial<ToolInfo> = { output: e.output, isError: e.is_error, durationMs: e.duration_ms, live: undefined };
       if (e.sandbox) patch.sandbox = e.sandbox;
       return setTool(s, e.call_id, patch, () => ({
         callId: e.call_id,

@@ -75,6 +75,7 @@ const EVENT_NAMES: Record<Event["type"], true> = {
   text_delta: true,
   reasoning_delta: true,
   tool_call: true,
+  tool_output: true,
   permission_asked: true,
   permission_resolved: true,
   tool_result: true,

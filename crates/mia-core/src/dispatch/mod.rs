@@ -416,7 +416,21 @@ impl Runtime {
                 }),
                 Err(e) => Err(mia_tools::ToolError::Invalid(e.to_string())),
             },
-            Some(t) => t.run(call.input.clone(), ctx).await,
+            Some(t) => {
+                // The call's output, live, to every subscriber.
+                let mut live_ctx = ctx.clone();
+                let rt = self.clone();
+                let call_id = call.id.clone();
+                live_ctx.progress = Some(mia_tools::Progress(Arc::new(move |text: &str| {
+                    rt.emit(Event::ToolOutput {
+                        session_id,
+                        message_id,
+                        call_id: call_id.clone(),
+                        text: text.to_string(),
+                    });
+                })));
+                t.run(call.input.clone(), &live_ctx).await
+            }
             None => Err(mia_tools::ToolError::Invalid(format!(
                 "unknown tool {}",
                 call.name

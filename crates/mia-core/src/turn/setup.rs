@@ -208,6 +208,7 @@ impl Runtime {
             read_filter: None,
             read_only_shell: false,
             sandbox: mia_tools::ShellSandbox::Off,
+            progress: None,
         };
 
         // "Always for this project" approvals and workspace trust (persisted).
