@@ -2,8 +2,9 @@
 // tauri-driver + WebKitWebDriver over plain W3C WebDriver. Run it under
 // `dbus-run-session -- xvfb-run -a` (scripts/test does). The window opens,
 // the session list renders from the real store (seeded by `mia-code run`),
-// one prompt round-trips through the mock model, and Settings → Updates
-// answers from the app's own updater command. Screenshot and logs in
+// one prompt round-trips through the mock model, Settings → Updates
+// answers from the app's own updater command, and the page reported no CSP
+// violation or console error. Screenshot and logs in
 // target/desktop/. Conditions are polled, never slept on; one retry at most.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
@@ -97,6 +98,12 @@ async function attempt(n) {
     ]);
     if (which !== "no-channel") throw new Error(`expected no update channel in a source build, got ${which}`);
     log("Settings → Updates: no update channel (source build)");
+    // No CSP violation, uncaught error or console error anywhere in the run
+    // (the page records them from its first line: ui/src/lib/diagnostics.ts).
+    const problems = await wd.exec("return window.__miaDiagnostics ?? null");
+    if (!Array.isArray(problems)) throw new Error("the page did not install its diagnostics");
+    if (problems.length > 0) throw new Error(`the page reported problems:\n  ${problems.join("\n  ")}`);
+    log("no CSP violations or console errors");
   } catch (e) {
     await wd.screenshot(join(outDir, `desktop-smoke-failure-${n}.png`)).catch(() => {});
     throw e;

@@ -1,9 +1,12 @@
+import { installDiagnostics } from "./lib/diagnostics";
 import { StrictMode, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app/App";
 import { TokenScreen } from "./app/TokenScreen";
 import { ApiError, browserTransport, forgetToken, saveToken, startTransport, type Platform, type Transport } from "./transport";
 import "./styles/app.css";
+
+installDiagnostics();
 
 type Boot =
   | { kind: "loading" }
