@@ -40,6 +40,8 @@ test("a shell command's output streams into its card while it runs", async ({ pa
   await expect(live).toContainText("live line 2");
   expect(await card.getByTestId("tool-card-result").count()).toBe(0);
   await expect(live).not.toContainText("live line 5");
+  // The composer's context meter: the runtime's estimate of the request against the window.
+  await expect(page.getByTestId("context-meter")).toContainText(/ \/ 200k \(\d+%\)/);
   await shot(page, testInfo, "15-live-bash-output");
   // Finished: the result replaces the live view and has every line once.
   const result = card.getByTestId("tool-card-result");

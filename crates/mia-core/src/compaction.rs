@@ -663,6 +663,29 @@ pub(crate) fn overflow_advice(settings: &Settings, session_id: SessionId) -> Str
     )
 }
 
+/// How full `model`'s context is with `visible` plus `fixed` tokens (the
+/// composer's context meter).
+pub(crate) fn context_usage(
+    config: &Config,
+    model: &ModelRef,
+    visible: &[&Message],
+    fixed: Option<u64>,
+    est: &mut Estimates,
+) -> mia_protocol::ContextUsage {
+    let settings = Settings::from_config(config);
+    let (window, max_output) = mia_providers::catalog::builtin()
+        .lookup_ref(model)
+        .map(|m| (m.context_window, u64::from(m.max_output)))
+        .unwrap_or((128_000, 8_192));
+    mia_protocol::ContextUsage {
+        tokens: estimate_request(visible, fixed.unwrap_or(0), est),
+        window,
+        budget: token_budget(&settings, window, max_output),
+        model: model.to_string(),
+        complete: fixed.is_some(),
+    }
+}
+
 impl Runtime {
     /// Before a request of a turn: compact when the visible messages are
     /// over the threshold or the request would fill the budget. Returns the

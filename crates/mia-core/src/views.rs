@@ -122,6 +122,34 @@ impl Runtime {
                 .map(|c| c.default_agent().to_string())
                 .unwrap_or_else(|_| "build".into()),
         };
+        // The last request's estimate, else one from the history alone.
+        let context = match self
+            .loaded_state(id)
+            .and_then(|s| lock(&s.last_context).clone())
+        {
+            Some(c) => Some(c),
+            None => match session
+                .model
+                .as_deref()
+                .map(str::parse::<mia_providers::ModelRef>)
+            {
+                Some(Ok(model)) => {
+                    let config = self
+                        .load_config(Some(PathBuf::from(&session.directory)))
+                        .await
+                        .ok();
+                    config.map(|config| {
+                        let visible: Vec<&mia_protocol::Message> = messages
+                            .iter()
+                            .filter(|m| m.compacted_by.is_none())
+                            .collect();
+                        let mut est = crate::compaction::Estimates::default();
+                        crate::compaction::context_usage(&config, &model, &visible, None, &mut est)
+                    })
+                }
+                _ => None,
+            },
+        };
         Ok(SessionDetail {
             session,
             messages,
@@ -129,6 +157,7 @@ impl Runtime {
             running,
             queued_agent,
             agent,
+            context,
         })
     }
 

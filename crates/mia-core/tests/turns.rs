@@ -315,6 +315,32 @@ async fn multi_step_build_turn(provider: &str) {
             .all(|s| s.snapshot.unavailable.is_none() && !s.snapshot.hash.is_empty())
     );
 
+    // Before each request: the context meter's estimate, growing with the
+    // history, against the model's window; the detail keeps the last one.
+    let usages: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ContextUsage { usage, .. } => Some(usage.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(usages.len(), 4, "one per request: {usages:?}");
+    assert!(
+        usages.windows(2).all(|w| w[1].tokens > w[0].tokens),
+        "{usages:?}"
+    );
+    assert!(
+        usages[0].tokens > 500,
+        "the system prompt and tools count: {usages:?}"
+    );
+    assert!(
+        usages
+            .iter()
+            .all(|u| u.complete && u.window >= 100_000 && u.budget < u.window)
+    );
+    let detail = h.runtime.session_detail(h.session.id).await.unwrap();
+    assert_eq!(detail.context.as_ref(), usages.last());
+
     // Every request was valid for the provider, and the system prompt was sent.
     h.server.assert_no_violations();
     let requests = h.server.requests();

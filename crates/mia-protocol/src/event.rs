@@ -237,6 +237,11 @@ pub enum Event {
         tool: String,
         input: Value,
     },
+    /// Before each request: how full the model's context will be.
+    ContextUsage {
+        session_id: SessionId,
+        usage: crate::ContextUsage,
+    },
     /// Output of a running tool as it comes (bash: stdout and stderr,
     /// batched every 100 ms, at most 256 KiB). Not stored: the `ToolResult`
     /// that follows carries the whole output.
@@ -397,6 +402,7 @@ impl Event {
             | Self::ReasoningDelta { session_id, .. }
             | Self::ToolCall { session_id, .. }
             | Self::ToolOutput { session_id, .. }
+            | Self::ContextUsage { session_id, .. }
             | Self::PermissionResolved { session_id, .. }
             | Self::ToolResult { session_id, .. }
             | Self::Snapshot { session_id, .. }

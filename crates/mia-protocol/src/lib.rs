@@ -26,8 +26,8 @@ pub use message::{
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use view::{
-    AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, CostLine, CostView,
-    DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
+    AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, ContextUsage, CostLine,
+    CostView, DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
     ModelChoice, PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProposedRule,
     ProviderInfo, RevertPreview, RuleView, SandboxView, ServerInfo, SessionChanges, SessionCompare,
     SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,

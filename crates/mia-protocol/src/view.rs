@@ -33,6 +33,27 @@ pub struct SessionDetail {
     pub queued_agent: Option<String>,
     /// The primary agent the next message goes to.
     pub agent: String,
+    /// How full the model's context is (the runtime's estimate).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<ContextUsage>,
+}
+
+/// The runtime's estimate of the next request (system prompt, tools and
+/// the visible history) against the model's context window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ContextUsage {
+    /// Estimated tokens of the next request.
+    pub tokens: u64,
+    /// The model's context window.
+    pub window: u64,
+    /// Where automatic compaction starts (the window less the reply's room,
+    /// times `compaction.tokenRatio`).
+    pub budget: u64,
+    /// `provider/model` the estimate is for.
+    pub model: String,
+    /// False when the system prompt and tools are not counted (the session
+    /// has not sent a request in this process yet).
+    pub complete: bool,
 }
 
 /// A project the store knows sessions for.

@@ -19,6 +19,7 @@ import { useLocalFlag } from "./useLocalFlag";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { EditableTitle } from "./EditableTitle";
 import { ChildSessions } from "./childSessions";
+import { ContextMeter } from "./ContextMeter";
 import { ModelPicker, modelHint } from "./ModelPicker";
 import { isActive, TASK_TOOL } from "../lib/subagent";
 
@@ -799,6 +800,7 @@ export function SessionView(props: SessionViewProps) {
                 />
               )}
             </span>
+            {state.context && <ContextMeter usage={state.context} />}
             {state.running && (
               <button type="button" className="btn danger small" data-testid="stop" onClick={() => void stop()}>
                 ■ Stop

@@ -78,6 +78,11 @@ export type Event =
       type: "tool_call";
     }
   | {
+      session_id: SessionId;
+      type: "context_usage";
+      usage: ContextUsage;
+    }
+  | {
       call_id: string;
       message_id: MessageId;
       session_id: SessionId;
@@ -1185,6 +1190,37 @@ export interface FileChange {
   path: string;
 }
 /**
+ * The runtime's estimate of the next request (system prompt, tools and
+ * the visible history) against the model's context window.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ContextUsage".
+ */
+export interface ContextUsage {
+  /**
+   * Where automatic compaction starts (the window less the reply's room,
+   * times `compaction.tokenRatio`).
+   */
+  budget: number;
+  /**
+   * False when the system prompt and tools are not counted (the session
+   * has not sent a request in this process yet).
+   */
+  complete: boolean;
+  /**
+   * `provider/model` the estimate is for.
+   */
+  model: string;
+  /**
+   * Estimated tokens of the next request.
+   */
+  tokens: number;
+  /**
+   * The model's context window.
+   */
+  window: number;
+}
+/**
  * Everything a permission dialog needs.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1641,6 +1677,10 @@ export interface SessionDetail {
    * The primary agent the next message goes to.
    */
   agent: string;
+  /**
+   * How full the model's context is (the runtime's estimate).
+   */
+  context?: ContextUsage | null;
   messages: Message[];
   /**
    * Asks waiting for an answer (oldest first), so a reloaded window shows them.

@@ -6,6 +6,7 @@ import type {
   PartContent,
   PermissionRequest,
   SandboxNote,
+  ContextUsage,
   Session,
   SessionDetail,
   TokenUsage,
@@ -72,6 +73,8 @@ export interface SessionState {
   compaction: CompactionState | null;
   /** Delegations (`task` calls) by call id: their subagent's session and how it went. */
   subagents: Record<string, SubagentInfo>;
+  /** How full the model's context is (the runtime's estimate of the next request). */
+  context: ContextUsage | null;
 }
 
 export type CompactionState =
@@ -92,6 +95,7 @@ export function emptySession(id: string): SessionState {
     error: null,
     retrying: null,
     lastTurn: null,
+    context: null,
     replies: {},
     compaction: null,
     subagents: {},
@@ -112,6 +116,7 @@ export function fromDetail(detail: SessionDetail): SessionState {
     tools,
     permissions: detail.pending_permissions ?? [],
     subagents: subagentsOf(detail.messages),
+    context: detail.context ?? null,
   };
 }
 
@@ -274,6 +279,10 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
       }));
       next = ensureToolPart(next, e.message_id, e.call_id, e.tool, e.input, now);
       return next;
+    }
+    case "context_usage": {
+      if (e.session_id !== s.id) return s;
+      return { ...s, context: e.usage };
     }
     case "tool_output": {
       if (e.session_id !== s.id) return s;

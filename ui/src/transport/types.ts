@@ -76,6 +76,7 @@ const EVENT_NAMES: Record<Event["type"], true> = {
   reasoning_delta: true,
   tool_call: true,
   tool_output: true,
+  context_usage: true,
   permission_asked: true,
   permission_resolved: true,
   tool_result: true,

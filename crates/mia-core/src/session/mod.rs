@@ -49,6 +49,8 @@ pub(crate) struct SessionState {
     pub(crate) children: Arc<tokio::sync::Semaphore>,
     /// Token estimates of the session's messages (compaction decides from them).
     pub(crate) estimates: Mutex<crate::compaction::Estimates>,
+    /// The estimate of the last request sent (the composer's context meter).
+    pub(crate) last_context: Mutex<Option<mia_protocol::ContextUsage>>,
     /// When this state was last asked for (Unix ms): idle state is evicted.
     pub(crate) last_used: std::sync::atomic::AtomicI64,
 }
@@ -191,6 +193,7 @@ impl Runtime {
             has_baseline: std::sync::atomic::AtomicBool::new(false),
             new_approvals: Mutex::new(Vec::new()),
             estimates: Mutex::default(),
+            last_context: Mutex::new(None),
             lineage: Mutex::default(),
             step_context: Mutex::new(None),
             children: Arc::new(tokio::sync::Semaphore::new(crate::delegate::MAX_CONCURRENT)),

@@ -219,6 +219,14 @@ impl Runtime {
                 cancel,
             )
             .await?;
+        // The composer's context meter: this request, as estimated.
+        let usage = {
+            let visible: Vec<&mia_protocol::Message> = messages.iter().collect();
+            let mut est = lock(&state.estimates);
+            crate::compaction::context_usage(&t.config, &t.model, &visible, Some(fixed), &mut est)
+        };
+        *lock(&state.last_context) = Some(usage.clone());
+        self.emit(Event::ContextUsage { session_id, usage });
         let mut request = ChatRequest::new(
             t.wire_model.clone(),
             mia_providers::convert::history_to_messages(&messages),
