@@ -452,6 +452,10 @@ function Shell() {
               queues a follow-up
             </li>
             <li>
+              <kbd>Ctrl/Cmd</kbd>+<kbd>F</kbd> search this session (<kbd>Enter</kbd> next, <kbd>Shift</kbd>+<kbd>Enter</kbd>{" "}
+              previous, <kbd>Esc</kbd> close)
+            </li>
+            <li>
               <kbd>Ctrl/Cmd</kbd>+<kbd>+</kbd> / <kbd>−</kbd> / <kbd>0</kbd> zoom
             </li>
           </ul>
@@ -471,6 +475,7 @@ function Shell() {
             tree: () => showTree(currentId ?? undefined),
             queue: () => setQueueOpen(true),
             shortcuts: () => setShortcuts(true),
+            search: currentId ? () => window.dispatchEvent(new Event("mia-transcript-search")) : null,
           })}
         />
       )}
@@ -520,8 +525,11 @@ function paletteActions(v: {
   tree: () => void;
   queue: () => void;
   shortcuts: () => void;
+  /** Search the open session's transcript (null: no session open). */
+  search: (() => void) | null;
 }): PaletteAction[] {
   const list: PaletteAction[] = [];
+  if (v.search) list.push({ id: "search", label: "Search in this session", shortcut: "Ctrl+F", run: v.search });
   if (v.project) {
     list.push({ id: "new-session", label: "New session", run: v.newSession });
     if (v.waiting > 0) list.push({ id: "attention", label: `Answer waiting asks (${v.waiting})`, shortcut: "Ctrl+Shift+A", run: v.queue });

@@ -20,6 +20,8 @@ import { ErrorBoundary } from "./ErrorBoundary";
 import { EditableTitle } from "./EditableTitle";
 import { ChildSessions } from "./childSessions";
 import { ContextMeter } from "./ContextMeter";
+import { TranscriptSearch } from "./TranscriptSearch";
+import { transcriptMatches } from "../lib/transcriptSearch";
 import { ModelPicker, modelHint } from "./ModelPicker";
 import { isActive, TASK_TOOL } from "../lib/subagent";
 
@@ -74,6 +76,8 @@ export function SessionView(props: SessionViewProps) {
   const [help, setHelp] = useState(false);
   const [modelPicker, setModelPicker] = useState(false);
   const [inputKey, setInputKey] = useState(0);
+  /** Transcript search (Ctrl/Cmd+F): the query and which match is current. */
+  const [search, setSearch] = useState<{ query: string; at: number } | null>(null);
   const propsRef = useRef(props);
   propsRef.current = props;
 
@@ -415,6 +419,31 @@ export function SessionView(props: SessionViewProps) {
     void switchTo(toggleTarget(s.queuedAgent ?? s.agent, agents));
   }, [agents, store, switchTo]);
 
+  // Ctrl/Cmd+F (or the palette's "Search in this session") opens the transcript search.
+  useEffect(() => {
+    const open = () => setSearch((s) => s ?? { query: "", at: 0 });
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "f") {
+        if (document.querySelector("[aria-modal='true']")) return;
+        e.preventDefault();
+        open();
+        // Already open: back to its field.
+        document.querySelector<HTMLInputElement>("[data-testid='transcript-search-input']")?.focus();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    window.addEventListener("mia-transcript-search", open);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      window.removeEventListener("mia-transcript-search", open);
+    };
+  }, []);
+  const matches = useMemo(
+    () => (search ? transcriptMatches(state.live.length ? [...state.messages, ...state.live] : state.messages, state.tools, search.query) : []),
+    [search, state.messages, state.live, state.tools],
+  );
+  const currentMatch = search && matches.length ? matches[Math.min(search.at, matches.length - 1)]! : null;
+
   // Tab with nothing focused (outside any field or button) also toggles.
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
@@ -700,12 +729,22 @@ export function SessionView(props: SessionViewProps) {
             {panel ? "Hide panel" : "Changes"}
           </button>
         </header>
+        {search && (
+          <TranscriptSearch
+            query={search.query}
+            at={matches.length ? Math.min(search.at, matches.length - 1) : 0}
+            count={matches.length}
+            onQuery={(query) => setSearch({ query, at: 0 })}
+            onMove={(d) => setSearch((s) => (s && matches.length ? { ...s, at: (Math.min(s.at, matches.length - 1) + d + matches.length) % matches.length } : s))}
+            onClose={() => setSearch(null)}
+          />
+        )}
         <ErrorBoundary label="The conversation">
           <Conversation
             state={state}
             hideCommentary={hideCommentary}
             actions={actions}
-            highlight={props.highlightMessage ?? null}
+            highlight={currentMatch ?? props.highlightMessage ?? null}
           />
         </ErrorBoundary>
         {!state.running && state.lastTurn && state.lastTurn.end !== "completed" && state.lastTurn.end !== "error" && (
