@@ -34,6 +34,8 @@ export interface StackOptions {
   permissions?: Array<{ permission: string; pattern?: string; action: "allow" | "ask" | "deny" }>;
   /** Files of the sample project (path → content). */
   files?: Record<string, string>;
+  /** More keys of the global config (e.g. `editor`). */
+  config?: Record<string, unknown>;
 }
 
 function tool(name: string): string {
@@ -154,6 +156,7 @@ export async function startStack(
         model: "anthropic/claude-sonnet-4-5",
         providers: { anthropic: { baseURL: mockUrl, apiKey: "e2e-test-key" } },
         permissions: opts.permissions ?? [],
+        ...(opts.config ?? {}),
       },
       null,
       2,

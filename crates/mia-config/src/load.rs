@@ -308,6 +308,15 @@ fn check_project_restrictions(
     if file.share.as_ref().is_some_and(|s| s.url.is_some()) {
         return Err(forbidden("share.url".into(), "\"url\""));
     }
+    // A click must not run a command a cloned repository chose.
+    if file.editor.is_some() {
+        return Err(ConfigError::ForbiddenInProject {
+            path: path.to_path_buf(),
+            line: line_of(text, "\"editor\""),
+            key: "editor".into(),
+            why: "a cloned repository must not choose a command that runs when you click \"Open in editor\"",
+        });
+    }
     // Whether this machine looks for updates is the user's, not a project's.
     if file.updates.is_some() {
         return Err(ConfigError::ForbiddenInProject {

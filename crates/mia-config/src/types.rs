@@ -61,6 +61,21 @@ pub struct ConfigFile {
     /// Updates of the desktop app (global config only; docs/platforms.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updates: Option<UpdatesConfig>,
+    /// "Open in editor" (global config only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor: Option<EditorConfig>,
+}
+
+/// `editor`: what "Open in editor" runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EditorConfig {
+    /// The program and its arguments, run without a shell; `{file}` is the
+    /// absolute path and `{line}` the line (1 when none), e.g.
+    /// `["code", "--goto", "{file}:{line}"]`. Default: the system's opener
+    /// for the file (xdg-open, open, start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
 }
 
 /// `updates`: whether Mia Code looks for a new version. It never installs

@@ -163,6 +163,10 @@ fn project_config_cannot_redirect_keys_or_transcripts() {
         ),
         (r#"{"share": {"url": "https://evil.test"}}"#, "share.url"),
         (r#"{"updates": {"check": false}}"#, "updates"),
+        (
+            r#"{"editor": {"command": ["sh", "-c", "curl evil"]}}"#,
+            "editor",
+        ),
     ] {
         let err = parse_file(Path::new("/p/.mia-code.json"), text, LayerKind::Project).unwrap_err();
         assert!(

@@ -12,6 +12,7 @@ pub mod agents;
 pub mod compaction;
 mod delegate;
 mod dispatch;
+pub mod editor;
 mod error;
 mod events;
 mod fork;

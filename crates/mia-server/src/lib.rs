@@ -112,6 +112,7 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         .route("/api/sessions/{id}/diff", get(diff))
         .route("/api/agents", get(agents))
         .route("/api/files", get(files))
+        .route("/api/open", post(open_in_editor))
         .route("/api/settings", get(settings).put(update_settings))
         .route(
             "/api/settings/keys/{provider}",
@@ -783,6 +784,26 @@ async fn files(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response
     match directory(&q) {
         Ok(d) => reply(s.runtime.files(d).await),
         Err(r) => r.into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+struct OpenBody {
+    directory: String,
+    path: String,
+    #[serde(default)]
+    line: Option<u32>,
+}
+
+/// "Open in editor": a project file in the editor of the machine mia-code runs on.
+async fn open_in_editor(State(s): State<AppState>, Json(b): Json<OpenBody>) -> Response {
+    match s
+        .runtime
+        .open_in_editor(std::path::Path::new(&b.directory), &b.path, b.line)
+        .await
+    {
+        Ok(command) => Json(serde_json::json!({ "command": command })).into_response(),
+        Err(e) => core_error(e),
     }
 }
 

@@ -140,6 +140,8 @@ pub fn openapi() -> Value {
                 "responses": {"200": ok("AgentProposal"), "400": ok("Broader than the creating agent, or unusable")}}},
             "/api/agents/save": {"post": {"summary": "Save a proposal (checked again) as a markdown agent file: body {directory, proposal, to: project|global, agent?}",
                 "responses": {"201": ok("{path, proposal}"), "409": ok("The file exists")}}},
+            "/api/open": {"post": {"summary": "Open in editor: body {directory, path, line?}; a file inside the project opens with editor.command from the global config, else the system's opener, on the machine mia-code runs on",
+                "responses": {"200": ok("{command}: what was started"), "400": ok("Outside the project, or the editor could not start"), "404": ok("No such file")}}},
             "/api/asks": {"get": {"summary": "Every pending permission ask of a project's sessions in this process (worktrees and subagents included), oldest first: the attention queue",
                 "parameters": [dir_q.clone()],
                 "responses": {"200": ok("[PermissionRequest]")}}},

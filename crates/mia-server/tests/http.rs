@@ -1507,3 +1507,77 @@ async fn models_model_switch_and_agent_generation_over_http() {
         .unwrap();
     assert_eq!(r.status(), 400);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_in_editor_runs_the_configured_command_on_project_files_only() {
+    // The "editor" records what it was asked to open.
+    let s = setup(
+        json!([]),
+        json!({"editor": {"command": ["sh", "-c", "printf '%s' \"$1\" > opened.txt", "sh", "{file}:{line}"]}}),
+    )
+    .await;
+    std::fs::write(s.project.join("a.txt"), "x\n").unwrap();
+    let dir = s.project.display().to_string();
+    let r = s
+        .post(
+            "/api/open",
+            json!({"directory": dir, "path": "a.txt", "line": 3}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["command"].as_str().unwrap().starts_with("sh -c"),
+        "{body}"
+    );
+    let opened = s.project.join("opened.txt");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !opened.exists() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    // Read once the editor finished writing (it may be mid-write on the first look).
+    let mut text = String::new();
+    while std::time::Instant::now() < deadline {
+        text = std::fs::read_to_string(&opened).unwrap_or_default();
+        if text.ends_with(":3") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(text, format!("{}:3", s.project.join("a.txt").display()));
+
+    // Outside the project (spelled with .., or absolute): refused, nothing run.
+    std::fs::write(s.project.parent().unwrap().join("secret.txt"), "s").unwrap();
+    for path in [
+        "../secret.txt".to_string(),
+        s.project
+            .parent()
+            .unwrap()
+            .join("secret.txt")
+            .display()
+            .to_string(),
+    ] {
+        let r = s
+            .post("/api/open", json!({"directory": dir, "path": path}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{path}");
+        let e: Value = r.json().await.unwrap();
+        assert!(
+            e["error"].as_str().unwrap().contains("outside the project"),
+            "{e}"
+        );
+    }
+    let r = s
+        .post(
+            "/api/open",
+            json!({"directory": dir, "path": "missing.txt"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 404);
+}

@@ -14,6 +14,7 @@ export function LazyDiffView(props: DiffViewProps) {
 }
 import { errorMessage } from "../lib/api";
 import { Modal } from "./Modal";
+import { useOpenFile } from "./openFile";
 
 /**
  * Shows a diff with the shared DiffView component (components/diff). The side
@@ -22,6 +23,7 @@ import { Modal } from "./Modal";
  */
 export function DiffSlot({ diff, mode = "split" }: { diff: DiffViewData; mode?: "split" | "unified" }) {
   const [wide, setWide] = useState(false);
+  const openFile = useOpenFile() ?? undefined;
   return (
     <>
       <div className="diff-slot-tools">
@@ -29,10 +31,10 @@ export function DiffSlot({ diff, mode = "split" }: { diff: DiffViewData; mode?: 
           ⤢ Open wide
         </button>
       </div>
-      <LazyDiffView diff={diff} defaultMode={mode} />
+      <LazyDiffView diff={diff} defaultMode={mode} onOpenFile={openFile} />
       {wide && (
         <Modal title={diff.summary} onClose={() => setWide(false)} wide testId="diff-wide">
-          <LazyDiffView diff={diff} defaultMode="split" />
+          <LazyDiffView diff={diff} defaultMode="split" onOpenFile={openFile} />
         </Modal>
       )}
     </>

@@ -20,6 +20,7 @@ import { ErrorBoundary } from "./ErrorBoundary";
 import { EditableTitle } from "./EditableTitle";
 import { ChildSessions } from "./childSessions";
 import { ContextMeter } from "./ContextMeter";
+import { OpenFileContext } from "./openFile";
 import { TranscriptSearch } from "./TranscriptSearch";
 import { transcriptMatches } from "../lib/transcriptSearch";
 import { ModelPicker, modelHint } from "./ModelPicker";
@@ -639,6 +640,15 @@ export function SessionView(props: SessionViewProps) {
     [state.subagents],
   );
   const sessionDir = state.session?.directory || directory;
+  const openFile = useCallback(
+    (path: string, line?: number) => {
+      api.openInEditor(sessionDir, path, line).then(
+        () => toast(`Opened ${path} in the editor`, "info"),
+        (e: unknown) => toast(errorMessage(e)),
+      );
+    },
+    [api, sessionDir, toast],
+  );
   const loadModels = useCallback(() => api.models(sessionDir), [api, sessionDir]);
   const parent = state.session?.parent_id ?? null;
   const disabledCommands: Partial<Record<string, string>> = {};
@@ -647,7 +657,8 @@ export function SessionView(props: SessionViewProps) {
   else if (compacting) disabledCommands.compact = "compacting already";
 
   return (
-    <div className={`session-layout${panel ? " with-panel" : ""}`}>
+    <OpenFileContext.Provider value={openFile}>
+      <div className={`session-layout${panel ? " with-panel" : ""}`}>
       <section className="main-col" aria-label="Conversation">
         <header className="conv-header">
           <EditableTitle
@@ -928,6 +939,7 @@ export function SessionView(props: SessionViewProps) {
           <HelpText />
         </Modal>
       )}
-    </div>
+      </div>
+    </OpenFileContext.Provider>
   );
 }

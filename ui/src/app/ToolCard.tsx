@@ -1,5 +1,6 @@
 import { memo, useEffect, useRef, useState } from "react";
 import type { ToolInfo } from "../state/session";
+import { useOpenFile } from "./openFile";
 import { describeDecision, describeSandbox, formatDuration, toolTarget } from "../lib/format";
 
 const MAX_LINES = 200;
@@ -81,6 +82,7 @@ export const ToolCard = memo(function ToolCard({
   onDiff: (callId: string) => void;
 }) {
   const [expanded, setExpanded] = useState(false);
+  const openFile = useOpenFile();
   const done = info.output !== undefined;
   const status = !done ? (running ? "running" : "stopped") : info.isError ? "error" : "ok";
   const target = toolTarget(info.input);
@@ -125,6 +127,17 @@ export const ToolCard = memo(function ToolCard({
                 <span className="mono">{f.path}</span>
                 <span className="add">+{f.additions ?? 0}</span>
                 <span className="del">−{f.deletions ?? 0}</span>
+                {openFile && f.kind !== "deleted" && (
+                  <button
+                    type="button"
+                    className="link-btn small"
+                    data-testid="tool-card-open-file"
+                    title={`Open ${f.path} in the editor`}
+                    onClick={() => openFile(f.path)}
+                  >
+                    Open
+                  </button>
+                )}
               </li>
             ))}
           </ul>

@@ -111,6 +111,8 @@ export function makeApi(t: Transport) {
     saveAgent: (directory: string, proposal: AgentProposal, to: "project" | "global", agent?: string) =>
       t.request<SavedAgent>("POST", "/api/agents/save", { directory, proposal, to, ...(agent ? { agent } : {}) }),
     files: (directory: string) => t.request<string[]>("GET", `/api/files?${q({ directory })}`),
+    openInEditor: (directory: string, path: string, line?: number) =>
+      t.request<{ command: string }>("POST", "/api/open", { directory, path, ...(line ? { line } : {}) }),
     settings: (directory?: string) => t.request<SettingsView>("GET", `/api/settings${directory ? `?${q({ directory })}` : ""}`),
     updateSettings: (u: SettingsUpdate) => t.request<SettingsView>("PUT", "/api/settings", u),
     setKey: (provider: string, key: string) => t.request<void>("PUT", `/api/settings/keys/${enc(provider)}`, { key }),

@@ -205,4 +205,17 @@ describe("DiffView folding", () => {
     render(<DiffView diff={{ ...sessionDiff, files: [{ ...authDiff, file: "b.ts" }] }} />);
     expect(within(fileEl("b.ts")).queryByText(/line endings/)).toBeNull();
   });
+
+  it("offers Open for files that still exist, at the first changed line", async () => {
+    const open = vi.fn();
+    render(<DiffView diff={sessionDiff} onOpenFile={open} />);
+    await userEvent.click(within(fileEl("src/auth.ts")).getByTestId("diff-open-file"));
+    expect(open).toHaveBeenCalledWith("src/auth.ts", authDiff.hunks[0]!.startAfter);
+    expect(within(fileEl("scripts/old.py")).queryByTestId("diff-open-file")).toBeNull();
+  });
+
+  it("has no Open button without a handler", () => {
+    render(<DiffView diff={sessionDiff} />);
+    expect(screen.queryAllByTestId("diff-open-file")).toHaveLength(0);
+  });
 });

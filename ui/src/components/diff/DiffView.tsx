@@ -13,6 +13,8 @@ export interface DiffViewProps {
   defaultMode?: DiffMode;
   /** Copy the patch; default: the system clipboard. */
   onCopyPatch?: (patch: string) => void | Promise<void>;
+  /** "Open in editor" for a file of the diff (absent: no button). */
+  onOpenFile?: (path: string, line?: number) => void;
 }
 
 type CopyState = { state: "idle" } | { state: "copied" } | { state: "failed"; message: string };
@@ -25,7 +27,7 @@ function copyToClipboard(patch: string): Promise<void> {
 }
 
 /** A diff (spec 077): summary, file list, per-file hunks side by side or unified, copy as patch. */
-export function DiffView({ diff, defaultMode = "split", onCopyPatch }: DiffViewProps) {
+export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile }: DiffViewProps) {
   const [mode, setMode] = useState<DiffMode>(defaultMode);
   const [expanded, setExpanded] = useState<Record<string, boolean>>(() => expandedMap(diff));
   const [copy, setCopy] = useState<CopyState>({ state: "idle" });
@@ -130,7 +132,14 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch }: DiffViewP
           </ul>
           <div ref={filesRef} className="mia-diff-files">
             {diff.files.map((f) => (
-              <FileSection key={f.file} file={f} mode={mode} expanded={expanded[f.file] ?? false} onToggle={toggle} />
+              <FileSection
+                key={f.file}
+                file={f}
+                mode={mode}
+                expanded={expanded[f.file] ?? false}
+                onToggle={toggle}
+                onOpen={onOpenFile}
+              />
             ))}
           </div>
         </>

@@ -11,10 +11,12 @@ interface FileSectionProps {
   mode: DiffMode;
   expanded: boolean;
   onToggle: (path: string) => void;
+  /** "Open in editor" (at the first changed line). */
+  onOpen?: (path: string, line?: number) => void;
 }
 
 /** One file of a diff: `■ path [status]` header and its hunks (or why they are not shown). */
-export const FileSection = memo(function FileSection({ file, mode, expanded, onToggle }: FileSectionProps) {
+export const FileSection = memo(function FileSection({ file, mode, expanded, onToggle, onOpen }: FileSectionProps) {
   const count = lineCount(file);
   const binary = file.binary === true;
   const bodyId = useId();
@@ -46,6 +48,17 @@ export const FileSection = memo(function FileSection({ file, mode, expanded, onT
           <span className="mia-diff-mode-change">
             mode {file.oldMode} → {file.newMode}
           </span>
+        )}
+        {onOpen && file.status !== "deleted" && (
+          <button
+            type="button"
+            className="mia-diff-open"
+            data-testid="diff-open-file"
+            title={`Open ${file.file} in the editor`}
+            onClick={() => onOpen(file.file, file.hunks[0]?.startAfter || undefined)}
+          >
+            Open
+          </button>
         )}
         {file.lineEndings && (
           <span className="mia-diff-mode-change" title="The line endings changed: lines may look the same on both sides.">
