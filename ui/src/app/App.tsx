@@ -170,7 +170,10 @@ function Shell() {
     const a = fresh[0];
     if (!a || !document.hidden) return;
     const where = sessionTitle(a.root_session_id ?? a.session_id) ?? "another session";
-    platform.notify("mia-code needs you", `${a.agent} asks to use ${a.tool} in ${where}`);
+    // Clicked: that session opens, with its ask.
+    platform.notify("mia-code needs you", `${a.agent} asks to use ${a.tool} in ${where}`, () =>
+      openSession(a.root_session_id ?? a.session_id),
+    );
   });
   useEffect(() => {
     if (!project) return;

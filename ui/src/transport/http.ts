@@ -139,10 +139,15 @@ export function forgetToken(storage: Storage = window.sessionStorage): void {
 export const browserPlatform: Platform = {
   kind: "browser",
   pickFolder: () => Promise.resolve(null),
-  notify(title, body) {
+  notify(title, body, onClick) {
     if (!document.hidden || typeof Notification === "undefined") return;
     const show = () => {
-      new Notification(title, { body });
+      const n = new Notification(title, { body });
+      n.onclick = () => {
+        window.focus();
+        onClick?.();
+        n.close();
+      };
     };
     if (Notification.permission === "granted") show();
     else if (Notification.permission !== "denied") {

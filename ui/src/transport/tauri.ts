@@ -94,8 +94,9 @@ export const desktopPlatform: Platform = {
     const picked = await open({ directory: true, multiple: false });
     return typeof picked === "string" ? picked : null;
   },
-  notify(title, body) {
+  notify(title, body, onClick) {
     if (document.hasFocus()) return;
+    if (onClick) whenFocused(onClick);
     void (async () => {
       const n = await import("@tauri-apps/plugin-notification");
       let granted = await n.isPermissionGranted();
@@ -107,6 +108,24 @@ export const desktopPlatform: Platform = {
     void import("@tauri-apps/plugin-opener").then((o) => o.openUrl(url)).catch(() => undefined);
   },
 };
+
+/** What a desktop notification's click should do: run when the window is focused again soon. */
+const CLICK_WINDOW_MS = 120_000;
+let pendingClick: { run: () => void; at: number } | null = null;
+export function whenFocused(run: () => void, now: () => number = Date.now): void {
+  const first = pendingClick === null;
+  pendingClick = { run, at: now() };
+  if (!first) return;
+  window.addEventListener(
+    "focus",
+    () => {
+      const p = pendingClick;
+      pendingClick = null;
+      if (p && now() - p.at <= CLICK_WINDOW_MS) p.run();
+    },
+    { once: true },
+  );
+}
 
 export async function createTauriTransport(): Promise<TauriTransport> {
   const core = await import("@tauri-apps/api/core");

@@ -38,7 +38,13 @@ export interface Platform {
   kind: "desktop" | "browser";
   /** A native folder dialog; null in a browser (the UI shows a path field instead) or when cancelled. */
   pickFolder(): Promise<string | null>;
-  notify(title: string, body: string): void;
+  /**
+   * An OS notification when the window is in the background. `onClick`: what
+   * clicking it does (the browser says when it is clicked; the desktop app,
+   * whose Linux notifications report no clicks, runs it when the window is
+   * focused again within two minutes).
+   */
+  notify(title: string, body: string, onClick?: () => void): void;
   openExternal(url: string): void;
 }
 
