@@ -298,7 +298,8 @@ function Agents({ agents, onCreate }: { agents: AgentInfo[]; onCreate?: () => vo
   return (
     <section>
       <h3>Agents</h3>
-      <div className="table-scroll">
+      {/* Focusable so the keyboard can scroll it (axe: scrollable-region-focusable). */}
+      <div className="table-scroll" tabIndex={0} role="region" aria-label="Agents">
         <table className="table" data-testid="settings-agents">
           <thead>
             <tr>
@@ -458,7 +459,7 @@ function Rules({ directory, agents, defaultAgent }: { directory: string; agents:
               ⚠ {w}
             </p>
           ))}
-          <div className="table-scroll">
+          <div className="table-scroll" tabIndex={0} role="region" aria-label="Permission rules">
             <table className="table" data-testid="rules-table">
               <thead>
                 <tr>

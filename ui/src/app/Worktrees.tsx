@@ -98,7 +98,7 @@ export function Worktrees({
             </p>
           )}
           {list && list.length > 0 && (
-            <div className="table-scroll wt-table-scroll">
+            <div className="table-scroll wt-table-scroll" tabIndex={0} role="region" aria-label="Worktrees">
               <table className="table wt-table" data-testid="worktrees">
                 <thead>
                   <tr>

@@ -1,0 +1,78 @@
+import { test, expect, type Page } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
+import { writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { startStack, type Stack } from "./harness";
+import { shot } from "./screens";
+
+let stack: Stack;
+test.afterEach(async () => {
+  await stack?.stop();
+});
+
+/** Serious and critical axe violations of what is on screen, kept as JSON next to the screenshots. */
+async function scan(page: Page, name: string, outDir: string): Promise<string[]> {
+  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
+  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, `axe-${name}.json`), JSON.stringify(bad, null, 2));
+  return bad.map((v) => `${name}: ${v.id} (${v.impact}) ×${v.nodes.length}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")}`);
+}
+
+for (const scheme of ["light", "dark"] as const) {
+  test(`the main views have no serious or critical accessibility violations (${scheme})`, async ({ page }, testInfo) => {
+    stack = await startStack(
+      testInfo,
+      {
+        name: "a11y",
+        steps: [
+          {
+            match: { last_message_contains: "friendlier greeting" },
+            response: {
+              events: [
+                { text: "I'll change the **greeting**." },
+                {
+                  tool_call: {
+                    id: "toolu_edit_1",
+                    name: "edit",
+                    arguments: { path: "src/app.ts", old_string: '"hello "', new_string: '"hello there, "' },
+                  },
+                },
+              ],
+            },
+          },
+          { match: { has_tool_result: "toolu_edit_1" }, response: { events: [{ text: "Done: the greeting now says hello there." }] } },
+        ],
+      },
+      { permissions: [{ permission: "edit", action: "ask" }] },
+    );
+    await page.emulateMedia({ colorScheme: scheme });
+    const out = join(testInfo.outputDir, "axe");
+    const problems: string[] = [];
+    await page.goto(stack.openUrl);
+    await expect(page.getByTestId("new-session")).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-project`, out)));
+
+    await page.getByTestId("new-session").click();
+    const input = page.getByTestId("prompt-input");
+    await input.fill("Make a friendlier greeting");
+    await input.press("Enter");
+    const dialog = page.getByTestId("permission-dialog");
+    await expect(dialog).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-permission-dialog`, out)));
+    await dialog.getByTestId("permission-allow-once").click();
+    await expect(page.getByTestId("message-assistant").last()).toContainText("Done");
+    problems.push(...(await scan(page, `${scheme}-session`, out)));
+
+    await page.locator('[data-testid="tool-card"][data-tool="edit"]').getByTestId("tool-card-diff").click();
+    await expect(page.getByTestId("diff-file").first()).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-diff`, out)));
+
+    await page.keyboard.press("Escape");
+    await page.getByTestId("open-settings").click();
+    await expect(page.getByTestId("settings-updates")).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-settings`, out)));
+    await shot(page, testInfo, `17-settings-${scheme}`);
+    expect(problems, problems.join("\n")).toEqual([]);
+  });
+}
