@@ -7,6 +7,13 @@ import { MessageView, messageText, type MessageActions } from "./MessageView";
 const BOTTOM_SLACK = 48;
 
 /**
+ * Where the reader was in each session they scrolled up in: the first
+ * message in view. Switching away and back returns there instead of to the
+ * bottom. Absent: the session follows its bottom.
+ */
+const readingAt = new Map<string, string>();
+
+/**
  * The transcript, virtualised (only visible rows are in the DOM, measured as
  * they render). Follows the bottom while content grows unless the user
  * scrolled up.
@@ -39,16 +46,33 @@ export function Conversation({
     getItemKey: (i) => rows[i]?.id ?? i,
   });
 
+  const sessionId = state.id;
   const onScroll = useCallback(() => {
     const el = scrollRef.current;
     if (!el) return;
     stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < BOTTOM_SLACK;
-  }, []);
+    if (stick.current) readingAt.delete(sessionId);
+    else {
+      const first = virtualizer.getVirtualItems().find((i) => i.end > el.scrollTop);
+      const id = first ? rows[first.index]?.id : undefined;
+      if (id) readingAt.set(sessionId, id);
+    }
+  }, [sessionId, virtualizer, rows]);
 
-  // New session: start at the bottom.
+  // Another session: back where the reader was in it, else at the bottom.
+  const restore = useRef<string | null>(null);
   useLayoutEffect(() => {
-    stick.current = true;
-  }, [state.id]);
+    restore.current = readingAt.get(sessionId) ?? null;
+    stick.current = restore.current === null;
+  }, [sessionId]);
+  useLayoutEffect(() => {
+    const want = restore.current;
+    if (!want) return;
+    const index = rows.findIndex((m) => m.id === want);
+    if (index < 0) return;
+    restore.current = null;
+    virtualizer.scrollToIndex(index, { align: "start" });
+  }, [rows, virtualizer]);
 
   // Scrolled to the highlighted message once it has loaded (instead of the bottom).
   const highlighted = useRef<string | null>(null);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { render, screen } from "@testing-library/react";
+import { fireEvent, render, screen } from "@testing-library/react";
 import { ToolCard } from "./ToolCard";
 
 const base = { callId: "b1", tool: "bash", input: { command: "make" }, messageId: "m1" };
@@ -25,5 +25,21 @@ describe("ToolCard: live output", () => {
   it("a stopped turn does not pretend the command still streams", () => {
     render(<ToolCard info={{ ...base, live: "partial" }} running={false} onDiff={() => undefined} />);
     expect(screen.queryByTestId("tool-card-live")).toBeNull();
+  });
+});
+
+describe("ToolCard: expansion", () => {
+  it("stays open when the card is unmounted and drawn again (virtualisation, session switch)", () => {
+    const info = { ...base, callId: "keep-1", output: "ok" };
+    const first = render(<ToolCard info={info} running={false} onDiff={() => undefined} />);
+    expect(screen.queryByLabelText("Arguments")).toBeNull();
+    fireEvent.click(screen.getByRole("button", { expanded: false }));
+    expect(screen.getByLabelText("Arguments")).toBeInTheDocument();
+    first.unmount();
+    render(<ToolCard info={info} running={false} onDiff={() => undefined} />);
+    expect(screen.getByLabelText("Arguments")).toBeInTheDocument();
+    // Another call starts folded.
+    render(<ToolCard info={{ ...info, callId: "other-1" }} running={false} onDiff={() => undefined} />);
+    expect(screen.getAllByLabelText("Arguments")).toHaveLength(1);
   });
 });

@@ -1,6 +1,7 @@
 import { memo, useEffect, useRef, useState } from "react";
 import type { ToolInfo } from "../state/session";
 import { useOpenFile } from "./openFile";
+import { useExpanded } from "../state/expanded";
 import { describeDecision, describeSandbox, formatDuration, toolTarget } from "../lib/format";
 
 const MAX_LINES = 200;
@@ -81,7 +82,8 @@ export const ToolCard = memo(function ToolCard({
   running: boolean;
   onDiff: (callId: string) => void;
 }) {
-  const [expanded, setExpanded] = useState(false);
+  // Survives virtualisation, new messages and session switches (state/expanded.ts).
+  const [expanded, toggleExpanded] = useExpanded(info.callId);
   const openFile = useOpenFile();
   const done = info.output !== undefined;
   const status = !done ? (running ? "running" : "stopped") : info.isError ? "error" : "ok";
@@ -89,7 +91,7 @@ export const ToolCard = memo(function ToolCard({
   const files = info.files ?? [];
   return (
     <div className={`tool-card tool-${status}`} data-testid="tool-card" data-tool={info.tool} data-call-id={info.callId}>
-      <button type="button" className="tool-head" aria-expanded={expanded} onClick={() => setExpanded((x) => !x)}>
+      <button type="button" className="tool-head" aria-expanded={expanded} onClick={toggleExpanded}>
         <span className="chev" aria-hidden>
           {expanded ? "▾" : "▸"}
         </span>
