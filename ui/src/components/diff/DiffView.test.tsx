@@ -1,8 +1,11 @@
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import { describe, expect, it, vi } from "vitest";
-import { DiffView } from "./DiffView";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { DiffView, resetDiffFolding } from "./DiffView";
 import { authDiff, bigFile, sessionDiff } from "./fixtures";
+
+// Folding is remembered per scope for the window's life; each test starts fresh.
+beforeEach(() => resetDiffFolding());
 
 const fileEl = (path: string) =>
   screen.getAllByTestId("diff-file").find((el) => el.getAttribute("data-path") === path)!;
@@ -194,8 +197,11 @@ describe("DiffView folding", () => {
     await user.click(within(last()).getByRole("button", { name: "Show 250 lines" }));
     rerender(<DiffView diff={{ ...sessionDiff, files }} defaultMode="unified" />);
     expect(within(last()).getAllByTestId("diff-line-add")).toHaveLength(250);
-    // Other files: folding starts over.
+    // A new turn (a new list of files, same scope): the person's choice still holds.
     rerender(<DiffView diff={{ ...sessionDiff, files: [...files] }} defaultMode="unified" />);
+    expect(within(last()).getAllByTestId("diff-line-add")).toHaveLength(250);
+    // Another scope: folding starts over.
+    rerender(<DiffView diff={{ ...sessionDiff, scope: { scope: "message", message_id: "other" } as never, files: [...files] }} defaultMode="unified" />);
     expect(last()).toHaveTextContent("250 lines hidden");
   });
 
@@ -217,5 +223,20 @@ describe("DiffView folding", () => {
   it("has no Open button without a handler", () => {
     render(<DiffView diff={sessionDiff} />);
     expect(screen.queryAllByTestId("diff-open-file")).toHaveLength(0);
+  });
+
+  it("keeps a person's folding when the same scope is drawn again", async () => {
+    const fold = () => within(fileEl("src/auth.ts")).getByRole("button", { name: /src\/auth\.ts/ });
+    const first = render(<DiffView diff={{ ...sessionDiff, scope: { scope: "message", message_id: "fold-1" } as never }} />);
+    const was = fold().getAttribute("aria-expanded");
+    await userEvent.click(fold());
+    expect(fold().getAttribute("aria-expanded")).not.toBe(was);
+    first.unmount();
+    const again = render(<DiffView diff={{ ...sessionDiff, scope: { scope: "message", message_id: "fold-1" } as never }} />);
+    expect(fold().getAttribute("aria-expanded")).not.toBe(was);
+    again.unmount();
+    // Another scope starts as the defaults say.
+    render(<DiffView diff={{ ...sessionDiff, scope: { scope: "message", message_id: "fold-2" } as never }} />);
+    expect(fold().getAttribute("aria-expanded")).toBe(was);
   });
 });

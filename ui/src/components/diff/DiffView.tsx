@@ -41,7 +41,14 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
     setExpanded(expandedMap(diff));
   }
 
-  const toggle = useCallback((path: string) => setExpanded((e) => ({ ...e, [path]: !e[path] })), []);
+  const toggle = useCallback(
+    (path: string) =>
+      setExpanded((e) => {
+        remember(diff, path, !e[path]);
+        return { ...e, [path]: !e[path] };
+      }),
+    [diff],
+  );
 
   const jumpTo = (index: number) => {
     const section = filesRef.current?.querySelectorAll<HTMLElement>('[data-testid="diff-file"]')[index];
@@ -148,7 +155,35 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
   );
 }
 
+/**
+ * The files a person folded or unfolded, per diff scope (a session, a
+ * message, a step): a diff view drawn again (a panel reopened, a new turn,
+ * a session switch) keeps those choices for the files it still shows.
+ */
+const folding = new Map<string, Record<string, boolean>>();
+const MAX_REMEMBERED_SCOPES = 200;
+
+/** Forget every remembered folding (tests). */
+export function resetDiffFolding(): void {
+  folding.clear();
+}
+
+function scopeKey(diff: DiffViewData): string {
+  return JSON.stringify(diff.scope);
+}
+
+function remember(diff: DiffViewData, path: string, open: boolean) {
+  const key = scopeKey(diff);
+  folding.delete(key);
+  folding.set(key, { ...folding.get(key), [path]: open });
+  if (folding.size > MAX_REMEMBERED_SCOPES) {
+    const oldest = folding.keys().next().value;
+    if (oldest !== undefined) folding.delete(oldest);
+  }
+}
+
 function expandedMap(diff: DiffViewData): Record<string, boolean> {
   const open = initiallyExpanded(diff.files);
-  return Object.fromEntries(diff.files.map((f, i) => [f.file, open[i] ?? false]));
+  const chosen = folding.get(scopeKey(diff)) ?? {};
+  return Object.fromEntries(diff.files.map((f, i) => [f.file, chosen[f.file] ?? open[i] ?? false]));
 }
