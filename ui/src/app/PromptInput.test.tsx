@@ -1,7 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
-import { render, screen, waitFor } from "@testing-library/react";
+import { fireEvent, render, screen, waitFor } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { PromptInput, type PromptInputProps } from "./PromptInput";
+import { fakePlatform, fakeTransport, Providers } from "./testing";
 
 function setup(over: Partial<PromptInputProps> = {}) {
   const props: PromptInputProps = {
@@ -223,5 +224,45 @@ describe("PromptInput", () => {
     await user.type(input, "abc");
     await user.keyboard("{Tab}");
     expect(props.onToggleMode).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("PromptInput: dropped and pasted files", () => {
+  it("a file dropped in the browser becomes an @ mention of the matching project file", async () => {
+    const onNotice = vi.fn();
+    const { input } = setup({ onNotice });
+    fireEvent.change(input, { target: { value: "Look at" } });
+    const file = new File(["x"], "lib.rs");
+    fireEvent.drop(input, { dataTransfer: { files: [file], types: ["Files"] } });
+    await waitFor(() => expect(input.value).toBe("Look at @src/lib.rs "));
+    // Pasting a file that is not in the project says so and inserts nothing.
+    fireEvent.paste(input, { clipboardData: { files: [new File(["y"], "photo.png")] } });
+    await waitFor(() => expect(onNotice).toHaveBeenCalledWith("Not mentioned: photo.png is not a file of the project"));
+    expect(input.value).toBe("Look at @src/lib.rs ");
+  });
+
+  it("a file dropped on the desktop window is mentioned by its path in the project", async () => {
+    let deliver: ((paths: string[]) => void) | null = null;
+    const platform = { ...fakePlatform, kind: "desktop" as const, onFileDrop: (cb: (p: string[]) => void) => ((deliver = cb), () => (deliver = null)) };
+    const props: PromptInputProps = {
+      loadFiles: vi.fn(() => Promise.resolve([])),
+      history: [],
+      onSend: vi.fn(() => Promise.resolve(true)),
+      onCommand: vi.fn(),
+      onToggleMode: vi.fn(),
+      running: false,
+      projectDir: "/work/proj",
+    };
+    const { unmount } = render(
+      <Providers transport={fakeTransport(() => undefined).transport} platform={platform}>
+        <PromptInput {...props} />
+      </Providers>,
+    );
+    const input = screen.getByTestId<HTMLTextAreaElement>("prompt-input");
+    expect(deliver).not.toBeNull();
+    deliver!(["/work/proj/src/deep/file.ts", "/work/proj/README.md"]);
+    await waitFor(() => expect(input.value).toBe("@src/deep/file.ts @README.md "));
+    unmount();
+    expect(deliver).toBeNull();
   });
 });

@@ -1,6 +1,8 @@
-import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useEffectEvent, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import fuzzysort from "fuzzysort";
 import { COMMANDS, type SlashCommand } from "./commands";
+import { usePlatform } from "./context";
+import { dropMentions, mentionText, type Dropped } from "../lib/dropMentions";
 
 export interface PromptInputProps {
   /** Project files for @ mentions (cached by the caller). */
@@ -23,6 +25,10 @@ export interface PromptInputProps {
   mentionAgents?: { name: string; description: string }[];
   /** Esc while a turn runs stops it (a second Esc within a second when a draft is being written). */
   onStop?: () => void;
+  /** The project's folder: dropped files inside it are mentioned by their relative path. */
+  projectDir?: string;
+  /** Says why a dropped or pasted file was not mentioned. */
+  onNotice?: (message: string) => void;
 }
 
 /** A second Esc within this long stops a turn while a draft is in the input. */
@@ -62,6 +68,8 @@ export function PromptInput({
   disabledCommands,
   mentionAgents,
   onStop,
+  projectDir,
+  onNotice,
 }: PromptInputProps) {
   /** When Esc was pressed over a draft while a turn runs (a second one within ESC_AGAIN_MS stops it). */
   const [escAt, setEscAt] = useState<number | null>(null);
@@ -140,6 +148,31 @@ export function PromptInput({
       }
     });
   };
+
+  // Files dropped or pasted: `@` mentions of the project's files, at the caret.
+  const mentionDropped = async (dropped: Dropped[]) => {
+    if (dropped.length === 0) return;
+    const all = dropped.some((d) => !d.path) ? await loadFiles().catch(() => [] as string[]) : [];
+    const { mentions, skipped } = dropMentions(dropped, all, projectDir ?? null);
+    if (skipped.length) onNotice?.(`Not mentioned: ${skipped.join("; ")}`);
+    if (!mentions.length) return;
+    const el = ref.current;
+    const at = el ? el.selectionStart : text.length;
+    const current = el ? el.value : text;
+    const before = current.slice(0, at);
+    const insert = (before && !/\s$/.test(before) ? " " : "") + mentionText(mentions);
+    setValue(before + insert + current.slice(at), at + insert.length);
+  };
+  const onDesktopDrop = useEffectEvent((paths: string[]) => {
+    void mentionDropped(paths.map((p) => ({ name: p.split(/[\\/]/).pop() ?? p, path: p })));
+  });
+  // The desktop app hands over dropped files with their paths (the webview never sees them).
+  const platform = usePlatform();
+  useEffect(() => {
+    const listen = platform?.onFileDrop;
+    if (!listen) return;
+    return listen((paths) => onDesktopDrop(paths));
+  }, [platform]);
 
   const pickMention = (m: Mention) => {
     if (popup?.kind !== "mention") return;
@@ -327,6 +360,21 @@ export function PromptInput({
         aria-controls={popupOpen ? listId : undefined}
         aria-activedescendant={activeId}
         aria-autocomplete="list"
+        onDragOver={(e) => {
+          if (e.dataTransfer.types.includes("Files")) e.preventDefault();
+        }}
+        onDrop={(e) => {
+          const files = Array.from(e.dataTransfer.files);
+          if (files.length === 0) return;
+          e.preventDefault();
+          void mentionDropped(files.map((f) => ({ name: f.name })));
+        }}
+        onPaste={(e) => {
+          const files = Array.from(e.clipboardData.files);
+          if (files.length === 0) return;
+          e.preventDefault();
+          void mentionDropped(files.map((f) => ({ name: f.name })));
+        }}
         onChange={(e) => {
           setText(e.target.value);
           setCaret(e.target.selectionStart);

@@ -886,6 +886,8 @@ export function SessionView(props: SessionViewProps) {
             </ul>
           )}
           <PromptInput
+            projectDir={sessionDir}
+            onNotice={(m) => toast(m, "info")}
             onStop={() => void stop()}
             loadFiles={() => {
               // The session's own folder: a worktree session mentions the worktree's files.

@@ -84,6 +84,25 @@ export class TauriTransport implements Transport {
 /** Desktop platform: native dialog, notifications and the system browser (plugins loaded on demand). */
 export const desktopPlatform: Platform = {
   kind: "desktop",
+  onFileDrop(cb) {
+    let stop: (() => void) | null = null;
+    let gone = false;
+    void import("@tauri-apps/api/webview")
+      .then((w) =>
+        w.getCurrentWebview().onDragDropEvent((e) => {
+          if (e.payload.type === "drop" && e.payload.paths.length) cb(e.payload.paths);
+        }),
+      )
+      .then((un) => {
+        if (gone) un();
+        else stop = un;
+      })
+      .catch(() => undefined);
+    return () => {
+      gone = true;
+      stop?.();
+    };
+  },
   updates: {
     status: async () => (await import("@tauri-apps/api/core")).invoke<UpdateStatus>("update_status"),
     check: async () => (await import("@tauri-apps/api/core")).invoke<UpdateStatus>("update_check"),

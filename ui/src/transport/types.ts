@@ -35,6 +35,8 @@ export interface Updates {
 export interface Platform {
   /** The updater (desktop only). */
   updates?: Updates;
+  /** Files dropped on the window, with their paths (desktop only: the webview gets no paths). Returns the unsubscribe function. */
+  onFileDrop?: (cb: (paths: string[]) => void) => () => void;
   kind: "desktop" | "browser";
   /** A native folder dialog; null in a browser (the UI shows a path field instead) or when cancelled. */
   pickFolder(): Promise<string | null>;
