@@ -275,11 +275,12 @@ fn main() -> anyhow::Result<()> {
     let backend = tauri::async_runtime::block_on(async { backend(&args) })?;
     let context = tauri::generate_context!();
     let channel = updates::has_channel(context.config());
+    // `updates.check` straight from the global config (Settings would also
+    // ask the keychain about every provider: not at start).
     let check_at_start = channel
-        && backend
-            .runtime
-            .settings(None)
-            .map(|s| s.updates_check)
+        && mia_config::Config::load(&backend.runtime.options().paths, None)
+            .ok()
+            .and_then(|c| c.merged.updates.and_then(|u| u.check))
             .unwrap_or(true);
     let updates = updates::Updates::new(context.package_info().version.to_string(), channel);
     let mut builder = tauri::Builder::default();
