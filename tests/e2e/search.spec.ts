@@ -33,15 +33,24 @@ test("Ctrl+F searches the transcript and walks through the matches", async ({ pa
   await expect(count).toHaveText("1 of 2");
   const marked = page.locator('[data-highlighted="true"]');
   await expect(marked).toContainText("first answer");
+  // The word itself is marked in the current match (CSS Custom Highlight API).
+  const highlighted = () =>
+    page.evaluate(() => {
+      const h = (CSS as unknown as { highlights?: Map<string, Set<Range>> }).highlights?.get("mia-search");
+      return h ? [...h].map((r) => r.toString()) : [];
+    });
+  await expect.poll(highlighted).toEqual(["zebras"]);
   await shot(page, testInfo, "16-transcript-search");
   await search.press("Enter");
   await expect(count).toHaveText("2 of 2");
   await expect(marked).toContainText("second answer");
+  await expect.poll(highlighted).toEqual(["Zebras"]);
   await search.press("Shift+Enter");
   await expect(count).toHaveText("1 of 2");
   await search.fill("giraffes");
   await expect(count).toHaveText("No matches");
   await expect(marked).toHaveCount(0);
+  await expect.poll(highlighted).toEqual([]);
   // Esc closes the search and does not stop anything.
   await search.press("Escape");
   await expect(page.getByTestId("transcript-search")).toHaveCount(0);

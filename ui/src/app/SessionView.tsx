@@ -23,6 +23,7 @@ import { ContextMeter } from "./ContextMeter";
 import { OpenFileContext } from "./openFile";
 import { TranscriptSearch } from "./TranscriptSearch";
 import { transcriptMatches } from "../lib/transcriptSearch";
+import { clearHighlight, highlightText } from "../lib/highlightText";
 import { ModelPicker, modelHint } from "./ModelPicker";
 import { isActive, TASK_TOOL } from "../lib/subagent";
 
@@ -444,6 +445,24 @@ export function SessionView(props: SessionViewProps) {
     [search, state.messages, state.live, state.tools],
   );
   const currentMatch = search && matches.length ? matches[Math.min(search.at, matches.length - 1)]! : null;
+  // The words themselves, marked in the current match once it is drawn (it may be scrolled in first).
+  const searchQuery = search?.query ?? "";
+  useEffect(() => {
+    if (!currentMatch) {
+      clearHighlight();
+      return;
+    }
+    let frames = 0;
+    let raf = 0;
+    const mark = () => {
+      const row = document.querySelector('[data-testid="conversation"] [data-highlighted="true"]');
+      if (row || frames++ > 30) highlightText(row, searchQuery);
+      else raf = requestAnimationFrame(mark);
+    };
+    raf = requestAnimationFrame(mark);
+    return () => cancelAnimationFrame(raf);
+  }, [currentMatch, searchQuery, state.messages]);
+  useEffect(() => () => clearHighlight(), []);
 
   // Tab with nothing focused (outside any field or button) also toggles.
   useEffect(() => {
