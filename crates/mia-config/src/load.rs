@@ -288,12 +288,14 @@ fn check_project_restrictions(
 ) -> Result<(), ConfigError> {
     const REDIRECTS: &str =
         "a cloned repository must not be able to redirect API keys or transcripts";
-    let forbidden = |key: String, needle: &str| ConfigError::ForbiddenInProject {
-        path: path.to_path_buf(),
-        line: line_of(text, needle),
-        key,
-        why: REDIRECTS,
-    };
+    let forbidden_because =
+        |key: String, needle: &str, why: &'static str| ConfigError::ForbiddenInProject {
+            path: path.to_path_buf(),
+            line: line_of(text, needle),
+            key,
+            why,
+        };
+    let forbidden = |key: String, needle: &str| forbidden_because(key, needle, REDIRECTS);
     for (id, p) in file.providers.iter().flatten() {
         if p.api_key.is_some() {
             return Err(forbidden(format!("providers.{id}.apiKey"), "\"apiKey\""));
@@ -310,21 +312,19 @@ fn check_project_restrictions(
     }
     // A click must not run a command a cloned repository chose.
     if file.editor.is_some() {
-        return Err(ConfigError::ForbiddenInProject {
-            path: path.to_path_buf(),
-            line: line_of(text, "\"editor\""),
-            key: "editor".into(),
-            why: "a cloned repository must not choose a command that runs when you click \"Open in editor\"",
-        });
+        return Err(forbidden_because(
+            "editor".into(),
+            "\"editor\"",
+            "a cloned repository must not choose a command that runs when you click \"Open in editor\"",
+        ));
     }
     // Whether this machine looks for updates is the user's, not a project's.
     if file.updates.is_some() {
-        return Err(ConfigError::ForbiddenInProject {
-            path: path.to_path_buf(),
-            line: line_of(text, "\"updates\""),
-            key: "updates".into(),
-            why: "whether this machine looks for updates is yours to decide, not a repository's",
-        });
+        return Err(forbidden_because(
+            "updates".into(),
+            "\"updates\"",
+            "whether this machine looks for updates is yours to decide, not a repository's",
+        ));
     }
     let loosens = |key: String, needle: &str| ConfigError::LoosensSandbox {
         path: path.to_path_buf(),

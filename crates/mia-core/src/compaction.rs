@@ -90,6 +90,16 @@ impl Settings {
 }
 
 /// The window a request may fill: `ratio` × (context window − reserved output).
+/// `model`'s context window (the catalog's, else 128k) and the token budget
+/// automatic compaction keeps under.
+pub fn window_and_budget(settings: &Settings, model: &ModelRef) -> (u64, u64) {
+    let (window, max_output) = mia_providers::catalog::builtin()
+        .lookup_ref(model)
+        .map(|m| (m.context_window, u64::from(m.max_output)))
+        .unwrap_or((128_000, 8_192));
+    (window, token_budget(settings, window, max_output))
+}
+
 pub fn token_budget(settings: &Settings, window: u64, max_output: u64) -> u64 {
     let reserved = settings.reserved.unwrap_or(max_output.min(32_000));
     let usable = window.saturating_sub(reserved);
@@ -403,11 +413,7 @@ impl Runtime {
                 .filter(|m| m.provider_id == session_model.provider_id)
                 .unwrap_or_else(|| session_model.clone()),
         };
-        let (window, max_output) = catalog
-            .lookup_ref(&session_model)
-            .map(|m| (m.context_window, u64::from(m.max_output)))
-            .unwrap_or((128_000, 8_192));
-        let budget = token_budget(&settings, window, max_output);
+        let (window, budget) = window_and_budget(&settings, &session_model);
 
         // The whole session once: the archive for the user's words, the
         // visible messages for the cut.
@@ -672,15 +678,11 @@ pub(crate) fn context_usage(
     fixed: Option<u64>,
     est: &mut Estimates,
 ) -> mia_protocol::ContextUsage {
-    let settings = Settings::from_config(config);
-    let (window, max_output) = mia_providers::catalog::builtin()
-        .lookup_ref(model)
-        .map(|m| (m.context_window, u64::from(m.max_output)))
-        .unwrap_or((128_000, 8_192));
+    let (window, budget) = window_and_budget(&Settings::from_config(config), model);
     mia_protocol::ContextUsage {
         tokens: estimate_request(visible, fixed.unwrap_or(0), est),
         window,
-        budget: token_budget(&settings, window, max_output),
+        budget,
         model: model.to_string(),
         complete: fixed.is_some(),
     }
@@ -705,11 +707,7 @@ impl Runtime {
             return Ok(messages);
         }
         let settings = Settings::from_config(config);
-        let (window, max_output) = mia_providers::catalog::builtin()
-            .lookup_ref(model)
-            .map(|m| (m.context_window, u64::from(m.max_output)))
-            .unwrap_or((128_000, 8_192));
-        let budget = token_budget(&settings, window, max_output);
+        let (_, budget) = window_and_budget(&settings, model);
         let decision = {
             let visible: Vec<&Message> = messages.iter().collect();
             let mut est = lock(&state.estimates);

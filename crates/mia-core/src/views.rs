@@ -114,42 +114,39 @@ impl Runtime {
             })
             .await?;
         let (pending_permissions, running, queued_agent) = self.live(id);
-        let agent = match &session.agent {
-            Some(a) => a.clone(),
-            None => self
-                .load_config(Some(PathBuf::from(&session.directory)))
-                .await
-                .map(|c| c.default_agent().to_string())
-                .unwrap_or_else(|_| "build".into()),
-        };
-        // The last request's estimate, else one from the history alone.
-        let context = match self
+        // The last request's estimate, else (below) one from the history alone.
+        let last_context = self
             .loaded_state(id)
-            .and_then(|s| lock(&s.last_context).clone())
-        {
-            Some(c) => Some(c),
-            None => match session
-                .model
-                .as_deref()
-                .map(str::parse::<mia_providers::ModelRef>)
-            {
-                Some(Ok(model)) => {
-                    let config = self
-                        .load_config(Some(PathBuf::from(&session.directory)))
-                        .await
-                        .ok();
-                    config.map(|config| {
-                        let visible: Vec<&mia_protocol::Message> = messages
-                            .iter()
-                            .filter(|m| m.compacted_by.is_none())
-                            .collect();
-                        let mut est = crate::compaction::Estimates::default();
-                        crate::compaction::context_usage(&config, &model, &visible, None, &mut est)
-                    })
-                }
-                _ => None,
-            },
+            .and_then(|s| lock(&s.last_context).clone());
+        let model = session
+            .model
+            .as_deref()
+            .and_then(|m| m.parse::<mia_providers::ModelRef>().ok())
+            .filter(|_| last_context.is_none());
+        // The config, read once, only when something below needs it.
+        let config = if session.agent.is_none() || model.is_some() {
+            self.load_config(Some(PathBuf::from(&session.directory)))
+                .await
+                .ok()
+        } else {
+            None
         };
+        let agent = match (&session.agent, &config) {
+            (Some(a), _) => a.clone(),
+            (None, Some(c)) => c.default_agent().to_string(),
+            (None, None) => "build".into(),
+        };
+        let context = last_context.or_else(|| {
+            let (model, config) = (model.as_ref()?, config.as_ref()?);
+            let visible: Vec<&mia_protocol::Message> = messages
+                .iter()
+                .filter(|m| m.compacted_by.is_none())
+                .collect();
+            let mut est = crate::compaction::Estimates::default();
+            Some(crate::compaction::context_usage(
+                config, model, &visible, None, &mut est,
+            ))
+        });
         Ok(SessionDetail {
             session,
             messages,
