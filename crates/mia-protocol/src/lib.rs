@@ -10,6 +10,7 @@ mod ids;
 mod message;
 mod permission;
 mod session;
+mod share;
 mod view;
 mod worktree;
 
@@ -25,6 +26,10 @@ pub use message::{
 };
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
+pub use share::{
+    Redaction, RedactionPlace, SHARE_PAYLOAD_VERSION, SharePayload, SharePreview, ShareRecord,
+    ShareRequest, SharedDiff, SharedMessage, SharedMessageMeta, SharedPart, SharedSession,
+};
 pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, ContextUsage, CostLine,
     CostView, DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
@@ -76,6 +81,9 @@ pub fn protocol_schema() -> serde_json::Value {
         cost_view: CostView,
         agent_proposal: AgentProposal,
         model_choice: ModelChoice,
+        share_preview: SharePreview,
+        share_request: ShareRequest,
+        share_record: ShareRecord,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }
