@@ -377,9 +377,9 @@ pub fn page(payload: &SharePayload, meta: &PageMeta) -> String {
         }
         h.push_str("</section>");
     }
-    let _ = write!(
+    let _ = writeln!(
         h,
-        "<footer class=\"share\">{} from mia-code{}.</footer></main></body></html>\n",
+        "<footer class=\"share\">{} from mia-code{}.</footer></main></body></html>",
         if meta.exported { "Exported" } else { "Shared" },
         meta.expires_at
             .map(|e| format!(" · expires {}", when(e)))
