@@ -547,6 +547,65 @@ export type PermissionReplyKind =
  */
 export type PreviewAction = "restore" | "remove";
 /**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedPart".
+ */
+export type SharedPart =
+  | {
+      content: string;
+      type: "text";
+    }
+  | {
+      content: string;
+      type: "reasoning";
+    }
+  | {
+      args: unknown;
+      call_id: string;
+      name: string;
+      type: "tool_call";
+    }
+  | {
+      call_id: string;
+      duration_ms?: number | null;
+      is_error?: boolean;
+      name: string;
+      /**
+       * The result was left out (`includeToolResults: false` or excluded
+       * in the preview); `output` is empty then.
+       */
+      omitted?: boolean;
+      output: string;
+      type: "tool_result";
+    }
+  | {
+      message: string;
+      type: "error";
+    }
+  | {
+      content: string;
+      type: "summary";
+    };
+/**
+ * Where in the payload a redaction was made.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "RedactionPlace".
+ */
+export type RedactionPlace =
+  | {
+      in: "title";
+    }
+  | {
+      in: "message";
+      message_id: string;
+      part: number;
+    }
+  | {
+      file: string;
+      in: "diff";
+    };
+/**
  * What kind of entry a timeline step is.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -584,6 +643,9 @@ export interface Protocol {
   session_summary: SessionSummary;
   settings_update: SettingsUpdate;
   settings_view: SettingsView;
+  share_preview: SharePreview;
+  share_record: ShareRecord;
+  share_request: ShareRequest;
   timeline_step: TimelineStep;
   worktree_created: WorktreeCreated;
   worktree_view: WorktreeView;
@@ -1852,6 +1914,185 @@ export interface SandboxView {
    * `sandbox.mode` as configured (or this OS's default).
    */
   mode: string;
+}
+/**
+ * What a user sees before sharing: exactly the payload that would be sent.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharePreview".
+ */
+export interface SharePreview {
+  /**
+   * Payload size in bytes as it would be sent.
+   */
+  bytes: number;
+  /**
+   * The existing share of this session, when there is one.
+   */
+  existing?: ShareRecord | null;
+  /**
+   * `disabled`, `ask` or `auto`.
+   */
+  mode: string;
+  payload: SharePayload;
+  redactions: Redaction[];
+  /**
+   * The server it would go to (none configured: sharing needs one).
+   */
+  server?: string | null;
+}
+/**
+ * A share this machine created ("My shares").
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ShareRecord".
+ */
+export interface ShareRecord {
+  created_at: number;
+  expires_at?: number | null;
+  /**
+   * The server's id of the share.
+   */
+  id: string;
+  /**
+   * The server's base URL.
+   */
+  server: string;
+  /**
+   * The local session was deleted (the share can still be revoked).
+   */
+  session_deleted?: boolean;
+  /**
+   * The local session, while it exists.
+   */
+  session_id?: string | null;
+  session_title: string;
+  updated_at: number;
+  url: string;
+}
+/**
+ * What is uploaded: the session, its messages and (optionally) its diffs,
+ * after redaction.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharePayload".
+ */
+export interface SharePayload {
+  diffs?: SharedDiff[];
+  messages?: SharedMessage[];
+  session: SharedSession;
+  version: string;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedDiff".
+ */
+export interface SharedDiff {
+  additions: number;
+  binary?: boolean;
+  deletions: number;
+  file: string;
+  /**
+   * Unified diff of the file (empty for a binary file).
+   */
+  patch: string;
+  /**
+   * `added`, `modified`, `deleted` or `renamed`.
+   */
+  status: string;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedMessage".
+ */
+export interface SharedMessage {
+  created_at: number;
+  /**
+   * The local message id (what the preview's exclusions name).
+   */
+  id: string;
+  metadata?: SharedMessageMeta | null;
+  parts: SharedPart[];
+  /**
+   * `user` or `assistant`.
+   */
+  role: string;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedMessageMeta".
+ */
+export interface SharedMessageMeta {
+  agent?: string | null;
+  duration_ms?: number | null;
+  model?: string | null;
+  /**
+   * Input + output tokens of the message's model call.
+   */
+  tokens?: number | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedSession".
+ */
+export interface SharedSession {
+  agent?: string | null;
+  /**
+   * Milliseconds since the epoch.
+   */
+  created_at: number;
+  /**
+   * The local session's id (so a re-share updates the same share).
+   */
+  id: string;
+  model?: string | null;
+  /**
+   * The project's directory name (never its full path).
+   */
+  project: string;
+  title: string;
+  updated_at?: number | null;
+}
+/**
+ * One replacement made in the payload.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Redaction".
+ */
+export interface Redaction {
+  /**
+   * A masked hint of what was replaced (`sk-a…9f`), never the secret itself.
+   */
+  hint: string;
+  /**
+   * What was found: `anthropic-key`, `aws-secret`, `home-path`, `pattern:<n>`, ...
+   */
+  kind: string;
+  place: RedactionPlace;
+  /**
+   * The text that now stands in the payload (`[REDACTED:anthropic-key]`, `~`).
+   */
+  replacement: string;
+}
+/**
+ * What the user chose to leave out of a share.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ShareRequest".
+ */
+export interface ShareRequest {
+  /**
+   * Message ids left out entirely.
+   */
+  exclude_messages?: string[];
+  /**
+   * Tool call ids whose results are left out.
+   */
+  exclude_tool_results?: string[];
+  /**
+   * Another server than the configured one.
+   */
+  server?: string | null;
 }
 /**
  * One file-changing step of a session (spec 021's `/snapshots`), for the undo timeline.
