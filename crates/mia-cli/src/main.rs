@@ -59,6 +59,13 @@ enum Command {
     Worktree(cmd::worktree::WorktreeCommand),
     #[command(flatten)]
     Snapshot(cmd::snapshot::Commands),
+    /// Publish a session to a share server (redacted; previewed first unless --yes), or export it as HTML.
+    Share(cmd::share::ShareArgs),
+    /// Revoke a share (by share id or session).
+    Unshare(cmd::share::UnshareArgs),
+    /// The shares this machine created.
+    #[command(subcommand)]
+    Shares(cmd::share::SharesCommand),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, powershell or elvish.
@@ -88,6 +95,9 @@ fn main() -> ExitCode {
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Worktree(c) => cmd::worktree::run(c),
         Command::Snapshot(c) => cmd::snapshot::run(c),
+        Command::Share(a) => cmd::share::share(a),
+        Command::Unshare(a) => cmd::share::unshare(a),
+        Command::Shares(c) => cmd::share::shares(c),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

@@ -343,14 +343,14 @@ fn config_show_names_sources() {
     // Keys of features still to come are accepted and said to have no effect.
     std::fs::write(
         env.project.join("mia-code.json"),
-        r#"{"share": {"mode": "auto"}, "smallModel": "openai/gpt-5-mini"}"#,
+        r#"{"share": {"mode": "disabled"}, "smallModel": "openai/gpt-5-mini"}"#,
     )
     .unwrap();
     let out = env.cmd().args(["config", "show"]).output().unwrap();
     let text = stdout(&out);
     assert!(
         text.contains("Accepted but not used yet")
-            && text.contains("share.mode")
+            && !text.contains("share.mode")
             && text.contains("smallModel"),
         "{text}"
     );
@@ -360,7 +360,7 @@ fn config_show_names_sources() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["unused"], serde_json::json!(["share.mode", "smallModel"]));
+    assert_eq!(v["unused"], serde_json::json!(["smallModel"]));
 }
 
 #[test]

@@ -56,9 +56,44 @@ pub struct Config {
 /// A project's markdown agent files (`.mia-code/agents/<key>.md`).
 pub const PROJECT_AGENTS_DIR: &str = ".mia-code/agents";
 
-pub const NOT_YET_USED: &[&str] = &["smallModel", "share", "plugin"];
+pub const NOT_YET_USED: &[&str] = &["smallModel", "plugin"];
+
+/// `share` as the share client uses it (docs/sharing.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareSettings {
+    pub mode: ShareMode,
+    pub endpoint: Option<String>,
+    /// False when any layer says false: a project may leave more out, never
+    /// put more in.
+    pub include_tool_results: bool,
+    pub include_diffs: bool,
+    /// Every layer's patterns (a project cannot remove yours).
+    pub redact_patterns: Vec<String>,
+    pub ttl_days: u32,
+}
 
 impl Config {
+    pub fn share_settings(&self) -> ShareSettings {
+        let merged = self.merged.share.clone().unwrap_or_default();
+        let layers = || self.layers.iter().filter_map(|l| l.file.share.as_ref());
+        let mut redact_patterns = Vec::new();
+        for l in layers() {
+            for p in l.redact_patterns.iter().flatten() {
+                if !redact_patterns.contains(p) {
+                    redact_patterns.push(p.clone());
+                }
+            }
+        }
+        ShareSettings {
+            mode: merged.mode.unwrap_or(ShareMode::Ask),
+            endpoint: merged.endpoint.filter(|e| !e.trim().is_empty()),
+            include_tool_results: layers().all(|l| l.include_tool_results != Some(false)),
+            include_diffs: layers().all(|l| l.include_diffs != Some(false)),
+            redact_patterns,
+            ttl_days: merged.ttl_days.unwrap_or(30).clamp(1, 3650),
+        }
+    }
+
     /// Keys set by a file (not the built-in defaults) that have no effect yet,
     /// with the file that set each.
     pub fn unused_settings(&self) -> Vec<(String, String)> {
@@ -87,8 +122,12 @@ pub fn builtin_defaults() -> ConfigFile {
             model: None,
         }),
         share: Some(ShareConfig {
-            mode: Some(ShareMode::Manual),
-            url: None,
+            mode: Some(ShareMode::Ask),
+            endpoint: None,
+            include_tool_results: Some(true),
+            include_diffs: Some(true),
+            redact_patterns: None,
+            ttl_days: Some(30),
         }),
         snapshot: Some(SnapshotConfig {
             enabled: Some(true),
@@ -307,8 +346,22 @@ fn check_project_restrictions(
             return Err(forbidden(format!("providers.{id}.headers"), "\"headers\""));
         }
     }
-    if file.share.as_ref().is_some_and(|s| s.url.is_some()) {
-        return Err(forbidden("share.url".into(), "\"url\""));
+    if let Some(share) = &file.share {
+        if share.endpoint.is_some() {
+            let needle = if text.contains("\"endpoint\"") {
+                "\"endpoint\""
+            } else {
+                "\"url\""
+            };
+            return Err(forbidden("share.endpoint".into(), needle));
+        }
+        if share.mode == Some(ShareMode::Auto) {
+            return Err(forbidden_because(
+                "share.mode".into(),
+                "\"auto\"",
+                "a cloned repository must not publish your sessions; set share.mode \"auto\" in your global config if you want it",
+            ));
+        }
     }
     // A click must not run a command a cloned repository chose.
     if file.editor.is_some() {

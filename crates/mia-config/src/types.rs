@@ -201,22 +201,54 @@ pub struct CompactionConfig {
     pub model: Option<String>,
 }
 
+/// `share.mode`: when sessions are published (spec 022).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ShareMode {
-    Manual,
+    /// `/share` previews the payload and asks before anything is sent (the default).
+    #[serde(alias = "manual")]
+    Ask,
+    /// Every session is shared and kept in sync after each turn (best effort).
     Auto,
+    /// Nothing is ever shared.
     Disabled,
 }
 
+impl ShareMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShareMode::Ask => "ask",
+            ShareMode::Auto => "auto",
+            ShareMode::Disabled => "disabled",
+        }
+    }
+}
+
+/// `share`: publishing sessions to a share server (docs/sharing.md).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ShareConfig {
+    /// `disabled`, `ask` (default) or `auto`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<ShareMode>,
-    /// Share server URL (global config only).
+    /// The share server's URL, e.g. `https://share.example.com` (global
+    /// config only: a cloned repository must not redirect transcripts).
+    #[serde(default, skip_serializing_if = "Option::is_none", alias = "url")]
+    pub endpoint: Option<String>,
+    /// Include tool output (file contents, command output); default true.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
+    pub include_tool_results: Option<bool>,
+    /// Include the session's file diffs; default true.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_diffs: Option<bool>,
+    /// Regular expressions whose matches are redacted, on top of the
+    /// built-in secret detection. Layers add to each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redact_patterns: Option<Vec<String>>,
+    /// Days until a share expires (default 30; the server may cap it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3650))]
+    pub ttl_days: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -27,6 +27,10 @@ pub enum CoreError {
     /// that would be lost, a merge conflict, a name taken); nothing changed.
     #[error("{0}")]
     Conflict(String),
+    /// A server mia-code talks to (the share server) failed or refused;
+    /// the message says which and why.
+    #[error("{0}")]
+    Remote(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -66,7 +70,7 @@ impl CoreError {
             | Self::Store(
                 S::InvalidInput(_) | S::InvalidForkPoint { .. } | S::ForkDepthExceeded { .. },
             ) => ErrorKind::BadInput,
-            Self::Store(S::Concurrency(_)) => ErrorKind::Unavailable,
+            Self::Store(S::Concurrency(_)) | Self::Remote(_) => ErrorKind::Unavailable,
             _ => ErrorKind::Internal,
         }
     }

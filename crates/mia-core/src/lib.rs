@@ -25,6 +25,7 @@ pub mod retention;
 mod runtime;
 pub mod sandbox;
 mod session;
+pub mod share;
 pub mod skills;
 mod snapshots;
 mod store;

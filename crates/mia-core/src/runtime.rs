@@ -70,6 +70,11 @@ pub(crate) struct Inner {
     pub(crate) last_sweep: std::sync::atomic::AtomicI64,
     /// When snapshot expiry last ran (Unix ms).
     pub(crate) last_expiry: std::sync::atomic::AtomicI64,
+    /// Auto share: sessions with a sync scheduled, and sessions whose last
+    /// sync failed (reported once).
+    pub(crate) share_pending: Mutex<std::collections::HashSet<SessionId>>,
+    pub(crate) share_failed: Mutex<std::collections::HashSet<SessionId>>,
+    pub(crate) share_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 /// The runtime. Cheap to clone.
@@ -96,6 +101,9 @@ impl Runtime {
                 last_expiry: std::sync::atomic::AtomicI64::new(0),
                 providers: Mutex::new(HashMap::new()),
                 last_sweep: std::sync::atomic::AtomicI64::new(mia_protocol::now_ms()),
+                share_pending: Mutex::new(std::collections::HashSet::new()),
+                share_failed: Mutex::new(std::collections::HashSet::new()),
+                share_tasks: Mutex::new(Vec::new()),
             }),
         };
         rt.recover_dead_claims();

@@ -357,6 +357,12 @@ impl Credentials {
         &self.file
     }
 
+    /// The OS keychain, when this set of credentials uses one (other
+    /// secrets, such as share secrets, are kept beside the API keys).
+    pub fn keychain(&self) -> Option<&dyn SecretStore> {
+        self.keychain.as_deref()
+    }
+
     /// Find the key for `provider`. `configured` is the raw `apiKey` value
     /// from the global providers config, if any.
     pub fn resolve(

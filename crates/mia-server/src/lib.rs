@@ -9,6 +9,7 @@
 mod agents;
 mod forks;
 mod openapi;
+mod shares;
 mod worktrees;
 
 use std::net::SocketAddr;
@@ -138,6 +139,7 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         .merge(worktrees::routes())
         .merge(forks::routes())
         .merge(agents::routes())
+        .merge(shares::routes())
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
         .route_layer(middleware::from_fn(same_origin))

@@ -93,9 +93,9 @@ const BUILTIN: &[(&str, &str, usize)] = &[
     ),
 ];
 
-/// An env-file line: `KEY=value` (optionally `export`, quoted).
-const ENV_LINE: &str =
-    r#"(?m)^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_.\-]*\s*=\s*)(["']?)([^"'\r\n]+)"#;
+/// An env-file line: `KEY=value` (optionally `export`, quoted, or after
+/// the line number the read tool puts in front).
+const ENV_LINE: &str = r#"(?m)^(\s*(?:\d+[\t:|]\s*)?(?:export\s+)?[A-Za-z_][A-Za-z0-9_.\-]*\s*=\s*)(["']?)([^"'\r\n]+)"#;
 
 /// What the redactor needs besides the payload.
 #[derive(Debug, Clone, Default)]

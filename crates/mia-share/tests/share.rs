@@ -193,7 +193,7 @@ fn env_file_output_has_every_value_redacted() {
         SharedPart::ToolResult {
             call_id: "c1".into(),
             name: "read".into(),
-            output: "DATABASE_HOST=db.internal\nexport FEATURE_FLAG=\"plainvalue\"\n# comment\n"
+            output: "     1\tDATABASE_HOST=db.internal\n     2\texport FEATURE_FLAG=\"plainvalue\"\n     3\t# comment\n"
                 .into(),
             is_error: false,
             duration_ms: None,

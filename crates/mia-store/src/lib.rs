@@ -16,6 +16,7 @@ mod messages;
 pub mod permissions;
 pub mod private;
 mod sessions;
+mod shares;
 pub mod snapshots;
 mod tree;
 
@@ -30,5 +31,6 @@ pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;
 pub use permissions::{AuditQuery, PermissionAudit, ProjectApproval, StoredPermissionAudit};
 pub use sessions::{NewSession, SessionFilter, SessionListItem, SessionPatch, project_id_for};
+pub use shares::StoredShare;
 pub use snapshots::{NewSnapshot, NewStep, SessionPrune, SnapshotKind, SnapshotRow, StepRow};
 pub use tree::{TreeNode, build_tree};

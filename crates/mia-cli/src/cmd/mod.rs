@@ -9,5 +9,6 @@ pub mod permissions;
 pub mod run;
 pub mod serve;
 pub mod sessions;
+pub mod share;
 pub mod snapshot;
 pub mod worktree;

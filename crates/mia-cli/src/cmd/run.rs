@@ -194,6 +194,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 }
             }
         };
+        // share.mode "auto": the turn's sync finishes before the process ends.
+        runtime.settle_shares().await;
         Ok(match end {
             TurnEnd::Cancelled => ExitCode::from(130),
             TurnEnd::Error => ExitCode::from(1),

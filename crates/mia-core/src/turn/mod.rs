@@ -66,6 +66,9 @@ impl Runtime {
             self.retain(&state).await;
         }
         self.release(&state).await;
+        if end != TurnEnd::Cancelled {
+            self.share_after_turn(session_id);
+        }
         self.emit(Event::TurnFinished {
             session_id,
             end,
