@@ -41,7 +41,7 @@ export interface StackOptions {
 function tool(name: string): string {
   const p = join(binDir, name);
   if (!existsSync(p)) {
-    throw new Error(`${p} is missing: build it first (cargo build -p mia-cli -p mia-testkit), or set MIA_BIN_DIR`);
+    throw new Error(`${p} is missing: build it first (cargo build -p mia-cli -p mia-testkit -p mia-share-server), or set MIA_BIN_DIR`);
   }
   return p;
 }
@@ -215,6 +215,34 @@ export async function startStack(
         const rec = existsSync(recordPath) ? readFileSync(recordPath, "utf8") : "";
         throw new Error(`the mock LLM saw protocol violations:\n${rec.slice(0, 4000)}`);
       }
+    },
+  };
+}
+
+export interface ShareServer {
+  url: string;
+  db: string;
+  stop(): Promise<void>;
+}
+
+/** A real `mia-share-server` on a free port, its shares in a SQLite file. */
+export async function startShareServer(testInfo: TestInfo): Promise<ShareServer> {
+  const root = mkdtempSync(join(tmpdir(), "mia-share-"));
+  const db = join(root, "shares.db");
+  mkdirSync(testInfo.outputDir, { recursive: true });
+  const s = await startAndWait(
+    tool("mia-share-server"),
+    ["--host", "127.0.0.1", "--port", "0", "--db", db],
+    process.env,
+    join(testInfo.outputDir, "share-server.log"),
+    /^listening on (http:\/\/\S+)/,
+  );
+  return {
+    url: s.match[1]!,
+    db,
+    async stop() {
+      s.child.kill("SIGTERM");
+      await waitExit(s.child, 10_000);
     },
   };
 }

@@ -349,9 +349,7 @@ fn config_show_names_sources() {
     let out = env.cmd().args(["config", "show"]).output().unwrap();
     let text = stdout(&out);
     assert!(
-        text.contains("Accepted but not used yet")
-            && !text.contains("share.mode")
-            && text.contains("smallModel"),
+        text.contains("Accepted but not used yet") && text.contains("smallModel"),
         "{text}"
     );
     let out = env

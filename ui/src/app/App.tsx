@@ -494,6 +494,10 @@ function Shell() {
             onClose={() => setSettings(false)}
             onCreateAgent={project ? () => createAgent() : undefined}
             agentsVersion={agentsVersion}
+            onOpenSession={(id) => {
+              setSettings(false);
+              openSession(id);
+            }}
           />
         </ErrorBoundary>
       )}

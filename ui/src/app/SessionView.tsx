@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
-import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, SessionDetail } from "../protocol/generated";
+import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, SessionDetail, ShareRecord } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { isCompacting, reloaded, sessionTotals, userTexts } from "../state/session";
 import { SessionStore, useSessionState } from "../state/store";
@@ -26,6 +26,7 @@ import { transcriptMatches } from "../lib/transcriptSearch";
 import { clearHighlight, highlightText } from "../lib/highlightText";
 import { ModelPicker, modelHint } from "./ModelPicker";
 import { isActive, TASK_TOOL } from "../lib/subagent";
+import { ShareDialog, UnshareConfirm } from "./ShareDialog";
 
 const filesCache = new Map<string, Promise<string[]>>();
 
@@ -77,6 +78,10 @@ export function SessionView(props: SessionViewProps) {
   const [picker, setPicker] = useState(false);
   const [help, setHelp] = useState(false);
   const [modelPicker, setModelPicker] = useState(false);
+  /** `/share` and the header's Share: the preview and share dialog. */
+  const [sharing, setSharing] = useState(false);
+  /** `/unshare`: the share about to be revoked (asked first). */
+  const [unsharing, setUnsharing] = useState<ShareRecord | null>(null);
   const [inputKey, setInputKey] = useState(0);
   /** Transcript search (Ctrl/Cmd+F): the query and which match is current. */
   const [search, setSearch] = useState<{ query: string; at: number } | null>(null);
@@ -339,6 +344,18 @@ export function SessionView(props: SessionViewProps) {
     }
   }, [api, load, sessionId, store, toast]);
 
+  // `/unshare`: this session's share, if it has one, is revoked once confirmed.
+  const unshare = useCallback(async () => {
+    try {
+      const list = await api.shares();
+      const record = (Array.isArray(list) ? list : []).find((r) => r.session_id === sessionId && !r.session_deleted);
+      if (record) setUnsharing(record);
+      else toast("This session is not shared", "info");
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+  }, [api, sessionId, toast]);
+
   const history = useMemo(() => userTexts(state.messages), [state.messages]);
   const totals = useMemo(() => sessionTotals(state.messages), [state.messages]);
 
@@ -565,6 +582,12 @@ export function SessionView(props: SessionViewProps) {
             setModel(ref === "default" ? null : ref).catch((e: unknown) => toast(`/model ${ref}: ${errorMessage(e)}`));
           break;
         }
+        case "share":
+          setSharing(true);
+          break;
+        case "unshare":
+          void unshare();
+          break;
         case "agent": {
           const m = /^create\b\s*([\s\S]*)$/.exec(args?.trim() ?? "create");
           if (m) props.onCreateAgent?.(m[1]?.trim() || undefined, store.getState().agent);
@@ -574,7 +597,7 @@ export function SessionView(props: SessionViewProps) {
         default:
       }
     },
-    [api, compact, fork, promote, props, reportHistory, sessionId, setModel, store, switchTo, toast],
+    [api, compact, fork, promote, props, reportHistory, sessionId, setModel, store, switchTo, toast, unshare],
   );
 
   const actions: MessageActions = useMemo(
@@ -750,6 +773,15 @@ export function SessionView(props: SessionViewProps) {
               Compare with parent
             </button>
           )}
+          <button
+            type="button"
+            className="btn small"
+            data-testid="share-session"
+            title="Publish a redacted copy of this session to the share server: preview first (/share)"
+            onClick={() => setSharing(true)}
+          >
+            Share
+          </button>
           <button
             type="button"
             className="btn small"
@@ -954,6 +986,14 @@ export function SessionView(props: SessionViewProps) {
             <LoadedDiff load={() => api.diff(sessionId, diff.scope)} reloadKey={JSON.stringify(diff.scope)} />
           </ErrorBoundary>
         </Modal>
+      )}
+      {sharing && (
+        <ErrorBoundary label="The share dialog">
+          <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />
+        </ErrorBoundary>
+      )}
+      {unsharing && (
+        <UnshareConfirm sessionId={sessionId} record={unsharing} onClose={() => setUnsharing(null)} />
       )}
       {help && (
         <Modal title="Help" onClose={() => setHelp(false)}>

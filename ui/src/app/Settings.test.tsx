@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
-import { fireEvent, render, screen, waitFor } from "@testing-library/react";
-import type { SandboxView } from "../protocol/generated";
+import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
+import type { SandboxView, ShareRecord } from "../protocol/generated";
+import { formatDate } from "../lib/format";
 import type { UpdateStatus, Updates } from "../transport";
 import { Settings } from "./Settings";
 import { fakePlatform, fakeTransport, Providers } from "./testing";
@@ -113,5 +114,87 @@ describe("Settings: updates", () => {
   it("in a browser points at the command line instead", async () => {
     renderUpdates(null);
     expect(await screen.findByTestId("settings-updates")).toHaveTextContent("browser UI of mia-code serve");
+  });
+});
+
+describe("Settings: my shares", () => {
+  const share = (over: Partial<ShareRecord>): ShareRecord => ({
+    id: "sh1",
+    url: "https://share.example.org/s/sh1#k",
+    server: "https://share.example.org",
+    session_id: "s1",
+    session_title: "Fix the parser",
+    created_at: Date.now() - 2 * 3_600_000,
+    updated_at: Date.now() - 10 * 60_000,
+    expires_at: Date.UTC(2031, 0, 15, 12, 0),
+    ...over,
+  });
+
+  function renderShares(initial: ShareRecord[]) {
+    let shares = initial;
+    const fake = fakeTransport((method, path) => {
+      if (path.startsWith("/api/settings"))
+        return { agents: [], default_agent: "build", providers: [], global_config: "/h/config.json", config_files: [] };
+      if (method === "GET" && path === "/api/shares") return shares;
+      if (method === "DELETE" && path.startsWith("/api/shares/")) {
+        const id = decodeURIComponent(path.slice("/api/shares/".length));
+        shares = shares.filter((s) => s.id !== id);
+        return undefined;
+      }
+      return [];
+    });
+    const onOpenSession = vi.fn();
+    render(
+      <Providers transport={fake.transport}>
+        <Settings directory={null} onClose={() => undefined} onOpenSession={onOpenSession} />
+      </Providers>,
+    );
+    return { ...fake, onOpenSession };
+  }
+
+  it("lists every share, opens a local session, and revokes one after asking", async () => {
+    const ctx = renderShares([
+      share({}),
+      share({
+        id: "sh0",
+        url: "https://share.example.org/s/sh0#k",
+        session_id: null,
+        session_deleted: true,
+        session_title: "Old experiment",
+        expires_at: null,
+      }),
+    ]);
+    const section = await screen.findByTestId("my-shares");
+    const rows = await within(section).findAllByTestId("my-share");
+    expect(rows.map((r) => r.getAttribute("data-share"))).toEqual(["sh1", "sh0"]);
+    expect(rows[0]).toHaveTextContent("Fix the parser");
+    expect(rows[0]).toHaveTextContent("2 h ago");
+    expect(rows[0]).toHaveTextContent("10 min ago");
+    expect(rows[0]).toHaveTextContent(formatDate(Date.UTC(2031, 0, 15, 12, 0)));
+    const link = within(rows[0]!).getByRole("link", { name: "https://share.example.org/s/sh1#k" });
+    expect(link).toHaveAttribute("href", "https://share.example.org/s/sh1#k");
+    expect(link).toHaveAttribute("rel", "noopener noreferrer");
+    expect(rows[1]).toHaveTextContent("Old experiment (deleted locally)");
+    expect(rows[1]).toHaveTextContent("never");
+    expect(within(rows[1]!).queryByTestId("my-share-open")).toBeNull();
+
+    fireEvent.click(within(rows[0]!).getByTestId("my-share-open"));
+    expect(ctx.onOpenSession).toHaveBeenCalledWith("s1");
+
+    // Revoking the locally deleted one: asked first, then DELETE by share id and the list again.
+    fireEvent.click(within(rows[1]!).getByRole("button", { name: "Revoke the share of Old experiment" }));
+    expect(ctx.requests.some((r) => r.method === "DELETE")).toBe(false);
+    fireEvent.click(within(rows[1]!).getByTestId("confirm-revoke-share"));
+    await waitFor(() => expect(ctx.requests).toContainEqual({ method: "DELETE", path: "/api/shares/sh0", body: undefined }));
+    await waitFor(() => expect(within(section).getAllByTestId("my-share")).toHaveLength(1));
+    expect(ctx.requests.filter((r) => r.method === "GET" && r.path === "/api/shares")).toHaveLength(2);
+    expect(await screen.findByTestId("toast")).toHaveTextContent("Share of “Old experiment” revoked");
+  });
+
+  it("says when nothing was shared", async () => {
+    renderShares([]);
+    const empty = await screen.findByText("You have not shared any session.");
+    expect(screen.getByTestId("my-shares")).toContainElement(empty);
+    expect(screen.queryByTestId("my-share")).toBeNull();
   });
 });

@@ -1,16 +1,18 @@
 import { useCallback, useEffect, useState } from "react";
-import type { AgentInfo, ApprovalView, PermissionsView, ProviderInfo, SettingsView } from "../protocol/generated";
+import type { AgentInfo, ApprovalView, PermissionsView, ProviderInfo, SettingsView, ShareRecord } from "../protocol/generated";
 import type { UpdateStatus, Updates as Updater } from "../transport";
 import { errorMessage } from "../lib/api";
-import { relativeTime } from "../lib/format";
+import { formatDate, relativeTime } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Modal } from "./Modal";
+import { OpenLink } from "./ShareDialog";
 
 export function Settings({
   directory,
   onClose,
   onCreateAgent,
   agentsVersion = 0,
+  onOpenSession,
 }: {
   directory: string | null;
   onClose: () => void;
@@ -18,6 +20,8 @@ export function Settings({
   onCreateAgent?: () => void;
   /** Changes when an agent was saved: the lists load again. */
   agentsVersion?: number;
+  /** My shares: opens a shared session that still exists here. */
+  onOpenSession?: (id: string) => void;
 }) {
   const { api } = useServices();
   const toast = useToast();
@@ -60,6 +64,7 @@ export function Settings({
           <Defaults key={view.agents.map((a) => a.name).join(" ")} view={view} onSaved={setView} />
           {directory && <Rules directory={directory} agents={view.agents.map((a) => a.name)} defaultAgent={view.default_agent} />}
           {directory && <Approvals directory={directory} />}
+          <MyShares onOpenSession={onOpenSession} />
           <p className="muted small">
             Written to <span className="mono">{view.global_config}</span>. Read:{" "}
             {view.config_files.map((f) => (
@@ -538,6 +543,131 @@ function Approvals({ directory }: { directory: string }) {
             ))}
           </tbody>
         </table>
+      )}
+    </section>
+  );
+}
+
+/** Settings → My shares: every share this machine created (GET /api/shares), each revocable. */
+function MyShares({ onOpenSession }: { onOpenSession?: (id: string) => void }) {
+  const { api } = useServices();
+  const toast = useToast();
+  /** The list and when it was loaded (what "expired" is judged against). */
+  const [loaded, setLoaded] = useState<{ list: ShareRecord[]; at: number } | null>(null);
+  const list = loaded?.list ?? null;
+  const now = loaded?.at ?? 0;
+  const [error, setError] = useState<string | null>(null);
+  /** The share whose Revoke was pressed: asked before anything is deleted. */
+  const [confirm, setConfirm] = useState<string | null>(null);
+  const reload = useCallback(() => {
+    api.shares().then(
+      (l) => {
+        setLoaded({ list: Array.isArray(l) ? l : [], at: Date.now() });
+        setError(null);
+      },
+      (e: unknown) => setError(errorMessage(e)),
+    );
+  }, [api]);
+  useEffect(reload, [reload]);
+  const revoke = async (r: ShareRecord) => {
+    setConfirm(null);
+    try {
+      await api.revokeShare(r.id);
+      toast(`Share of “${r.session_title}” revoked: its link no longer works`, "info");
+    } catch (e) {
+      toast(errorMessage(e));
+    }
+    reload();
+  };
+  return (
+    <section data-testid="my-shares">
+      <h3>My shares</h3>
+      {error && <p className="error-text">{error}</p>}
+      {list?.length === 0 && <p className="muted small">You have not shared any session.</p>}
+      {list && list.length > 0 && (
+        <div className="table-scroll" tabIndex={0} role="region" aria-label="My shares">
+          <table className="table shares-table">
+            <thead>
+              <tr>
+                <th>Session</th>
+                <th>Link</th>
+                <th>Created</th>
+                <th>Last update</th>
+                <th>Expires</th>
+                <th>
+                  <span className="sr-only">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((r) => {
+                const local = r.session_id && !r.session_deleted ? r.session_id : null;
+                return (
+                  <tr key={r.id} data-testid="my-share" data-share={r.id}>
+                    <td>
+                      {local && onOpenSession ? (
+                        <button
+                          type="button"
+                          className="link-btn"
+                          data-testid="my-share-open"
+                          title="Open this session"
+                          onClick={() => onOpenSession(local)}
+                        >
+                          {r.session_title}
+                        </button>
+                      ) : (
+                        <span>{r.session_title}</span>
+                      )}
+                      {!local && <span className="muted small"> (deleted locally)</span>}
+                    </td>
+                    <td className="share-url-cell">
+                      <OpenLink url={r.url} className="mono small">
+                        {r.url}
+                      </OpenLink>
+                    </td>
+                    <td className="small" title={formatDate(r.created_at)}>
+                      {relativeTime(r.created_at, now)}
+                    </td>
+                    <td className="small" title={formatDate(r.updated_at)}>
+                      {relativeTime(r.updated_at, now)}
+                    </td>
+                    <td className="small">
+                      {r.expires_at ? `${r.expires_at <= now ? "expired " : ""}${formatDate(r.expires_at)}` : "never"}
+                    </td>
+                    <td className="shares-actions">
+                      {confirm === r.id ? (
+                        <span className="row share-confirm-inline" role="group" aria-label={`Revoke the share of ${r.session_title}?`}>
+                          <span className="small">Revoke? The link stops working.</span>
+                          <button type="button" className="btn small" onClick={() => setConfirm(null)}>
+                            Cancel
+                          </button>
+                          <button
+                            type="button"
+                            className="btn small danger"
+                            data-testid="confirm-revoke-share"
+                            onClick={() => void revoke(r)}
+                          >
+                            Revoke
+                          </button>
+                        </span>
+                      ) : (
+                        <button
+                          type="button"
+                          className="btn small"
+                          data-testid="revoke-share"
+                          aria-label={`Revoke the share of ${r.session_title}`}
+                          onClick={() => setConfirm(r.id)}
+                        >
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
     </section>
   );

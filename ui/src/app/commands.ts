@@ -28,6 +28,11 @@ export const COMMANDS: SlashCommand[] = [
     args: "[provider/model | default]",
     description: "The session's model: /model alone opens the picker, /model provider/model sets it, /model default clears it",
   },
+  {
+    name: "share",
+    description: "Share this session publicly: preview exactly what is uploaded (secrets redacted), then publish or update",
+  },
+  { name: "unshare", description: "Stop sharing this session (its link stops working)" },
   { name: "cost", description: "What this session cost per agent and model, its subagents included" },
   {
     name: "history",

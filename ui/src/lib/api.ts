@@ -24,6 +24,9 @@ import type {
   SessionSummary,
   SettingsUpdate,
   SettingsView,
+  SharePreview,
+  ShareRecord,
+  ShareRequest,
   TimelineStep,
   WorktreeCreated,
   WorktreeView,
@@ -110,6 +113,16 @@ export function makeApi(t: Transport) {
     /** Save a proposal (checked again by the server; 400/409 with why) as a markdown agent file. */
     saveAgent: (directory: string, proposal: AgentProposal, to: "project" | "global", agent?: string) =>
       t.request<SavedAgent>("POST", "/api/agents/save", { directory, proposal, to, ...(agent ? { agent } : {}) }),
+    /** Exactly what sharing would upload (redacted), with what was replaced, the server and mode. */
+    sharePreview: (id: string, req: ShareRequest) => t.request<SharePreview>("POST", `${s(id)}/share/preview`, req),
+    /** Share the session (or update its existing share with the new payload). */
+    share: (id: string, req: ShareRequest) => t.request<ShareRecord>("POST", `${s(id)}/share`, req),
+    /** Revoke this session's share. */
+    unshare: (id: string) => t.request<void>("DELETE", `${s(id)}/share`),
+    /** Every share this machine created, newest first ("My shares"). */
+    shares: () => t.request<ShareRecord[]>("GET", "/api/shares"),
+    /** Revoke a share by its id (works when the local session was deleted). */
+    revokeShare: (shareId: string) => t.request<void>("DELETE", `/api/shares/${enc(shareId)}`),
     files: (directory: string) => t.request<string[]>("GET", `/api/files?${q({ directory })}`),
     openInEditor: (directory: string, path: string, line?: number) =>
       t.request<{ command: string }>("POST", "/api/open", { directory, path, ...(line ? { line } : {}) }),

@@ -11,6 +11,11 @@ export function relativeTime(ms: number, now: number = Date.now()): string {
   return new Date(ms).toLocaleDateString();
 }
 
+/** A date and time in the reader's locale ("12 Mar 2026, 14:05"). */
+export function formatDate(ms: number): string {
+  return new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
 export function formatCost(usd: number): string {
   if (usd === 0) return "$0";
   if (usd < 0.01) return `$${usd.toFixed(4)}`;
