@@ -314,7 +314,7 @@ async fn bench(name: &str, store: Store) {
         view.rps() / baseline.rps().max(1.0)
     );
     println!(
-        "| {name} | upload `POST /api/sessions` ({uploaders} conns, {} B payload) | {:.0} | {} | {} | {} | {:.2} |",
+        "| {name} | upload `POST /api/sessions` ({uploaders} conns, {} B payload) | {:.0} | {} | {} | {} | {:.4} |",
         payload_len(),
         up.rps(),
         ms(up.pct(0.5)),
