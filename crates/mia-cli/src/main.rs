@@ -66,6 +66,9 @@ enum Command {
     /// The shares this machine created.
     #[command(subcommand)]
     Shares(cmd::share::SharesCommand),
+    /// MCP servers of the project: state and tools.
+    #[command(subcommand)]
+    Mcp(cmd::mcp::McpCommand),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, powershell or elvish.
@@ -95,6 +98,7 @@ fn main() -> ExitCode {
         Command::Doctor(a) => cmd::doctor::run(a),
         Command::Worktree(c) => cmd::worktree::run(c),
         Command::Snapshot(c) => cmd::snapshot::run(c),
+        Command::Mcp(c) => cmd::mcp::run(c),
         Command::Share(a) => cmd::share::share(a),
         Command::Unshare(a) => cmd::share::unshare(a),
         Command::Shares(c) => cmd::share::shares(c),

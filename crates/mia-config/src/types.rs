@@ -64,6 +64,51 @@ pub struct ConfigFile {
     /// "Open in editor" (global config only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editor: Option<EditorConfig>,
+    /// MCP servers by name (docs/plugins.md); a project's start only once
+    /// the workspace is trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<std::collections::BTreeMap<String, McpServerConfig>>,
+}
+
+/// `mcp.<name>`: an MCP server, in the shape of Claude Code's `.mcp.json`
+/// entries: `command` (+ `args`, `env`) for a stdio server, or `url` (+
+/// `headers`) for a streamable-HTTP one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpServerConfig {
+    /// `stdio` or `http` (default: `http` when `url` is set, else `stdio`).
+    #[serde(default, rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<McpKind>,
+    /// The program of a stdio server (found on PATH).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    /// Environment of a stdio server, on top of a minimal one (PATH, HOME,
+    /// locale): values may use `{env:VAR}`, `$VAR`, `${VAR}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// The endpoint of a streamable-HTTP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP headers (values may use `{env:VAR}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
+    /// Off: configured but not started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Seconds a tool call may take (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub timeout: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum McpKind {
+    Stdio,
+    #[serde(alias = "streamable-http", alias = "streamableHttp")]
+    Http,
 }
 
 /// `editor`: what "Open in editor" runs.

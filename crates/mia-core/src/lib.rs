@@ -18,6 +18,7 @@ mod events;
 mod fork;
 mod limits;
 mod llm;
+pub mod mcp;
 pub mod permissions;
 pub mod prompt;
 pub mod queries;

@@ -75,6 +75,8 @@ pub(crate) struct Inner {
     pub(crate) share_pending: Mutex<std::collections::HashSet<SessionId>>,
     pub(crate) share_failed: Mutex<std::collections::HashSet<SessionId>>,
     pub(crate) share_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// MCP servers, per project directory (mcp.rs).
+    pub(crate) mcp: Mutex<crate::mcp::Hubs>,
 }
 
 /// The runtime. Cheap to clone.
@@ -104,6 +106,7 @@ impl Runtime {
                 share_pending: Mutex::new(std::collections::HashSet::new()),
                 share_failed: Mutex::new(std::collections::HashSet::new()),
                 share_tasks: Mutex::new(Vec::new()),
+                mcp: Mutex::new(HashMap::new()),
             }),
         };
         rt.recover_dead_claims();

@@ -184,7 +184,9 @@ pub fn builtin_agent(name: &str) -> Option<BuiltinRuleset> {
     Some(match name {
         "build" => BuiltinRuleset {
             restrictions: vec![],
-            grants: vec![r(Allow, "*", None)],
+            // Tools of MCP servers and plugins do what their authors wrote:
+            // asked about until a rule allows them.
+            grants: vec![r(Ask, "mcp__*", None), r(Allow, "*", None)],
         },
         "plan" => {
             let mut grants = vec![r(Allow, "bash", Some(READ_ONLY_MARKER))];

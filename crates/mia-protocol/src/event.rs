@@ -278,6 +278,13 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sandbox: Option<crate::SandboxNote>,
     },
+    /// A tool's non-text results (images, resource links), just before its `tool_result`.
+    ToolContent {
+        session_id: SessionId,
+        message_id: MessageId,
+        call_id: String,
+        items: Vec<crate::ResultContent>,
+    },
     Snapshot {
         session_id: SessionId,
         call_id: String,
@@ -405,6 +412,7 @@ impl Event {
             | Self::ContextUsage { session_id, .. }
             | Self::PermissionResolved { session_id, .. }
             | Self::ToolResult { session_id, .. }
+            | Self::ToolContent { session_id, .. }
             | Self::Snapshot { session_id, .. }
             | Self::Retrying { session_id, .. }
             | Self::AgentSwitched { session_id, .. }

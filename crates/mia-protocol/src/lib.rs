@@ -22,7 +22,7 @@ pub use event::{
 pub use ids::{IdParseError, MessageId, PartId, SessionId, now_ms};
 pub use message::{
     CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType, NewMessage,
-    Part, PartContent, PermissionNote, Role, SandboxNote, TokenUsage,
+    Part, PartContent, PermissionNote, ResultContent, Role, SandboxNote, TokenUsage,
 };
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
@@ -33,9 +33,10 @@ pub use share::{
 pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, ContextUsage, CostLine,
     CostView, DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
-    ModelChoice, PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProposedRule,
-    ProviderInfo, RevertPreview, RuleView, SandboxView, ServerInfo, SessionChanges, SessionCompare,
-    SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+    McpServerView, ModelChoice, PermissionsView, PreviewAction, PreviewFile, ProjectSummary,
+    ProposedRule, ProviderInfo, RevertPreview, RuleView, SandboxView, ServerInfo, SessionChanges,
+    SessionCompare, SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView,
+    TimelineStep,
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
@@ -84,6 +85,7 @@ pub fn protocol_schema() -> serde_json::Value {
         share_preview: SharePreview,
         share_request: ShareRequest,
         share_record: ShareRecord,
+        mcp_server_view: McpServerView,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

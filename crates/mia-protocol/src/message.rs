@@ -145,6 +145,29 @@ pub struct MessageMetadata {
     pub extra: serde_json::Map<String, Value>,
 }
 
+/// One non-text piece of a tool's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResultContent {
+    /// Base64 image data.
+    Image { media_type: String, data: String },
+    ResourceLink {
+        uri: String,
+        name: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+    },
+    Resource {
+        uri: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+}
+
 /// How a step changed one file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -245,6 +268,12 @@ pub enum PartContent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pre_revert_snapshot: Option<String>,
     },
+    /// What a tool returned besides text (an MCP server's images and
+    /// resource links), for the UI; the model gets the text result.
+    ToolContent {
+        call_id: String,
+        items: Vec<ResultContent>,
+    },
     CompactionSummary {
         summary: String,
         /// Number of messages this summary stands for.
@@ -271,6 +300,7 @@ impl PartContent {
             Self::Reasoning { .. } => "reasoning",
             Self::ToolCall { .. } => "tool_call",
             Self::ToolResult { .. } => "tool_result",
+            Self::ToolContent { .. } => "tool_content",
             Self::Error { .. } => "error",
             Self::Image { .. } => "image",
             Self::File { .. } => "file",

@@ -6,6 +6,29 @@ use serde::{Deserialize, Serialize};
 
 use crate::{DiffStats, FileChange, FileDiff, Message, PermissionRequest, Session};
 
+/// An MCP server of a project: where it is defined, its state and tools.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct McpServerView {
+    pub name: String,
+    /// The config file or `.mcp.json` that defines it.
+    pub source: String,
+    /// `stdio: command args` or `http: url`.
+    pub transport: String,
+    /// `ready`, `failed`, `exited`, `stopped`, `disabled` or `untrusted`.
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The server's own name and version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// Its tools' names (as the server names them).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// The last lines it wrote to stderr.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stderr: Vec<String>,
+}
+
 /// A session in a list, with its message count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SessionSummary {

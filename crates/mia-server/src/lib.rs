@@ -8,6 +8,7 @@
 
 mod agents;
 mod forks;
+mod mcp;
 mod openapi;
 mod shares;
 mod worktrees;
@@ -140,6 +141,7 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         .merge(forks::routes())
         .merge(agents::routes())
         .merge(shares::routes())
+        .merge(mcp::routes())
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
         .route_layer(middleware::from_fn(same_origin))

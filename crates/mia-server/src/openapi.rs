@@ -136,6 +136,8 @@ pub fn openapi() -> Value {
             "/api/sessions/{id}/share": {"post": {"summary": "Share the session (or update its share) with the previewed payload; body ShareRequest",
                 "parameters": [session_id.clone()], "requestBody": json_body("#/components/schemas/ShareRequest"), "responses": {"200": ok("ShareRecord"), "400": ok("Sharing disabled or no share server configured"), "503": ok("The share server failed or refused")}},
                 "delete": {"summary": "Revoke the session's share", "parameters": [session_id.clone()], "responses": {"204": ok("Revoked"), "404": ok("The session is not shared")}}},
+            "/api/mcp": {"get": {"summary": "The project's MCP servers (config `mcp` and .mcp.json): state, tools, errors; servers that may run are started first",
+                "parameters": [dir_q.clone()], "responses": {"200": ok("[McpServerView]")}}},
             "/api/shares": {"get": {"summary": "Every share this machine created (My shares), newest first", "responses": {"200": ok("[ShareRecord]")}}},
             "/api/shares/{share}": {"delete": {"summary": "Revoke a share by its id (also after its local session was deleted)",
                 "parameters": [{"name": "share", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"204": ok("Revoked"), "404": ok("No such share")}}},

@@ -101,12 +101,12 @@ impl Tool for BashTool {
             Ok(s) if s.kind == crate::shell::ShellKind::PowerShell
         );
         ToolSpec {
-            name: "bash",
-            description: if powershell {
+            name: "bash".into(),
+            description: (if powershell {
                 "Run a PowerShell command in the project root (this machine has no bash: write PowerShell, not POSIX shell). Every command is confirmed by the user. Output (stdout and stderr) is capped; the end is kept. Processes it starts are stopped when it finishes."
             } else {
                 "Run a shell command in the project root. Output (stdout and stderr) is capped; the end is kept. Processes it starts are stopped when it finishes."
-            },
+            }).into(),
             input_schema: schema_of::<BashInput>(),
         }
     }

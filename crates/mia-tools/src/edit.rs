@@ -76,8 +76,8 @@ pub struct EditTool;
 impl Tool for EditTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "edit",
-            description: "Replace exact text in a file. old_string must match exactly once (or set replace_all). Several edits can be given at once; they all apply or none does.",
+            name: "edit".into(),
+            description: "Replace exact text in a file. old_string must match exactly once (or set replace_all). Several edits can be given at once; they all apply or none does.".into(),
             input_schema: schema_of::<EditInput>(),
         }
     }

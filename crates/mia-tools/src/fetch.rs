@@ -43,8 +43,8 @@ fn parse_url(raw: &str) -> Result<reqwest::Url, ToolError> {
 impl Tool for FetchTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "fetch",
-            description: "Fetch a web page with HTTP GET and return it as Markdown (or text/raw). Redirects are reported, not followed: fetch the new URL if it is the one you want.",
+            name: "fetch".into(),
+            description: "Fetch a web page with HTTP GET and return it as Markdown (or text/raw). Redirects are reported, not followed: fetch the new URL if it is the one you want.".into(),
             input_schema: schema_of::<FetchInput>(),
         }
     }

@@ -36,8 +36,10 @@ pub struct ReadTool;
 impl Tool for ReadTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "read",
-            description: "Read a text file. Returns numbered lines; use offset and limit for large files.",
+            name: "read".into(),
+            description:
+                "Read a text file. Returns numbered lines; use offset and limit for large files."
+                    .into(),
             input_schema: schema_of::<ReadInput>(),
         }
     }
@@ -160,8 +162,8 @@ pub struct WriteTool;
 impl Tool for WriteTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "write",
-            description: "Create a file or replace its whole content. Prefer edit for changes to an existing file.",
+            name: "write".into(),
+            description: "Create a file or replace its whole content. Prefer edit for changes to an existing file.".into(),
             input_schema: schema_of::<WriteInput>(),
         }
     }

@@ -125,6 +125,8 @@ pub struct ToolContext {
     pub sandbox: ShellSandbox,
     /// Live output of the running call (None: nobody listens).
     pub progress: Option<Progress>,
+    /// This turn's tools from MCP servers and plugins.
+    pub extra_tools: ExtraTools,
 }
 
 /// How `bash` runs commands: under the OS sandbox, or not.
@@ -172,6 +174,7 @@ impl ToolContext {
             read_only_shell: false,
             sandbox: ShellSandbox::Off,
             progress: None,
+            extra_tools: ExtraTools::default(),
         }
     }
 }
@@ -179,9 +182,22 @@ impl ToolContext {
 /// A tool definition as sent to the model.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    /// Built-in tools have static names; tools of MCP servers and plugins
+    /// are named at run time (`mcp__server__tool`).
+    pub name: std::borrow::Cow<'static, str>,
+    pub description: std::borrow::Cow<'static, str>,
     pub input_schema: Value,
+}
+
+/// Tools found at run time (MCP servers' and plugins'), by the name the
+/// model calls them with; looked up after the built-in ones.
+#[derive(Clone, Default)]
+pub struct ExtraTools(pub Arc<std::collections::BTreeMap<String, Arc<dyn Tool>>>);
+
+impl std::fmt::Debug for ExtraTools {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
 }
 
 #[async_trait::async_trait]
@@ -194,6 +210,11 @@ pub trait Tool: Send + Sync {
     /// configured (`bash` asked to, or the sandbox is unavailable): the
     /// runtime asks a person first. `None` for everything else.
     fn unconfined(&self, _input: &Value, _ctx: &ToolContext) -> Option<Unconfined> {
+        None
+    }
+    /// Where the tool comes from when it is not built in (`MCP server
+    /// "docs" (http: https://…)`), for the permission dialog.
+    fn origin(&self) -> Option<String> {
         None
     }
     /// The change a file-writing call would make, for the permission
@@ -268,18 +289,26 @@ impl ToolRegistry {
             .map(AsRef::as_ref)
     }
 
+    /// A built-in tool, else one of the turn's extra tools (MCP, plugins).
+    pub fn get_with<'a>(&'a self, name: &str, ctx: &'a ToolContext) -> Option<&'a dyn Tool> {
+        self.get(name)
+            .or_else(|| ctx.extra_tools.0.get(name).map(|t| t.as_ref()))
+    }
+
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|t| t.spec()).collect()
     }
 
     /// See [`Tool::proposed`].
     pub fn proposed(&self, name: &str, input: &Value, ctx: &ToolContext) -> Option<Proposed> {
-        self.get(name).and_then(|t| t.proposed(input, ctx))
+        self.get_with(name, ctx)
+            .and_then(|t| t.proposed(input, ctx))
     }
 
     /// See [`Tool::unconfined`].
     pub fn unconfined(&self, name: &str, input: &Value, ctx: &ToolContext) -> Option<Unconfined> {
-        self.get(name).and_then(|t| t.unconfined(input, ctx))
+        self.get_with(name, ctx)
+            .and_then(|t| t.unconfined(input, ctx))
     }
 
     /// Plan a call by tool name; an unknown tool is an error naming the known ones.
@@ -289,13 +318,14 @@ impl ToolRegistry {
         input: &Value,
         ctx: &ToolContext,
     ) -> Result<ToolPlan, ToolError> {
-        self.get(name)
+        self.get_with(name, ctx)
             .ok_or_else(|| ToolError::UnknownTool {
                 name: name.to_string(),
                 known: self
                     .tools
                     .iter()
-                    .map(|t| t.spec().name)
+                    .map(|t| t.spec().name.into_owned())
+                    .chain(ctx.extra_tools.0.keys().cloned())
                     .collect::<Vec<_>>()
                     .join(", "),
             })?

@@ -110,8 +110,9 @@ pub struct GlobTool;
 impl Tool for GlobTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "glob",
-            description: "Find files by glob pattern (gitignored files are skipped), newest first.",
+            name: "glob".into(),
+            description: "Find files by glob pattern (gitignored files are skipped), newest first."
+                .into(),
             input_schema: schema_of::<GlobInput>(),
         }
     }
@@ -210,8 +211,8 @@ pub struct GrepTool;
 impl Tool for GrepTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "grep",
-            description: "Search file contents with a regular expression (gitignored and binary files are skipped). Returns path:line: text.",
+            name: "grep".into(),
+            description: "Search file contents with a regular expression (gitignored and binary files are skipped). Returns path:line: text.".into(),
             input_schema: schema_of::<GrepInput>(),
         }
     }

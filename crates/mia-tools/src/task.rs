@@ -36,8 +36,8 @@ pub const TASK_DESCRIPTION: &str = "Delegate a self-contained task to a subagent
 impl Tool for TaskTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "task",
-            description: TASK_DESCRIPTION,
+            name: "task".into(),
+            description: TASK_DESCRIPTION.into(),
             input_schema: schema_of::<TaskInput>(),
         }
     }

@@ -73,8 +73,8 @@ pub struct TodoTool;
 impl Tool for TodoTool {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "todo",
-            description: "Keep a todo list for this session: action create (items), update (id, status, content) or delete (id). Returns the whole list.",
+            name: "todo".into(),
+            description: "Keep a todo list for this session: action create (items), update (id, status, content) or delete (id). Returns the whole list.".into(),
             input_schema: schema_of::<TodoInput>(),
         }
     }

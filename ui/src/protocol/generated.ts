@@ -127,6 +127,13 @@ export type Event =
     }
   | {
       call_id: string;
+      items: ResultContent[];
+      message_id: MessageId;
+      session_id: SessionId;
+      type: "tool_content";
+    }
+  | {
+      call_id: string;
       files: FileChange[];
       hash?: string | null;
       session_id: SessionId;
@@ -348,6 +355,11 @@ export type PartContent =
       type: "revert";
     }
   | {
+      call_id: string;
+      items: ResultContent[];
+      type: "tool_content";
+    }
+  | {
       /**
        * Number of messages this summary stands for.
        */
@@ -374,6 +386,31 @@ export type PartContent =
  * via the `definition` "FileChangeKind".
  */
 export type FileChangeKind = "added" | "modified" | "deleted";
+/**
+ * One non-text piece of a tool's result.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ResultContent".
+ */
+export type ResultContent =
+  | {
+      data: string;
+      media_type: string;
+      type: "image";
+    }
+  | {
+      description?: string | null;
+      mime_type?: string | null;
+      name: string;
+      type: "resource_link";
+      uri: string;
+    }
+  | {
+      mime_type?: string | null;
+      text?: string | null;
+      type: "resource";
+      uri: string;
+    };
 /**
  * A time-ordered identifier (UUID v7): ids sort in creation order.
  *
@@ -626,6 +663,7 @@ export interface Protocol {
   fork_result: ForkResult;
   fork_tree_node: ForkTreeNode;
   history_action: HistoryAction;
+  mcp_server_view: McpServerView;
   message: Message;
   model_choice: ModelChoice;
   op: Op;
@@ -1495,6 +1533,40 @@ export interface ForkTreeNode {
    * The git worktree the session works in (its name), when its directory is one.
    */
   worktree?: string | null;
+}
+/**
+ * An MCP server of a project: where it is defined, its state and tools.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "McpServerView".
+ */
+export interface McpServerView {
+  error?: string | null;
+  name: string;
+  /**
+   * The server's own name and version.
+   */
+  server?: string | null;
+  /**
+   * The config file or `.mcp.json` that defines it.
+   */
+  source: string;
+  /**
+   * `ready`, `failed`, `exited`, `stopped`, `disabled` or `untrusted`.
+   */
+  state: string;
+  /**
+   * The last lines it wrote to stderr.
+   */
+  stderr?: string[];
+  /**
+   * Its tools' names (as the server names them).
+   */
+  tools?: string[];
+  /**
+   * `stdio: command args` or `http: url`.
+   */
+  transport: string;
 }
 /**
  * A model the user can pick (`GET /api/models`): from the catalog, for the

@@ -5,6 +5,7 @@ pub mod config;
 pub mod cost;
 pub mod doctor;
 pub mod history;
+pub mod mcp;
 pub mod permissions;
 pub mod run;
 pub mod serve;

@@ -322,6 +322,21 @@ fn print_part(content: &PartContent) {
                 }
             );
         }
+        PartContent::ToolContent { items, .. } => {
+            for item in items {
+                match item {
+                    mia_protocol::ResultContent::Image { media_type, .. } => {
+                        println!("    [image {media_type}]")
+                    }
+                    mia_protocol::ResultContent::ResourceLink { uri, name, .. } => {
+                        println!("    [link {name}: {uri}]")
+                    }
+                    mia_protocol::ResultContent::Resource { uri, .. } => {
+                        println!("    [resource {uri}]")
+                    }
+                }
+            }
+        }
         PartContent::Error { kind, message, .. } => println!("  ✗ {kind}: {message}"),
         PartContent::Image { media_type, .. } => println!("  [image {media_type}]"),
         PartContent::File { path, .. } => println!("  [file {path}]"),

@@ -237,6 +237,10 @@ impl Runtime {
                 &decision,
             );
             request.call_id = Some(call.id.clone());
+            // A tool of an MCP server or a plugin: the dialog says whose.
+            if let Some(origin) = registry.get_with(&call.name, ctx).and_then(|t| t.origin()) {
+                request.target = origin;
+            }
             // What a write or an edit would change, shown in the dialog.
             request.proposed = registry
                 .proposed(&call.name, &call.input, ctx)
@@ -406,7 +410,7 @@ impl Runtime {
                 .await;
         }
         let started = Instant::now();
-        let tool = registry.get(&call.name);
+        let tool = registry.get_with(&call.name, ctx);
         let result = match tool {
             // A subagent runs in its own session (delegate.rs).
             Some(_) if call.name == "task" => match self.delegate(state, call, ctx).await {
@@ -438,6 +442,15 @@ impl Runtime {
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let mut sandbox_note = None;
+        // Images and links an MCP server returned, for the UI.
+        let rich: Vec<mia_protocol::ResultContent> = match &result {
+            Ok(out) => out
+                .metadata
+                .get("content")
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or_default(),
+            Err(_) => Vec::new(),
+        };
         // Every file a sandboxed command changed, traced by the kernel.
         let mut written: Option<Vec<std::path::PathBuf>> = None;
         let (output, is_error) = match result {
@@ -473,6 +486,18 @@ impl Runtime {
                 .await;
             parts.push(part);
             self.emit(event);
+        }
+        if !rich.is_empty() {
+            self.emit(Event::ToolContent {
+                session_id,
+                message_id,
+                call_id: call.id.clone(),
+                items: rich.clone(),
+            });
+            parts.push(PartContent::ToolContent {
+                call_id: call.id.clone(),
+                items: rich,
+            });
         }
         self.record_ran(
             session_id,

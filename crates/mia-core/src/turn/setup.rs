@@ -209,6 +209,7 @@ impl Runtime {
             read_only_shell: false,
             sandbox: mia_tools::ShellSandbox::Off,
             progress: None,
+            extra_tools: mia_tools::ExtraTools::default(),
         };
 
         // "Always for this project" approvals and workspace trust (persisted).

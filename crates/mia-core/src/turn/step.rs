@@ -98,6 +98,10 @@ impl Runtime {
             t.tool_ctx.sandbox,
             mia_tools::ShellSandbox::Confined { .. }
         ));
+        // The project's MCP servers' tools (its own servers only in a trusted
+        // workspace): started at the first step, the same set at the next
+        // unless a server said its list changed.
+        t.tool_ctx.extra_tools = self.mcp_tools(&t.path_ctx.root, &t.config, t.trusted).await;
         t.tool_ctx.read_filter = None;
         if restricts_reads {
             let policy = Arc::new(policy.clone());
@@ -147,11 +151,14 @@ impl Runtime {
                 .tools
                 .specs()
                 .into_iter()
+                // MCP servers' and plugins' tools, in name order (the prompt
+                // prefix must not change between steps).
+                .chain(t.tool_ctx.extra_tools.0.values().map(|tool| tool.spec()))
                 .filter(|s| {
                     let perm = if s.name == "todo" {
                         "todo_create"
                     } else {
-                        s.name
+                        s.name.as_ref()
                     };
                     (s.name != "task" || offer_task)
                         && permissions::tool_offered(&prompt_checker, perm)
