@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import type { SandboxView, ShareRecord } from "../protocol/generated";
+import type { McpServerView, SandboxView, ShareRecord } from "../protocol/generated";
+import { ApiError } from "../transport/types";
 import { formatDate } from "../lib/format";
 import type { UpdateStatus, Updates } from "../transport";
 import { Settings } from "./Settings";
@@ -196,5 +197,146 @@ describe("Settings: my shares", () => {
     const empty = await screen.findByText("You have not shared any session.");
     expect(screen.getByTestId("my-shares")).toContainElement(empty);
     expect(screen.queryByTestId("my-share")).toBeNull();
+  });
+});
+
+describe("Settings: MCP servers", () => {
+  const servers: McpServerView[] = [
+    {
+      name: "fixture",
+      source: "/proj/.mcp.json",
+      transport: "stdio: python3 server.py",
+      state: "ready",
+      server: "fixture-server 1.2.0",
+      tools: ["echo", "picture"],
+    },
+    {
+      name: "big",
+      source: "/h/config.json",
+      transport: "http: https://mcp.example.org/mcp",
+      state: "ready",
+      tools: ["a", "b", "c", "d", "e", "f"],
+    },
+    {
+      name: "broken",
+      source: "/proj/.mcp.json",
+      transport: "stdio: node crash.js",
+      state: "failed",
+      error: "exited with status 1 before initialize",
+      stderr: ["Error: Cannot find module 'x'", "    at require (node:internal)"],
+    },
+    {
+      name: "stranger",
+      source: "/proj/.mcp.json",
+      transport: "stdio: ./run.sh",
+      state: "untrusted",
+      error: "the workspace is not trusted: run `mia-code permissions trust` to start its servers",
+    },
+  ];
+
+  function renderMcp(answer: () => unknown, directory: string | null = "/proj") {
+    const fake = fakeTransport((_m, path) => {
+      if (path.startsWith("/api/settings"))
+        return { agents: [], default_agent: "build", providers: [], global_config: "/h/config.json", config_files: [] };
+      if (path.startsWith("/api/permissions")) return { agent: "build", rules: [], trusted: true, warnings: [] };
+      if (path.startsWith("/api/mcp")) return answer();
+      return [];
+    });
+    render(
+      <Providers transport={fake.transport}>
+        <Settings directory={directory} onClose={() => undefined} />
+      </Providers>,
+    );
+    return { ...fake, mcpRequests: () => fake.requests.filter((r) => r.path.startsWith("/api/mcp")) };
+  }
+
+  /** An answer the test releases: the loading state stays until then. */
+  function deferred<T>() {
+    let resolve!: (v: T) => void;
+    let reject!: (e: unknown) => void;
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    return { promise, resolve, reject };
+  }
+
+  it("loads the project's servers on open, saying they are starting meanwhile", async () => {
+    const answer = deferred<McpServerView[]>();
+    const ctx = renderMcp(() => answer.promise, "/home/me/my proj");
+    const section = await screen.findByTestId("mcp-servers");
+    expect(within(section).getByRole("heading")).toHaveTextContent("MCP servers");
+    expect(within(section).getByRole("status")).toHaveTextContent("Starting servers…");
+    expect(within(section).getByTestId("mcp-refresh")).toBeDisabled();
+    expect(ctx.mcpRequests()).toEqual([{ method: "GET", path: "/api/mcp?directory=%2Fhome%2Fme%2Fmy+proj", body: undefined }]);
+    answer.resolve(servers);
+    const rows = await within(section).findAllByTestId("mcp-server");
+    expect(within(section).queryByText("Starting servers…")).toBeNull();
+    expect(rows.map((r) => r.getAttribute("data-server"))).toEqual(["fixture", "big", "broken", "stranger"]);
+    expect(rows[0]).toHaveTextContent("fixture");
+    expect(rows[0]).toHaveTextContent("fixture-server 1.2.0");
+    expect(rows[0]).toHaveTextContent("stdio: python3 server.py");
+    expect(rows[0]).toHaveTextContent("/proj/.mcp.json");
+    expect(within(section).getByTestId("mcp-state-fixture")).toHaveTextContent("ready");
+    expect(within(section).getByTestId("mcp-state-fixture")).toHaveClass("badge-completed");
+    expect(within(section).getByTestId("mcp-state-broken")).toHaveTextContent("failed");
+    expect(within(section).getByTestId("mcp-state-broken")).toHaveClass("badge-error");
+    expect(within(section).getByTestId("mcp-state-stranger")).toHaveTextContent("untrusted");
+    // Few tools inline, many folded into a count.
+    expect(within(section).getByTestId("mcp-tools-fixture")).toHaveTextContent(/^echo, picture$/);
+    const many = within(section).getByTestId("mcp-tools-big");
+    expect(many.querySelector("details summary")).toHaveTextContent("6 tools");
+    expect(many.querySelector("details")).toHaveTextContent("a, b, c, d, e, f");
+    expect(within(section).getByTestId("mcp-tools-broken")).toHaveTextContent("none");
+  });
+
+  it("shows a failed server's error and stderr, and how to trust an untrusted workspace", async () => {
+    renderMcp(() => servers);
+    const broken = await screen.findByTestId("mcp-detail-broken");
+    expect(broken).toHaveTextContent("exited with status 1 before initialize");
+    expect(within(broken).getByLabelText("stderr of broken")).toHaveTextContent(
+      "Error: Cannot find module 'x' at require (node:internal)",
+    );
+    const stranger = screen.getByTestId("mcp-detail-stranger");
+    expect(stranger).toHaveTextContent("run `mia-code permissions trust` to start its servers");
+    expect(screen.queryByTestId("mcp-detail-fixture")).toBeNull();
+  });
+
+  it("Refresh asks again and shows the new states", async () => {
+    let calls = 0;
+    const ctx = renderMcp(() => {
+      calls += 1;
+      return calls === 1 ? [servers[2]] : [{ ...servers[2]!, state: "ready", error: null, stderr: [], tools: ["fixed"] }];
+    });
+    expect(await screen.findByTestId("mcp-state-broken")).toHaveTextContent("failed");
+    fireEvent.click(screen.getByTestId("mcp-refresh"));
+    await waitFor(() => expect(screen.getByTestId("mcp-state-broken")).toHaveTextContent("ready"));
+    expect(ctx.mcpRequests()).toHaveLength(2);
+    expect(screen.getByTestId("mcp-tools-broken")).toHaveTextContent("fixed");
+    expect(screen.queryByTestId("mcp-detail-broken")).toBeNull();
+  });
+
+  it("says how to add servers when there are none", async () => {
+    renderMcp(() => []);
+    const empty = await screen.findByTestId("mcp-empty");
+    expect(empty).toHaveTextContent(
+      "No MCP servers. Add them under mcp in your config or in the project's .mcp.json.",
+    );
+    expect(screen.queryByTestId("mcp-table")).toBeNull();
+  });
+
+  it("shows a failed request as an alert", async () => {
+    renderMcp(() => Promise.reject(new ApiError(500, "mcp: cannot read /proj/.mcp.json: invalid JSON at line 3")));
+    const alert = await within(await screen.findByTestId("mcp-servers")).findByRole("alert");
+    expect(alert).toHaveTextContent("mcp: cannot read /proj/.mcp.json: invalid JSON at line 3");
+    expect(screen.queryByText("Starting servers…")).toBeNull();
+    expect(screen.getByTestId("mcp-refresh")).toBeEnabled();
+  });
+
+  it("has no section without a project", async () => {
+    const ctx = renderMcp(() => servers, null);
+    await screen.findByTestId("my-shares");
+    expect(screen.queryByTestId("mcp-servers")).toBeNull();
+    expect(ctx.mcpRequests()).toEqual([]);
   });
 });

@@ -1,5 +1,13 @@
 import { useCallback, useEffect, useState } from "react";
-import type { AgentInfo, ApprovalView, PermissionsView, ProviderInfo, SettingsView, ShareRecord } from "../protocol/generated";
+import type {
+  AgentInfo,
+  ApprovalView,
+  McpServerView,
+  PermissionsView,
+  ProviderInfo,
+  SettingsView,
+  ShareRecord,
+} from "../protocol/generated";
 import type { UpdateStatus, Updates as Updater } from "../transport";
 import { errorMessage } from "../lib/api";
 import { formatDate, relativeTime } from "../lib/format";
@@ -64,6 +72,7 @@ export function Settings({
           <Defaults key={view.agents.map((a) => a.name).join(" ")} view={view} onSaved={setView} />
           {directory && <Rules directory={directory} agents={view.agents.map((a) => a.name)} defaultAgent={view.default_agent} />}
           {directory && <Approvals directory={directory} />}
+          {directory && <McpServers directory={directory} />}
           <MyShares onOpenSession={onOpenSession} />
           <p className="muted small">
             Written to <span className="mono">{view.global_config}</span>. Read:{" "}
@@ -545,6 +554,156 @@ function Approvals({ directory }: { directory: string }) {
         </table>
       )}
     </section>
+  );
+}
+
+/** A server's state as a badge colour (the task badges' classes). */
+const MCP_BADGE: Record<string, string> = {
+  ready: "completed",
+  failed: "error",
+  exited: "error",
+  untrusted: "blocked",
+  stopped: "stopped",
+  disabled: "stopped",
+};
+/** Tools listed inline up to this many; more fold into a count. */
+const MCP_TOOLS_INLINE = 4;
+
+/** Settings → MCP servers of the project (GET /api/mcp starts those that may run: it can take seconds). */
+function McpServers({ directory }: { directory: string }) {
+  const { api } = useServices();
+  /** Bumped by Refresh: the list loads again. */
+  const [version, setVersion] = useState(0);
+  const key = `${directory}\n${version}`;
+  const [result, setResult] = useState<{ key: string; directory: string; list?: McpServerView[]; error?: string } | null>(
+    null,
+  );
+  useEffect(() => {
+    let alive = true;
+    api.mcp(directory).then(
+      (list) => {
+        if (alive) setResult({ key, directory, list: Array.isArray(list) ? list : [] });
+      },
+      (e: unknown) => {
+        if (alive) setResult({ key, directory, error: errorMessage(e) });
+      },
+    );
+    return () => {
+      alive = false;
+    };
+  }, [api, directory, key]);
+  const loading = result?.key !== key;
+  // While a refresh runs the last list stays (of this project only).
+  const shown = result?.directory === directory ? result : null;
+  const list = shown?.list ?? null;
+  return (
+    <section data-testid="mcp-servers" aria-busy={loading}>
+      <h3>MCP servers</h3>
+      {loading && (
+        <p className="muted small" role="status" data-testid="mcp-loading">
+          Starting servers…
+        </p>
+      )}
+      {shown?.error && (
+        <p className="error-text" role="alert">
+          {shown.error}
+        </p>
+      )}
+      {list?.length === 0 && (
+        <p className="muted small" data-testid="mcp-empty">
+          No MCP servers. Add them under <code>mcp</code> in your config or in the project's <code>.mcp.json</code>.
+        </p>
+      )}
+      {list && list.length > 0 && (
+        <div className="table-scroll" tabIndex={0} role="region" aria-label="MCP servers">
+          <table className="table" data-testid="mcp-table">
+            <thead>
+              <tr>
+                <th>Server</th>
+                <th>State</th>
+                <th>Transport</th>
+                <th>Tools</th>
+                <th>Source</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((m) => (
+                <McpRow key={m.name} server={m} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className="row-end">
+        <button
+          type="button"
+          className="btn small"
+          disabled={loading}
+          onClick={() => setVersion((v) => v + 1)}
+          data-testid="mcp-refresh"
+        >
+          Refresh
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function McpRow({ server: m }: { server: McpServerView }) {
+  const tools = m.tools ?? [];
+  const stderr = m.stderr ?? [];
+  const broken = m.state === "failed" || m.state === "exited";
+  const detail = !!m.error || stderr.length > 0;
+  return (
+    <>
+      <tr data-testid="mcp-server" data-server={m.name}>
+        <td>
+          <span className="mono">{m.name}</span>
+          {m.server && <div className="muted small">{m.server}</div>}
+        </td>
+        <td>
+          <span className={`task-badge badge-${MCP_BADGE[m.state] ?? "queued"}`} data-testid={`mcp-state-${m.name}`}>
+            {m.state}
+          </span>
+        </td>
+        <td className="mono small">{m.transport}</td>
+        <td className="small" data-testid={`mcp-tools-${m.name}`}>
+          {tools.length === 0 ? (
+            <span className="muted">none</span>
+          ) : tools.length <= MCP_TOOLS_INLINE ? (
+            <span className="mono">{tools.join(", ")}</span>
+          ) : (
+            <details>
+              <summary>{tools.length} tools</summary>
+              <span className="mono">{tools.join(", ")}</span>
+            </details>
+          )}
+        </td>
+        <td className="mono small">{m.source}</td>
+      </tr>
+      {detail && (
+        <tr className="mcp-detail" data-testid={`mcp-detail-${m.name}`}>
+          <td colSpan={5}>
+            {m.error && (
+              <p className={broken ? "error-text small" : m.state === "untrusted" ? "warning small" : "muted small"}>
+                {m.error}
+              </p>
+            )}
+            {stderr.length > 0 &&
+              (broken ? (
+                <pre className="mcp-stderr small" aria-label={`stderr of ${m.name}`}>
+                  {stderr.join("\n")}
+                </pre>
+              ) : (
+                <details>
+                  <summary className="small">stderr ({stderr.length} lines)</summary>
+                  <pre className="mcp-stderr small">{stderr.join("\n")}</pre>
+                </details>
+              ))}
+          </td>
+        </tr>
+      )}
+    </>
   );
 }
 

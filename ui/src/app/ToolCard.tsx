@@ -1,8 +1,10 @@
 import { memo, useEffect, useRef, useState } from "react";
+import type { ResultContent } from "../protocol/generated";
 import type { ToolInfo } from "../state/session";
 import { useOpenFile } from "./openFile";
+import { usePlatform } from "./context";
 import { useExpanded } from "../state/expanded";
-import { describeDecision, describeSandbox, formatDuration, toolTarget } from "../lib/format";
+import { describeDecision, describeSandbox, formatDuration, mcpToolName, toolTarget } from "../lib/format";
 
 const MAX_LINES = 200;
 const PREVIEW_LINES = 6;
@@ -72,6 +74,90 @@ function SandboxBadge({ note }: { note: NonNullable<ToolInfo["sandbox"]> }) {
   );
 }
 
+/** Image types shown inline (never SVG: it can carry scripts and links). */
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** The data: URL of an image a tool returned, or null when it is not one shown inline. */
+export function imageSrc(mediaType: string, data: string): string | null {
+  const type = mediaType.split(";")[0]!.trim().toLowerCase();
+  if (!type.startsWith("image/") || !IMAGE_TYPES.has(type)) return null;
+  const clean = data.replace(/\s+/g, "");
+  if (!clean || !BASE64.test(clean)) return null;
+  return `data:${type};base64,${clean}`;
+}
+
+const WEB_URL = /^https?:\/\//i;
+
+/** A resource link: opened in the system browser when it is a web address, plain text otherwise. */
+function ResourceLink({ item }: { item: Extract<ResultContent, { type: "resource_link" }> }) {
+  const platform = usePlatform();
+  const label = item.name || item.uri;
+  return (
+    <div className="tool-resource-link" data-testid="tool-content-link">
+      <span aria-hidden>🔗</span>{" "}
+      {WEB_URL.test(item.uri) ? (
+        <a
+          href={item.uri}
+          title={item.uri}
+          target="_blank"
+          rel="noopener noreferrer"
+          onClick={(e) => {
+            // Never navigate the webview: hand the URL to the system browser.
+            e.preventDefault();
+            platform?.openExternal(item.uri);
+          }}
+        >
+          {label}
+        </a>
+      ) : (
+        <>
+          <span>{label}</span>
+          {label !== item.uri && <span className="mono muted small"> {item.uri}</span>}
+        </>
+      )}
+      {item.mime_type && <span className="muted small"> ({item.mime_type})</span>}
+      {item.description && <span className="muted small"> — {item.description}</span>}
+    </div>
+  );
+}
+
+/** What a tool returned besides text: images, resource links, embedded resources. */
+function ResultItems({ items, tool }: { items: ResultContent[]; tool: string }) {
+  return (
+    <div className="tool-content" data-testid="tool-card-content">
+      {items.map((item, i) => {
+        if (item.type === "image") {
+          const src = imageSrc(item.media_type, item.data);
+          return src ? (
+            <img key={i} className="tool-image" src={src} alt={`Image from ${tool} (${item.media_type})`} />
+          ) : (
+            <div key={i} className="muted small" data-testid="tool-content-image-off">
+              [image: {item.media_type}, not shown]
+            </div>
+          );
+        }
+        if (item.type === "resource_link") return <ResourceLink key={i} item={item} />;
+        if (item.text != null)
+          return (
+            <details key={i} className="tool-resource" data-testid="tool-content-resource">
+              <summary className="mono small">
+                {item.uri}
+                {item.mime_type && <span className="muted"> ({item.mime_type})</span>}
+              </summary>
+              <pre className="tool-output">{item.text}</pre>
+            </details>
+          );
+        return (
+          <div key={i} className="tool-resource muted small" data-testid="tool-content-resource">
+            <span className="mono">{item.uri}</span> ({item.mime_type ?? "binary"}, not shown)
+          </div>
+        );
+      })}
+    </div>
+  );
+}
+
 /** One tool call: header (tool, target, status), arguments, result, decision, changed files, sandbox. */
 export const ToolCard = memo(function ToolCard({
   info,
@@ -89,13 +175,21 @@ export const ToolCard = memo(function ToolCard({
   const status = !done ? (running ? "running" : "stopped") : info.isError ? "error" : "ok";
   const target = toolTarget(info.input);
   const files = info.files ?? [];
+  const mcp = mcpToolName(info.tool);
   return (
     <div className={`tool-card tool-${status}`} data-testid="tool-card" data-tool={info.tool} data-call-id={info.callId}>
       <button type="button" className="tool-head" aria-expanded={expanded} onClick={toggleExpanded}>
         <span className="chev" aria-hidden>
           {expanded ? "▾" : "▸"}
         </span>
-        <span className="tool-name">{info.tool}</span>
+        {mcp ? (
+          <span className="tool-name" title={info.tool}>
+            {mcp.tool}
+            <span className="tool-mcp"> · MCP {mcp.server}</span>
+          </span>
+        ) : (
+          <span className="tool-name">{info.tool}</span>
+        )}
         {target && <span className="tool-target mono">{target}</span>}
         <span className="tool-status" aria-label={status}>
           {status === "running" ? "…" : status === "ok" ? "✓" : status === "error" ? "✗" : "■"}
@@ -119,6 +213,7 @@ export const ToolCard = memo(function ToolCard({
           <ResultText output={info.output ?? ""} expanded={expanded} />
         </div>
       )}
+      {info.content && info.content.length > 0 && <ResultItems items={info.content} tool={mcp?.tool ?? info.tool} />}
       {info.snapshotUnavailable && <div className="muted small">Undo unavailable: {info.snapshotUnavailable}</div>}
       {files.length > 0 && (
         <div className="tool-files">

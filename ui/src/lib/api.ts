@@ -9,6 +9,7 @@ import type {
   ForkResult,
   ForkTreeNode,
   HistoryAction,
+  McpServerView,
   ModelChoice,
   PermissionReplyKind,
   PermissionRequest,
@@ -132,6 +133,8 @@ export function makeApi(t: Transport) {
     removeKey: (provider: string) => t.request<void>("DELETE", `/api/settings/keys/${enc(provider)}`),
     permissions: (directory: string, agent: string) =>
       t.request<PermissionsView>("GET", `/api/permissions?${q({ directory, agent })}`),
+    /** The project's MCP servers (those that may run are started first: this can take seconds). */
+    mcp: (directory: string) => t.request<McpServerView[]>("GET", `/api/mcp?${q({ directory })}`),
     approvals: (directory: string) => t.request<ApprovalView[]>("GET", `/api/approvals?${q({ directory })}`),
     /** Every pending ask of the project's sessions (the attention queue), oldest first. */
     asks: (directory: string) => t.request<PermissionRequest[]>("GET", `/api/asks?${q({ directory })}`),

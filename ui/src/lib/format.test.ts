@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { describeDecision, describeSandbox, formatBytes, formatCostFine, relativeTime, toolTarget } from "./format";
+import {
+  describeDecision,
+  describeSandbox,
+  formatBytes,
+  formatCostFine,
+  isMcpTool,
+  mcpToolName,
+  relativeTime,
+  toolTarget,
+} from "./format";
 
 describe("describeDecision", () => {
   it("says who decided and how", () => {
@@ -54,5 +63,22 @@ describe("describeSandbox", () => {
     expect(describeSandbox({ mode: "off", unconfined: "escalated" })).toMatchObject({ label: "unsandboxed", unconfined: true });
     expect(describeSandbox({ mode: "off", unconfined: "unavailable" }).title).toContain("no OS sandbox");
     expect(describeSandbox({ mode: "off", unconfined: "config" }).title).toContain("sandbox.mode is off");
+  });
+});
+
+describe("mcpToolName", () => {
+  it("splits mcp__SERVER__TOOL into the server and the tool's own name", () => {
+    expect(mcpToolName("mcp__fixture__echo")).toEqual({ server: "fixture", tool: "echo" });
+    expect(mcpToolName("mcp__fixture__danger_delete")).toEqual({ server: "fixture", tool: "danger_delete" });
+    expect(mcpToolName("mcp__web-search__find__all")).toEqual({ server: "web-search", tool: "find__all" });
+    expect(isMcpTool("mcp__fixture__echo")).toBe(true);
+  });
+
+  it("is null for other tools and for names cut before the tool part", () => {
+    expect(mcpToolName("bash")).toBeNull();
+    expect(isMcpTool("bash")).toBe(false);
+    expect(mcpToolName("mcp__fixture")).toBeNull();
+    expect(mcpToolName("mcp__fixture__")).toBeNull();
+    expect(mcpToolName("mcp____echo")).toBeNull();
   });
 });

@@ -61,6 +61,24 @@ export function baseName(path: string): string {
   return i >= 0 ? trimmed.slice(i + 1) || trimmed : trimmed;
 }
 
+/** Tools of MCP servers are named `mcp__SERVER__TOOL`. */
+export function isMcpTool(tool: string): boolean {
+  return tool.startsWith("mcp__");
+}
+
+/**
+ * `mcp__fixture__echo` → server `fixture`, tool `echo` (split at the first `__` after the
+ * server: names are sanitised to `[A-Za-z0-9_-]`, so a server name with `__` reads ambiguously).
+ * Null for other tools, and for a name cut before its tool part (64 characters at most).
+ */
+export function mcpToolName(tool: string): { server: string; tool: string } | null {
+  if (!isMcpTool(tool)) return null;
+  const rest = tool.slice("mcp__".length);
+  const at = rest.indexOf("__");
+  if (at <= 0 || at + 2 >= rest.length) return null;
+  return { server: rest.slice(0, at), tool: rest.slice(at + 2) };
+}
+
 /** The short target of a tool call for its card header (path, command, pattern, URL). */
 export function toolTarget(input: unknown): string {
   if (!input || typeof input !== "object") return "";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Event, Message, PermissionRequest, SessionDetail } from "../protocol/generated";
+import type { Event, Message, PartContent, PermissionRequest, ResultContent, SessionDetail } from "../protocol/generated";
 import {
   applyEvent,
   emptySession,
@@ -519,5 +519,114 @@ describe("compaction events", () => {
       msg("a2", "user", [{ type: "tool_result", call_id: "t1", tool: "read", output: "text" }]),
     ]);
     expect(tools.t1).toMatchObject({ tool: "read", output: "text", messageId: "a1" });
+  });
+});
+
+describe("tool_content (MCP images, resource links, resources)", () => {
+  const items: ResultContent[] = [
+    { type: "image", media_type: "image/png", data: "iVBORw0KGgo=" },
+    { type: "resource_link", uri: "https://example.org/doc", name: "doc", description: "The doc" },
+    { type: "resource", uri: "file:///notes.txt", mime_type: "text/plain", text: "hello" },
+  ];
+  const call: Event = {
+    type: "tool_call",
+    session_id: S,
+    message_id: "m1",
+    call_id: "x1",
+    tool: "mcp__fixture__echo",
+    input: { text: "hi" },
+  };
+  const content = (over: Partial<Extract<Event, { type: "tool_content" }>> = {}): Event => ({
+    type: "tool_content",
+    session_id: S,
+    message_id: "m1",
+    call_id: "x1",
+    items,
+    ...over,
+  });
+  /** A stored `tool_content` part (next to the call's `tool_result` part). */
+  const contentPart = (callId: string, list: ResultContent[]): PartContent => ({
+    type: "tool_content",
+    call_id: callId,
+    items: list,
+  });
+
+  it("the live event fills the card's content, and its result keeps it", () => {
+    let s = run([started, call]);
+    s = applyEvent(s, content());
+    expect(s.tools.x1).toMatchObject({ tool: "mcp__fixture__echo", input: { text: "hi" }, content: items });
+    s = applyEvent(s, {
+      type: "tool_result",
+      session_id: S,
+      message_id: "m1",
+      call_id: "x1",
+      tool: "mcp__fixture__echo",
+      output: "echo: hi",
+      is_error: false,
+      duration_ms: 4,
+    });
+    expect(s.tools.x1).toMatchObject({ output: "echo: hi", durationMs: 4, content: items });
+  });
+
+  it("content of a call not seen yet starts its card; another session's is ignored", () => {
+    const s = applyEvent(emptySession(S), content({ call_id: "x9", message_id: "m5" }));
+    expect(s.tools.x9).toEqual({ callId: "x9", tool: "", input: null, messageId: "m5", content: items });
+    const s0 = emptySession(S);
+    expect(applyEvent(s0, content({ session_id: "other" }))).toBe(s0);
+  });
+
+  it("stored tool_content parts fill the card from history (load, message_stored, archive)", () => {
+    const history = [
+      msg("a1", "assistant", [{ type: "tool_call", call_id: "x1", tool: "mcp__fixture__picture", input: {} }]),
+      msg("t1", "user", [
+        { type: "tool_result", call_id: "x1", tool: "mcp__fixture__picture", output: "[image]" },
+        contentPart("x1", [items[0]!]),
+      ]),
+    ];
+    const detail: SessionDetail = {
+      session: {
+        id: S,
+        title: "t",
+        slug: "t",
+        directory: "/p",
+        project_id: "x",
+        status: "idle",
+        created_at: 1,
+        updated_at: 2,
+        version: "0.1",
+      },
+      agent: "build",
+      messages: history,
+    };
+    expect(fromDetail(detail).tools.x1).toMatchObject({
+      tool: "mcp__fixture__picture",
+      output: "[image]",
+      messageId: "a1",
+      content: [{ type: "image", media_type: "image/png", data: "iVBORw0KGgo=" }],
+    });
+    const live = run([started, { type: "message_stored", message: history[0]! }, { type: "message_stored", message: history[1]! }]);
+    expect(live.tools.x1!.content).toEqual([items[0]]);
+    expect(toolsOf(history).x1!.content).toEqual([items[0]]);
+  });
+
+  it("a reload while the turn runs keeps content the events brought", () => {
+    const s = run([started, call, content()]);
+    const detail: SessionDetail = {
+      session: {
+        id: S,
+        title: "t",
+        slug: "t",
+        directory: "/p",
+        project_id: "x",
+        status: "busy",
+        created_at: 1,
+        updated_at: 2,
+        version: "0.1",
+      },
+      agent: "build",
+      running: true,
+      messages: [msg("m1", "assistant", [{ type: "tool_call", call_id: "x1", tool: "mcp__fixture__echo", input: { text: "hi" } }])],
+    };
+    expect(reloaded(detail, s).tools.x1!.content).toEqual(items);
   });
 });

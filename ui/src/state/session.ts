@@ -5,6 +5,7 @@ import type {
   Part,
   PartContent,
   PermissionRequest,
+  ResultContent,
   SandboxNote,
   ContextUsage,
   Session,
@@ -31,6 +32,8 @@ export interface ToolInfo {
   sandbox?: SandboxNote;
   /** Output of the running call as it comes (cleared by its result, which has the whole output). */
   live?: string;
+  /** What the tool returned besides text (an MCP server's images, resource links, resources). */
+  content?: ResultContent[];
 }
 
 /** Live output kept per running call: its tail, so a chatty command cannot grow the page without bound. */
@@ -186,6 +189,8 @@ function mergeParts(tools: Record<string, ToolInfo>, m: Message, copy: boolean):
       const patch: Partial<ToolInfo> = { snapshotUnavailable: c.unavailable ?? null };
       if (c.files) patch.files = c.files;
       touch(id, () => ({ callId: id, tool: "", input: null, messageId: m.id }), patch);
+    } else if (c.type === "tool_content") {
+      touch(c.call_id, () => ({ callId: c.call_id, tool: "", input: null, messageId: m.id }), { content: c.items });
     }
   }
   return out;
@@ -305,6 +310,15 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
       return setTool(s, e.call_id, patch, () => ({
         callId: e.call_id,
         tool: e.tool,
+        input: null,
+        messageId: e.message_id,
+      }));
+    }
+    case "tool_content": {
+      if (e.session_id !== s.id) return s;
+      return setTool(s, e.call_id, { content: e.items }, () => ({
+        callId: e.call_id,
+        tool: "",
         input: null,
         messageId: e.message_id,
       }));

@@ -88,6 +88,7 @@ const EVENT_NAMES: Record<Event["type"], true> = {
   permission_asked: true,
   permission_resolved: true,
   tool_result: true,
+  tool_content: true,
   snapshot: true,
   retrying: true,
   agent_switched: true,

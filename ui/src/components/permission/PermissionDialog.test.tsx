@@ -82,6 +82,29 @@ describe("PermissionDialog", () => {
     expect(screen.queryByTestId("permission-proposed")).toBeNull();
   });
 
+  it("labels the target by what it is: From for an MCP server's tool", () => {
+    const mcp = {
+      ...fetchRequest,
+      id: "perm-mcp-4",
+      tool: "mcp__fixture__echo",
+      permission: "mcp__fixture__echo",
+      target: 'MCP server "fixture" (stdio: python3 server.py)',
+      input: { text: "hello" },
+    };
+    const label = () => screen.getByTestId("permission-target").previousElementSibling;
+    const { unmount } = setup([mcp]);
+    expect(screen.getByTestId("permission-tool")).toHaveTextContent("mcp__fixture__echo");
+    expect(screen.getByTestId("permission-target")).toHaveTextContent('MCP server "fixture" (stdio: python3 server.py)');
+    expect(label()).toHaveTextContent(/^From$/);
+    unmount();
+    // An HTTP server's target has a URL in it: still where the tool comes from.
+    const http = setup([{ ...mcp, tool: "mcp__web__add", target: 'MCP server "web" (http: https://mcp.example.org/mcp)' }]);
+    expect(label()).toHaveTextContent(/^From$/);
+    http.unmount();
+    setup([editRequest]);
+    expect(label()).toHaveTextContent(/^Path$/);
+  });
+
   it("says when no rule matched", () => {
     setup([editRequest]);
     expect(screen.getByTestId("permission-rule")).toHaveTextContent("no rule matched: asking by default");

@@ -37,6 +37,8 @@ export function escapeReply(options: readonly string[]): PermissionReplyKind | n
 
 /** The target's label, from what is being judged (display only). */
 export function targetLabel(tool: string, target: string, hasSegments: boolean): string {
+  // An MCP server's tool: the target names the server and how it runs (`MCP server "x" (stdio: …)`).
+  if (tool.startsWith("mcp__")) return "From";
   if (hasSegments || tool === "bash") return "Command";
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(target)) return "URL";
   return "Path";
