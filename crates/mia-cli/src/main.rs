@@ -66,6 +66,9 @@ enum Command {
     /// The shares this machine created.
     #[command(subcommand)]
     Shares(cmd::share::SharesCommand),
+    /// Plugins of the project: list, update to newer versions, remove.
+    #[command(subcommand)]
+    Plugin(cmd::plugin::PluginCommand),
     /// MCP servers of the project: state and tools.
     #[command(subcommand)]
     Mcp(cmd::mcp::McpCommand),
@@ -99,6 +102,7 @@ fn main() -> ExitCode {
         Command::Worktree(c) => cmd::worktree::run(c),
         Command::Snapshot(c) => cmd::snapshot::run(c),
         Command::Mcp(c) => cmd::mcp::run(c),
+        Command::Plugin(c) => cmd::plugin::run(c),
         Command::Share(a) => cmd::share::share(a),
         Command::Unshare(a) => cmd::share::unshare(a),
         Command::Shares(c) => cmd::share::shares(c),

@@ -24,7 +24,7 @@ pub use load::{
 pub use paths::{Paths, Platform};
 pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, EditorConfig,
-    McpKind, McpServerConfig, NetworkSetting, ProviderConfig, SandboxConfig, SandboxModeSetting,
-    ShareConfig, ShareMode, SnapshotConfig, UnifierConfig, UpdatesConfig, WorktreeConfig,
-    json_schema,
+    McpKind, McpServerConfig, NetworkSetting, PluginOptions, PluginSetting, ProviderConfig,
+    SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig,
+    UpdatesConfig, WorktreeConfig, json_schema,
 };

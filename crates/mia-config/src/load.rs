@@ -56,7 +56,7 @@ pub struct Config {
 /// A project's markdown agent files (`.mia-code/agents/<key>.md`).
 pub const PROJECT_AGENTS_DIR: &str = ".mia-code/agents";
 
-pub const NOT_YET_USED: &[&str] = &["smallModel", "plugin"];
+pub const NOT_YET_USED: &[&str] = &["smallModel"];
 
 /// `share` as the share client uses it (docs/sharing.md).
 #[derive(Debug, Clone, PartialEq)]

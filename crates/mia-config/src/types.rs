@@ -45,9 +45,10 @@ pub struct ConfigFile {
     pub compaction: Option<CompactionConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<ShareConfig>,
-    /// npm plugin packages to load (`name` or `name@version`).
+    /// Plugins (docs/plugins.md): a list of packages (`name@range`, `./path`,
+    /// `file:…`), or an object with `packages` and options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plugin: Option<Vec<String>>,
+    pub plugin: Option<PluginSetting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<WorktreeConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,6 +69,62 @@ pub struct ConfigFile {
     /// the workspace is trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<std::collections::BTreeMap<String, McpServerConfig>>,
+}
+
+/// `plugin`: `["name@^1", "./local"]`, or the same list under `packages`
+/// with options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PluginSetting {
+    List(Vec<String>),
+    Options(PluginOptions),
+}
+
+impl PluginSetting {
+    pub fn packages(&self) -> &[String] {
+        match self {
+            PluginSetting::List(l) => l,
+            PluginSetting::Options(o) => o.packages.as_deref().unwrap_or_default(),
+        }
+    }
+
+    pub fn options(&self) -> Option<&PluginOptions> {
+        match self {
+            PluginSetting::List(_) => None,
+            PluginSetting::Options(o) => Some(o),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PluginOptions {
+    /// The plugins: `name`, `name@range` (npm), `./path` or `/abs` (a local
+    /// directory), `file:…`, or `git+https:…` (only with `allowGit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub packages: Option<Vec<String>>,
+    /// Package names whose install scripts may run (default: none; every
+    /// install passes `--ignore-scripts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_scripts: Option<Vec<String>>,
+    /// Accept `git+https:` references.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_git: Option<bool>,
+    /// Environment a plugin gets besides a minimal one, per package name
+    /// (values may use `{env:VAR}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<std::collections::BTreeMap<String, std::collections::BTreeMap<String, String>>>,
+    /// Seconds one install attempt may take (default 30; 3 attempts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 600))]
+    pub install_timeout: Option<u64>,
+    /// Seconds one call into a plugin may take (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub timeout: Option<u64>,
+    /// Never contact a registry: use installed plugins only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offline: Option<bool>,
 }
 
 /// `mcp.<name>`: an MCP server, in the shape of Claude Code's `.mcp.json`

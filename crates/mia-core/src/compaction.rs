@@ -505,6 +505,10 @@ impl Runtime {
         let system = crate::prompt::builtin_template("compaction")
             .unwrap_or_default()
             .to_string();
+        // What plugins want the summary to keep (`compaction.context`).
+        let plugin_context = self
+            .plugin_compaction_context(&state.directory, &session_id.to_string())
+            .await;
         let mut drop_outputs = false;
         let mut failures: Vec<String> = Vec::new();
         let summary = loop {
@@ -525,7 +529,11 @@ impl Runtime {
                 drop_outputs = true;
                 continue;
             }
-            let text = format!("{transcript}\n---\n{}\n{STRUCTURE}", instructions(update));
+            let mut text = format!("{transcript}\n---\n{}\n{STRUCTURE}", instructions(update));
+            if !plugin_context.is_empty() {
+                text.push_str("\n\nAlso keep in the summary (from the project's plugins):\n");
+                text.push_str(&plugin_context.join("\n"));
+            }
             let mut request = ChatRequest::new(
                 wire.clone(),
                 vec![ChatMessage {

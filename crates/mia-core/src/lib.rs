@@ -20,6 +20,7 @@ mod limits;
 mod llm;
 pub mod mcp;
 pub mod permissions;
+mod plugins;
 pub mod prompt;
 pub mod queries;
 pub mod retention;

@@ -31,6 +31,11 @@ pub struct RuntimeOptions {
     /// the store), and a project none of whose sessions is left closes its
     /// snapshot repository and watcher.
     pub idle_eviction: std::time::Duration,
+    /// Never contact a registry for plugins (`--offline`).
+    pub offline: bool,
+    /// A turn waits for plugin installs to finish (`mia-code run`, which has
+    /// no next turn); otherwise installs run in the background.
+    pub wait_for_plugins: bool,
 }
 
 impl RuntimeOptions {
@@ -43,6 +48,8 @@ impl RuntimeOptions {
             credentials: Arc::new(Credentials::system()),
             unifier: None,
             idle_eviction: std::time::Duration::from_secs(600),
+            offline: false,
+            wait_for_plugins: false,
         }
     }
 }
@@ -77,6 +84,8 @@ pub(crate) struct Inner {
     pub(crate) share_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// MCP servers, per project directory (mcp.rs).
     pub(crate) mcp: Mutex<crate::mcp::Hubs>,
+    /// Plugins, per project directory (plugins.rs).
+    pub(crate) plugins: Mutex<crate::plugins::Hubs>,
 }
 
 /// The runtime. Cheap to clone.
@@ -107,6 +116,7 @@ impl Runtime {
                 share_failed: Mutex::new(std::collections::HashSet::new()),
                 share_tasks: Mutex::new(Vec::new()),
                 mcp: Mutex::new(HashMap::new()),
+                plugins: Mutex::new(HashMap::new()),
             }),
         };
         rt.recover_dead_claims();

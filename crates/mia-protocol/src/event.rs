@@ -312,6 +312,12 @@ pub enum Event {
         message: String,
         retryable: bool,
     },
+    /// Something the user should know that is not an error ("Installing
+    /// plugin x@2.1.0...", a plugin disabled).
+    Notice {
+        session_id: Option<SessionId>,
+        message: String,
+    },
     TurnFinished {
         session_id: SessionId,
         end: TurnEnd,
@@ -402,7 +408,7 @@ impl Event {
             Self::SessionUpdated { session } => Some(session.id),
             Self::MessageStored { message } => Some(message.session_id),
             Self::PermissionAsked { request } => Some(request.session_id),
-            Self::Error { session_id, .. } => *session_id,
+            Self::Error { session_id, .. } | Self::Notice { session_id, .. } => *session_id,
             Self::WorktreeLog { .. } => None,
             Self::StepStarted { session_id, .. }
             | Self::TextDelta { session_id, .. }

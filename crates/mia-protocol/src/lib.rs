@@ -33,10 +33,10 @@ pub use share::{
 pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, ContextUsage, CostLine,
     CostView, DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
-    McpServerView, ModelChoice, PermissionsView, PreviewAction, PreviewFile, ProjectSummary,
-    ProposedRule, ProviderInfo, RevertPreview, RuleView, SandboxView, ServerInfo, SessionChanges,
-    SessionCompare, SessionDetail, SessionSummary, SettingsUpdate, SettingsView, StepKindView,
-    TimelineStep,
+    McpServerView, ModelChoice, PermissionsView, PluginView, PreviewAction, PreviewFile,
+    ProjectSummary, ProposedRule, ProviderInfo, RevertPreview, RuleView, SandboxView, ServerInfo,
+    SessionChanges, SessionCompare, SessionDetail, SessionSummary, SettingsUpdate, SettingsView,
+    StepKindView, TimelineStep,
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
@@ -86,6 +86,7 @@ pub fn protocol_schema() -> serde_json::Value {
         share_request: ShareRequest,
         share_record: ShareRecord,
         mcp_server_view: McpServerView,
+        plugin_view: PluginView,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

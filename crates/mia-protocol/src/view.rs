@@ -6,6 +6,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::{DiffStats, FileChange, FileDiff, Message, PermissionRequest, Session};
 
+/// A plugin of a project: its entry, state, version, tools and hooks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PluginView {
+    /// As written in the config (`name@range`, `./path`).
+    pub entry: String,
+    pub name: String,
+    /// The config file listing it.
+    pub source: String,
+    /// `loaded`, `installing`, `failed`, `refused`, `skipped`, `untrusted` or `not loaded`.
+    pub state: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub tools: Vec<String>,
+    #[serde(default)]
+    pub hooks: Vec<String>,
+}
+
 /// An MCP server of a project: where it is defined, its state and tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct McpServerView {

@@ -142,6 +142,7 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         .merge(agents::routes())
         .merge(shares::routes())
         .merge(mcp::routes())
+        .merge(mcp::plugin_routes())
         .route("/api/op", post(any_op))
         .route("/api/events", get(events))
         .route_layer(middleware::from_fn(same_origin))

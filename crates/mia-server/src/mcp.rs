@@ -20,3 +20,12 @@ struct DirQuery {
 async fn servers(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     reply(s.runtime.mcp_servers(q.directory.into()).await)
 }
+
+pub(crate) fn plugin_routes() -> axum::Router<AppState> {
+    axum::Router::new().route("/api/plugins", axum::routing::get(plugins))
+}
+
+/// `GET /api/plugins?directory=`: the project's plugins and their state.
+async fn plugins(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    reply(s.runtime.plugins(q.directory.into(), false).await)
+}

@@ -138,6 +138,8 @@ pub fn openapi() -> Value {
                 "delete": {"summary": "Revoke the session's share", "parameters": [session_id.clone()], "responses": {"204": ok("Revoked"), "404": ok("The session is not shared")}}},
             "/api/mcp": {"get": {"summary": "The project's MCP servers (config `mcp` and .mcp.json): state, tools, errors; servers that may run are started first",
                 "parameters": [dir_q.clone()], "responses": {"200": ok("[McpServerView]")}}},
+            "/api/plugins": {"get": {"summary": "The project's plugins (config `plugin`): state, version, tools, hooks, errors; what is missing is installed and started first",
+                "parameters": [dir_q.clone()], "responses": {"200": ok("[PluginView]")}}},
             "/api/shares": {"get": {"summary": "Every share this machine created (My shares), newest first", "responses": {"200": ok("[ShareRecord]")}}},
             "/api/shares/{share}": {"delete": {"summary": "Revoke a share by its id (also after its local session was deleted)",
                 "parameters": [{"name": "share", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"204": ok("Revoked"), "404": ok("No such share")}}},

@@ -165,6 +165,11 @@ export type Event =
       type: "error";
     }
   | {
+      message: string;
+      session_id?: SessionId | null;
+      type: "notice";
+    }
+  | {
       cost_usd?: number | null;
       end: TurnEnd;
       session_id: SessionId;
@@ -670,6 +675,7 @@ export interface Protocol {
   permission_reply_kind: PermissionReplyKind;
   permission_request: PermissionRequest;
   permissions_view: PermissionsView;
+  plugin_view: PluginView;
   project_summary: ProjectSummary;
   promoted_view: PromotedView;
   revert_preview: RevertPreview;
@@ -1620,6 +1626,31 @@ export interface RuleView {
    * File and index, or `built-in`.
    */
   source: string;
+}
+/**
+ * A plugin of a project: its entry, state, version, tools and hooks.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PluginView".
+ */
+export interface PluginView {
+  /**
+   * As written in the config (`name@range`, `./path`).
+   */
+  entry: string;
+  error?: string | null;
+  hooks?: string[];
+  name: string;
+  /**
+   * The config file listing it.
+   */
+  source: string;
+  /**
+   * `loaded`, `installing`, `failed`, `refused`, `skipped`, `untrusted` or `not loaded`.
+   */
+  state: string;
+  tools?: string[];
+  version?: string | null;
 }
 /**
  * A project the store knows sessions for.

@@ -93,6 +93,7 @@ const EVENT_NAMES: Record<Event["type"], true> = {
   retrying: true,
   agent_switched: true,
   error: true,
+  notice: true,
   turn_finished: true,
   compaction_started: true,
   compaction_finished: true,

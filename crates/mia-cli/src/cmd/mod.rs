@@ -7,6 +7,7 @@ pub mod doctor;
 pub mod history;
 pub mod mcp;
 pub mod permissions;
+pub mod plugin;
 pub mod run;
 pub mod serve;
 pub mod sessions;

@@ -26,6 +26,9 @@ pub enum Format {
 pub struct RunArgs {
     /// The message to send; `-` reads it from stdin.
     prompt: String,
+    /// Never contact a registry for plugins: use installed ones only.
+    #[arg(long)]
+    offline: bool,
     /// Primary agent (build, plan, or a custom one).
     #[arg(long)]
     agent: Option<String>,
@@ -90,6 +93,10 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mut opts = RuntimeOptions::new(paths);
     opts.interactive = false;
     opts.allow = args.allow.clone();
+    opts.offline = args.offline;
+    // A one-shot turn has no next turn to pick up a plugin installed in
+    // the background: wait for installs (each bounded by its timeout).
+    opts.wait_for_plugins = true;
     let local = context::local(opts)?;
     // `--worktree`: the session works in that worktree's directory.
     let project = match args.worktree.as_deref() {

@@ -162,6 +162,7 @@ impl Runtime {
         ctx: &ToolContext,
         doom_loop: bool,
         snapshot_config: Option<&mia_snapshot::SnapshotConfig>,
+        plugins: &crate::plugins::TurnPlugins,
     ) -> Result<Option<TurnEnd>, CoreError> {
         let registry = &self.inner.tools;
         let plan = match registry.plan(&call.name, &call.input, ctx) {
@@ -194,6 +195,55 @@ impl Runtime {
         let mut needs_ask = decision.decision == PermissionAction::Ask;
         if decision.decision == PermissionAction::Allow && doom_loop {
             needs_ask = true;
+        }
+        // Plugins may tighten (never loosen) what the rules decided.
+        if decision.decision != PermissionAction::Deny && !plugins.hooked.is_empty() {
+            let target = plan
+                .targets
+                .iter()
+                .map(|t| match t {
+                    mia_tools::Target::Path(p) => p.display().to_string(),
+                    mia_tools::Target::Command(c)
+                    | mia_tools::Target::Url(c)
+                    | mia_tools::Target::Text(c) => c.clone(),
+                    mia_tools::Target::None => String::new(),
+                })
+                .collect::<Vec<_>>()
+                .join(" ");
+            let current = if needs_ask { "ask" } else { "allow" };
+            if let Some((action, plugin, reason)) = self
+                .plugin_permission(plugins, &plan.permission, &target, &call.name, current)
+                .await
+            {
+                if action == "deny" {
+                    let msg = format!(
+                        "Permission denied by plugin {plugin}{}",
+                        if reason.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {reason}")
+                        }
+                    );
+                    self.emit(Event::PermissionResolved {
+                        session_id,
+                        request_id: call.id.clone(),
+                        decision: "deny".into(),
+                        by: format!("plugin {plugin}"),
+                        reason: msg.clone(),
+                        root_session_id: lock(&state.lineage).root,
+                    });
+                    let note = mia_protocol::PermissionNote {
+                        decision: "deny".into(),
+                        by: format!("plugin {plugin}"),
+                        reply: None,
+                        reason: msg.clone(),
+                    };
+                    self.record_denied(session_id, message_id, call, msg, note)
+                        .await?;
+                    return Ok(None);
+                }
+                needs_ask = true;
+            }
         }
         if decision.decision == PermissionAction::Deny {
             let msg = decision
@@ -350,6 +400,26 @@ impl Runtime {
                 .or_else(|| scoped(&outcome.project_rules, "project"));
         }
 
+        // Plugins' tool.execute.before: a veto stops the call here; notes
+        // go with the result. Arguments are never changed.
+        let (veto, mut plugin_notes) = if plugins.hooked.is_empty() {
+            (None, Vec::new())
+        } else {
+            self.plugin_before(
+                plugins,
+                &call.name,
+                &call.input,
+                &session_id.to_string(),
+                &call.id,
+            )
+            .await
+        };
+        if let Some(why) = veto {
+            self.record_result(session_id, message_id, call, why, true, 0)
+                .await?;
+            return Ok(None);
+        }
+
         // Snapshot what the call may change. A shell command waits for
         // another one running on the same work tree (their changes could not
         // be told apart); past the wait, or on Stop, it does not run.
@@ -467,6 +537,17 @@ impl Runtime {
                 (out.output, stopped)
             }
             Err(e) => (e.to_string(), true),
+        };
+        if !plugins.hooked.is_empty() {
+            plugin_notes.extend(
+                self.plugin_after(plugins, &call.name, &call.input, &output, is_error)
+                    .await,
+            );
+        }
+        let output = if plugin_notes.is_empty() {
+            output
+        } else {
+            format!("{output}\n\n{}", plugin_notes.join("\n"))
         };
         let output = match rule_note {
             Some(note) => format!("{output}\n\n{note}"),

@@ -69,13 +69,15 @@ impl Runtime {
         if end != TurnEnd::Cancelled {
             self.share_after_turn(session_id);
         }
-        self.emit(Event::TurnFinished {
+        let finished = Event::TurnFinished {
             session_id,
             end,
             steps: totals.steps,
             usage: totals.usage,
             cost_usd: totals.cost,
-        });
+        };
+        self.plugin_event(&state.directory, &finished);
+        self.emit(finished);
     }
 
     /// The turn's loop: set up, then steps until one ends the turn.

@@ -49,6 +49,8 @@ pub(crate) struct TurnSetup {
     pub(crate) compaction_failed: bool,
     /// The provider's overflow was answered by compacting once already.
     pub(crate) overflow_retried: bool,
+    /// The plugins with hooks, for this step.
+    pub(crate) plugins: crate::plugins::TurnPlugins,
 }
 
 impl Runtime {
@@ -253,6 +255,7 @@ impl Runtime {
             recent_calls,
             compaction_failed: false,
             overflow_retried: false,
+            plugins: crate::plugins::TurnPlugins::default(),
         })
     }
 }

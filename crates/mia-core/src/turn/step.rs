@@ -101,7 +101,15 @@ impl Runtime {
         // The project's MCP servers' tools (its own servers only in a trusted
         // workspace): started at the first step, the same set at the next
         // unless a server said its list changed.
-        t.tool_ctx.extra_tools = self.mcp_tools(&t.path_ctx.root, &t.config, t.trusted).await;
+        let mcp = self.mcp_tools(&t.path_ctx.root, &t.config, t.trusted).await;
+        let (mut extra, plugins) = self
+            .plugin_tools(&t.path_ctx.root, &t.config, t.trusted)
+            .await;
+        for (name, tool) in mcp.0.iter() {
+            extra.insert(name.clone(), tool.clone());
+        }
+        t.tool_ctx.extra_tools = mia_tools::ExtraTools(Arc::new(extra));
+        t.plugins = plugins;
         t.tool_ctx.read_filter = None;
         if restricts_reads {
             let policy = Arc::new(policy.clone());
@@ -241,6 +249,8 @@ impl Runtime {
         request.system = system;
         request.tools = tools;
         request.temperature = t.agent.temperature.map(|t| t as f32);
+        self.plugin_chat_params(&t.plugins, &t.agent_name, &mut request)
+            .await;
 
         // The id exists from the first delta; the message is stored when
         // its stream ends (one commit), partial output included.
@@ -432,6 +442,7 @@ impl Runtime {
                     &t.tool_ctx,
                     false,
                     t.snapshot_config.as_ref(),
+                    &t.plugins,
                 )
             });
             let ends = futures_util::future::join_all(runs).await;
@@ -481,6 +492,7 @@ impl Runtime {
                     &t.tool_ctx,
                     doom_loop,
                     t.snapshot_config.as_ref(),
+                    &t.plugins,
                 )
                 .await?;
             if let Some(end) = end {

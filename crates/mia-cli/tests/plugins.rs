@@ -1,0 +1,568 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! Plugins as a user has them: installed by real npm from a real local
+//! registry (Verdaccio, started here on a free port with the fixture
+//! packages published to it; the public registry is never used), loaded as
+//! Node processes speaking protocol 1 through the SDK, called from a
+//! mock-model turn. First install, the lock hit with the registry stopped,
+//! a newer version only through `plugin update`, an integrity mismatch
+//! reinstalled, a stalled registry (timeout, 3 attempts), `--offline`, a
+//! malicious entry refused, a hook veto and a crashing plugin disabled while
+//! the turn goes on.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use mia_testkit::{MockServer, Scenario};
+use serde_json::{Value, json};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn verdaccio_bin() -> Option<PathBuf> {
+    let p = repo().join("tests/registry/node_modules/verdaccio/bin/verdaccio");
+    if p.exists() {
+        return Some(p);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "Verdaccio is not installed: scripts/setup --test runs npm ci in tests/registry"
+    );
+    eprintln!("skipped: Verdaccio is not installed (npm ci in tests/registry)");
+    None
+}
+
+struct Registry {
+    child: Option<std::process::Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+    token: String,
+}
+
+impl Registry {
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/", self.port)
+    }
+
+    fn spawn(dir: &Path, port: u16) -> std::process::Child {
+        let bin = verdaccio_bin().unwrap();
+        let config = dir.join("config.yaml");
+        std::fs::write(
+            &config,
+            format!(
+                "storage: {storage}\nauth:\n  htpasswd:\n    file: {htpasswd}\n    max_users: 100\nuplinks: {{}}\npackages:\n  '**':\n    access: $all\n    publish: $authenticated\nlogs: {{ type: stdout, format: pretty, level: warn }}\n",
+                storage = dir.join("storage").display(),
+                htpasswd = dir.join("htpasswd").display()
+            ),
+        )
+        .unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join("verdaccio.log"))
+            .unwrap();
+        let child = std::process::Command::new("node")
+            .arg(&bin)
+            .args(["--config"])
+            .arg(&config)
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "Verdaccio did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        child
+    }
+
+    fn start() -> Option<Self> {
+        verdaccio_bin()?;
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Self::spawn(dir.path(), port);
+        let mut r = Self {
+            child: Some(child),
+            port,
+            dir,
+            token: String::new(),
+        };
+        // A user, for publishing (npm adduser's API).
+        let out = std::process::Command::new("curl")
+            .args([
+                "-sf",
+                "-X",
+                "PUT",
+                "-H",
+                "content-type: application/json",
+                "-d",
+            ])
+            .arg(json!({"name": "tester", "password": "tester-pass-1"}).to_string())
+            .arg(format!("{}-/user/org.couchdb.user:tester", r.url()))
+            .output()
+            .unwrap();
+        let v: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("adduser: {out:?}"));
+        r.token = v["token"].as_str().unwrap().to_string();
+        std::fs::write(
+            r.dir.path().join("npmrc"),
+            format!(
+                "registry={url}\n//127.0.0.1:{port}/:_authToken={token}\nfetch-retries=0\nupdate-notifier=false\n",
+                url = r.url(),
+                port = r.port,
+                token = r.token
+            ),
+        )
+        .unwrap();
+        Some(r)
+    }
+
+    fn npmrc(&self) -> PathBuf {
+        self.dir.path().join("npmrc")
+    }
+
+    fn publish(&self, pkg: &Path) {
+        let out = std::process::Command::new("npm")
+            .args(["publish", "--no-git-checks"])
+            .current_dir(pkg)
+            .env("npm_config_userconfig", self.npmrc())
+            .env(
+                "npm_config_cache",
+                self.dir.path().join("npm-cache-publish"),
+            )
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "publish {}: {}",
+            pkg.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn restart(&mut self) {
+        self.stop();
+        self.child = Some(Self::spawn(self.dir.path(), self.port));
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The SDK (built here if needed), the example plugin at `version`, and a
+/// plugin whose tool crashes its process.
+fn packages(work: &Path, example_version: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let sdk_src = repo().join("plugins/sdk");
+    if !sdk_src.join("dist/index.js").exists() {
+        let out = std::process::Command::new("node")
+            .arg(repo().join("ui/node_modules/typescript/bin/tsc"))
+            .args(["-p", "tsconfig.json"])
+            .current_dir(&sdk_src)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "building the SDK: {out:?}");
+    }
+    let copy = |from: &Path, to: &Path| {
+        std::fs::create_dir_all(to).unwrap();
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                if e.file_name() != "node_modules"
+                    && e.file_name() != "src"
+                    && e.file_name() != "test"
+                {
+                    let sub = to.join(e.file_name());
+                    std::fs::create_dir_all(&sub).unwrap();
+                    for f in std::fs::read_dir(&p).unwrap() {
+                        let f = f.unwrap();
+                        std::fs::copy(f.path(), sub.join(f.file_name())).unwrap();
+                    }
+                }
+            } else {
+                std::fs::copy(&p, to.join(e.file_name())).unwrap();
+            }
+        }
+    };
+    let sdk = work.join("sdk");
+    copy(&sdk_src, &sdk);
+    let example = work.join(format!("example-{example_version}"));
+    copy(&repo().join("plugins/example"), &example);
+    let pkg = example.join("package.json");
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&pkg).unwrap()).unwrap();
+    v["version"] = json!(example_version);
+    std::fs::write(&pkg, v.to_string()).unwrap();
+    let crashy = work.join("crashy");
+    std::fs::create_dir_all(&crashy).unwrap();
+    std::fs::write(
+        crashy.join("package.json"),
+        json!({
+            "name": "mia-code-plugin-crashy", "version": "1.0.0",
+            "mia-code": {"protocol": 1, "main": "index.js"},
+            "dependencies": {"@mia-code/plugin-sdk": "^1.0.0"}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        crashy.join("index.js"),
+        "const { definePlugin, serve } = require('@mia-code/plugin-sdk');\nserve(definePlugin({ name: 'crashy', tools: [{ name: 'crash', description: 'exits', run() { process.exit(7); } }] }));\n",
+    )
+    .unwrap();
+    (sdk, example, crashy)
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+    npmrc: PathBuf,
+    cache: PathBuf,
+}
+
+impl Env {
+    fn new(npmrc: PathBuf) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().join("home");
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::create_dir_all(project.join("build")).unwrap();
+        let cache = dir.path().join("npm-cache");
+        Self {
+            project: project.canonicalize().unwrap(),
+            _dir: dir,
+            home,
+            npmrc,
+            cache,
+        }
+    }
+
+    fn config(&self, llm: &MockServer, plugin: Value) {
+        std::fs::write(
+            self.home.join(".mia-code.json"),
+            json!({
+                "model": "anthropic/claude-sonnet-4-5",
+                "providers": {"anthropic": {"baseURL": llm.anthropic_base_url(), "apiKey": "test"}},
+                "unifier": {"enabled": false},
+                "permissions": [{"permission": "bash", "action": "allow"}],
+                "plugin": plugin
+            })
+            .to_string(),
+        )
+        .unwrap();
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::cargo_bin("mia-code").unwrap();
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.home)
+            .env("MIA_CODE_HOME", self.home.join(".mia-code"))
+            .env("npm_config_userconfig", &self.npmrc)
+            .env("npm_config_cache", &self.cache)
+            .current_dir(&self.project);
+        c
+    }
+
+    async fn out(&self, args: &[&str]) -> std::process::Output {
+        let mut c = self.cmd();
+        c.args(args);
+        tokio::task::spawn_blocking(move || c.output().unwrap())
+            .await
+            .unwrap()
+    }
+
+    fn lock(&self) -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(self.home.join(".mia-code/plugin-lock.json")).unwrap(),
+        )
+        .unwrap()
+    }
+
+    fn installed(&self, name: &str) -> PathBuf {
+        self.home.join(".mia-code/plugins/node_modules").join(name)
+    }
+}
+
+fn result_of(stdout: &str, call: &str) -> Value {
+    stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "tool_result" && e["call_id"] == call)
+        .unwrap_or_else(|| panic!("no result for {call} in:\n{stdout}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_use_lock_update_and_reinstall() {
+    let Some(registry) = Registry::start() else {
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let (sdk, example, crashy) = packages(work.path(), "1.0.0");
+    registry.publish(&sdk);
+    registry.publish(&example);
+    registry.publish(&crashy);
+
+    let scenario: Scenario = serde_json::from_value(json!({"steps": [
+        {"match": {"last_message_contains": "count words"}, "response": {"events": [
+            {"tool_call": {"id": "p1", "name": "word_count", "arguments": {"text": "one two three"}}},
+            {"tool_call": {"id": "p2", "name": "bash", "arguments": {"command": "rm -rf build"}}},
+            {"tool_call": {"id": "p3", "name": "crash", "arguments": {}}}
+        ]}},
+        {"match": {"has_tool_result": "p3"}, "response": {"events": [{"text": "Counted."}]}},
+        {"match": {"last_message_contains": "again"}, "response": {"events": [
+            {"tool_call": {"id": "q1", "name": "word_count", "arguments": {"text": "a b"}}}
+        ]}},
+        {"match": {"has_tool_result": "q1"}, "response": {"events": [{"text": "Again."}]}}
+    ]}))
+    .unwrap();
+    let llm = MockServer::start(scenario).await.unwrap();
+    let env = Env::new(registry.npmrc());
+    env.config(
+        &llm,
+        json!([
+            "mia-code-plugin-example@^1.0.0",
+            "mia-code-plugin-crashy@^1.0.0"
+        ]),
+    );
+
+    // First install, in the turn; the tool's result reaches the model.
+    let out = env.out(&["run", "count words", "--format", "json"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Installing plugin mia-code-plugin-example@^1.0.0..."),
+        "{stdout}"
+    );
+    let r = result_of(&stdout, "p1");
+    assert_eq!(
+        r["output"],
+        "3 words, 1 lines, 13 characters (example plugin 1.0.0)"
+    );
+    // The hook vetoed the command: it did not run.
+    let r = result_of(&stdout, "p2");
+    assert_eq!(r["is_error"], true);
+    assert!(r["output"].as_str().unwrap().contains("Vetoed by plugin mia-code-plugin-example: the example plugin does not let the agent run rm -rf"), "{r}");
+    assert!(
+        env.project.join("build").exists(),
+        "rm -rf ran despite the veto"
+    );
+    // The crashing plugin is disabled, and the turn went on.
+    let r = result_of(&stdout, "p3");
+    assert_eq!(r["is_error"], true);
+    assert!(
+        r["output"]
+            .as_str()
+            .unwrap()
+            .contains("disabled for this session"),
+        "{r}"
+    );
+    assert!(stdout.contains("Counted."), "{stdout}");
+    let lock = env.lock();
+    assert_eq!(lock["version"], 1);
+    assert_eq!(
+        lock["plugins"]["mia-code-plugin-example"]["version"],
+        "1.0.0"
+    );
+    assert!(
+        lock["plugins"]["mia-code-plugin-example"]["integrity"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256-")
+    );
+    assert!(
+        lock["plugins"]["mia-code-plugin-example"]["resolved"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.1")
+    );
+    // Installed without running install scripts, into ~/.mia-code/plugins.
+    assert!(env.home.join(".mia-code/plugins/package.json").exists());
+
+    // A newer version is published; with the registry stopped the lock is
+    // used as is: no request, the same version.
+    let (_, example_11, _) = packages(work.path(), "1.1.0");
+    registry.publish(&example_11);
+    let mut registry = registry;
+    registry.stop();
+    let out = env.out(&["run", "again", "--format", "json"]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.contains("(example plugin 1.0.0)"), "{stdout}");
+    assert!(!stdout.contains("Installing plugin"), "{stdout}");
+
+    // Only `plugin update` moves to 1.1.0.
+    registry.restart();
+    let list: Value =
+        serde_json::from_slice(&env.out(&["plugin", "list", "--json"]).await.stdout).unwrap();
+    let ex = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "mia-code-plugin-example")
+        .unwrap();
+    assert_eq!(ex["version"], "1.0.0", "{list}");
+    assert_eq!(ex["state"], "loaded");
+    assert_eq!(ex["tools"], json!(["word_count"]));
+    let out = env.out(&["plugin", "update", "--json"]).await;
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"));
+    let ex = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "mia-code-plugin-example")
+        .unwrap();
+    assert_eq!(ex["version"], "1.1.0", "{list}");
+    assert_eq!(
+        env.lock()["plugins"]["mia-code-plugin-example"]["version"],
+        "1.1.0"
+    );
+
+    // Installed files that do not match the lock are installed again.
+    let index = env.installed("mia-code-plugin-example").join("index.js");
+    let original = std::fs::read_to_string(&index).unwrap();
+    std::fs::write(&index, format!("{original}\n// tampered\n")).unwrap();
+    let out = env.out(&["plugin", "list", "--json"]).await;
+    assert!(out.status.success() || !out.stdout.is_empty(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&index).unwrap(),
+        original,
+        "not reinstalled"
+    );
+    assert_eq!(
+        env.lock()["plugins"]["mia-code-plugin-example"]["version"],
+        "1.1.0"
+    );
+
+    // Remove.
+    let out = env
+        .out(&["plugin", "remove", "mia-code-plugin-crashy"])
+        .await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(!env.installed("mia-code-plugin-crashy").exists());
+    assert!(
+        env.lock()["plugins"]
+            .get("mia-code-plugin-crashy")
+            .is_none()
+    );
+    drop(registry);
+    llm.assert_no_violations();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_registry_offline_mode_and_a_malicious_entry_never_block() {
+    if verdaccio_bin().is_none() {
+        return;
+    }
+    // A "registry" that accepts connections and never answers.
+    let stall = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = stall.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in stall.incoming() {
+            held.push(s);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let npmrc = dir.path().join("npmrc");
+    std::fs::write(
+        &npmrc,
+        format!("registry=http://127.0.0.1:{port}/\nfetch-retries=0\n"),
+    )
+    .unwrap();
+    let scenario: Scenario = serde_json::from_value(json!({"steps": [
+        {"match": {"last_message_contains": "hello again"}, "response": {"events": [{"text": "Hi again."}]}},
+        {"match": {"last_message_contains": "hello"}, "response": {"events": [{"text": "Hi."}]}}
+    ]}))
+    .unwrap();
+    let llm = MockServer::start(scenario).await.unwrap();
+    let env = Env::new(npmrc);
+    env.config(
+        &llm,
+        json!({"packages": ["mia-code-plugin-nothere@^1.0.0"], "installTimeout": 2}),
+    );
+    let started = Instant::now();
+    let out = env.out(&["plugin", "list", "--json"]).await;
+    let took = started.elapsed();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"));
+    assert_eq!(list[0]["state"], "failed", "{list}");
+    let err = list[0]["error"].as_str().unwrap();
+    assert!(
+        err.contains("network timeout") && err.contains("after 3 attempts"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Failed to install mia-code-plugin-nothere"),
+        "{err}"
+    );
+    // 3 attempts of 2 s with 1 s and 2 s between them.
+    assert!(took >= Duration::from_secs(9), "{took:?}");
+    assert!(took < Duration::from_secs(40), "{took:?}");
+    assert!(!out.status.success());
+
+    // Offline: not cached, skipped, and the turn runs at once.
+    let started = Instant::now();
+    let out = env
+        .out(&["run", "hello", "--offline", "--format", "json"])
+        .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("Hi."), "{stdout}");
+    assert!(
+        stdout.contains("Plugin mia-code-plugin-nothere not cached, skipping (offline mode)"),
+        "{stdout}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "offline waited for the registry"
+    );
+
+    // A malicious entry is refused with the reason, and nothing runs.
+    env.config(&llm, json!(["x; touch pwned", "evil@$(id)"]));
+    let out = env.out(&["plugin", "list", "--json"]).await;
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"));
+    for p in list.as_array().unwrap() {
+        assert_eq!(p["state"], "refused", "{p}");
+        assert!(
+            p["error"]
+                .as_str()
+                .unwrap()
+                .contains("shell metacharacters"),
+            "{p}"
+        );
+    }
+    assert!(!env.project.join("pwned").exists());
+    assert!(!env.home.join(".mia-code/plugins/node_modules").exists());
+    let out = env.out(&["run", "hello again", "--format", "json"]).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("Hi again."),
+        "{out:?}"
+    );
+}
