@@ -74,7 +74,7 @@ pub fn parse(entry: &str, base: &Path, allow_git: bool) -> Result<PluginRef, Plu
     if e.is_empty() {
         return Err(bad("it is empty"));
     }
-    if e.chars().any(|c| {
+    if entry.chars().any(|c| {
         c.is_control()
             || matches!(
                 c,

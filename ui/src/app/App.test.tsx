@@ -186,6 +186,58 @@ describe("app shell", () => {
   });
 });
 
+describe("notices", () => {
+  const notice = (message: string, session_id?: string) => ({ type: "notice" as const, message, session_id });
+
+  it("shows a notice of the runtime as a polite status toast, not an error", async () => {
+    const fake = setup([summary(1), summary(2)], false);
+    await screen.findAllByTestId("session-item");
+    act(() => fake.emit(notice("Installing plugin mia-code-plugin-example@^1.0.0...")));
+    const toast = await screen.findByTestId("toast");
+    expect(toast).toHaveTextContent("Installing plugin mia-code-plugin-example@^1.0.0...");
+    expect(toast).toHaveAttribute("data-kind", "notice");
+    expect(toast).toHaveClass("toast-notice");
+    expect(toast).not.toHaveClass("toast-error");
+    const region = toast.closest("[role='status']");
+    expect(region).not.toBeNull();
+    expect(region).toHaveAttribute("aria-live", "polite");
+    expect(screen.getAllByRole("status")).toContain(region);
+    // Nothing blocks: no dialog, no alert.
+    expect(screen.queryByRole("dialog")).toBeNull();
+    expect(screen.queryByRole("alert")).toBeNull();
+
+    act(() => fake.emit(notice("✓ Installed plugin mia-code-plugin-example@1.0.0")));
+    await waitFor(() => expect(screen.getAllByTestId("toast")).toHaveLength(2));
+    expect(screen.getAllByTestId("toast")[1]).toHaveTextContent("✓ Installed plugin mia-code-plugin-example@1.0.0");
+  });
+
+  it("the same notice again counts instead of stacking", async () => {
+    const fake = setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    act(() => {
+      for (let i = 0; i < 5; i++) fake.emit(notice("Plugin mia-code-plugin-net not cached, skipping (offline mode)"));
+    });
+    await waitFor(() => expect(screen.getByTestId("toast-count")).toHaveTextContent("×5"));
+    expect(screen.getAllByTestId("toast")).toHaveLength(1);
+    expect(screen.getByTestId("toast")).toHaveTextContent("Plugin mia-code-plugin-net not cached, skipping (offline mode)");
+  });
+
+  it("names the session of a notice about another session than the open one", async () => {
+    const fake = setup([summary(1), summary(2)], false);
+    await screen.findAllByTestId("session-item");
+    await screen.findByTestId("prompt-input");
+    act(() => fake.emit(notice("plugin crash is disabled for this session: the plugin exited", "s2")));
+    expect(await screen.findByTestId("toast")).toHaveTextContent(
+      /^plugin crash is disabled for this session: the plugin exited \(in “Session 2”\)×$/,
+    );
+    act(() => fake.emit(notice("plugin crash is disabled for this session: the plugin exited", "s1")));
+    await waitFor(() => expect(screen.getAllByTestId("toast")).toHaveLength(2));
+    expect(screen.getAllByTestId("toast")[1]).toHaveTextContent(
+      /^plugin crash is disabled for this session: the plugin exited×$/,
+    );
+  });
+});
+
 describe("sidebar virtualisation", () => {
   it("renders only the visible rows of a long session list", async () => {
     const desc = Object.getOwnPropertyDescriptor(HTMLElement.prototype, "clientHeight");

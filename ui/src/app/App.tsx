@@ -1,5 +1,5 @@
 import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useState } from "react";
-import type { AgentInfo, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
+import type { AgentInfo, Event as RuntimeEvent, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import type { Platform, Transport } from "../transport/types";
 import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
@@ -175,6 +175,12 @@ function Shell() {
       openSession(a.root_session_id ?? a.session_id),
     );
   });
+  // The runtime's notices (a plugin installing, skipped offline, disabled for a session): a neutral
+  // toast that goes away by itself; one of another session names it.
+  const showNotice = useEffectEvent((e: Extract<RuntimeEvent, { type: "notice" }>) => {
+    const other = e.session_id && e.session_id !== currentId ? sessionTitle(e.session_id) : undefined;
+    toast(other ? `${e.message} (in “${other}”)` : e.message, "notice");
+  });
   useEffect(() => {
     if (!project) return;
     let alive = true;
@@ -200,6 +206,7 @@ function Shell() {
       null,
       (e) => {
         if (e.type === "permission_asked") seed();
+        else if (e.type === "notice") showNotice(e);
         else attention.apply(e);
       },
       (st) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import type { McpServerView, SandboxView, ShareRecord } from "../protocol/generated";
+import type { McpServerView, PluginView, SandboxView, ShareRecord } from "../protocol/generated";
 import { ApiError } from "../transport/types";
 import { formatDate } from "../lib/format";
 import type { UpdateStatus, Updates } from "../transport";
@@ -338,5 +338,183 @@ describe("Settings: MCP servers", () => {
     await screen.findByTestId("my-shares");
     expect(screen.queryByTestId("mcp-servers")).toBeNull();
     expect(ctx.mcpRequests()).toEqual([]);
+  });
+});
+
+describe("Settings: plugins", () => {
+  const plugins: PluginView[] = [
+    {
+      entry: "mia-code-plugin-example@^1.0.0",
+      name: "mia-code-plugin-example",
+      source: "/h/config.json",
+      state: "loaded",
+      version: "1.0.0",
+      tools: ["example_echo", "example_time"],
+      hooks: ["tool.before", "session.start"],
+    },
+    {
+      entry: "./plugins/many",
+      name: "many",
+      source: "/proj/mia-code.json",
+      state: "loaded",
+      tools: ["t1", "t2", "t3", "t4", "t5"],
+      hooks: [],
+    },
+    {
+      entry: "./plugins/crash",
+      name: "crash",
+      source: "/proj/mia-code.json",
+      state: "failed",
+      error: "the plugin exited before it answered: SyntaxError: Unexpected token",
+    },
+    {
+      entry: "mia-code-plugin-old@^0.1.0",
+      name: "mia-code-plugin-old",
+      source: "/h/config.json",
+      state: "refused",
+      version: "0.1.0",
+      error: "speaks plugin protocol 0, this mia-code speaks 1",
+    },
+    {
+      entry: "mia-code-plugin-net@^2.0.0",
+      name: "mia-code-plugin-net",
+      source: "/h/config.json",
+      state: "skipped",
+      error: "Plugin mia-code-plugin-net not cached, skipping (offline mode)",
+    },
+    {
+      entry: "./tools/local",
+      name: "local",
+      source: "/proj/mia-code.json",
+      state: "untrusted",
+      error: "the workspace is not trusted: run `mia-code permissions trust` to load its plugins",
+    },
+  ];
+
+  function renderPlugins(answer: () => unknown, directory: string | null = "/proj") {
+    const fake = fakeTransport((_m, path) => {
+      if (path.startsWith("/api/settings"))
+        return { agents: [], default_agent: "build", providers: [], global_config: "/h/config.json", config_files: [] };
+      if (path.startsWith("/api/permissions")) return { agent: "build", rules: [], trusted: true, warnings: [] };
+      if (path.startsWith("/api/plugins")) return answer();
+      return [];
+    });
+    render(
+      <Providers transport={fake.transport}>
+        <Settings directory={directory} onClose={() => undefined} />
+      </Providers>,
+    );
+    return { ...fake, pluginRequests: () => fake.requests.filter((r) => r.path.startsWith("/api/plugins")) };
+  }
+
+  it("loads the project's plugins on open, saying so meanwhile", async () => {
+    let release!: (v: PluginView[]) => void;
+    const answer = new Promise<PluginView[]>((res) => (release = res));
+    const ctx = renderPlugins(() => answer, "/home/me/my proj");
+    const section = await screen.findByTestId("plugins");
+    expect(within(section).getByRole("heading")).toHaveTextContent("Plugins");
+    expect(within(section).getByRole("status")).toHaveTextContent("Loading plugins…");
+    expect(section).toHaveAttribute("aria-busy", "true");
+    expect(within(section).getByTestId("plugins-refresh")).toBeDisabled();
+    expect(ctx.pluginRequests()).toEqual([
+      { method: "GET", path: "/api/plugins?directory=%2Fhome%2Fme%2Fmy+proj", body: undefined },
+    ]);
+    release(plugins);
+    const rows = await within(section).findAllByTestId("plugin");
+    expect(within(section).queryByText("Loading plugins…")).toBeNull();
+    expect(rows.map((r) => r.getAttribute("data-plugin"))).toEqual([
+      "mia-code-plugin-example",
+      "many",
+      "crash",
+      "mia-code-plugin-old",
+      "mia-code-plugin-net",
+      "local",
+    ]);
+    expect(rows[0]).toHaveTextContent("mia-code-plugin-example 1.0.0");
+    expect(rows[0]).toHaveTextContent("mia-code-plugin-example@^1.0.0");
+    expect(rows[0]).toHaveTextContent("/h/config.json");
+    expect(within(section).getByTestId("plugin-state-mia-code-plugin-example")).toHaveTextContent("loaded");
+    expect(within(section).getByTestId("plugin-state-mia-code-plugin-example")).toHaveClass("badge-completed");
+    expect(within(section).getByTestId("plugin-state-crash")).toHaveTextContent("failed");
+    expect(within(section).getByTestId("plugin-state-crash")).toHaveClass("badge-error");
+    expect(within(section).getByTestId("plugin-state-mia-code-plugin-old")).toHaveTextContent("refused");
+    expect(within(section).getByTestId("plugin-state-mia-code-plugin-net")).toHaveTextContent("skipped");
+    expect(within(section).getByTestId("plugin-state-local")).toHaveTextContent("untrusted");
+    expect(within(section).getByTestId("plugin-state-local")).toHaveClass("badge-blocked");
+    expect(within(section).getByTestId("plugin-tools-mia-code-plugin-example")).toHaveTextContent(
+      /^example_echo, example_time$/,
+    );
+    expect(within(section).getByTestId("plugin-hooks-mia-code-plugin-example")).toHaveTextContent(
+      /^tool\.before, session\.start$/,
+    );
+    const many = within(section).getByTestId("plugin-tools-many");
+    expect(many.querySelector("details summary")).toHaveTextContent("5 tools");
+    expect(many.querySelector("details")).toHaveTextContent("t1, t2, t3, t4, t5");
+    expect(within(section).getByTestId("plugin-hooks-many")).toHaveTextContent("none");
+    expect(within(section).getByTestId("plugin-tools-crash")).toHaveTextContent("none");
+  });
+
+  it("shows why a plugin failed, was refused, skipped or is untrusted", async () => {
+    renderPlugins(() => plugins);
+    expect(await screen.findByTestId("plugin-detail-crash")).toHaveTextContent(
+      "the plugin exited before it answered: SyntaxError: Unexpected token",
+    );
+    expect(screen.getByTestId("plugin-detail-crash").querySelector("p")).toHaveClass("error-text");
+    expect(screen.getByTestId("plugin-detail-mia-code-plugin-old")).toHaveTextContent(
+      "speaks plugin protocol 0, this mia-code speaks 1",
+    );
+    expect(screen.getByTestId("plugin-detail-mia-code-plugin-net")).toHaveTextContent(
+      "Plugin mia-code-plugin-net not cached, skipping (offline mode)",
+    );
+    expect(screen.getByTestId("plugin-detail-local")).toHaveTextContent(
+      "run `mia-code permissions trust` to load its plugins",
+    );
+    expect(screen.queryByTestId("plugin-detail-mia-code-plugin-example")).toBeNull();
+    expect(screen.queryByTestId("plugin-detail-many")).toBeNull();
+  });
+
+  it("Refresh asks again and shows the new states", async () => {
+    let calls = 0;
+    const ctx = renderPlugins(() => {
+      calls += 1;
+      return calls === 1
+        ? [plugins[2]]
+        : [{ ...plugins[2]!, state: "loaded", version: "0.3.0", error: null, tools: ["fixed"], hooks: ["chat.message"] }];
+    });
+    expect(await screen.findByTestId("plugin-state-crash")).toHaveTextContent("failed");
+    fireEvent.click(screen.getByTestId("plugins-refresh"));
+    await waitFor(() => expect(screen.getByTestId("plugin-state-crash")).toHaveTextContent("loaded"));
+    expect(ctx.pluginRequests()).toEqual([
+      { method: "GET", path: "/api/plugins?directory=%2Fproj", body: undefined },
+      { method: "GET", path: "/api/plugins?directory=%2Fproj", body: undefined },
+    ]);
+    expect(screen.getByTestId("plugin-tools-crash")).toHaveTextContent("fixed");
+    expect(screen.getByTestId("plugin-hooks-crash")).toHaveTextContent("chat.message");
+    expect(screen.getByTestId("plugin")).toHaveTextContent("crash 0.3.0");
+    expect(screen.queryByTestId("plugin-detail-crash")).toBeNull();
+  });
+
+  it("says how to add plugins when there are none", async () => {
+    renderPlugins(() => []);
+    const empty = await screen.findByTestId("plugins-empty");
+    expect(empty).toHaveTextContent(
+      "No plugins. List them under plugin in your config (npm packages like name@^1.0.0, or local paths).",
+    );
+    expect(screen.queryByTestId("plugins-table")).toBeNull();
+  });
+
+  it("shows a failed request as an alert", async () => {
+    renderPlugins(() => Promise.reject(new ApiError(500, "plugin: cannot run npm: No such file or directory")));
+    const alert = await within(await screen.findByTestId("plugins")).findByRole("alert");
+    expect(alert).toHaveTextContent("plugin: cannot run npm: No such file or directory");
+    expect(screen.queryByText("Loading plugins…")).toBeNull();
+    expect(screen.getByTestId("plugins-refresh")).toBeEnabled();
+  });
+
+  it("has no section without a project", async () => {
+    const ctx = renderPlugins(() => plugins, null);
+    await screen.findByTestId("my-shares");
+    expect(screen.queryByTestId("plugins")).toBeNull();
+    expect(ctx.pluginRequests()).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import type {
   ApprovalView,
   McpServerView,
   PermissionsView,
+  PluginView,
   ProviderInfo,
   SettingsView,
   ShareRecord,
@@ -73,6 +74,7 @@ export function Settings({
           {directory && <Rules directory={directory} agents={view.agents.map((a) => a.name)} defaultAgent={view.default_agent} />}
           {directory && <Approvals directory={directory} />}
           {directory && <McpServers directory={directory} />}
+          {directory && <Plugins directory={directory} />}
           <MyShares onOpenSession={onOpenSession} />
           <p className="muted small">
             Written to <span className="mono">{view.global_config}</span>. Read:{" "}
@@ -569,18 +571,18 @@ const MCP_BADGE: Record<string, string> = {
 /** Tools listed inline up to this many; more fold into a count. */
 const MCP_TOOLS_INLINE = 4;
 
-/** Settings → MCP servers of the project (GET /api/mcp starts those that may run: it can take seconds). */
-function McpServers({ directory }: { directory: string }) {
-  const { api } = useServices();
+/**
+ * A project's list that loads on open and again on Refresh (`refresh`). While a refresh runs the
+ * last list stays (of this project only); `loading` says one is on its way.
+ */
+function useProjectList<T>(directory: string, load: (directory: string) => Promise<T[]>) {
   /** Bumped by Refresh: the list loads again. */
   const [version, setVersion] = useState(0);
   const key = `${directory}\n${version}`;
-  const [result, setResult] = useState<{ key: string; directory: string; list?: McpServerView[]; error?: string } | null>(
-    null,
-  );
+  const [result, setResult] = useState<{ key: string; directory: string; list?: T[]; error?: string } | null>(null);
   useEffect(() => {
     let alive = true;
-    api.mcp(directory).then(
+    load(directory).then(
       (list) => {
         if (alive) setResult({ key, directory, list: Array.isArray(list) ? list : [] });
       },
@@ -591,11 +593,36 @@ function McpServers({ directory }: { directory: string }) {
     return () => {
       alive = false;
     };
-  }, [api, directory, key]);
-  const loading = result?.key !== key;
-  // While a refresh runs the last list stays (of this project only).
+  }, [load, directory, key]);
   const shown = result?.directory === directory ? result : null;
-  const list = shown?.list ?? null;
+  const refresh = useCallback(() => setVersion((v) => v + 1), []);
+  return { loading: result?.key !== key, list: shown?.list ?? null, error: shown?.error ?? null, refresh };
+}
+
+/** Names (tools, hooks) inline when few, folded into a count when many, "none" without. */
+function NameList({ names, what, testId }: { names: string[]; what: string; testId: string }) {
+  return (
+    <td className="small" data-testid={testId}>
+      {names.length === 0 ? (
+        <span className="muted">none</span>
+      ) : names.length <= MCP_TOOLS_INLINE ? (
+        <span className="mono">{names.join(", ")}</span>
+      ) : (
+        <details>
+          <summary>
+            {names.length} {what}
+          </summary>
+          <span className="mono">{names.join(", ")}</span>
+        </details>
+      )}
+    </td>
+  );
+}
+
+/** Settings → MCP servers of the project (GET /api/mcp starts those that may run: it can take seconds). */
+function McpServers({ directory }: { directory: string }) {
+  const { api } = useServices();
+  const { loading, list, error, refresh } = useProjectList(directory, api.mcp);
   return (
     <section data-testid="mcp-servers" aria-busy={loading}>
       <h3>MCP servers</h3>
@@ -604,9 +631,9 @@ function McpServers({ directory }: { directory: string }) {
           Starting servers…
         </p>
       )}
-      {shown?.error && (
+      {error && (
         <p className="error-text" role="alert">
-          {shown.error}
+          {error}
         </p>
       )}
       {list?.length === 0 && (
@@ -635,13 +662,7 @@ function McpServers({ directory }: { directory: string }) {
         </div>
       )}
       <div className="row-end">
-        <button
-          type="button"
-          className="btn small"
-          disabled={loading}
-          onClick={() => setVersion((v) => v + 1)}
-          data-testid="mcp-refresh"
-        >
+        <button type="button" className="btn small" disabled={loading} onClick={refresh} data-testid="mcp-refresh">
           Refresh
         </button>
       </div>
@@ -667,18 +688,7 @@ function McpRow({ server: m }: { server: McpServerView }) {
           </span>
         </td>
         <td className="mono small">{m.transport}</td>
-        <td className="small" data-testid={`mcp-tools-${m.name}`}>
-          {tools.length === 0 ? (
-            <span className="muted">none</span>
-          ) : tools.length <= MCP_TOOLS_INLINE ? (
-            <span className="mono">{tools.join(", ")}</span>
-          ) : (
-            <details>
-              <summary>{tools.length} tools</summary>
-              <span className="mono">{tools.join(", ")}</span>
-            </details>
-          )}
-        </td>
+        <NameList names={tools} what="tools" testId={`mcp-tools-${m.name}`} />
         <td className="mono small">{m.source}</td>
       </tr>
       {detail && (
@@ -700,6 +710,105 @@ function McpRow({ server: m }: { server: McpServerView }) {
                   <pre className="mcp-stderr small">{stderr.join("\n")}</pre>
                 </details>
               ))}
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
+/** A plugin's state as a badge colour (the task badges' classes). */
+const PLUGIN_BADGE: Record<string, string> = {
+  loaded: "completed",
+  installing: "running",
+  failed: "error",
+  refused: "error",
+  untrusted: "blocked",
+  skipped: "stopped",
+};
+
+/**
+ * Settings → Plugins of the project (GET /api/plugins installs and starts those listed first: it
+ * can take seconds).
+ */
+function Plugins({ directory }: { directory: string }) {
+  const { api } = useServices();
+  const { loading, list, error, refresh } = useProjectList(directory, api.plugins);
+  return (
+    <section data-testid="plugins" aria-busy={loading}>
+      <h3>Plugins</h3>
+      {loading && (
+        <p className="muted small" role="status" data-testid="plugins-loading">
+          Loading plugins…
+        </p>
+      )}
+      {error && (
+        <p className="error-text" role="alert">
+          {error}
+        </p>
+      )}
+      {list?.length === 0 && (
+        <p className="muted small" data-testid="plugins-empty">
+          No plugins. List them under <code>plugin</code> in your config (npm packages like <code>name@^1.0.0</code>, or
+          local paths).
+        </p>
+      )}
+      {list && list.length > 0 && (
+        <div className="table-scroll" tabIndex={0} role="region" aria-label="Plugins">
+          <table className="table" data-testid="plugins-table">
+            <thead>
+              <tr>
+                <th>Plugin</th>
+                <th>State</th>
+                <th>Tools</th>
+                <th>Hooks</th>
+                <th>Source</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.map((p) => (
+                <PluginRow key={`${p.source}\n${p.entry}`} plugin={p} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <div className="row-end">
+        <button type="button" className="btn small" disabled={loading} onClick={refresh} data-testid="plugins-refresh">
+          Refresh
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function PluginRow({ plugin: p }: { plugin: PluginView }) {
+  const broken = p.state === "failed" || p.state === "refused";
+  return (
+    <>
+      <tr data-testid="plugin" data-plugin={p.name}>
+        <td>
+          <span className="mono">{p.name}</span>
+          {p.version && <span className="muted small"> {p.version}</span>}
+        </td>
+        <td>
+          <span className={`task-badge badge-${PLUGIN_BADGE[p.state] ?? "queued"}`} data-testid={`plugin-state-${p.name}`}>
+            {p.state}
+          </span>
+        </td>
+        <NameList names={p.tools ?? []} what="tools" testId={`plugin-tools-${p.name}`} />
+        <NameList names={p.hooks ?? []} what="hooks" testId={`plugin-hooks-${p.name}`} />
+        <td className="small">
+          <span className="mono">{p.entry}</span>
+          <div className="muted mono">{p.source}</div>
+        </td>
+      </tr>
+      {p.error && (
+        <tr className="mcp-detail" data-testid={`plugin-detail-${p.name}`}>
+          <td colSpan={5}>
+            <p className={broken ? "error-text small" : p.state === "untrusted" ? "warning small" : "muted small"}>
+              {p.error}
+            </p>
           </td>
         </tr>
       )}

@@ -1,4 +1,4 @@
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type { Api } from "../lib/api";
 import type { Platform, Transport } from "../transport/types";
 
@@ -28,7 +28,10 @@ export function usePlatform(): Platform | null {
 export interface Toast {
   id: number;
   text: string;
-  kind: "error" | "info";
+  /** `error`: red; `info`: the answer to something done; `notice`: the runtime telling (an event). */
+  kind: "error" | "info" | "notice";
+  /** How many times in a row it was said (shown from 2 on). */
+  count: number;
 }
 
 interface ToastApi {
@@ -39,25 +42,55 @@ const ToastContext = createContext<ToastApi>({ toast: () => undefined });
 
 let nextToast = 1;
 
+/** How long a toast stays (the same one said again starts it over). */
+const TOAST_MS: Record<Toast["kind"], number> = { error: 8000, info: 4000, notice: 5000 };
+
 export function ToastProvider({ children }: { children: ReactNode }) {
   const [toasts, setToasts] = useState<Toast[]>([]);
-  const dismiss = useCallback((id: number) => setToasts((ts) => ts.filter((t) => t.id !== id)), []);
+  const timers = useRef(new Map<number, ReturnType<typeof setTimeout>>());
+  /** The last toast shown while it is still up: the same text again counts instead of stacking. */
+  const last = useRef<{ id: number; text: string; kind: Toast["kind"] } | null>(null);
+  const dismiss = useCallback((id: number) => {
+    clearTimeout(timers.current.get(id));
+    timers.current.delete(id);
+    if (last.current?.id === id) last.current = null;
+    setToasts((ts) => ts.filter((t) => t.id !== id));
+  }, []);
   const toast = useCallback(
     (text: string, kind: Toast["kind"] = "error") => {
-      const id = nextToast++;
-      setToasts((ts) => [...ts.slice(-3), { id, text, kind }]);
-      setTimeout(() => dismiss(id), kind === "error" ? 8000 : 4000);
+      const again = last.current && last.current.text === text && last.current.kind === kind ? last.current.id : null;
+      const id = again ?? nextToast++;
+      if (again !== null) {
+        clearTimeout(timers.current.get(id));
+        setToasts((ts) => ts.map((t) => (t.id === id ? { ...t, count: t.count + 1 } : t)));
+      } else {
+        last.current = { id, text, kind };
+        setToasts((ts) => [...ts.slice(-3), { id, text, kind, count: 1 }]);
+      }
+      timers.current.set(id, setTimeout(() => dismiss(id), TOAST_MS[kind]));
     },
     [dismiss],
   );
+  useEffect(() => {
+    const pending = timers.current;
+    return () => {
+      for (const t of pending.values()) clearTimeout(t);
+      pending.clear();
+    };
+  }, []);
   const value = useMemo(() => ({ toast }), [toast]);
   return (
     <ToastContext.Provider value={value}>
       {children}
       <div className="toasts" role="status" aria-live="polite">
         {toasts.map((t) => (
-          <div key={t.id} className={`toast toast-${t.kind}`} data-testid="toast">
+          <div key={t.id} className={`toast toast-${t.kind}`} data-testid="toast" data-kind={t.kind}>
             <span>{t.text}</span>
+            {t.count > 1 && (
+              <span className="toast-count" data-testid="toast-count" title={`Said ${t.count} times`}>
+                ×{t.count}
+              </span>
+            )}
             <button type="button" className="icon-btn" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
               ×
             </button>

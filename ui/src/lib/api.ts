@@ -14,6 +14,7 @@ import type {
   PermissionReplyKind,
   PermissionRequest,
   PermissionsView,
+  PluginView,
   ProjectSummary,
   PromotedView,
   RevertPreview,
@@ -135,6 +136,8 @@ export function makeApi(t: Transport) {
       t.request<PermissionsView>("GET", `/api/permissions?${q({ directory, agent })}`),
     /** The project's MCP servers (those that may run are started first: this can take seconds). */
     mcp: (directory: string) => t.request<McpServerView[]>("GET", `/api/mcp?${q({ directory })}`),
+    /** The project's plugins (those listed are installed and started first: this can take seconds). */
+    plugins: (directory: string) => t.request<PluginView[]>("GET", `/api/plugins?${q({ directory })}`),
     approvals: (directory: string) => t.request<ApprovalView[]>("GET", `/api/approvals?${q({ directory })}`),
     /** Every pending ask of the project's sessions (the attention queue), oldest first. */
     asks: (directory: string) => t.request<PermissionRequest[]>("GET", `/api/asks?${q({ directory })}`),
