@@ -566,3 +566,121 @@ async fn a_stalled_registry_offline_mode_and_a_malicious_entry_never_block() {
         "{out:?}"
     );
 }
+
+/// `git+https:` plugins only with `plugin.allowGit`; installed by npm
+/// (which clones with git: the URL is rewritten to a local repository with
+/// git's own `url.<base>.insteadOf`, so no network is used), locked under
+/// the package name with the URL as its range. The plugin speaks the
+/// protocol by hand (no SDK), which is all a plugin has to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_plugin_needs_allow_git_and_speaks_the_protocol_by_hand() {
+    if verdaccio_bin().is_none() {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let repo_dir = work.path().join("mia-git-plugin");
+    std::fs::create_dir_all(&repo_dir).unwrap();
+    std::fs::write(
+        repo_dir.join("package.json"),
+        json!({"name": "mia-git-plugin", "version": "0.3.0", "mia-code": {"protocol": 1, "main": "main.js"}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        repo_dir.join("main.js"),
+        r#"const rl = require("readline").createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+rl.on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === "initialize") send({ id: m.id, result: { protocol: 1, name: "git-plugin", tools: [{ name: "git_hello", description: "says hello", input_schema: { type: "object", properties: {} } }], hooks: [] } });
+  else if (m.method === "tool.call") send({ id: m.id, result: { output: "hello from git" } });
+  else send({ id: m.id, error: { code: -32601, message: "unknown" } });
+});
+"#,
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo_dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", work.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&[
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "user.name=t",
+        "add",
+        "-A",
+    ]);
+    git(&[
+        "-c",
+        "user.email=t@example.com",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-q",
+        "-m",
+        "plugin",
+    ]);
+    let url = "git+https://git.example.invalid/acme/mia-git-plugin.git";
+
+    let scenario: Scenario = serde_json::from_value(json!({"steps": [
+        {"match": {"last_message_contains": "greet"}, "response": {"events": [
+            {"tool_call": {"id": "g1", "name": "git_hello", "arguments": {}}}
+        ]}},
+        {"match": {"has_tool_result": "g1"}, "response": {"events": [{"text": "Greeted."}]}}
+    ]}))
+    .unwrap();
+    let llm = MockServer::start(scenario).await.unwrap();
+    let npmrc = work.path().join("npmrc");
+    std::fs::write(&npmrc, "fetch-retries=0\n").unwrap();
+    let env = Env::new(npmrc);
+
+    // Without allowGit: refused, with the way to allow it.
+    env.config(&llm, json!([url]));
+    let list: Value =
+        serde_json::from_slice(&env.out(&["plugin", "list", "--json"]).await.stdout).unwrap();
+    assert_eq!(list[0]["state"], "refused", "{list}");
+    assert!(
+        list[0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("plugin.allowGit"),
+        "{list}"
+    );
+
+    env.config(&llm, json!({"packages": [url], "allowGit": true}));
+    let mut cmd = env.cmd();
+    cmd.env("GIT_CONFIG_COUNT", "1")
+        .env(
+            "GIT_CONFIG_KEY_0",
+            format!("url.file://{}.insteadOf", repo_dir.display()),
+        )
+        .env(
+            "GIT_CONFIG_VALUE_0",
+            "https://git.example.invalid/acme/mia-git-plugin.git",
+        )
+        .args(["run", "greet", "--format", "json"]);
+    let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        result_of(&stdout, "g1")["output"],
+        "hello from git",
+        "{stdout}"
+    );
+    let lock = env.lock();
+    assert_eq!(
+        lock["plugins"]["mia-git-plugin"]["version"], "0.3.0",
+        "{lock}"
+    );
+    assert_eq!(lock["plugins"]["mia-git-plugin"]["range"], url);
+    llm.assert_no_violations();
+}

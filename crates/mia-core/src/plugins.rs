@@ -94,12 +94,18 @@ pub(crate) fn plugin_defs(
     project: &Path,
 ) -> (Vec<PluginDef>, mia_config::PluginOptions) {
     let mut by_entry: BTreeMap<String, PluginDef> = BTreeMap::new();
+    let mut bases: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut opts = mia_config::PluginOptions::default();
     for layer in &config.layers {
         let Some(setting) = &layer.file.plugin else {
             continue;
         };
-        if let Some(o) = setting.options() {
+        // Options (scripts, environment, timeouts) come from your own
+        // config only: a repository may list plugins, not widen what they get.
+        if let Some(o) = setting
+            .options()
+            .filter(|_| layer.kind != LayerKind::Project)
+        {
             opts.allow_scripts = o.allow_scripts.clone().or(opts.allow_scripts.take());
             opts.allow_git = o.allow_git.or(opts.allow_git);
             opts.install_timeout = o.install_timeout.or(opts.install_timeout);
@@ -129,9 +135,7 @@ pub(crate) fn plugin_defs(
                     env: BTreeMap::new(),
                 },
             );
-            if let Some(d) = by_entry.get_mut(entry) {
-                d.parsed = mia_plugins::parse(entry, &base, false).map_err(|e| e.to_string());
-            }
+            bases.insert(entry.clone(), base.clone());
         }
     }
     let allow_git = opts.allow_git == Some(true);
@@ -140,12 +144,11 @@ pub(crate) fn plugin_defs(
     let defs = by_entry
         .into_values()
         .map(|mut d| {
-            if allow_git && d.entry.trim().starts_with("git+https://") {
-                d.parsed = Err(format!(
-                    "plugin entry {:?}: git references are not installed by this version; publish the plugin to a registry or use a local path",
-                    d.entry
-                ));
-            }
+            let base = bases
+                .get(&d.entry)
+                .cloned()
+                .unwrap_or_else(|| project.to_path_buf());
+            d.parsed = mia_plugins::parse(&d.entry, &base, allow_git).map_err(|e| e.to_string());
             let key = match &d.parsed {
                 Ok(PluginRef::Npm { name, .. }) => name.clone(),
                 _ => d.entry.clone(),
@@ -155,7 +158,11 @@ pub(crate) fn plugin_defs(
                 .filter_map(|k| lookup(k).map(|v| (k.to_string(), v)))
                 .collect();
             for (k, v) in envs.get(&key).into_iter().flatten() {
-                match mia_config::resolve_env_refs_with(v, &format!("plugin.env.{key}.{k}"), &lookup) {
+                match mia_config::resolve_env_refs_with(
+                    v,
+                    &format!("plugin.env.{key}.{k}"),
+                    &lookup,
+                ) {
                     Ok(v) => {
                         env.insert(k.clone(), v);
                     }
@@ -273,9 +280,31 @@ impl PluginHub {
             }
             PluginRef::Local { path } => path.clone(),
             PluginRef::Git { url } => {
-                return PState::Failed(format!(
-                    "{url}: git plugins are not installed by this version"
-                ));
+                let progress = |line: String| {
+                    tracing::info!(plugin = %url, "{line}");
+                    rt.emit(Event::Notice {
+                        session_id: None,
+                        message: line,
+                    });
+                };
+                match self
+                    .installer
+                    .ensure_git(url, self.offline, false, &progress)
+                    .await
+                {
+                    Ok((pkg, Outcome::Cached { version } | Outcome::Installed { version })) => {
+                        *lock(&slot.version) = Some(version);
+                        self.installer.package_dir(&pkg)
+                    }
+                    Ok((_, Outcome::Skipped { reason })) => {
+                        progress(reason.clone());
+                        return PState::Skipped(reason);
+                    }
+                    Err(e) => {
+                        progress(e.to_string());
+                        return PState::Failed(e.to_string());
+                    }
+                }
             }
         };
         let (_pkg, version, manifest) = match mia_plugins::read_manifest(&dir) {
@@ -526,15 +555,22 @@ impl Runtime {
                 if s.def.project_level && !trusted {
                     continue;
                 }
-                if let Ok(PluginRef::Npm { name, range }) = &s.def.parsed {
-                    let progress = |line: String| tracing::info!(plugin = %name, "{line}");
-                    if let Err(e) = hub
+                let progress = |line: String| tracing::info!("{line}");
+                let result = match &s.def.parsed {
+                    Ok(PluginRef::Npm { name, range }) => hub
                         .installer
                         .ensure(name, range, hub.offline, true, &progress)
                         .await
-                    {
-                        *s.state.lock().await = PState::Failed(e.to_string());
-                    }
+                        .map(|_| ()),
+                    Ok(PluginRef::Git { url }) => hub
+                        .installer
+                        .ensure_git(url, hub.offline, true, &progress)
+                        .await
+                        .map(|_| ()),
+                    _ => Ok(()),
+                };
+                if let Err(e) = result {
+                    *s.state.lock().await = PState::Failed(e.to_string());
                 }
             }
         }

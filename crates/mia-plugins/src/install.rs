@@ -339,6 +339,92 @@ impl Installer {
         Ok(Outcome::Installed { version })
     }
 
+    /// A `git+https:` plugin (allowed by `plugin.allowGit`): installed by
+    /// the package manager (which clones with the user's git), locked under
+    /// its package name with the URL as its range. Returns the package name.
+    pub async fn ensure_git(
+        &self,
+        url: &str,
+        offline: bool,
+        update: bool,
+        progress: &(dyn Fn(String) + Send + Sync),
+    ) -> Result<(String, Outcome), PluginError> {
+        let mut lock = LockFile::load(&self.lock_path)?;
+        let locked = lock
+            .plugins
+            .iter()
+            .find(|(_, e)| e.range.as_deref() == Some(url))
+            .map(|(n, _)| n.clone());
+        if let Some(name) = &locked
+            && !update
+            && self.lock_hit(&lock, name, url)
+        {
+            let version = lock.plugins[name].version.clone();
+            return Ok((name.clone(), Outcome::Cached { version }));
+        }
+        if offline {
+            return Ok((
+                url.to_string(),
+                Outcome::Skipped {
+                    reason: format!("Plugin {url} not cached, skipping (offline mode)"),
+                },
+            ));
+        }
+        self.ensure_dir()?;
+        if let Some(name) = &locked {
+            let _ = std::fs::remove_dir_all(self.package_dir(name));
+        }
+        progress(format!("Installing plugin {url}..."));
+        let argv = PackageManager::detect(&self.dir).argv(url, false);
+        self.run_with_retries(url, &argv).await?;
+        // The name is what the package manager recorded for the URL.
+        let pkg: serde_json::Value = std::fs::read_to_string(self.dir.join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        let bare = url.trim_start_matches("git+");
+        let name = pkg["dependencies"]
+            .as_object()
+            .and_then(|deps| {
+                deps.iter()
+                    .find(|(_, v)| {
+                        v.as_str()
+                            .is_some_and(|v| v == url || v.trim_start_matches("git+") == bare)
+                    })
+                    .map(|(k, _)| k.clone())
+            })
+            .ok_or_else(|| PluginError::Install {
+                name: url.to_string(),
+                message: "installed, but its package name is not in the plugins' package.json"
+                    .into(),
+            })?;
+        let version = self
+            .installed_version(&name)
+            .ok_or_else(|| PluginError::Install {
+                name: url.to_string(),
+                message: format!("{} has no package.json", self.package_dir(&name).display()),
+            })?;
+        let integrity =
+            tree_integrity(&self.package_dir(&name)).map_err(|e| PluginError::Install {
+                name: url.to_string(),
+                message: e.to_string(),
+            })?;
+        lock.version = LOCK_VERSION;
+        lock.plugins.insert(
+            name.clone(),
+            LockEntry {
+                version: version.clone(),
+                resolved: self.resolved(&name),
+                integrity,
+                installed_at: now_rfc3339(),
+                range: Some(url.to_string()),
+            },
+        );
+        lock.save(&self.lock_path)?;
+        progress(format!("✓ Installed plugin {name}@{version} from {url}"));
+        Ok((name, Outcome::Installed { version }))
+    }
+
     /// npm's record of where the tarball came from.
     fn resolved(&self, name: &str) -> Option<String> {
         let text =
