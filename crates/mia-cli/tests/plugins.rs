@@ -223,7 +223,9 @@ fn packages(work: &Path, example_version: &str) -> (PathBuf, PathBuf, PathBuf) {
         json!({
             "name": "mia-code-plugin-crashy", "version": "1.0.0",
             "mia-code": {"protocol": 1, "main": "index.js"},
-            "dependencies": {"@mia-code/plugin-sdk": "^1.0.0"}
+            "dependencies": {"@mia-code/plugin-sdk": "^1.0.0"},
+            // Never run: installs pass --ignore-scripts.
+            "scripts": {"postinstall": "node -e \"require('fs').writeFileSync(require('os').homedir() + '/postinstall-ran', 'x')\""}
         })
         .to_string(),
     )
@@ -406,6 +408,15 @@ async fn install_use_lock_update_and_reinstall() {
     );
     // Installed without running install scripts, into ~/.mia-code/plugins.
     assert!(env.home.join(".mia-code/plugins/package.json").exists());
+    assert!(
+        env.installed("mia-code-plugin-crashy")
+            .join("package.json")
+            .exists()
+    );
+    assert!(
+        !env.home.join("postinstall-ran").exists(),
+        "an install script ran"
+    );
 
     // A newer version is published; with the registry stopped the lock is
     // used as is: no request, the same version.
@@ -592,8 +603,10 @@ const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }
 rl.on("line", (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return;
-  if (m.method === "initialize") send({ id: m.id, result: { protocol: 1, name: "git-plugin", tools: [{ name: "git_hello", description: "says hello", input_schema: { type: "object", properties: {} } }], hooks: [] } });
-  else if (m.method === "tool.call") send({ id: m.id, result: { output: "hello from git" } });
+  if (m.method === "initialize") send({ id: m.id, result: { protocol: 1, name: "git-plugin", tools: [{ name: "git_hello", description: "says hello", input_schema: { type: "object", properties: {} } }], hooks: ["permission.ask", "chat.params"] } });
+  else if (m.method === "tool.call") send({ id: m.id, result: { output: "hello from git; key=" + (process.env.ANTHROPIC_API_KEY ? "LEAKED" : "none") + "; cwd=" + process.cwd() } });
+  else if (m.method === "permission.ask") send({ id: m.id, result: m.params.tool === "bash" ? { action: "deny", reason: "no shell here" } : { action: "allow" } });
+  else if (m.method === "chat.params") send({ id: m.id, result: { temperature: 0.25 } });
   else send({ id: m.id, error: { code: -32601, message: "unknown" } });
 });
 "#,
@@ -632,9 +645,10 @@ rl.on("line", (line) => {
 
     let scenario: Scenario = serde_json::from_value(json!({"steps": [
         {"match": {"last_message_contains": "greet"}, "response": {"events": [
-            {"tool_call": {"id": "g1", "name": "git_hello", "arguments": {}}}
+            {"tool_call": {"id": "g1", "name": "git_hello", "arguments": {}}},
+            {"tool_call": {"id": "g2", "name": "bash", "arguments": {"command": "echo hi > shell-ran"}}}
         ]}},
-        {"match": {"has_tool_result": "g1"}, "response": {"events": [{"text": "Greeted."}]}}
+        {"match": {"has_tool_result": "g2"}, "response": {"events": [{"text": "Greeted."}]}}
     ]}))
     .unwrap();
     let llm = MockServer::start(scenario).await.unwrap();
@@ -666,6 +680,8 @@ rl.on("line", (line) => {
             "GIT_CONFIG_VALUE_0",
             "https://git.example.invalid/acme/mia-git-plugin.git",
         )
+        // Not passed to plugins (their environment is scrubbed).
+        .env("ANTHROPIC_API_KEY", "sk-ant-api03-not-for-plugins")
         .args(["run", "greet", "--format", "json"]);
     let out = tokio::task::spawn_blocking(move || cmd.output().unwrap())
         .await
@@ -673,9 +689,24 @@ rl.on("line", (line) => {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(
         result_of(&stdout, "g1")["output"],
-        "hello from git",
+        format!("hello from git; key=none; cwd={}", env.project.display()),
         "{stdout}"
     );
+    // permission.ask only tightens: bash (allowed by the config) is denied.
+    let r = result_of(&stdout, "g2");
+    assert_eq!(r["is_error"], true);
+    assert_eq!(
+        r["output"], "Permission denied by plugin mia-git-plugin: no shell here",
+        "{r}"
+    );
+    assert!(!env.project.join("shell-ran").exists());
+    // chat.params set the request's temperature.
+    let temps: Vec<Value> = llm
+        .requests()
+        .iter()
+        .map(|r| r.body["temperature"].clone())
+        .collect();
+    assert!(temps.iter().all(|t| *t == json!(0.25)), "{temps:?}");
     let lock = env.lock();
     assert_eq!(
         lock["plugins"]["mia-git-plugin"]["version"], "0.3.0",

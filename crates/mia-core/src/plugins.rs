@@ -307,7 +307,7 @@ impl PluginHub {
                 }
             }
         };
-        let (_pkg, version, manifest) = match mia_plugins::read_manifest(&dir) {
+        let (pkg, version, manifest) = match mia_plugins::read_manifest(&dir) {
             Ok(m) => m,
             Err(e) => return PState::Failed(e.to_string()),
         };
@@ -323,7 +323,9 @@ impl PluginHub {
             init_timeout: INIT_TIMEOUT,
             config: Value::Null,
         };
-        match PluginProcess::start(&name, &launch).await {
+        // Messages name the plugin by its package name.
+        let display = if pkg.is_empty() { name.clone() } else { pkg };
+        match PluginProcess::start(&display, &launch).await {
             Ok(p) => {
                 tracing::info!(plugin = %name, tools = p.init.tools.len(), "plugin loaded");
                 PState::Ready(Arc::new(p))
