@@ -163,10 +163,22 @@ impl Runtime {
                 // prefix must not change between steps).
                 .chain(t.tool_ctx.extra_tools.0.values().map(|tool| tool.spec()))
                 .filter(|s| {
-                    let perm = if s.name == "todo" {
-                        "todo_create"
-                    } else {
-                        s.name.as_ref()
+                    // A plugin tool is judged under the permission it
+                    // declares, which need not be its name.
+                    let declared = t
+                        .tool_ctx
+                        .extra_tools
+                        .0
+                        .get(s.name.as_ref())
+                        .and_then(|tool| {
+                            tool.plan(&serde_json::Value::Object(Default::default()), &t.tool_ctx)
+                                .ok()
+                        })
+                        .map(|plan| plan.permission);
+                    let perm = match &declared {
+                        Some(p) => p.as_str(),
+                        None if s.name == "todo" => "todo_create",
+                        None => s.name.as_ref(),
                     };
                     (s.name != "task" || offer_task)
                         && permissions::tool_offered(&prompt_checker, perm)
