@@ -268,7 +268,10 @@ describe("Settings: MCP servers", () => {
     expect(within(section).getByRole("heading")).toHaveTextContent("MCP servers");
     expect(within(section).getByRole("status")).toHaveTextContent("Starting servers…");
     expect(within(section).getByTestId("mcp-refresh")).toBeDisabled();
-    expect(ctx.mcpRequests()).toEqual([{ method: "GET", path: "/api/mcp?directory=%2Fhome%2Fme%2Fmy+proj", body: undefined }]);
+    // The request goes out from an effect, after the first paint.
+    await waitFor(() =>
+      expect(ctx.mcpRequests()).toEqual([{ method: "GET", path: "/api/mcp?directory=%2Fhome%2Fme%2Fmy+proj", body: undefined }]),
+    );
     answer.resolve(servers);
     const rows = await within(section).findAllByTestId("mcp-server");
     expect(within(section).queryByText("Starting servers…")).toBeNull();
@@ -416,9 +419,12 @@ describe("Settings: plugins", () => {
     expect(within(section).getByRole("status")).toHaveTextContent("Loading plugins…");
     expect(section).toHaveAttribute("aria-busy", "true");
     expect(within(section).getByTestId("plugins-refresh")).toBeDisabled();
-    expect(ctx.pluginRequests()).toEqual([
-      { method: "GET", path: "/api/plugins?directory=%2Fhome%2Fme%2Fmy+proj", body: undefined },
-    ]);
+    // The request goes out from an effect, after the first paint.
+    await waitFor(() =>
+      expect(ctx.pluginRequests()).toEqual([
+        { method: "GET", path: "/api/plugins?directory=%2Fhome%2Fme%2Fmy+proj", body: undefined },
+      ]),
+    );
     release(plugins);
     const rows = await within(section).findAllByTestId("plugin");
     expect(within(section).queryByText("Loading plugins…")).toBeNull();
