@@ -15,6 +15,7 @@ mod dispatch;
 pub mod editor;
 mod error;
 mod events;
+mod external;
 mod fork;
 mod limits;
 mod llm;

@@ -29,31 +29,6 @@ const LIST_TIMEOUT: Duration = Duration::from_secs(15);
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// A server that exits is started again at most this often per process.
 const MAX_RESTARTS: u32 = 3;
-/// Tool output handed to the model (the rest is cut, and said so).
-const MAX_OUTPUT: usize = 100 * 1024;
-/// Environment variables a stdio server gets besides its `env`.
-const BASE_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "TEMP",
-    "TMP",
-    "SHELL",
-    "TERM",
-    "SYSTEMROOT",
-    "SystemRoot",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "USERPROFILE",
-    "PATHEXT",
-    "COMSPEC",
-    "WINDIR",
-];
 
 /// One configured server.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,10 +125,7 @@ fn transport_of(
                     "mcp.{name} has no `command` (a stdio server) and no `url` (an HTTP server)"
                 ));
             };
-            let mut full_env: BTreeMap<String, String> = BASE_ENV
-                .iter()
-                .filter_map(|k| env(k).map(|v| (k.to_string(), v)))
-                .collect();
+            let mut full_env = crate::external::base_env(&["SHELL", "TERM"], env);
             for (k, v) in cfg.env.iter().flatten() {
                 full_env.insert(k.clone(), expand(v, format!("mcp.{name}.env.{k}"))?);
             }
@@ -500,17 +472,12 @@ impl Tool for McpTool {
                 other => ToolError::Invalid(format!("MCP server {}: {other}", self.server)),
             })?;
         let mut text = out.text();
-        if text.len() > MAX_OUTPUT {
-            let mut cut = MAX_OUTPUT;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            let total = text.len();
-            text.truncate(cut);
-            text.push_str(&format!(
-                "\n… [output cut at {MAX_OUTPUT} of {total} bytes]"
-            ));
-        }
+        crate::external::cap_output(&mut text, |total| {
+            format!(
+                "\n… [output cut at {} of {total} bytes]",
+                crate::external::MAX_OUTPUT
+            )
+        });
         if out.is_error {
             return Err(ToolError::Invalid(if text.is_empty() {
                 format!("MCP server {} reported an error", self.server)

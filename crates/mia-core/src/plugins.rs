@@ -25,30 +25,7 @@ use crate::runtime::{Runtime, lock};
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 const INIT_TIMEOUT: Duration = Duration::from_secs(15);
-const MAX_OUTPUT: usize = 100 * 1024;
 const HOOK_TIMEOUT: Duration = Duration::from_secs(10);
-/// The environment a plugin gets besides its configured `env`.
-const BASE_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TMPDIR",
-    "TEMP",
-    "TMP",
-    "SYSTEMROOT",
-    "SystemRoot",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "USERPROFILE",
-    "PATHEXT",
-    "COMSPEC",
-    "WINDIR",
-    "NODE_EXTRA_CA_CERTS",
-];
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PluginDef {
@@ -153,10 +130,7 @@ pub(crate) fn plugin_defs(
                 Ok(PluginRef::Npm { name, .. }) => name.clone(),
                 _ => d.entry.clone(),
             };
-            let mut env: BTreeMap<String, String> = BASE_ENV
-                .iter()
-                .filter_map(|k| lookup(k).map(|v| (k.to_string(), v)))
-                .collect();
+            let mut env = crate::external::base_env(&["NODE_EXTRA_CA_CERTS"], &lookup);
             for (k, v) in envs.get(&key).into_iter().flatten() {
                 match mia_config::resolve_env_refs_with(
                     v,
@@ -416,14 +390,7 @@ impl Tool for PluginTool {
             }
         })?;
         let mut output = reply["output"].as_str().unwrap_or_default().to_string();
-        if output.len() > MAX_OUTPUT {
-            let mut cut = MAX_OUTPUT;
-            while !output.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            output.truncate(cut);
-            output.push_str("\n… [plugin output cut at 100 KB]");
-        }
+        crate::external::cap_output(&mut output, |_| "\n… [plugin output cut at 100 KB]".into());
         if reply["is_error"].as_bool() == Some(true) {
             return Err(ToolError::Invalid(output));
         }
