@@ -88,25 +88,44 @@ async fn api(
     Ok(ApiResponse { status, body })
 }
 
-/// Stream Events (of one session, or all when `session` is null) to `on_event`.
-/// A subscriber that falls behind gets a `lagged` notice and reloads.
+/// Stream Events (of one session, or all when `session` is null) to `on_event`,
+/// resumed from `epoch` + `since` (`{session id: last seq seen}`) when given.
+/// The channel carries `{"type": "hello", "epoch", "reset"}` first, then
+/// `{"seq": n, "event": Event}`, and `{"type": "lagged", "missed": n}` when the
+/// subscriber fell behind (it resumes or reloads).
 #[tauri::command]
 fn subscribe(
     backend: tauri::State<'_, Backend>,
     session: Option<String>,
+    epoch: Option<String>,
+    since: Option<std::collections::HashMap<String, u64>>,
     on_event: Channel<serde_json::Value>,
 ) -> Result<u32, String> {
     let filter: Option<SessionId> = match session.as_deref() {
         Some(s) => Some(s.parse().map_err(|e| format!("{e}"))?),
         None => None,
     };
-    let mut events = backend.runtime.events(filter);
+    let resume = match epoch {
+        Some(epoch) => {
+            let pairs: Vec<String> = since
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(id, seq)| format!("{id}:{seq}"))
+                .collect();
+            Some(mia_core::Resume::parse(&epoch, &pairs.join(",")).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
+    let mut events = backend.runtime.events_since(filter, resume.as_ref());
     let id = backend.next_id.fetch_add(1, Ordering::Relaxed);
     let task = tauri::async_runtime::spawn(async move {
         while let Some(item) = events.next().await {
             let value = match item {
-                EventItem::Event(ev) => match serde_json::to_value(&ev) {
-                    Ok(v) => v,
+                EventItem::Hello { epoch, reset } => {
+                    serde_json::json!({ "type": "hello", "epoch": epoch, "reset": reset.to_json() })
+                }
+                EventItem::Event { seq, event } => match serde_json::to_value(&*event) {
+                    Ok(v) => serde_json::json!({ "seq": seq, "event": v }),
                     Err(_) => continue,
                 },
                 EventItem::Lagged(n) => serde_json::json!({ "type": "lagged", "missed": n }),

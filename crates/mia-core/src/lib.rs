@@ -39,7 +39,7 @@ mod views;
 pub mod worktrees;
 
 pub use error::{CoreError, ErrorKind};
-pub use events::{EventItem, EventStream};
+pub use events::{EventItem, EventStream, Reset, Resume, SeqEvent};
 pub use mia_protocol::{Event, Op};
 pub use runtime::{OpResult, Runtime, RuntimeOptions};
 pub use session::Resident;

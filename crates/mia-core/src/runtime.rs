@@ -68,6 +68,8 @@ pub(crate) struct Inner {
     pub(crate) opts: RuntimeOptions,
     pub(crate) store: StoreHandle,
     pub(crate) events: broadcast::Sender<Event>,
+    /// Sequence numbers and recent Events per session (events.rs).
+    pub(crate) log: Mutex<crate::events::EventLog>,
     pub(crate) sessions: Mutex<HashMap<SessionId, Arc<SessionState>>>,
     pub(crate) projects: Mutex<HashMap<PathBuf, ProjectShared>>,
     pub(crate) tools: ToolRegistry,
@@ -106,6 +108,9 @@ impl Runtime {
                 opts,
                 store,
                 events,
+                log: Mutex::new(crate::events::EventLog::new(
+                    uuid::Uuid::now_v7().simple().to_string(),
+                )),
                 sessions: Mutex::new(HashMap::new()),
                 projects: Mutex::new(HashMap::new()),
                 tools: ToolRegistry::builtin(),
@@ -188,6 +193,8 @@ impl Runtime {
     }
 
     pub(crate) fn emit(&self, event: Event) {
+        let mut log = lock(&self.inner.log);
+        log.push(Arc::new(event.clone()));
         let _ = self.inner.events.send(event);
     }
 }

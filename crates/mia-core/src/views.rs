@@ -99,6 +99,9 @@ impl Runtime {
         id: SessionId,
         archived: bool,
     ) -> Result<SessionDetail, CoreError> {
+        // Read before the store: every Event up to here may be in what loads.
+        let seq = self.event_seq(id);
+        let epoch = self.epoch();
         let (session, messages) = self
             .store()
             .call(move |db| {
@@ -155,6 +158,8 @@ impl Runtime {
             queued_agent,
             agent,
             context,
+            seq,
+            epoch,
         })
     }
 

@@ -79,6 +79,13 @@ pub struct SessionDetail {
     /// How full the model's context is (the runtime's estimate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<ContextUsage>,
+    /// The session's last Event number when it was read (the Events stream's
+    /// `id`s): Events up to it may already be in this answer.
+    #[serde(default)]
+    pub seq: u64,
+    /// The process that numbered them (the stream's `hello` epoch).
+    #[serde(default)]
+    pub epoch: String,
 }
 
 /// The runtime's estimate of the next request (system prompt, tools and

@@ -1085,6 +1085,10 @@ async fn any_op(State(s): State<AppState>, Json(op): Json<Op>) -> Response {
 #[derive(Deserialize)]
 struct EventsQuery {
     session: Option<String>,
+    /// With `since`: resume a stream of this process (the `hello` epoch).
+    epoch: Option<String>,
+    /// `SESSION:SEQ,...`: the last Event number seen of each session.
+    since: Option<String>,
 }
 
 async fn events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Response {
@@ -1092,21 +1096,44 @@ async fn events(State(s): State<AppState>, Query(q): Query<EventsQuery>) -> Resp
         Ok(f) => f,
         Err(r) => return r.into_response(),
     };
-    let events = s.runtime.events(filter);
+    let resume = match (&q.epoch, &q.since) {
+        (Some(epoch), since) => {
+            match mia_core::Resume::parse(epoch, since.as_deref().unwrap_or("")) {
+                Ok(r) => Some(r),
+                Err(e) => return BadRequest(e.to_string()).into_response(),
+            }
+        }
+        (None, Some(_)) => {
+            return BadRequest("`since` needs the `epoch` it was counted in".into())
+                .into_response();
+        }
+        (None, None) => None,
+    };
+    let events = s.runtime.events_since(filter, resume.as_ref());
     let stream = futures_util::stream::unfold(events, |mut events| async move {
         let item = events.next().await?;
         let sse = match item {
-            EventItem::Event(ev) => {
-                let kind = serde_json::to_value(&ev)
+            EventItem::Hello { epoch, reset } => SseEvent::default()
+                .event("hello")
+                .json_data(serde_json::json!({ "epoch": epoch, "reset": reset.to_json() }))
+                .unwrap_or_else(|_| SseEvent::default().event("error")),
+            EventItem::Event { seq, event } => {
+                let kind = serde_json::to_value(&*event)
                     .ok()
                     .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
                     .unwrap_or_else(|| "event".into());
-                SseEvent::default()
+                let sse = SseEvent::default()
                     .event(kind)
-                    .json_data(&ev)
-                    .unwrap_or_else(|_| SseEvent::default().event("error"))
+                    .json_data(&*event)
+                    .unwrap_or_else(|_| SseEvent::default().event("error"));
+                // The session's Event number (none for an Event of no session).
+                if seq > 0 {
+                    sse.id(seq.to_string())
+                } else {
+                    sse
+                }
             }
-            // A slow client missed events: tell it to reload.
+            // A slow client missed events: it resumes (or reloads).
             EventItem::Lagged(n) => SseEvent::default().event("lagged").data(n.to_string()),
         };
         Some((Ok::<_, std::convert::Infallible>(sse), events))

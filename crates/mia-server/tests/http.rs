@@ -106,6 +106,8 @@ impl Setup {
 struct Sse {
     stream: futures_util::stream::BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     buf: String,
+    /// The `id:` of the last event read (the session's Event number).
+    last_id: Option<u64>,
 }
 
 impl Sse {
@@ -121,6 +123,7 @@ impl Sse {
         Self {
             stream: resp.bytes_stream().boxed(),
             buf: String::new(),
+            last_id: None,
         }
     }
 
@@ -130,7 +133,11 @@ impl Sse {
                 let frame: String = self.buf.drain(..end + 2).collect();
                 let mut event = String::new();
                 let mut data = String::new();
+                self.last_id = None;
                 for line in frame.lines() {
+                    if let Some(v) = line.strip_prefix("id:") {
+                        self.last_id = v.trim().parse().ok();
+                    }
                     if let Some(v) = line.strip_prefix("event:") {
                         event = v.trim().to_string();
                     } else if let Some(v) = line.strip_prefix("data:") {
@@ -1580,4 +1587,136 @@ async fn open_in_editor_runs_the_configured_command_on_project_files_only() {
         .await
         .unwrap();
     assert_eq!(r.status(), 404);
+}
+
+/// A stream that was cut resumes where it was: the `hello` says nothing needs
+/// reloading and exactly the missed Events follow, numbered on from the last
+/// one seen (none twice, none lost); another epoch, a bad `since` and an
+/// unknown session say what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_event_stream_resumes_with_exactly_what_it_missed() {
+    let s = setup(
+        json!([
+            {"match": {"last_message_contains": "first"}, "response": {"events": [{"text": "one two three"}]}},
+            {"match": {"last_message_contains": "second"}, "response": {"events": [{"text": "four five six"}]}}
+        ]),
+        json!({}),
+    )
+    .await;
+    let dir = s.project.display().to_string();
+    let session: Value = s
+        .json(s.post("/api/sessions", json!({"directory": dir})))
+        .await;
+    let id = session["id"].as_str().unwrap().to_string();
+
+    // The whole window's stream (no session filter): hello first.
+    let mut sse = Sse::open(&s, "").await;
+    let (kind, hello) = sse.next().await;
+    assert_eq!(kind, "hello");
+    let epoch = hello["epoch"].as_str().unwrap().to_string();
+    assert_eq!(
+        hello["reset"], "all",
+        "a fresh stream has nothing to resume"
+    );
+
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/messages"),
+            json!({"text": "first"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    let mut seqs = Vec::new();
+    loop {
+        let (kind, data) = sse.next().await;
+        if kind.is_empty() {
+            continue;
+        }
+        if data.get("session_id").and_then(Value::as_str) == Some(id.as_str())
+            || data["session"]["id"] == id.as_str()
+            || data["message"]["session_id"] == id.as_str()
+        {
+            seqs.push(sse.last_id.expect("a session's Event has an id"));
+        }
+        if kind == "turn_finished" {
+            break;
+        }
+    }
+    assert!(!seqs.is_empty());
+    // Numbered on without a gap (1 was the session's creation, before the stream).
+    let first = seqs[0];
+    assert_eq!(seqs, (first..first + seqs.len() as u64).collect::<Vec<_>>());
+    let seen = *seqs.last().unwrap();
+    // The detail says how far its content goes.
+    let detail: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
+    assert_eq!(detail["seq"], seen);
+    assert_eq!(detail["epoch"], epoch.as_str());
+    drop(sse);
+
+    // While nobody listens, a second turn.
+    let r = s
+        .post(
+            &format!("/api/sessions/{id}/messages"),
+            json!({"text": "second"}),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 202);
+    for _ in 0..200 {
+        let d: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
+        if d["running"] == false && d["messages"].as_array().unwrap().len() >= 4 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let detail: Value = s.json(s.get(&format!("/api/sessions/{id}"))).await;
+    let last = detail["seq"].as_u64().unwrap();
+    assert!(last > seen);
+
+    // Resumed: nothing to reload, then exactly seen+1..=last, with the answer's text.
+    let mut sse = Sse::open(&s, &format!("epoch={epoch}&since={id}:{seen}&")).await;
+    let (kind, hello) = sse.next().await;
+    assert_eq!(kind, "hello");
+    assert_eq!(hello["reset"], "none");
+    let mut got = Vec::new();
+    let mut text = String::new();
+    while got.last() != Some(&last) {
+        let (kind, data) = sse.next().await;
+        if kind.is_empty() {
+            continue;
+        }
+        if kind == "text_delta" {
+            text.push_str(data["text"].as_str().unwrap_or_default());
+        }
+        got.push(sse.last_id.unwrap());
+    }
+    assert_eq!(got, (seen + 1..=last).collect::<Vec<_>>());
+    assert!(text.contains("four five six"), "{text:?}");
+
+    // Another process's epoch: reload everything.
+    let mut sse = Sse::open(&s, &format!("epoch=older&since={id}:{seen}&")).await;
+    assert_eq!(sse.next().await.1["reset"], "all");
+    // A number this process never gave: reload that session.
+    let mut sse = Sse::open(&s, &format!("epoch={epoch}&since={id}:{}&", last + 50)).await;
+    assert_eq!(sse.next().await.1["reset"], json!([id]));
+    // A bad `since` is refused with what is wrong.
+    let r = s
+        .get(&format!(
+            "/api/events?epoch={epoch}&since={id}-3&token={}",
+            s.token
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("SESSION:SEQ"));
+    let r = s
+        .get(&format!("/api/events?since={id}:3&token={}", s.token))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
 }

@@ -1846,6 +1846,10 @@ export interface SessionDetail {
    * How full the model's context is (the runtime's estimate).
    */
   context?: ContextUsage | null;
+  /**
+   * The process that numbered them (the stream's `hello` epoch).
+   */
+  epoch?: string;
   messages: Message[];
   /**
    * Asks waiting for an answer (oldest first), so a reloaded window shows them.
@@ -1859,6 +1863,11 @@ export interface SessionDetail {
    * A turn is running in this process.
    */
   running?: boolean;
+  /**
+   * The session's last Event number when it was read (the Events stream's
+   * `id`s): Events up to it may already be in this answer.
+   */
+  seq?: number;
   session: Session;
 }
 /**
