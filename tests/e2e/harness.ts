@@ -27,6 +27,14 @@ export interface Stack {
   stop(): Promise<void>;
   /** Reads a project file (for assertions on disk). */
   read(rel: string): string | null;
+  /**
+   * Stops the server (kill -9 with `hard`) and starts it again on the same port with the same
+   * token (`MIA_CODE_SERVE_TOKEN`), as a user restarting `mia-code serve` would; `between` runs
+   * while it is down.
+   */
+  restart(opts?: { hard?: boolean; between?: () => Promise<void> | void }): Promise<void>;
+  /** Runs the `mia-code` CLI with the stack's environment (its own process, the same store). */
+  cli(args: string[]): string;
 }
 
 export interface StackOptions {
@@ -189,6 +197,7 @@ export async function startStack(
   }
   const url = server.match[1]!;
   const token = server.match[2]!;
+  let restarts = 0;
 
   let stopped = false;
   return {
@@ -201,6 +210,23 @@ export async function startStack(
     read(rel: string) {
       const p = join(project, rel);
       return existsSync(p) ? readFileSync(p, "utf8") : null;
+    },
+    async restart(o = {}) {
+      server.child.kill(o.hard ? "SIGKILL" : "SIGINT");
+      await waitExit(server.child, 10_000);
+      await o.between?.();
+      restarts += 1;
+      const port = new URL(url).port;
+      server = await startAndWait(
+        tool("mia-code"),
+        ["serve", "--port", port, "--ui", uiDir, "--project", project],
+        { ...env, MIA_CODE_SERVE_TOKEN: token },
+        join(logs, `server-${restarts}.log`),
+        /^open: (http:\/\/[^/]+)\/#token=([0-9a-f]+)/,
+      );
+    },
+    cli(args: string[]) {
+      return execFileSync(tool("mia-code"), args, { cwd: project, env, encoding: "utf8", timeout: 60_000 });
     },
     async stop() {
       if (stopped) return;

@@ -18,7 +18,7 @@ type Boot =
 function guard(transport: Transport, platform: Platform, onUnauthorized: () => void): Transport {
   if (platform.kind !== "browser") return transport;
   return {
-    subscribe: (id, onEvent, onState) => transport.subscribe(id, onEvent, onState),
+    subscribe: (id, onEvent, onState, opts) => transport.subscribe(id, onEvent, onState, opts),
     request: async <T,>(method: Parameters<Transport["request"]>[0], path: string, body?: unknown): Promise<T> => {
       try {
         return await transport.request<T>(method, path, body);

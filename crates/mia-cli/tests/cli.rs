@@ -522,3 +522,44 @@ fn serve_prints_its_address_and_writes_a_private_token_file() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+/// `MIA_CODE_SERVE_TOKEN` keeps the token across restarts (open pages go on
+/// working); a short or unsafe one is refused with what to do.
+#[test]
+fn serve_takes_its_token_from_the_environment_or_refuses_a_weak_one() {
+    use std::io::BufRead;
+    let env = Env::new();
+    let bin = assert_cmd::cargo::cargo_bin("mia-code");
+    let token = "0123456789abcdef0123456789abcdef";
+    let mut child = std::process::Command::new(&bin)
+        .args(["serve", "--port", "0", "--no-ui"])
+        .env("HOME", &env.home)
+        .env("MIA_CODE_HOME", env.mia_home())
+        .env("MIA_CODE_SERVE_TOKEN", token)
+        .current_dir(&env.project)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let _ = lines.next().unwrap().unwrap();
+    assert_eq!(lines.next().unwrap().unwrap(), format!("token: {token}"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    for weak in ["short", "0123456789abcdef0123456789abcdef; rm -rf /"] {
+        let out = std::process::Command::new(&bin)
+            .args(["serve", "--port", "0", "--no-ui"])
+            .env("HOME", &env.home)
+            .env("MIA_CODE_HOME", env.mia_home())
+            .env("MIA_CODE_SERVE_TOKEN", weak)
+            .current_dir(&env.project)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("MIA_CODE_SERVE_TOKEN must be at least 32"),
+            "{err}"
+        );
+    }
+}

@@ -211,7 +211,7 @@ function Shell() {
       },
       (st) => {
         if (st === "open" || st === "lagged") seed();
-        if (st === "open") setConnection("open");
+        if (st === "open" || st === "resumed") setConnection("open");
         else if (st === "reconnecting") setConnection("reconnecting");
       },
     );

@@ -18,8 +18,8 @@ class FakeEventSource implements EventSourceLike {
   close() {
     this.closed = true;
   }
-  emit(type: string, data: unknown) {
-    const e = new MessageEvent(type, { data: typeof data === "string" ? data : JSON.stringify(data) });
+  emit(type: string, data: unknown, lastEventId = "") {
+    const e = new MessageEvent(type, { data: typeof data === "string" ? data : JSON.stringify(data), lastEventId });
     for (const l of this.listeners.get(type) ?? []) l(e);
   }
 }
@@ -143,6 +143,48 @@ describe("HttpTransport.subscribe", () => {
     // An error after unsubscribing schedules nothing.
     third.onerror?.(new globalThis.Event("error"));
     expect(scheduled).toHaveLength(2);
+  });
+});
+
+describe("HttpTransport resuming", () => {
+  it("asks for what it missed on every connect, passes each Event's number and resumes when behind", () => {
+    FakeEventSource.instances = [];
+    const scheduled: (() => void)[] = [];
+    const t = new HttpTransport({ token: "tok", EventSource: FakeEventSource, schedule: (fn) => scheduled.push(fn) });
+    let cursor: { epoch: string; seqs: Record<string, number> } | null = null;
+    const got: [string, number | undefined][] = [];
+    const hellos: unknown[] = [];
+    const states: string[] = [];
+    t.subscribe(
+      null,
+      (e, seq) => got.push([e.type, seq]),
+      (s) => states.push(s),
+      { resume: () => cursor, onHello: (h) => hellos.push(h) },
+    );
+    const first = FakeEventSource.instances[0]!;
+    expect(first.url).toBe("/api/events?token=tok");
+    first.emit("hello", { epoch: "E1", reset: "all" });
+    expect(hellos).toEqual([{ epoch: "E1", reset: "all" }]);
+    first.emit("text_delta", { type: "text_delta", session_id: "s1", message_id: "m", text: "a" }, "7");
+    // No id (an Event of no session) is no number.
+    first.emit("worktree_log", { type: "worktree_log", directory: "/r", name: "w", command: "c", line: "l", stderr: false }, "");
+    expect(got).toEqual([
+      ["text_delta", 7],
+      ["worktree_log", undefined],
+    ]);
+    cursor = { epoch: "E1", seqs: { s1: 7, s2: 3 } };
+    first.onerror?.(new globalThis.Event("error"));
+    scheduled[0]!();
+    const second = FakeEventSource.instances[1]!;
+    const url = new URL(second.url, "http://x");
+    expect(url.searchParams.get("epoch")).toBe("E1");
+    expect(url.searchParams.get("since")).toBe("s1:7,s2:3");
+    // Behind: reconnects at once from the cursor, no reload state.
+    second.emit("lagged", "40");
+    expect(second.closed).toBe(true);
+    expect(FakeEventSource.instances).toHaveLength(3);
+    expect(FakeEventSource.instances[2]!.url).toContain("since=s1%3A7%2Cs2%3A3");
+    expect(states).toEqual(["reconnecting"]);
   });
 });
 

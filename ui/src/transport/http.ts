@@ -1,5 +1,15 @@
 import type { Event } from "../protocol/generated";
-import { ApiError, EVENT_TYPES, errorText, type HttpMethod, type Platform, type StreamState, type Transport } from "./types";
+import {
+  ApiError,
+  EVENT_TYPES,
+  errorText,
+  type HttpMethod,
+  type Platform,
+  type StreamHello,
+  type StreamOptions,
+  type StreamState,
+  type Transport,
+} from "./types";
 
 /** The subset of EventSource the transport uses (a fake one is injected in tests). */
 export interface EventSourceLike {
@@ -65,29 +75,67 @@ export class HttpTransport implements Transport {
     return parsed as T;
   }
 
-  subscribe(sessionId: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void): () => void {
-    const params = new URLSearchParams();
-    if (sessionId) params.set("session", sessionId);
-    params.set("token", this.token);
-    const url = `${this.base}/api/events?${params.toString()}`;
+  subscribe(
+    sessionId: string | null,
+    onEvent: (e: Event, seq?: number) => void,
+    onState?: (s: StreamState) => void,
+    opts: StreamOptions = {},
+  ): () => void {
     let closed = false;
     let attempt = 0;
     let source: EventSourceLike | null = null;
 
+    const url = () => {
+      const params = new URLSearchParams();
+      if (sessionId) params.set("session", sessionId);
+      const cursor = opts.resume?.();
+      if (cursor) {
+        params.set("epoch", cursor.epoch);
+        params.set(
+          "since",
+          Object.entries(cursor.seqs)
+            .map(([id, seq]) => `${id}:${seq}`)
+            .join(","),
+        );
+      }
+      params.set("token", this.token);
+      return `${this.base}/api/events?${params.toString()}`;
+    };
     const dispatch = (e: MessageEvent) => {
       if (typeof e.data !== "string") return;
+      let parsed: Event;
       try {
-        onEvent(JSON.parse(e.data) as Event);
+        parsed = JSON.parse(e.data) as Event;
       } catch {
-        /* a malformed event is dropped; the next reload repairs the view */
+        return; /* a malformed event is dropped; the next reload repairs the view */
       }
+      // The session's Event number (the SSE id; an Event of no session has none).
+      const seq = Number(e.lastEventId);
+      onEvent(parsed, Number.isFinite(seq) && seq > 0 ? seq : undefined);
     };
     const connect = () => {
       if (closed || !this.ES) return;
-      const es = new this.ES(url);
+      const es = new this.ES(url());
       source = es;
       for (const name of EVENT_TYPES) es.addEventListener(name, dispatch);
-      es.addEventListener("lagged", () => onState?.("lagged"));
+      es.addEventListener("hello", (e) => {
+        try {
+          opts.onHello?.(JSON.parse(String(e.data)) as StreamHello);
+        } catch {
+          /* not a hello this client understands */
+        }
+      });
+      es.addEventListener("lagged", () => {
+        if (!opts.resume) {
+          onState?.("lagged");
+          return;
+        }
+        // Resume where this client is instead of reloading.
+        if (source !== es) return;
+        es.close();
+        source = null;
+        connect();
+      });
       es.onopen = () => {
         attempt = 0;
         onState?.("open");

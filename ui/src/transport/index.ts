@@ -1,10 +1,12 @@
 import { browserPlatform, HttpTransport, takeToken } from "./http";
 import { createTauriTransport, desktopPlatform } from "./tauri";
 import type { Platform, Transport } from "./types";
+import { Multiplexer } from "./multiplex";
 
 export * from "./types";
 export { HttpTransport, saveToken, forgetToken } from "./http";
 export { TauriTransport } from "./tauri";
+export { Multiplexer } from "./multiplex";
 
 export function isDesktop(): boolean {
   return typeof window !== "undefined" && "__TAURI_INTERNALS__" in window;
@@ -15,13 +17,13 @@ export type Startup = { kind: "ready"; transport: Transport; platform: Platform 
 /** Chooses the transport once, at startup. */
 export async function startTransport(): Promise<Startup> {
   if (isDesktop()) {
-    return { kind: "ready", transport: await createTauriTransport(), platform: desktopPlatform };
+    return { kind: "ready", transport: new Multiplexer(await createTauriTransport()), platform: desktopPlatform };
   }
   const token = takeToken();
   if (!token) return { kind: "needs-token" };
-  return { kind: "ready", transport: new HttpTransport({ token }), platform: browserPlatform };
+  return { kind: "ready", transport: new Multiplexer(new HttpTransport({ token })), platform: browserPlatform };
 }
 
 export function browserTransport(token: string): { transport: Transport; platform: Platform } {
-  return { transport: new HttpTransport({ token }), platform: browserPlatform };
+  return { transport: new Multiplexer(new HttpTransport({ token })), platform: browserPlatform };
 }

@@ -63,7 +63,7 @@ describe("TauriTransport", () => {
     expect(calls[0]![1]).toMatchObject({ session: "s1" });
     expect(calls[0]![1]!.onEvent).toBe(ch);
     const e: Event = { type: "text_delta", session_id: "s1", message_id: "m", text: "x" };
-    ch.onmessage(e);
+    ch.onmessage({ seq: 4, event: e });
     expect(events).toEqual([e]);
     await vi.waitFor(() => expect(states).toEqual(["open"]));
     // A lagged notice on the channel is a state, not an Event.
@@ -72,8 +72,40 @@ describe("TauriTransport", () => {
     expect(events).toHaveLength(1);
     stop();
     await vi.waitFor(() => expect(calls.at(-1)).toEqual(["unsubscribe", { id: 7 }]));
-    ch.onmessage(e);
+    ch.onmessage({ seq: 5, event: e });
     expect(events).toHaveLength(1);
+  });
+
+  it("passes the hello and each Event's number, resumes from the cursor and, when behind, resubscribes from it", async () => {
+    let next = 1;
+    const { invoke, calls } = fakeInvoke((cmd) => (cmd === "subscribe" ? next++ : null));
+    const t = new TauriTransport(invoke, FakeChannel);
+    const got: [string, number | undefined][] = [];
+    const hellos: unknown[] = [];
+    const states: string[] = [];
+    const cursor = { epoch: "E", seqs: { s1: 4 } };
+    t.subscribe(
+      null,
+      (e, seq) => got.push([e.type, seq]),
+      (s) => states.push(s),
+      { resume: () => cursor, onHello: (h) => hellos.push(h) },
+    );
+    expect(calls[0]![1]).toMatchObject({ session: null, epoch: "E", since: { s1: 4 } });
+    const first = FakeChannel.last!;
+    first.onmessage({ type: "hello", epoch: "E", reset: "none" });
+    expect(hellos).toEqual([{ epoch: "E", reset: "none" }]);
+    first.onmessage({ seq: 5, event: { type: "text_delta", session_id: "s1", message_id: "m", text: "x" } });
+    expect(got).toEqual([["text_delta", 5]]);
+    // Behind: not a reload but a new subscription from where it is (the old one is dropped).
+    cursor.seqs.s1 = 5;
+    first.onmessage({ type: "lagged", missed: 9 });
+    expect(states).not.toContain("lagged");
+    await vi.waitFor(() => expect(calls.filter((c) => c[0] === "subscribe")).toHaveLength(2));
+    expect(calls.filter((c) => c[0] === "subscribe")[1]![1]).toMatchObject({ epoch: "E", since: { s1: 5 } });
+    await vi.waitFor(() => expect(calls).toContainEqual(["unsubscribe", { id: 1 }]));
+    // The old channel is deaf from then on.
+    first.onmessage({ seq: 6, event: { type: "text_delta", session_id: "s1", message_id: "m", text: "y" } });
+    expect(got).toHaveLength(1);
   });
 
   it("retries a refused subscription with backoff", async () => {

@@ -4,6 +4,8 @@ import {
   errorText,
   type HttpMethod,
   type Platform,
+  type StreamHello,
+  type StreamOptions,
   type StreamState,
   type Transport,
   type UpdateStatus,
@@ -40,25 +42,50 @@ export class TauriTransport implements Transport {
     return answer.body as T;
   }
 
-  subscribe(sessionId: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void): () => void {
-    // The channel carries Events plus `{"type": "lagged", "missed": n}` when the subscriber fell behind.
-    const ch = new this.Channel<Event | { type: "lagged"; missed?: number }>();
+  subscribe(
+    sessionId: string | null,
+    onEvent: (e: Event, seq?: number) => void,
+    onState?: (s: StreamState) => void,
+    opts: StreamOptions = {},
+  ): () => void {
+    // The channel carries a hello first, then `{seq, event}`, and `{"type": "lagged", "missed": n}`
+    // when the subscriber fell behind.
+    type Message = { seq: number; event: Event } | ({ type: "hello" } & StreamHello) | { type: "lagged"; missed?: number };
     let closed = false;
-    ch.onmessage = (e) => {
-      if (closed) return;
-      if (e.type === "lagged") onState?.("lagged");
-      else onEvent(e);
-    };
     // A refused subscription (the backend not ready yet) is retried with backoff.
     let attempt = 0;
     let current: Promise<number | null> = Promise.resolve(null);
     const connect = () => {
-      current = this.invoke<number>("subscribe", { session: sessionId, onEvent: ch }).then(
+      const ch = new this.Channel<Message>();
+      let live = true;
+      ch.onmessage = (m) => {
+        if (closed || !live) return;
+        if ("event" in m) onEvent(m.event, m.seq > 0 ? m.seq : undefined);
+        else if (m.type === "hello") opts.onHello?.({ epoch: m.epoch, reset: m.reset });
+        else if (!opts.resume) onState?.("lagged");
+        else {
+          // Resume where this client is instead of reloading.
+          live = false;
+          const old = current;
+          void old.then((id) => {
+            if (id !== null) void this.invoke("unsubscribe", { id }).catch(() => undefined);
+          });
+          connect();
+        }
+      };
+      const cursor = opts.resume?.() ?? null;
+      current = this.invoke<number>("subscribe", {
+        session: sessionId,
+        epoch: cursor?.epoch ?? null,
+        since: cursor?.seqs ?? null,
+        onEvent: ch,
+      }).then(
         (id) => {
           if (closed) {
             void this.invoke("unsubscribe", { id }).catch(() => undefined);
             return null;
           }
+          attempt = 0;
           onState?.("open");
           return id;
         },

@@ -1,14 +1,43 @@
 import type { Event } from "../protocol/generated";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-export type StreamState = "open" | "reconnecting" | "lagged";
+/**
+ * `open`: connected (load what is shown); `reconnecting`: the connection is lost;
+ * `lagged`: Events were missed (reload what is shown); `resumed`: connected again
+ * and nothing was missed (the stream went on where it was, no reload needed).
+ */
+export type StreamState = "open" | "reconnecting" | "lagged" | "resumed";
+
+/** The stream's first message: the runtime process's epoch and what could not be resumed. */
+export interface StreamHello {
+  epoch: string;
+  /** `none`: every session named was resumed; `all`: reload everything; else these sessions. */
+  reset: "none" | "all" | string[];
+}
+
+/** Where a client stands: the epoch and the last Event number it applied of each session. */
+export interface StreamCursor {
+  epoch: string;
+  seqs: Record<string, number>;
+}
+
+export interface StreamOptions {
+  /** Read on every (re)connect: resume from here instead of starting afresh. */
+  resume?: () => StreamCursor | null;
+  onHello?: (h: StreamHello) => void;
+}
 
 /** One way to talk to the runtime: HTTP + SSE in a browser, Tauri IPC in the desktop app. */
 export interface Transport {
   /** Throws ApiError for non-2xx answers (message = the server's `{"error"}` text). */
   request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T>;
   /** Streams Events of one session (or all, with null). Returns the unsubscribe function. */
-  subscribe(sessionId: string | null, onEvent: (e: Event) => void, onState?: (s: StreamState) => void): () => void;
+  subscribe(
+    sessionId: string | null,
+    onEvent: (e: Event, seq?: number) => void,
+    onState?: (s: StreamState) => void,
+    opts?: StreamOptions,
+  ): () => void;
 }
 
 /** Where updates of the desktop app stand (src-tauri/src/updates.rs). */

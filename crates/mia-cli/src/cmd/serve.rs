@@ -84,7 +84,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     let paths = context::paths()?;
     let local = context::local(RuntimeOptions::new(paths.clone()))?;
-    let token = mia_server::new_token();
+    let token = match std::env::var("MIA_CODE_SERVE_TOKEN") {
+        Ok(t) if !t.is_empty() => checked_token(&t)?,
+        _ => mia_server::new_token(),
+    };
     let ui = ui_dir(&args)?;
     let project = match &args.project {
         Some(p) => Some(
@@ -138,6 +141,21 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         served?;
         Ok(ExitCode::SUCCESS)
     })
+}
+
+/// A token given in `MIA_CODE_SERVE_TOKEN` (so a restarted server keeps the
+/// one open pages use): long and URL-safe, or refused with what to do.
+fn checked_token(t: &str) -> anyhow::Result<String> {
+    if t.len() < 32
+        || !t
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+    {
+        anyhow::bail!(
+            "MIA_CODE_SERVE_TOKEN must be at least 32 characters of letters, digits, - and _ (e.g. the output of `openssl rand -hex 32`); unset it to get a fresh token"
+        );
+    }
+    Ok(t.to_string())
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM. The handlers are installed when this is
