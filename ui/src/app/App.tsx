@@ -1,6 +1,7 @@
 import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useState } from "react";
 import type { AgentInfo, Event as RuntimeEvent, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
+import { SessionCache } from "../state/liveSessions";
 import type { Platform, Transport } from "../transport/types";
 import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
 import { ProjectBar } from "./ProjectBar";
@@ -37,7 +38,11 @@ type CenterView =
   | { kind: "session-compare"; left: string; right: string; from: "tree" | "session" };
 
 export function App({ transport, platform }: { transport: Transport; platform: Platform }) {
-  const services = useMemo(() => ({ transport, platform, api: makeApi(transport) }), [transport, platform]);
+  const services = useMemo(() => {
+    const api = makeApi(transport);
+    return { transport, platform, api, sessions: new SessionCache(api, transport) };
+  }, [transport, platform]);
+  useEffect(() => () => services.sessions.dispose(), [services]);
   useEffect(() => installZoom(), []);
   return (
     <ServicesProvider value={services}>

@@ -1,6 +1,7 @@
 import { memo, useEffect, useId, useMemo, useRef, useState } from "react";
 import type { Message, Part, PermissionRequest } from "../protocol/generated";
 import { toolsOf, type ToolInfo } from "../state/session";
+import type { MarkerMemory } from "../state/liveSessions";
 import { formatCost, formatTokens } from "../lib/format";
 import { errorMessage } from "../lib/api";
 import { compactionInfo, markerText, plural, triggerDetail } from "../lib/compaction";
@@ -27,11 +28,7 @@ export interface MessageActions extends TaskCardActions {
   markers?: Map<string, MarkerMemory>;
 }
 
-export interface MarkerMemory {
-  summary: boolean;
-  archive: boolean;
-  messages?: Message[];
-}
+export type { MarkerMemory } from "../state/liveSessions";
 
 /**
  * Keys for a message's parts that survive the stored message replacing its

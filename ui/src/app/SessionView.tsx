@@ -1,14 +1,14 @@
 import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, SessionDetail, ShareRecord } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
-import { isCompacting, reloaded, sessionTotals, userTexts } from "../state/session";
-import { SessionStore, useSessionState } from "../state/store";
+import { isCompacting, sessionTotals, userTexts } from "../state/session";
+import { useSessionState } from "../state/store";
 import { errorMessage } from "../lib/api";
 import { formatCost, formatTokens, toolTarget } from "../lib/format";
 import { compactingDetail, compactResultText } from "../lib/compaction";
 import { useServices, useToast } from "./context";
 import { Conversation } from "./Conversation";
-import type { MarkerMemory, MessageActions } from "./MessageView";
+import type { MessageActions } from "./MessageView";
 import { PromptInput, restoreDraft } from "./PromptInput";
 import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
 import { RightPanel, type PanelTab } from "./RightPanel";
@@ -62,14 +62,16 @@ type DiffTarget = { title: string; scope: "session" | { message: string } | { st
 
 export function SessionView(props: SessionViewProps) {
   const { sessionId, directory, agents } = props;
-  const { api, transport, platform } = useServices();
+  const { api, transport, platform, sessions } = useServices();
   const toast = useToast();
-  // The session's state and, for as long as it is open, what its compaction markers show (open
-  // summaries and archives).
-  const { store, markers } = useMemo(
-    () => ({ store: new SessionStore(sessionId), markers: new Map<string, MarkerMemory>() }),
-    [sessionId],
-  );
+  // The session, kept live outside React (switching back shows it at once, as it is now), and
+  // what its compaction markers show (open summaries and archives).
+  const live = useMemo(() => sessions.get(sessionId, (e) => toast(errorMessage(e))), [sessions, sessionId, toast]);
+  const { store, markers } = live;
+  useEffect(() => {
+    sessions.show(live);
+    return () => sessions.hide(live);
+  }, [sessions, live]);
   const state = useSessionState(store);
   const [hideCommentary, setHideCommentary] = useLocalFlag("mia-code.hideCommentary", false);
   const [panel, setPanel] = useState<PanelTab | null>("changes");
@@ -88,69 +90,33 @@ export function SessionView(props: SessionViewProps) {
   const propsRef = useRef(props);
   propsRef.current = props;
 
-  // Events that arrive while the session loads are held and applied on top of what loaded,
-  // so a turn that ends (or a message stored) during the request is not overwritten by it.
-  const held = useRef<Event[] | null>(null);
-  // One load at a time: a load asked for while one runs (a compaction's event and /compact's
-  // answer both reload) runs once more after it, so no held event is lost between two.
-  const loading = useRef<{ id: string; done: Promise<void> } | null>(null);
-  const again = useRef(false);
-  const load = useCallback((): Promise<void> => {
-    if (loading.current?.id === sessionId) {
-      again.current = true;
-      return loading.current.done;
-    }
-    const run = async () => {
-      do {
-        again.current = false;
-        held.current = [];
-        try {
-          const detail = await api.session(sessionId);
-          store.set(reloaded(detail, store.getState()));
-        } catch (e) {
-          toast(errorMessage(e));
-        } finally {
-          const queued = held.current ?? [];
-          held.current = null;
-          for (const e of queued) store.dispatch(e);
-        }
-      } while (again.current);
-    };
-    const done = run().finally(() => {
-      if (loading.current?.done === done) loading.current = null;
-    });
-    loading.current = { id: sessionId, done };
-    return done;
-  }, [api, sessionId, store, toast]);
+  const load = useCallback(() => live.load(), [live]);
 
-  // Events: subscribe first, then load (so nothing falls between), then send a pending first message.
+  // The first load, then a pending first message.
   useEffect(() => {
-    let opened = false;
     let alive = true;
-    const onOpen = async () => {
-      if (opened) return;
-      opened = true;
-      await load();
+    void live.ready().then(async () => {
       const first = propsRef.current.initialPrompt;
-      if (alive && first) {
-        propsRef.current.onInitialSent?.();
-        try {
-          store.update((s) => ({ ...s, running: true, error: null }));
-          await api.send(sessionId, first);
-        } catch (e) {
-          store.update((s) => ({ ...s, running: false }));
-          // Nothing typed is lost: the prompt goes back into the input.
-          restoreDraft(sessionId, first);
-          setInputKey((k) => k + 1);
-          toast(errorMessage(e));
-        }
+      if (!alive || !first) return;
+      propsRef.current.onInitialSent?.();
+      try {
+        store.update((s) => ({ ...s, running: true, error: null }));
+        await api.send(sessionId, first);
+      } catch (e) {
+        store.update((s) => ({ ...s, running: false }));
+        // Nothing typed is lost: the prompt goes back into the input.
+        restoreDraft(sessionId, first);
+        setInputKey((k) => k + 1);
+        toast(errorMessage(e));
       }
+    });
+    return () => {
+      alive = false;
     };
-    const onEvent = (e: Event) => {
-      if (held.current) held.current.push(e);
-      else store.dispatch(e);
-      sideEffects(e);
-    };
+  }, [api, live, sessionId, store, toast]);
+
+  // What this view does on the session's events (the store applies them on its own).
+  useEffect(() => {
     const sideEffects = (e: Event) => {
       switch (e.type) {
         case "permission_asked":
@@ -175,26 +141,14 @@ export function SessionView(props: SessionViewProps) {
         case "compaction_finished":
           // The messages it replaced left the session's list: load it as the store has it now.
           setTimelineKey((k) => k + 1);
-          void load();
+          void live.load();
           propsRef.current.onSessionsChanged();
           break;
         default:
       }
     };
-    const stop = transport.subscribe(sessionId, onEvent, (s) => {
-      if (s === "open") {
-        if (opened) void load();
-        else void onOpen();
-      } else if (s === "lagged") void load();
-    });
-    // Some transports never report "open" (or report it late): do not wait forever.
-    const timer = setTimeout(() => void onOpen(), 1500);
-    return () => {
-      alive = false;
-      clearTimeout(timer);
-      stop();
-    };
-  }, [api, load, platform, sessionId, store, toast, transport]);
+    return transport.subscribe(sessionId, sideEffects);
+  }, [live, platform, sessionId, transport]);
 
   // The subagents' sessions of this session's delegations: followed live while they run (their
   // steps show on the task cards); their asks and the answers to them reach this session's dialog.

@@ -1,11 +1,14 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import type { Api } from "../lib/api";
 import type { Platform, Transport } from "../transport/types";
+import type { SessionCache } from "../state/liveSessions";
 
 export interface AppServices {
   transport: Transport;
   platform: Platform;
   api: Api;
+  /** The window's sessions, kept live outside React (state/liveSessions.ts). */
+  sessions: SessionCache;
 }
 
 const ServicesContext = createContext<AppServices | null>(null);

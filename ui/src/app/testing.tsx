@@ -1,5 +1,6 @@
 import { vi } from "vitest";
-import type { ReactNode } from "react";
+import { useMemo, type ReactNode } from "react";
+import { SessionCache } from "../state/liveSessions";
 import type { Event } from "../protocol/generated";
 import { makeApi } from "../lib/api";
 import type { HttpMethod, Platform, StreamState, Transport } from "../transport/types";
@@ -56,8 +57,12 @@ export function Providers({
   children: ReactNode;
   platform?: Platform;
 }) {
+  const services = useMemo(() => {
+    const api = makeApi(transport);
+    return { transport, platform, api, sessions: new SessionCache(api, transport) };
+  }, [transport, platform]);
   return (
-    <ServicesProvider value={{ transport, platform, api: makeApi(transport) }}>
+    <ServicesProvider value={services}>
       <ToastProvider>{children}</ToastProvider>
     </ServicesProvider>
   );

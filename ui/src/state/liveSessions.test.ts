@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import type { Message, SessionDetail } from "../protocol/generated";
+import { makeApi } from "../lib/api";
+import { fakeTransport } from "../app/testing";
+import { SessionCache } from "./liveSessions";
+
+const now = () => new Promise((r) => setTimeout(r, 0));
+
+function detail(id: string, messages: Message[] = []): SessionDetail {
+  return {
+    session: { id, title: id, slug: id, directory: "/p", project_id: "x", status: "idle", created_at: 1, updated_at: 2, version: "0.1" },
+    agent: "build",
+    messages,
+    running: false,
+    seq: 0,
+    epoch: "E",
+  };
+}
+
+const message = (session: string, id: string, text: string): Message => ({
+  id,
+  session_id: session,
+  role: "user",
+  type: "normal",
+  created_at: 1,
+  metadata: {},
+  parts: [{ id: `${id}-p`, message_id: id, index: 0, created_at: 1, content: { type: "text", text } }],
+});
+
+function setup(max = 8) {
+  const loads: string[] = [];
+  const fake = fakeTransport((method, path) => {
+    const m = /^\/api\/sessions\/([^/?]+)$/.exec(path);
+    if (method === "GET" && m) {
+      loads.push(m[1]!);
+      return detail(m[1]!);
+    }
+    return undefined;
+  });
+  const cache = new SessionCache(makeApi(fake.transport), fake.transport, max);
+  return { fake, cache, loads };
+}
+
+describe("SessionCache", () => {
+  it("keeps a session live while another is shown: switching back shows it at once as it is now (then checks it in the background)", async () => {
+    const { fake, cache, loads } = setup();
+    const a = cache.get("A", () => undefined);
+    cache.show(a);
+    await a.ready();
+    expect(loads).toEqual(["A"]);
+    cache.hide(a);
+    const b = cache.get("B", () => undefined);
+    cache.show(b);
+    await b.ready();
+    // A message stored in A while B is on screen reaches A's store.
+    fake.emit({ type: "message_stored", message: message("A", "m1", "while away") });
+    cache.hide(b);
+    const again = cache.get("A", () => undefined);
+    cache.show(again);
+    // Before any answer: the same store, already holding what happened while away.
+    expect(again).toBe(a);
+    expect(again.store.getState().messages.map((m) => m.id)).toEqual(["m1"]);
+    // Then checked in the background against the store (another process may have added to it).
+    await now();
+    expect(loads).toEqual(["A", "B", "A"]);
+  });
+
+  it("loads a hidden session again when it is shown after the stream said it may be out of date", async () => {
+    const { fake, cache, loads } = setup();
+    const a = cache.get("A", () => undefined);
+    cache.show(a);
+    await a.ready();
+    cache.hide(a);
+    // The window's stream came back from another process: hidden sessions wait until shown.
+    fake.streamState("open");
+    await now();
+    expect(loads).toEqual(["A"]);
+    cache.show(cache.get("A", () => undefined));
+    await now();
+    await now();
+    expect(loads).toEqual(["A", "A"]);
+    // A shown one loads at once.
+    fake.streamState("lagged");
+    await now();
+    expect(loads).toEqual(["A", "A", "A"]);
+  });
+
+  it("keeps the most recently shown sessions and never drops one on screen", () => {
+    const { cache } = setup(2);
+    const a = cache.get("A", () => undefined);
+    cache.show(a);
+    for (const id of ["B", "C", "D"]) cache.get(id, () => undefined);
+    expect(cache.size).toBe(2);
+    // A is on screen: kept although it was used first; of the others only the newest stays.
+    expect(cache.get("A", () => undefined)).toBe(a);
+    const d1 = cache.get("D", () => undefined);
+    expect(cache.get("D", () => undefined)).toBe(d1);
+    const b = cache.get("B", () => undefined);
+    expect(cache.size).toBe(2);
+    expect(cache.get("D", () => undefined)).not.toBe(d1);
+    expect(b).toBeDefined();
+    cache.dispose();
+    expect(cache.size).toBe(0);
+  });
+});

@@ -1,0 +1,182 @@
+import type { Event, Message } from "../protocol/generated";
+import type { Api } from "../lib/api";
+import type { StreamState, Transport } from "../transport/types";
+import { reloaded } from "./session";
+import { SessionStore } from "./store";
+
+/** What a compaction marker shows while its session is cached: the summary open, the archive open and loaded. */
+export interface MarkerMemory {
+  summary: boolean;
+  archive: boolean;
+  messages?: Message[];
+}
+
+/**
+ * A session kept current outside React: its store listens to the window's
+ * stream from creation on, so switching back to it shows it at once, as it
+ * is now, without loading it again.
+ */
+export class LiveSession {
+  readonly store: SessionStore;
+  /** What its compaction markers show, for as long as it is cached. */
+  readonly markers = new Map<string, MarkerMemory>();
+  private held: Event[] | null = null;
+  private loading: Promise<void> | null = null;
+  private again = false;
+  private opened = false;
+  private stale = true;
+  private first: Promise<void>;
+  private resolveFirst: () => void = () => undefined;
+  private readonly stop: () => void;
+  private readonly timer: ReturnType<typeof setTimeout>;
+  /** Views showing it (a shown session loads at once when the stream says so). */
+  viewers = 0;
+
+  constructor(
+    readonly id: string,
+    private readonly api: Api,
+    transport: Transport,
+    private readonly onError: (e: unknown) => void,
+  ) {
+    this.store = new SessionStore(id);
+    this.first = new Promise((r) => (this.resolveFirst = r));
+    // Subscribe first, then load (so nothing falls between).
+    this.stop = transport.subscribe(
+      id,
+      (e) => {
+        if (this.held) this.held.push(e);
+        else this.store.dispatch(e);
+      },
+      (s) => this.onState(s),
+    );
+    // Some transports never report "open" (or report it late): do not wait forever.
+    this.timer = setTimeout(() => this.onState("open"), 1500);
+  }
+
+  /** Resolves once it has loaded for the first time. */
+  ready(): Promise<void> {
+    return this.first;
+  }
+
+  /** Loaded, and nothing since said it may be out of date. */
+  get current(): boolean {
+    return !this.stale;
+  }
+
+  private onState(s: StreamState) {
+    if (s !== "open" && s !== "lagged") return;
+    if (!this.opened) {
+      this.opened = true;
+      clearTimeout(this.timer);
+      void this.load().then(this.resolveFirst);
+      return;
+    }
+    this.stale = true;
+    if (this.viewers > 0) void this.load();
+  }
+
+  /**
+   * Loads the session (events that arrive meanwhile are held and applied on top). One load at
+   * a time: one asked for while another runs runs once more after it, so no held event is lost.
+   */
+  load(): Promise<void> {
+    if (this.loading) {
+      this.again = true;
+      return this.loading;
+    }
+    const run = async () => {
+      do {
+        this.again = false;
+        this.held = [];
+        try {
+          const detail = await this.api.session(this.id);
+          this.store.set(reloaded(detail, this.store.getState()));
+          this.stale = false;
+        } catch (e) {
+          this.onError(e);
+        } finally {
+          const queued = this.held ?? [];
+          this.held = null;
+          for (const e of queued) this.store.dispatch(e);
+        }
+      } while (this.again);
+    };
+    const done = run().finally(() => {
+      if (this.loading === done) this.loading = null;
+    });
+    this.loading = done;
+    return done;
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.stop();
+  }
+}
+
+/**
+ * The window's sessions, kept live: the open one and the last few shown (least recently shown
+ * go first, never one on screen).
+ */
+export class SessionCache {
+  private readonly sessions = new Map<string, LiveSession>();
+
+  constructor(
+    private readonly api: Api,
+    private readonly transport: Transport,
+    private readonly max = 8,
+  ) {}
+
+  /** The session, live (created, listening and loading when it was not cached). */
+  get(id: string, onError: (e: unknown) => void): LiveSession {
+    let s = this.sessions.get(id);
+    if (s) {
+      this.sessions.delete(id); // re-inserted: the most recently used last
+    } else {
+      s = new LiveSession(id, this.api, this.transport, onError);
+    }
+    this.sessions.set(id, s);
+    this.evict();
+    return s;
+  }
+
+  /**
+   * A view shows it. A cached session is shown at once as its store has it, and loaded again
+   * in the background (another process, e.g. `mia-code run`, may have continued it; what loads
+   * is merged, so what is on screen stays put).
+   */
+  show(s: LiveSession): void {
+    s.viewers += 1;
+    if (!this.sessions.has(s.id)) this.sessions.set(s.id, s);
+    if (s.current) void s.load();
+    else {
+      void s.ready().then(() => {
+        if (!s.current) void s.load();
+      });
+    }
+  }
+
+  hide(s: LiveSession): void {
+    s.viewers = Math.max(0, s.viewers - 1);
+    this.evict();
+  }
+
+  /** How many sessions are kept (for tests). */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  dispose(): void {
+    for (const s of this.sessions.values()) s.dispose();
+    this.sessions.clear();
+  }
+
+  private evict() {
+    for (const [id, s] of this.sessions) {
+      if (this.sessions.size <= this.max) return;
+      if (s.viewers > 0) continue;
+      s.dispose();
+      this.sessions.delete(id);
+    }
+  }
+}
