@@ -1,10 +1,12 @@
 // ESLint 9 flat config for the web UI: `npm run lint` (no warnings allowed).
 // TypeScript (src/, vite.config.ts) is linted with typescript-eslint's type-checked rules, the
 // types coming from tsconfig.json through the project service; React code also gets the
-// React Hooks rules (Rules of Hooks, exhaustive deps and the React Compiler checks).
+// React Hooks rules (Rules of Hooks, exhaustive deps and the React Compiler checks) and
+// jsx-a11y's recommended accessibility rules.
 // Plain JavaScript (the Node scripts, the benches, this file) is not in tsconfig.json, so it gets
 // the syntactic rules only.
 import js from "@eslint/js";
+import jsxA11y from "eslint-plugin-jsx-a11y";
 import reactHooks from "eslint-plugin-react-hooks";
 import { defineConfig, globalIgnores } from "eslint/config";
 import globals from "globals";
@@ -38,8 +40,16 @@ export default defineConfig([
   },
   {
     files: ["src/**/*.{ts,tsx}"],
-    extends: [reactHooks.configs.flat.recommended],
+    extends: [reactHooks.configs.flat.recommended, jsxA11y.flatConfigs.recommended],
     languageOptions: { globals: globals.browser },
+    rules: {
+      // Focus moves into a dialog's first field when it opens (the WAI-ARIA dialog pattern) and
+      // into an inline editor the person just opened; nothing takes the focus on page load.
+      "jsx-a11y/no-autofocus": "off",
+      // Scrollable regions take the keyboard focus so they can be scrolled without a mouse
+      // (axe's scrollable-region-focusable).
+      "jsx-a11y/no-noninteractive-tabindex": ["error", { tags: [], roles: ["tabpanel", "region"], allowExpressionValues: true }],
+    },
   },
   {
     // Vitest runs with `globals: true` (describe, it, expect, vi) and jsdom.

@@ -65,12 +65,11 @@ export function AttentionQueue({
   }, [asks.length, onClose]);
   if (asks.length === 0) return null;
   return (
-    <div data-testid="attention-queue">
-      <PermissionDialog
-        requests={asks}
-        onReply={reply}
-        sessionLabel={(r) => sessionTitle(r.root_session_id ?? r.session_id) ?? r.session_id.slice(0, 8)}
-      />
-    </div>
+    <PermissionDialog
+      requests={asks}
+      onReply={reply}
+      sessionLabel={(r) => sessionTitle(r.root_session_id ?? r.session_id) ?? r.session_id.slice(0, 8)}
+      overlayTestId="attention-queue"
+    />
   );
 }

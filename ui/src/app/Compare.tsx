@@ -467,6 +467,8 @@ export function BetweenList({
       onKeyDown={onKeyDown}
     >
       {rows.map((r, i) => (
+        // An option of an aria-activedescendant listbox: the list has the focus and the keys.
+        // eslint-disable-next-line jsx-a11y/click-events-have-key-events
         <li
           key={r.path}
           id={idFor(i)}

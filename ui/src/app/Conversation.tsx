@@ -108,7 +108,7 @@ export function Conversation({
       className="conversation"
       ref={scrollRef}
       onScroll={onScroll}
-      onClick={onClick}
+      onClickCapture={onClick}
       data-testid="conversation"
       role="log"
       aria-live="off"

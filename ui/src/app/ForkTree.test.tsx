@@ -257,7 +257,7 @@ describe("fork tree", () => {
     expect(within(menu).getByText("Open").closest("[role='menuitem']")).toHaveFocus();
     await user.keyboard("{Escape}");
     expect(screen.queryByRole("menu")).not.toBeInTheDocument();
-    expect(screen.getByTestId("fork-tree")).toHaveFocus();
+    await waitFor(() => expect(screen.getByTestId("fork-tree")).toHaveFocus());
     await user.keyboard("{Shift>}{F10}{/Shift}{ArrowDown}{Enter}");
     expect(onCompare).toHaveBeenCalledWith("fa", "root");
   });

@@ -410,6 +410,9 @@ const TreeNode = memo(function TreeNode({
     .filter(Boolean)
     .join(" ");
   return (
+    // A tree item of an aria-activedescendant tree: the tree has the focus and the keys (arrows,
+    // Enter); a click is the pointer's way to the same action.
+    // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/interactive-supports-focus
     <div
       id={domId}
       role="treeitem"
@@ -426,7 +429,10 @@ const TreeNode = memo(function TreeNode({
       data-x={Math.round(x)}
       data-y={Math.round(y)}
       style={{ transform: `translate(${x}px, ${y}px)`, width: NODE_W, height: NODE_H }}
-      onClick={() => {
+      onClick={(e) => {
+        // Not from its menu (its button, or the menu's popover, which is elsewhere in the page).
+        const t = e.target as Node;
+        if (!e.currentTarget.contains(t) || (t instanceof Element && t.closest(".ft-menu-slot"))) return;
         onActivate(n.id);
         onOpen(n.id);
       }}
@@ -451,7 +457,7 @@ const TreeNode = memo(function TreeNode({
         <span className="ft-title" title={n.title || n.slug}>
           {n.title || n.slug}
         </span>
-        <span onClick={(e) => e.stopPropagation()}>
+        <span className="ft-menu-slot">
           {menuOpen ? (
             <MenuButton
               label={menuLabel}

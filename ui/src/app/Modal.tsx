@@ -1,6 +1,11 @@
 import { useEffect, useRef, type ReactNode } from "react";
+import { Dialog, Heading, Modal as AriaModal, ModalOverlay } from "react-aria-components";
 
-/** A dialog with focus moved in on open, Escape to close, focus restored on close. */
+/**
+ * A modal dialog on react-aria-components: focus kept inside and restored on close, Escape
+ * and a click outside close it, the page behind is hidden from screen readers and does not
+ * scroll. The first field (else the first button) takes the focus when it opens.
+ */
 export function Modal({
   title,
   onClose,
@@ -17,56 +22,32 @@ export function Modal({
   /** Extra classes on the dialog (a width of its own). */
   className?: string;
 }) {
-  const ref = useRef<HTMLDivElement>(null);
+  const ref = useRef<HTMLElement>(null);
   useEffect(() => {
-    const previous = document.activeElement as HTMLElement | null;
     const el = ref.current;
     const first = el?.querySelector<HTMLElement>("[autofocus], input, select, textarea, button:not(.modal-close)");
-    (first ?? el)?.focus();
-    return () => previous?.focus?.();
+    first?.focus();
   }, []);
-  const onKeyDown = (e: React.KeyboardEvent) => {
-    if (e.key === "Escape") {
-      e.stopPropagation();
-      onClose();
-    }
-    if (e.key === "Tab" && ref.current) {
-      // Keep focus inside the dialog.
-      const items = [
-        ...ref.current.querySelectorAll<HTMLElement>("button, input, select, textarea, a[href], [tabindex='0']"),
-      ].filter((x) => !x.hasAttribute("disabled"));
-      if (!items.length) return;
-      const first = items[0]!;
-      const last = items[items.length - 1]!;
-      if (e.shiftKey && document.activeElement === first) {
-        e.preventDefault();
-        last.focus();
-      } else if (!e.shiftKey && document.activeElement === last) {
-        e.preventDefault();
-        first.focus();
-      }
-    }
-  };
   return (
-    <div className="modal-backdrop" onMouseDown={(e) => e.target === e.currentTarget && onClose()}>
-      <div
-        ref={ref}
-        className={`modal${wide ? " modal-wide" : ""}${className ? ` ${className}` : ""}`}
-        role="dialog"
-        aria-modal="true"
-        aria-label={title}
-        tabIndex={-1}
-        onKeyDown={onKeyDown}
-        data-testid={testId}
-      >
-        <header className="modal-header">
-          <h2>{title}</h2>
-          <button type="button" className="icon-btn modal-close" aria-label="Close" onClick={onClose}>
-            ×
-          </button>
-        </header>
-        <div className="modal-body">{children}</div>
-      </div>
-    </div>
+    <ModalOverlay
+      isOpen
+      isDismissable
+      onOpenChange={(open) => {
+        if (!open) onClose();
+      }}
+      className="modal-backdrop"
+    >
+      <AriaModal className={`modal${wide ? " modal-wide" : ""}${className ? ` ${className}` : ""}`}>
+        <Dialog ref={ref} aria-label={title} data-testid={testId} className="modal-dialog">
+          <header className="modal-header">
+            <Heading slot="title">{title}</Heading>
+            <button type="button" className="icon-btn modal-close" aria-label="Close" onClick={onClose}>
+              ×
+            </button>
+          </header>
+          <div className="modal-body">{children}</div>
+        </Dialog>
+      </AriaModal>
+    </ModalOverlay>
   );
 }

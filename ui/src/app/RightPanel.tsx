@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
+import { Tab, TabList, TabPanel, Tabs } from "react-aria-components";
 import type { FileDiff, HistoryAction, RevertSummary, TimelineStep } from "../protocol/generated";
 import { UndoTimeline } from "../components/timeline/UndoTimeline";
 import { errorMessage } from "../lib/api";
@@ -70,34 +71,22 @@ export function RightPanel({
 
   return (
     <aside className="right-panel" aria-label="Changes and diffs">
-      <div className="tabs" role="tablist">
-        <button
-          type="button"
-          role="tab"
-          aria-selected={tab === "changes"}
-          data-testid="tab-changes"
-          onClick={() => onTab("changes")}
-        >
-          Changes
-        </button>
-        <button type="button" role="tab" aria-selected={tab === "diff"} data-testid="tab-diff" onClick={() => onTab("diff")}>
-          Diff
-        </button>
-        <button type="button" role="tab" aria-selected={tab === "cost"} data-testid="tab-cost" onClick={() => onTab("cost")}>
-          Cost
-        </button>
-        <button
-          type="button"
-          role="tab"
-          aria-selected={tab === "history"}
-          data-testid="tab-history"
-          onClick={() => onTab("history")}
-        >
-          History
-        </button>
-      </div>
-      {tab === "changes" && (
-        <div className="panel-body" role="tabpanel" data-testid="panel-changes">
+      <Tabs selectedKey={tab} onSelectionChange={(k) => onTab(k as PanelTab)}>
+        <TabList className="tabs" aria-label="Side panel">
+          <Tab id="changes" data-testid="tab-changes">
+            Changes
+          </Tab>
+          <Tab id="diff" data-testid="tab-diff">
+            Diff
+          </Tab>
+          <Tab id="cost" data-testid="tab-cost">
+            Cost
+          </Tab>
+          <Tab id="history" data-testid="tab-history">
+            History
+          </Tab>
+        </TabList>
+        <TabPanel id="changes" className="panel-body" data-testid="panel-changes">
           {error && <div className="error-text">{error}</div>}
           {!steps && !error && <div className="muted">Loading…</div>}
           {steps && (
@@ -110,23 +99,17 @@ export function RightPanel({
               renderDiff={(files: FileDiff[]) => <FilesDiff files={files} />}
             />
           )}
-        </div>
-      )}
-      {tab === "diff" && (
-        <div className="panel-body" role="tabpanel" data-testid="panel-diff">
+        </TabPanel>
+        <TabPanel id="diff" className="panel-body" data-testid="panel-diff">
           <LoadedDiff load={() => api.diff(sessionId, "session")} reloadKey={`${sessionId}:${refreshKey}`} mode="unified" />
-        </div>
-      )}
-      {tab === "cost" && (
-        <div className="panel-body" role="tabpanel" data-testid="panel-cost" aria-label="Cost">
+        </TabPanel>
+        <TabPanel id="cost" className="panel-body" data-testid="panel-cost">
           <CostPanel load={loadCost} refreshKey={refreshKey} onOpenSession={onOpenSession} sessionTitle={sessionTitle} />
-        </div>
-      )}
-      {tab === "history" && (
-        <div className="panel-body" role="tabpanel" data-testid="panel-history" aria-label="Full history">
+        </TabPanel>
+        <TabPanel id="history" className="panel-body" data-testid="panel-history">
           <HistoryPanel load={loadHistory} refreshKey={refreshKey} />
-        </div>
-      )}
+        </TabPanel>
+      </Tabs>
     </aside>
   );
 }

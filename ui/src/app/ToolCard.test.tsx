@@ -80,7 +80,7 @@ describe("ToolCard: MCP tools", () => {
   it("shows returned images inline below the text result, as data: URLs", () => {
     const content: ResultContent[] = [{ type: "image", media_type: "image/png", data: PNG }];
     const card = renderCard({ ...mcp, callId: "mcp-img", tool: "mcp__fixture__picture", content });
-    const img = within(card).getByRole("img", { name: "Image from picture (image/png)" });
+    const img = within(card).getByRole("img", { name: "From picture (image/png)" });
     expect(img).toHaveAttribute("src", `data:image/png;base64,${PNG}`);
     expect(img).toHaveClass("tool-image");
     // Below the text result.

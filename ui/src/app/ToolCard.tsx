@@ -130,7 +130,7 @@ function ResultItems({ items, tool }: { items: ResultContent[]; tool: string }) 
         if (item.type === "image") {
           const src = imageSrc(item.media_type, item.data);
           return src ? (
-            <img key={i} className="tool-image" src={src} alt={`Image from ${tool} (${item.media_type})`} />
+            <img key={i} className="tool-image" src={src} alt={`From ${tool} (${item.media_type})`} />
           ) : (
             <div key={i} className="muted small" data-testid="tool-content-image-off">
               [image: {item.media_type}, not shown]

@@ -20,10 +20,13 @@ describe("PermissionDialog", () => {
     expect(screen.queryByTestId("permission-dialog")).toBeNull();
   });
 
-  it("is a labelled modal dialog that takes focus", () => {
+  it("is a labelled modal dialog that takes focus and hides the page behind it", () => {
+    render(<button type="button">behind</button>);
     setup();
     const dialog = screen.getByRole("dialog", { name: /allow bash/i });
-    expect(dialog).toHaveAttribute("aria-modal", "true");
+    // Modal: the rest of the page is hidden from assistive technology while it is open.
+    expect(screen.queryByRole("button", { name: "behind" })).toBeNull();
+    expect(screen.getByText("behind").closest("[aria-hidden='true'], [inert]")).not.toBeNull();
     expect(dialog).toHaveAccessibleDescription(bashRequest.target);
     expect(dialog).toHaveFocus();
   });

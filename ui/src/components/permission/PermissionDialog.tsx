@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useId, useRef, useState } from "react";
-import type { KeyboardEvent as ReactKeyboardEvent } from "react";
+import { useKeyDown } from "../../lib/useKeyDown";
+import { Dialog, Modal, ModalOverlay } from "react-aria-components";
 import type { PermissionReplyKind, PermissionRequest } from "../../protocol/generated";
 import { escapeReply, offeredActions, prettyInput, targetLabel } from "./actions";
 import type { ActionSpec } from "./actions";
@@ -16,6 +17,8 @@ export interface PermissionDialogProps {
   armDelayMs?: number;
   /** The session an ask waits in, when the dialog answers asks of several sessions. */
   sessionLabel?: (request: PermissionRequest) => string | undefined;
+  /** A test id on the overlay around the dialog (the dialog is drawn over the page, not in place). */
+  overlayTestId?: string;
 }
 
 type SendState =
@@ -24,9 +27,6 @@ type SendState =
   /** Sent: waits for the runtime to resolve the ask (the request leaves the queue). */
   | { state: "sent" }
   | { state: "error"; message: string };
-
-const FOCUSABLE =
-  'button:not([disabled]), textarea:not([disabled]), summary, [href], input:not([disabled]), [tabindex]:not([tabindex="-1"])';
 
 function errorText(err: unknown): string {
   if (err instanceof Error) return err.message;
@@ -38,7 +38,13 @@ function errorText(err: unknown): string {
 export const ARM_DELAY_MS = 400;
 
 /** Modal, keyboard-driven dialog answering the oldest pending permission ask. */
-export function PermissionDialog({ requests, onReply, armDelayMs = ARM_DELAY_MS, sessionLabel }: PermissionDialogProps) {
+export function PermissionDialog({
+  requests,
+  onReply,
+  armDelayMs = ARM_DELAY_MS,
+  sessionLabel,
+  overlayTestId,
+}: PermissionDialogProps) {
   const request = requests[0];
   if (!request) return null;
   // Keyed by the request so every ask starts with fresh state (no feedback text carried over).
@@ -50,6 +56,7 @@ export function PermissionDialog({ requests, onReply, armDelayMs = ARM_DELAY_MS,
       onReply={onReply}
       armDelayMs={armDelayMs}
       session={sessionLabel?.(request)}
+      overlayTestId={overlayTestId}
     />
   );
 }
@@ -60,11 +67,12 @@ interface DialogBodyProps {
   onReply: PermissionDialogProps["onReply"];
   armDelayMs: number;
   session?: string;
+  overlayTestId?: string;
 }
 
-function DialogBody({ request, queue, onReply, armDelayMs, session }: DialogBodyProps) {
+function DialogBody({ request, queue, onReply, armDelayMs, session, overlayTestId }: DialogBodyProps) {
   const titleId = useId();
-  const dialogRef = useRef<HTMLDivElement>(null);
+  const dialogRef = useRef<HTMLElement>(null);
   const feedbackRef = useRef<HTMLTextAreaElement>(null);
   // A ref, not only state: two key presses in the same frame must not send twice.
   const inFlight = useRef(false);
@@ -127,44 +135,16 @@ function DialogBody({ request, queue, onReply, armDelayMs, session }: DialogBody
     reply({ kind: "reject_with_feedback", feedback: text });
   };
 
-  // Focus: the dialog takes focus when an ask appears and gives it back when it is gone.
-  useEffect(() => {
-    const previous = document.activeElement instanceof HTMLElement ? document.activeElement : null;
-    dialogRef.current?.focus();
-    const keepFocus = (e: FocusEvent) => {
-      const dialog = dialogRef.current;
-      if (dialog && e.target instanceof Node && !dialog.contains(e.target)) dialog.focus();
-    };
-    document.addEventListener("focusin", keepFocus);
-    return () => {
-      document.removeEventListener("focusin", keepFocus);
-      if (previous && previous.isConnected) previous.focus();
-    };
-  }, []);
-
+  // Focus: react-aria's modal moves it into the dialog when an ask appears, keeps it inside
+  // (Tab cycles) and gives it back when the dialog is gone.
   useEffect(() => {
     if (feedbackOpen) feedbackRef.current?.focus();
     else dialogRef.current?.focus();
   }, [feedbackOpen]);
 
-  const trapTab = (e: ReactKeyboardEvent) => {
-    const dialog = dialogRef.current;
-    if (!dialog) return;
-    const items = Array.from(dialog.querySelectorAll<HTMLElement>(FOCUSABLE));
-    if (items.length === 0) return;
-    e.preventDefault();
-    const at = items.indexOf(document.activeElement as HTMLElement);
-    const step = e.shiftKey ? -1 : 1;
-    const next = at === -1 ? (e.shiftKey ? items.length - 1 : 0) : (at + step + items.length) % items.length;
-    items[next]?.focus();
-  };
-
-  const onKeyDown = (e: ReactKeyboardEvent<HTMLDivElement>) => {
-    if (e.key === "Tab") {
-      trapTab(e);
-      return;
-    }
-    if (e.altKey || e.ctrlKey || e.metaKey || e.nativeEvent.isComposing) return;
+  // The answer keys (the dialog's own shortcuts, wherever the focus is inside it).
+  const onKeyDown = (e: KeyboardEvent) => {
+    if (e.altKey || e.ctrlKey || e.metaKey || e.isComposing) return;
     const target = e.target as HTMLElement;
     const inTextarea = target.tagName === "TEXTAREA";
 
@@ -208,160 +188,177 @@ function DialogBody({ request, queue, onReply, armDelayMs, session }: DialogBody
     }
   };
 
+  useKeyDown(dialogRef, onKeyDown);
+
   const label = targetLabel(request.tool, request.target, segments.length > 0);
   const pending = queue.length;
 
   return (
-    <div className="mia-perm-backdrop">
-      <div
-        ref={dialogRef}
-        className="mia-perm"
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby={titleId}
-        aria-describedby={`${titleId}-target`}
-        tabIndex={-1}
-        data-testid="permission-dialog"
-        onKeyDown={onKeyDown}
-      >
-        <header className="mia-perm-header">
-          <h2 id={titleId} className="mia-perm-title">
-            {request.permission === "sandbox_escape" ? (
+    <ModalOverlay
+      isOpen
+      isDismissable={false}
+      isKeyboardDismissDisabled
+      className="mia-perm-backdrop"
+      data-testid={overlayTestId}>
+      <Modal className="mia-perm-modal">
+        <Dialog
+          ref={dialogRef}
+          className="mia-perm"
+          aria-labelledby={titleId}
+          aria-describedby={`${titleId}-target`}
+          data-testid="permission-dialog"
+        >
+          <header className="mia-perm-header">
+            <h2 id={titleId} className="mia-perm-title">
+              {request.permission === "sandbox_escape" ? (
+                <>
+                  Run{" "}
+                  <span className="mia-perm-tool" data-testid="permission-tool">
+                    {request.tool}
+                  </span>{" "}
+                  outside the OS sandbox?
+                </>
+              ) : (
+                <>
+                  Allow{" "}
+                  <span className="mia-perm-tool" data-testid="permission-tool">
+                    {request.tool}
+                  </span>
+                  ?
+                </>
+              )}
+            </h2>
+            <span className="mia-perm-queue-count" data-testid="permission-queue" aria-live="polite">
+              1 of {pending} pending
+            </span>
+          </header>
+          <p className="mia-perm-meta" data-testid="permission-meta">
+            {request.root_session_id && request.root_session_id !== request.session_id ? (
               <>
-                Run <span className="mia-perm-tool" data-testid="permission-tool">{request.tool}</span> outside the OS
-                sandbox?
+                <strong>{request.agent}</strong> <span className="mia-perm-subagent">(subagent)</span> asks for
+                permission <code>{request.permission}</code>
+                <span className="mia-perm-subagent-note"> — a delegated task waits for this answer</span>
               </>
             ) : (
               <>
-                Allow <span className="mia-perm-tool" data-testid="permission-tool">{request.tool}</span>?
+                Agent <strong>{request.agent}</strong> asks for permission <code>{request.permission}</code>
               </>
             )}
-          </h2>
-          <span className="mia-perm-queue-count" data-testid="permission-queue" aria-live="polite">
-            1 of {pending} pending
-          </span>
-        </header>
-        <p className="mia-perm-meta" data-testid="permission-meta">
-          {request.root_session_id && request.root_session_id !== request.session_id ? (
-            <>
-              <strong>{request.agent}</strong> <span className="mia-perm-subagent">(subagent)</span> asks for permission{" "}
-              <code>{request.permission}</code>
-              <span className="mia-perm-subagent-note"> — a delegated task waits for this answer</span>
-            </>
-          ) : (
-            <>
-              Agent <strong>{request.agent}</strong> asks for permission <code>{request.permission}</code>
-            </>
-          )}
-          {session && (
-            <span className="mia-perm-session" data-testid="permission-session">
-              {" "}
-              in session <strong>{session}</strong>
-            </span>
-          )}
-        </p>
-
-        <div className="mia-perm-target-row">
-          <span className="mia-perm-label">{label}</span>
-          <code id={`${titleId}-target`} className="mia-perm-target" data-testid="permission-target">
-            {request.target}
-          </code>
-        </div>
-
-        {request.proposed && <ProposedChange diff={request.proposed} />}
-
-        {segments.length > 0 && <SegmentList segments={segments} />}
-
-        <p className="mia-perm-rule" data-testid="permission-rule">
-          {request.matched_rule ? (
-            <>
-              Rule: <code>{request.matched_rule}</code>
-            </>
-          ) : (
-            "no rule matched: asking by default"
-          )}
-        </p>
-        {request.reason && <p className="mia-perm-reason">{request.reason}</p>}
-
-        <details className="mia-perm-args">
-          <summary>Arguments</summary>
-          <pre className="mia-perm-json">{prettyInput(request.input)}</pre>
-        </details>
-
-        {feedbackOpen ? (
-          <div className="mia-perm-feedback">
-            <label htmlFor={`${titleId}-fb`} className="mia-perm-label">
-              Tell the agent what to do instead (Enter sends, Shift+Enter new line, Escape goes back)
-            </label>
-            <textarea
-              id={`${titleId}-fb`}
-              ref={feedbackRef}
-              className="mia-perm-feedback-input"
-              data-testid="permission-feedback-input"
-              rows={3}
-              value={feedback}
-              disabled={disabled}
-              onChange={(e) => setFeedback(e.target.value)}
-            />
-            <div className="mia-perm-actions">
-              <button
-                type="button"
-                className="mia-perm-btn mia-perm-btn-deny"
-                data-testid="permission-feedback-submit"
-                disabled={disabled || feedback.trim() === ""}
-                onClick={submitFeedback}
-              >
-                Deny and send feedback <kbd>Enter</kbd>
-              </button>
-              <button type="button" className="mia-perm-btn" disabled={disabled} onClick={() => setFeedbackOpen(false)}>
-                Back <kbd>Esc</kbd>
-              </button>
-            </div>
-          </div>
-        ) : (
-          <div className="mia-perm-actions" role="group" aria-label="Reply">
-            {actions.map((action, i) => (
-              <button
-                key={action.kind}
-                type="button"
-                className={`mia-perm-btn mia-perm-btn-${action.tone}`}
-                data-testid={action.testId}
-                disabled={disabled || !armed}
-                onClick={() => choose(action)}
-                aria-keyshortcuts={shortcutFor(action, i, request.options)}
-              >
-                <kbd className="mia-perm-key">{i + 1}</kbd> {action.label}
-                {(action.kind === "session" || action.kind === "never" || action.kind === "project") && (
-                  <span className="mia-perm-scope"> ({request.agent} only)</span>
-                )}
-                {action.kind === "once" && <kbd className="mia-perm-key mia-perm-key-alt">Enter</kbd>}
-                {escapeReply(request.options)?.kind === action.kind && (
-                  <kbd className="mia-perm-key mia-perm-key-alt">Esc</kbd>
-                )}
-              </button>
-            ))}
-          </div>
-        )}
-
-        {send.state === "sending" && <p className="mia-perm-status">Sending…</p>}
-        {send.state === "sent" && <p className="mia-perm-status">Sent, waiting for the agent…</p>}
-        {send.state === "error" && (
-          <p className="mia-perm-error" role="alert">
-            Could not send the reply: {send.message}
+            {session && (
+              <span className="mia-perm-session" data-testid="permission-session">
+                {" "}
+                in session <strong>{session}</strong>
+              </span>
+            )}
           </p>
-        )}
 
-        {pending > 1 && (
-          <ol className="mia-perm-queue" aria-label="Pending permission asks">
-            {queue.map((r, i) => (
-              <li key={r.id} className={i === 0 ? "mia-perm-queue-current" : undefined}>
-                <span className="mia-perm-queue-tool">{r.tool}</span> <code>{r.target}</code>
-              </li>
-            ))}
-          </ol>
-        )}
-      </div>
-    </div>
+          <div className="mia-perm-target-row">
+            <span className="mia-perm-label">{label}</span>
+            <code id={`${titleId}-target`} className="mia-perm-target" data-testid="permission-target">
+              {request.target}
+            </code>
+          </div>
+
+          {request.proposed && <ProposedChange diff={request.proposed} />}
+
+          {segments.length > 0 && <SegmentList segments={segments} />}
+
+          <p className="mia-perm-rule" data-testid="permission-rule">
+            {request.matched_rule ? (
+              <>
+                Rule: <code>{request.matched_rule}</code>
+              </>
+            ) : (
+              "no rule matched: asking by default"
+            )}
+          </p>
+          {request.reason && <p className="mia-perm-reason">{request.reason}</p>}
+
+          <details className="mia-perm-args">
+            <summary>Arguments</summary>
+            <pre className="mia-perm-json">{prettyInput(request.input)}</pre>
+          </details>
+
+          {feedbackOpen ? (
+            <div className="mia-perm-feedback">
+              <label htmlFor={`${titleId}-fb`} className="mia-perm-label">
+                Tell the agent what to do instead (Enter sends, Shift+Enter new line, Escape goes back)
+              </label>
+              <textarea
+                id={`${titleId}-fb`}
+                ref={feedbackRef}
+                className="mia-perm-feedback-input"
+                data-testid="permission-feedback-input"
+                rows={3}
+                value={feedback}
+                disabled={disabled}
+                onChange={(e) => setFeedback(e.target.value)}
+              />
+              <div className="mia-perm-actions">
+                <button
+                  type="button"
+                  className="mia-perm-btn mia-perm-btn-deny"
+                  data-testid="permission-feedback-submit"
+                  disabled={disabled || feedback.trim() === ""}
+                  onClick={submitFeedback}
+                >
+                  Deny and send feedback <kbd>Enter</kbd>
+                </button>
+                <button
+                  type="button"
+                  className="mia-perm-btn"
+                  disabled={disabled}
+                  onClick={() => setFeedbackOpen(false)}
+                >
+                  Back <kbd>Esc</kbd>
+                </button>
+              </div>
+            </div>
+          ) : (
+            <div className="mia-perm-actions" role="group" aria-label="Reply">
+              {actions.map((action, i) => (
+                <button
+                  key={action.kind}
+                  type="button"
+                  className={`mia-perm-btn mia-perm-btn-${action.tone}`}
+                  data-testid={action.testId}
+                  disabled={disabled || !armed}
+                  onClick={() => choose(action)}
+                  aria-keyshortcuts={shortcutFor(action, i, request.options)}
+                >
+                  <kbd className="mia-perm-key">{i + 1}</kbd> {action.label}
+                  {(action.kind === "session" || action.kind === "never" || action.kind === "project") && (
+                    <span className="mia-perm-scope"> ({request.agent} only)</span>
+                  )}
+                  {action.kind === "once" && <kbd className="mia-perm-key mia-perm-key-alt">Enter</kbd>}
+                  {escapeReply(request.options)?.kind === action.kind && (
+                    <kbd className="mia-perm-key mia-perm-key-alt">Esc</kbd>
+                  )}
+                </button>
+              ))}
+            </div>
+          )}
+
+          {send.state === "sending" && <p className="mia-perm-status">Sending…</p>}
+          {send.state === "sent" && <p className="mia-perm-status">Sent, waiting for the agent…</p>}
+          {send.state === "error" && (
+            <p className="mia-perm-error" role="alert">
+              Could not send the reply: {send.message}
+            </p>
+          )}
+
+          {pending > 1 && (
+            <ol className="mia-perm-queue" aria-label="Pending permission asks">
+              {queue.map((r, i) => (
+                <li key={r.id} className={i === 0 ? "mia-perm-queue-current" : undefined}>
+                  <span className="mia-perm-queue-tool">{r.tool}</span> <code>{r.target}</code>
+                </li>
+              ))}
+            </ol>
+          )}
+        </Dialog>
+      </Modal>
+    </ModalOverlay>
   );
 }
 

@@ -1,5 +1,6 @@
 import { useEffect, useRef } from "react";
 import type { ReactNode } from "react";
+import { useKeyDown } from "../../lib/useKeyDown";
 import type { FileDiff, HistoryAction, RevertPreview, RevertSummary } from "../../protocol/generated";
 import { previewLine } from "./format";
 
@@ -53,6 +54,13 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
   const unrestorable = preview?.unrestorable ?? [];
   const leftAlone = preview?.left_alone ?? [];
 
+  useKeyDown(ref, (e) => {
+    if (e.key === "Escape") {
+      e.stopPropagation();
+      onCancel();
+    }
+  });
+
   return (
     <div
       ref={ref}
@@ -61,12 +69,6 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
       role="region"
       aria-label={`Preview: ${TITLES[state.action.action]}`}
       tabIndex={-1}
-      onKeyDown={(e) => {
-        if (e.key === "Escape") {
-          e.stopPropagation();
-          onCancel();
-        }
-      }}
     >
       <h3 className="mia-tl-preview-title">Preview: {TITLES[state.action.action]}</h3>
       {state.phase === "loading" && <p className="mia-tl-muted">Computing what would change…</p>}
