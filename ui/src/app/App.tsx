@@ -1,7 +1,8 @@
-import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useState } from "react";
+import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import type { AgentInfo, Event as RuntimeEvent, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import { SessionCache } from "../state/liveSessions";
+import { Panel, PanelGroup, PanelResizeHandle, type ImperativePanelHandle } from "react-resizable-panels";
 import type { Platform, Transport } from "../transport/types";
 import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
 import { ProjectBar } from "./ProjectBar";
@@ -241,6 +242,30 @@ function Shell() {
 
   // Ctrl/Cmd+K: every action of this view, with its shortcut.
   const [palette, setPalette] = useState(false);
+  // Ctrl/Cmd+B hides or shows the sidebar (its size is kept; dragging its edge resizes it).
+  const sidebarRef = useRef<ImperativePanelHandle>(null);
+  const toggleSidebar = useCallback(() => {
+    const p = sidebarRef.current;
+    if (!p) return;
+    if (p.isCollapsed()) p.expand();
+    else p.collapse();
+  }, []);
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "b") {
+        e.preventDefault();
+        toggleSidebar();
+      }
+    };
+    // The palette's "Hide or show the sidebar".
+    const onToggle = () => toggleSidebar();
+    window.addEventListener("keydown", onKey);
+    window.addEventListener(TOGGLE_SIDEBAR, onToggle);
+    return () => {
+      window.removeEventListener("keydown", onKey);
+      window.removeEventListener(TOGGLE_SIDEBAR, onToggle);
+    };
+  }, [toggleSidebar]);
   /** `?` outside a text field: the keyboard shortcuts. */
   const [shortcuts, setShortcuts] = useState(false);
   useEffect(() => {
@@ -336,123 +361,138 @@ function Shell() {
           </button>
         </div>
       )}
-      <div className="app-body">
-        <aside className="left">
-          <ProjectBar
-            project={project}
-            onOpen={openProject}
-            onSettings={() => setSettings(true)}
-            onWorktrees={showWorktrees}
-            worktreesOpen={view.kind === "worktrees" || (view.kind === "compare" && view.from !== "tree")}
-          />
-          {project && (
-            <Sidebar
-              sessions={sessions}
-              asks={live.asks}
-              running={live.running}
-              waitingElsewhere={elsewhere.length}
-              onOpenQueue={() => setQueueOpen(true)}
-              currentId={currentId}
-              showArchived={showArchived}
-              onShowArchived={setShowArchived}
-              onOpen={openSession}
-              onNew={newSession}
-              onArchive={(s, a) => void archive(s, a)}
-              onDelete={remove}
-              onForkTree={() => showTree(currentId ?? undefined)}
+      <PanelGroup direction="horizontal" autoSaveId="mia-code.layout" className="app-body">
+        <Panel
+          id="sidebar"
+          order={1}
+          ref={sidebarRef}
+          defaultSize={22}
+          minSize={14}
+          maxSize={40}
+          collapsible
+          collapsedSize={0}
+          className="left-panel"
+        >
+          <aside className="left">
+            <ProjectBar
+              project={project}
+              onOpen={openProject}
+              onSettings={() => setSettings(true)}
+              onWorktrees={showWorktrees}
+              worktreesOpen={view.kind === "worktrees" || (view.kind === "compare" && view.from !== "tree")}
             />
-          )}
-        </aside>
-        <main className="center">
-          {!project && (
-            <div className="empty-state">
-              <h1>mia-code</h1>
-              <p>Open a project folder to start.</p>
-            </div>
-          )}
-          {project && view.kind === "worktrees" && (
-            <ErrorBoundary label="Worktrees">
-              <Worktrees
-                directory={project}
-                onBack={() => setView({ kind: "sessions" })}
-                onCompare={showCompare}
-                onOpenSession={openSession}
+            {project && (
+              <Sidebar
+                sessions={sessions}
+                asks={live.asks}
+                running={live.running}
+                waitingElsewhere={elsewhere.length}
+                onOpenQueue={() => setQueueOpen(true)}
+                currentId={currentId}
+                showArchived={showArchived}
+                onShowArchived={setShowArchived}
+                onOpen={openSession}
+                onNew={newSession}
+                onArchive={(s, a) => void archive(s, a)}
+                onDelete={remove}
+                onForkTree={() => showTree(currentId ?? undefined)}
               />
-            </ErrorBoundary>
-          )}
-          {project && view.kind === "compare" && (
-            <ErrorBoundary label="The comparison">
-              <Compare
-                key={`${view.a ?? ""}\n${view.b ?? ""}`}
-                directory={project}
-                initialA={view.a}
-                initialB={view.b}
-                onBack={view.from === "tree" ? () => showTree(currentId ?? undefined) : showWorktrees}
-                backLabel={view.from === "tree" ? "← Fork tree" : undefined}
-              />
-            </ErrorBoundary>
-          )}
-          {project && view.kind === "tree" && (
-            <ErrorBoundary label="The fork tree">
-              <Suspense fallback={<p className="muted pad">Loading the fork tree…</p>}>
-                <ForkTree
+            )}
+          </aside>
+        </Panel>
+        <PanelResizeHandle className="resize-handle" aria-label="Resize the sidebar (Enter hides or shows it)" />
+        <Panel id="center" order={2} minSize={45}>
+          <main className="center">
+            {!project && (
+              <div className="empty-state">
+                <h1>mia-code</h1>
+                <p>Open a project folder to start.</p>
+              </div>
+            )}
+            {project && view.kind === "worktrees" && (
+              <ErrorBoundary label="Worktrees">
+                <Worktrees
                   directory={project}
-                  currentId={currentId}
-                  focus={view.focus}
                   onBack={() => setView({ kind: "sessions" })}
+                  onCompare={showCompare}
                   onOpenSession={openSession}
-                  onCompare={compareSessions}
                 />
-              </Suspense>
-            </ErrorBoundary>
-          )}
-          {project && view.kind === "session-compare" && (
-            <ErrorBoundary label="The comparison">
-              <SessionCompare
-                key={`${view.left}\n${view.right}`}
-                left={view.left}
-                right={view.right}
-                backLabel={view.from === "session" ? "← Session" : "← Fork tree"}
-                onBack={() => (view.from === "session" ? openSession(view.left) : showTree(view.left))}
-                onWorktrees={(a, b) => setView({ kind: "compare", a, b, from: "tree" })}
+              </ErrorBoundary>
+            )}
+            {project && view.kind === "compare" && (
+              <ErrorBoundary label="The comparison">
+                <Compare
+                  key={`${view.a ?? ""}\n${view.b ?? ""}`}
+                  directory={project}
+                  initialA={view.a}
+                  initialB={view.b}
+                  onBack={view.from === "tree" ? () => showTree(currentId ?? undefined) : showWorktrees}
+                  backLabel={view.from === "tree" ? "← Fork tree" : undefined}
+                />
+              </ErrorBoundary>
+            )}
+            {project && view.kind === "tree" && (
+              <ErrorBoundary label="The fork tree">
+                <Suspense fallback={<p className="muted pad">Loading the fork tree…</p>}>
+                  <ForkTree
+                    directory={project}
+                    currentId={currentId}
+                    focus={view.focus}
+                    onBack={() => setView({ kind: "sessions" })}
+                    onOpenSession={openSession}
+                    onCompare={compareSessions}
+                  />
+                </Suspense>
+              </ErrorBoundary>
+            )}
+            {project && view.kind === "session-compare" && (
+              <ErrorBoundary label="The comparison">
+                <SessionCompare
+                  key={`${view.left}\n${view.right}`}
+                  left={view.left}
+                  right={view.right}
+                  backLabel={view.from === "session" ? "← Session" : "← Fork tree"}
+                  onBack={() => (view.from === "session" ? openSession(view.left) : showTree(view.left))}
+                  onWorktrees={(a, b) => setView({ kind: "compare", a, b, from: "tree" })}
+                  onOpenSession={openSession}
+                />
+              </ErrorBoundary>
+            )}
+            {project && view.kind === "sessions" && currentId && (
+              <SessionView
+                key={currentId}
+                sessionId={currentId}
+                directory={project}
+                agents={agents}
+                initialPrompt={pendingPrompt}
+                onInitialSent={() => setPendingPrompt(null)}
+                onNewSession={newSession}
+                onSessionsChanged={() => void refreshSessions()}
+                onWorktrees={showWorktrees}
+                onCompare={() => showCompare()}
                 onOpenSession={openSession}
+                onForkTree={showTree}
+                onCompareSessions={(left, right) => compareSessions(left, right, "session")}
+                sessionTitle={sessionTitle}
+                highlightMessage={highlight?.session === currentId ? highlight.message : null}
+                onCreateAgent={createAgent}
+                hideAsks={queueOpen}
               />
-            </ErrorBoundary>
-          )}
-          {project && view.kind === "sessions" && currentId && (
-            <SessionView
-              key={currentId}
-              sessionId={currentId}
-              directory={project}
-              agents={agents}
-              initialPrompt={pendingPrompt}
-              onInitialSent={() => setPendingPrompt(null)}
-              onNewSession={newSession}
-              onSessionsChanged={() => void refreshSessions()}
-              onWorktrees={showWorktrees}
-              onCompare={() => showCompare()}
-              onOpenSession={openSession}
-              onForkTree={showTree}
-              onCompareSessions={(left, right) => compareSessions(left, right, "session")}
-              sessionTitle={sessionTitle}
-              highlightMessage={highlight?.session === currentId ? highlight.message : null}
-              onCreateAgent={createAgent}
-              hideAsks={queueOpen}
-            />
-          )}
-          {project && view.kind === "sessions" && !currentId && (
-            <DraftView
-              directory={project}
-              agents={agents}
-              onStart={startWith}
-              onWorktrees={showWorktrees}
-              onCompare={() => showCompare()}
-              onForkTree={() => showTree()}
-              onCreateAgent={createAgent}
-            />
-          )}
-        </main>
-      </div>
+            )}
+            {project && view.kind === "sessions" && !currentId && (
+              <DraftView
+                directory={project}
+                agents={agents}
+                onStart={startWith}
+                onWorktrees={showWorktrees}
+                onCompare={() => showCompare()}
+                onForkTree={() => showTree()}
+                onCreateAgent={createAgent}
+              />
+            )}
+          </main>
+        </Panel>
+      </PanelGroup>
       {shortcuts && (
         <Modal title="Keyboard shortcuts" onClose={() => setShortcuts(false)} testId="shortcuts">
           <ul className="help">
@@ -473,6 +513,10 @@ function Shell() {
             <li>
               <kbd>Ctrl/Cmd</kbd>+<kbd>+</kbd> / <kbd>−</kbd> / <kbd>0</kbd> zoom
             </li>
+            <li>
+              <kbd>Ctrl/Cmd</kbd>+<kbd>B</kbd> hide or show the sidebar; drag a panel's edge to resize it (or focus
+              the edge: arrow keys, <kbd>Enter</kbd> hides or shows)
+            </li>
           </ul>
           <HelpText />
         </Modal>
@@ -490,6 +534,7 @@ function Shell() {
             tree: () => showTree(currentId ?? undefined),
             queue: () => setQueueOpen(true),
             shortcuts: () => setShortcuts(true),
+            sidebar: () => window.dispatchEvent(new Event(TOGGLE_SIDEBAR)),
             search: currentId ? () => window.dispatchEvent(new Event("mia-transcript-search")) : null,
           })}
         />
@@ -533,6 +578,8 @@ function Shell() {
   );
 }
 
+const TOGGLE_SIDEBAR = "mia-toggle-sidebar";
+
 /** What the command palette offers in the shell (the open session adds its own through `/` commands). */
 function paletteActions(v: {
   project: boolean;
@@ -544,6 +591,7 @@ function paletteActions(v: {
   tree: () => void;
   queue: () => void;
   shortcuts: () => void;
+  sidebar: () => void;
   /** Search the open session's transcript (null: no session open). */
   search: (() => void) | null;
 }): PaletteAction[] {
@@ -558,6 +606,7 @@ function paletteActions(v: {
   }
   list.push({ id: "settings", label: "Settings", run: v.settings });
   list.push({ id: "shortcuts", label: "Keyboard shortcuts", shortcut: "?", run: v.shortcuts });
+  list.push({ id: "sidebar", label: "Hide or show the sidebar", shortcut: "Ctrl+B", run: v.sidebar });
   list.push({ id: "zoom-in", label: "Zoom in", shortcut: "Ctrl++", run: () => zoomStep(1) });
   list.push({ id: "zoom-out", label: "Zoom out", shortcut: "Ctrl+−", run: () => zoomStep(-1) });
   list.push({ id: "zoom-reset", label: "Actual size", shortcut: "Ctrl+0", run: () => zoomStep(0) });

@@ -3,6 +3,7 @@ import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, SessionDetai
 import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { isCompacting, sessionTotals, userTexts } from "../state/session";
 import { useSessionState } from "../state/store";
+import { Panel, PanelGroup, PanelResizeHandle } from "react-resizable-panels";
 import { errorMessage } from "../lib/api";
 import { formatCost, formatTokens, toolTarget } from "../lib/format";
 import { compactingDetail, compactResultText } from "../lib/compaction";
@@ -654,283 +655,295 @@ export function SessionView(props: SessionViewProps) {
 
   return (
     <OpenFileContext.Provider value={openFile}>
-      <div className={`session-layout${panel ? " with-panel" : ""}`}>
-      <section className="main-col" aria-label="Conversation">
-        <header className="conv-header">
-          <EditableTitle
-            title={title}
-            hint={state.session?.slug}
-            onRename={async (t) => {
-              try {
-                await api.updateSession(sessionId, { title: t });
-              } catch (e) {
-                toast(errorMessage(e));
-              }
-            }}
-          />
-          {spawned && (
-            <span className="subagent-of small" data-testid="subagent-of">
-              ↳ subagent <span className="agent-tag">{state.session?.agent ?? "?"}</span> of{" "}
-              {props.onOpenSession ? (
-                <button
-                  type="button"
-                  className="link-btn"
-                  data-testid="subagent-parent-link"
-                  title="Open the session that delegated this task"
-                  onClick={() => props.onOpenSession?.(spawned.session_id)}
-                >
-                  {spawnedTitle}
-                </button>
-              ) : (
-                <strong>{spawnedTitle}</strong>
-              )}
-            </span>
-          )}
-          <button
-            type="button"
-            className="session-cost link-btn muted small"
-            data-testid="session-cost"
-            title="Session total: tokens in / out, cost. Per agent and model, with subagents: /cost"
-            onClick={() => setPanel("cost")}
-          >
-            ↑{formatTokens(totals.input)} ↓{formatTokens(totals.output)}
-            {totals.priced ? ` · ${formatCost(totals.cost)}` : ""}
-          </button>
-          <button
-            type="button"
-            className={`btn small toggle${hideCommentary ? " on" : ""}`}
-            data-testid="toggle-commentary"
-            aria-pressed={hideCommentary}
-            onClick={() => setHideCommentary(!hideCommentary)}
-          >
-            {hideCommentary ? "Show commentary" : "Hide commentary"}
-          </button>
-          {props.onForkTree && (
-            <button
-              type="button"
-              className="btn small"
-              data-testid="open-fork-tree"
-              title="This project's sessions and their forks as a tree (/forks)"
-              onClick={() => props.onForkTree?.(sessionId)}
-            >
-              Fork tree
-            </button>
-          )}
-          {parent && props.onCompareSessions && (
-            <button
-              type="button"
-              className="btn small"
-              data-testid="compare-parent"
-              title="This fork's file changes and its parent's, since the fork point"
-              onClick={() => props.onCompareSessions?.(sessionId, parent)}
-            >
-              Compare with parent
-            </button>
-          )}
-          <button
-            type="button"
-            className="btn small"
-            data-testid="share-session"
-            title="Publish a redacted copy of this session to the share server: preview first (/share)"
-            onClick={() => setSharing(true)}
-          >
-            Share
-          </button>
-          <button
-            type="button"
-            className="btn small"
-            onClick={() => setPanel(panel ? null : "changes")}
-            aria-pressed={panel !== null}
-          >
-            {panel ? "Hide panel" : "Changes"}
-          </button>
-        </header>
-        {search && (
-          <TranscriptSearch
-            query={search.query}
-            at={matches.length ? Math.min(search.at, matches.length - 1) : 0}
-            count={matches.length}
-            onQuery={(query) => setSearch({ query, at: 0 })}
-            onMove={(d) => setSearch((s) => (s && matches.length ? { ...s, at: (Math.min(s.at, matches.length - 1) + d + matches.length) % matches.length } : s))}
-            onClose={() => setSearch(null)}
-          />
-        )}
-        <ErrorBoundary label="The conversation">
-          <Conversation
-            state={state}
-            hideCommentary={hideCommentary}
-            actions={actions}
-            highlight={currentMatch ?? props.highlightMessage ?? null}
-          />
-        </ErrorBoundary>
-        {!state.running && state.lastTurn && state.lastTurn.end !== "completed" && state.lastTurn.end !== "error" && (
-          <div className="status-line muted small" role="status" data-testid="turn-end">
-            {state.lastTurn.end === "cancelled"
-              ? "Stopped."
-              : state.lastTurn.end === "step_limit"
-                ? `Stopped after ${state.lastTurn.steps} steps (the agent's step limit). Send a message to continue.`
-                : "The turn was blocked (see the last tool result)."}
-          </div>
-        )}
-        {compacting && (
-          <div className="status-line compaction-status" role="status" data-testid="compacting">
-            <span className="compaction-dot" aria-hidden>
-              ⇊
-            </span>{" "}
-            Compacting the conversation…
-            <span className="muted"> {compactingDetail(running?.trigger, running?.tokensBefore)}</span>
-          </div>
-        )}
-        {failed && (
-          <div className="error-banner" role="alert" data-testid="compaction-failed">
-            <span>Could not compact the conversation: {failed.message}</span>
-            <button
-              type="button"
-              className="icon-btn"
-              aria-label="Dismiss the compaction error"
-              onClick={() => store.update((s) => (s.compaction?.state === "failed" ? { ...s, compaction: null } : s))}
-            >
-              ×
-            </button>
-          </div>
-        )}
-        {state.retrying && (
-          <div className="status-line muted small" role="status">
-            Retrying (attempt {state.retrying.attempt}) in {Math.round(state.retrying.delayMs / 1000)} s: {state.retrying.reason}
-          </div>
-        )}
-        {state.error && (
-          <div className="error-banner" role="alert" data-testid="error-banner">
-            <span>{state.error.message}</span>
-            {canRetry && (
-              <button type="button" className="btn small" data-testid="retry" onClick={retry}>
-                Retry
-              </button>
-            )}
-            <button
-              type="button"
-              className="icon-btn"
-              aria-label="Dismiss error"
-              onClick={() => store.update((s) => ({ ...s, error: null }))}
-            >
-              ×
-            </button>
-          </div>
-        )}
-        <div className="input-row">
-          <div className="input-tools">
-            <ModeBadge agent={state.agent} queued={state.queuedAgent} onClick={toggleMode} />
-            {picker && (
-              <AgentPicker
-                agents={agents}
-                current={state.agent}
-                onPick={(a) => void switchTo(a)}
-                onClose={() => setPicker(false)}
+      <PanelGroup
+        direction="horizontal"
+        autoSaveId="mia-code.layout.session"
+        className={`session-layout${panel ? " with-panel" : ""}`}
+      >
+        <Panel id="conversation" order={1} minSize={40}>
+          <section className="main-col" aria-label="Conversation">
+            <header className="conv-header">
+              <EditableTitle
+                title={title}
+                hint={state.session?.slug}
+                onRename={async (t) => {
+                  try {
+                    await api.updateSession(sessionId, { title: t });
+                  } catch (e) {
+                    toast(errorMessage(e));
+                  }
+                }}
               />
-            )}
-            <span className="model-wrap">
+              {spawned && (
+                <span className="subagent-of small" data-testid="subagent-of">
+                  ↳ subagent <span className="agent-tag">{state.session?.agent ?? "?"}</span> of{" "}
+                  {props.onOpenSession ? (
+                    <button
+                      type="button"
+                      className="link-btn"
+                      data-testid="subagent-parent-link"
+                      title="Open the session that delegated this task"
+                      onClick={() => props.onOpenSession?.(spawned.session_id)}
+                    >
+                      {spawnedTitle}
+                    </button>
+                  ) : (
+                    <strong>{spawnedTitle}</strong>
+                  )}
+                </span>
+              )}
               <button
                 type="button"
-                className="model-btn small"
-                data-testid="model-button"
-                aria-haspopup="listbox"
-                aria-expanded={modelPicker}
-                title={modelHint(picked, agentModel, sessionModel, state.agent)}
-                onClick={() => setModelPicker(!modelPicker)}
+                className="session-cost link-btn muted small"
+                data-testid="session-cost"
+                title="Session total: tokens in / out, cost. Per agent and model, with subagents: /cost"
+                onClick={() => setPanel("cost")}
               >
-                <span className="mono">{picked ?? agentModel ?? sessionModel ?? lastModel ?? "default model"}</span>
-                {!picked && !agentModel && !sessionModel && lastModel && <span className="muted"> (default)</span>}
-                {picked && <span className="muted"> (picked)</span>}
-                {!picked && agentModel && <span className="muted"> ({state.agent}'s)</span>} ▾
+                ↑{formatTokens(totals.input)} ↓{formatTokens(totals.output)}
+                {totals.priced ? ` · ${formatCost(totals.cost)}` : ""}
               </button>
-              {modelPicker && (
-                <ModelPicker
-                  load={loadModels}
-                  current={picked}
-                  onPick={async (m) => {
-                    await setModel(m);
-                    setModelPicker(false);
-                  }}
-                  onClose={() => setModelPicker(false)}
-                />
+              <button
+                type="button"
+                className={`btn small toggle${hideCommentary ? " on" : ""}`}
+                data-testid="toggle-commentary"
+                aria-pressed={hideCommentary}
+                onClick={() => setHideCommentary(!hideCommentary)}
+              >
+                {hideCommentary ? "Show commentary" : "Hide commentary"}
+              </button>
+              {props.onForkTree && (
+                <button
+                  type="button"
+                  className="btn small"
+                  data-testid="open-fork-tree"
+                  title="This project's sessions and their forks as a tree (/forks)"
+                  onClick={() => props.onForkTree?.(sessionId)}
+                >
+                  Fork tree
+                </button>
               )}
-            </span>
-            {state.context && <ContextMeter usage={state.context} />}
-            {state.running && (
-              <button type="button" className="btn danger small" data-testid="stop" onClick={() => void stop()}>
-                ■ Stop
+              {parent && props.onCompareSessions && (
+                <button
+                  type="button"
+                  className="btn small"
+                  data-testid="compare-parent"
+                  title="This fork's file changes and its parent's, since the fork point"
+                  onClick={() => props.onCompareSessions?.(sessionId, parent)}
+                >
+                  Compare with parent
+                </button>
+              )}
+              <button
+                type="button"
+                className="btn small"
+                data-testid="share-session"
+                title="Publish a redacted copy of this session to the share server: preview first (/share)"
+                onClick={() => setSharing(true)}
+              >
+                Share
               </button>
+              <button
+                type="button"
+                className="btn small"
+                onClick={() => setPanel(panel ? null : "changes")}
+                aria-pressed={panel !== null}
+              >
+                {panel ? "Hide panel" : "Changes"}
+              </button>
+            </header>
+            {search && (
+              <TranscriptSearch
+                query={search.query}
+                at={matches.length ? Math.min(search.at, matches.length - 1) : 0}
+                count={matches.length}
+                onQuery={(query) => setSearch({ query, at: 0 })}
+                onMove={(d) => setSearch((s) => (s && matches.length ? { ...s, at: (Math.min(s.at, matches.length - 1) + d + matches.length) % matches.length } : s))}
+                onClose={() => setSearch(null)}
+              />
             )}
-            {state.running && !compacting && <span className="muted small running-dot">working…</span>}
-            {compacting && <span className="muted small running-dot">compacting…</span>}
-          </div>
-          {queued.length > 0 && (
-            <ul className="queued-list" data-testid="queued-messages" aria-label="Queued follow-ups">
-              {queued.map((q, i) => (
-                <li key={`${i}:${q}`} className="queued" data-testid="queued-message">
-                  <span className="muted small">Queued{state.running ? " (sent when the turn ends)" : ""}:</span>{" "}
-                  <span className="queued-text">{q.length > 160 ? `${q.slice(0, 160)}…` : q}</span>
-                  {!state.running && i === 0 && (
-                    <button type="button" className="link-btn" data-testid="queued-send" onClick={() => sendQueued()}>
-                      Send now
-                    </button>
-                  )}
-                  <button type="button" className="link-btn" data-testid="queued-edit" onClick={() => editQueued(i)}>
-                    Edit
+            <ErrorBoundary label="The conversation">
+              <Conversation
+                state={state}
+                hideCommentary={hideCommentary}
+                actions={actions}
+                highlight={currentMatch ?? props.highlightMessage ?? null}
+              />
+            </ErrorBoundary>
+            {!state.running && state.lastTurn && state.lastTurn.end !== "completed" && state.lastTurn.end !== "error" && (
+              <div className="status-line muted small" role="status" data-testid="turn-end">
+                {state.lastTurn.end === "cancelled"
+                  ? "Stopped."
+                  : state.lastTurn.end === "step_limit"
+                    ? `Stopped after ${state.lastTurn.steps} steps (the agent's step limit). Send a message to continue.`
+                    : "The turn was blocked (see the last tool result)."}
+              </div>
+            )}
+            {compacting && (
+              <div className="status-line compaction-status" role="status" data-testid="compacting">
+                <span className="compaction-dot" aria-hidden>
+                  ⇊
+                </span>{" "}
+                Compacting the conversation…
+                <span className="muted"> {compactingDetail(running?.trigger, running?.tokensBefore)}</span>
+              </div>
+            )}
+            {failed && (
+              <div className="error-banner" role="alert" data-testid="compaction-failed">
+                <span>Could not compact the conversation: {failed.message}</span>
+                <button
+                  type="button"
+                  className="icon-btn"
+                  aria-label="Dismiss the compaction error"
+                  onClick={() => store.update((s) => (s.compaction?.state === "failed" ? { ...s, compaction: null } : s))}
+                >
+                  ×
+                </button>
+              </div>
+            )}
+            {state.retrying && (
+              <div className="status-line muted small" role="status">
+                Retrying (attempt {state.retrying.attempt}) in {Math.round(state.retrying.delayMs / 1000)} s: {state.retrying.reason}
+              </div>
+            )}
+            {state.error && (
+              <div className="error-banner" role="alert" data-testid="error-banner">
+                <span>{state.error.message}</span>
+                {canRetry && (
+                  <button type="button" className="btn small" data-testid="retry" onClick={retry}>
+                    Retry
                   </button>
+                )}
+                <button
+                  type="button"
+                  className="icon-btn"
+                  aria-label="Dismiss error"
+                  onClick={() => store.update((s) => ({ ...s, error: null }))}
+                >
+                  ×
+                </button>
+              </div>
+            )}
+            <div className="input-row">
+              <div className="input-tools">
+                <ModeBadge agent={state.agent} queued={state.queuedAgent} onClick={toggleMode} />
+                {picker && (
+                  <AgentPicker
+                    agents={agents}
+                    current={state.agent}
+                    onPick={(a) => void switchTo(a)}
+                    onClose={() => setPicker(false)}
+                  />
+                )}
+                <span className="model-wrap">
                   <button
                     type="button"
-                    className="link-btn"
-                    data-testid="queued-cancel"
-                    onClick={() => setQueued((x) => x.filter((_, j) => j !== i))}
+                    className="model-btn small"
+                    data-testid="model-button"
+                    aria-haspopup="listbox"
+                    aria-expanded={modelPicker}
+                    title={modelHint(picked, agentModel, sessionModel, state.agent)}
+                    onClick={() => setModelPicker(!modelPicker)}
                   >
-                    Cancel
+                    <span className="mono">{picked ?? agentModel ?? sessionModel ?? lastModel ?? "default model"}</span>
+                    {!picked && !agentModel && !sessionModel && lastModel && <span className="muted"> (default)</span>}
+                    {picked && <span className="muted"> (picked)</span>}
+                    {!picked && agentModel && <span className="muted"> ({state.agent}'s)</span>} ▾
                   </button>
-                </li>
-              ))}
-            </ul>
-          )}
-          <PromptInput
-            projectDir={sessionDir}
-            onNotice={(m) => toast(m, "info")}
-            onStop={() => void stop()}
-            loadFiles={() => {
-              // The session's own folder: a worktree session mentions the worktree's files.
-              const dir = state.session?.directory || directory;
-              let p = filesCache.get(dir);
-              if (!p) {
-                p = api.files(dir);
-                filesCache.set(dir, p);
-                p.catch(() => filesCache.delete(dir));
-              }
-              return p;
-            }}
-            history={history}
-            onSend={send}
-            onCommand={onCommand}
-            onToggleMode={toggleMode}
-            key={inputKey}
-            draftKey={sessionId}
-            running={state.running}
-            disabledCommands={disabledCommands}
-            mentionAgents={mentionAgents}
-          />
-        </div>
-      </section>
-      {panel && (
-        <ErrorBoundary label="The side panel">
-          <RightPanel
-            tab={panel}
-            onTab={setPanel}
-            sessionId={sessionId}
-            refreshKey={timelineKey}
-            busy={state.running}
-            onResult={() => setTimelineKey((k) => k + 1)}
-            onOpenSession={(id) => propsRef.current.onOpenSession?.(id)}
-            sessionTitle={subagentTitle}
-          />
-        </ErrorBoundary>
-      )}
+                  {modelPicker && (
+                    <ModelPicker
+                      load={loadModels}
+                      current={picked}
+                      onPick={async (m) => {
+                        await setModel(m);
+                        setModelPicker(false);
+                      }}
+                      onClose={() => setModelPicker(false)}
+                    />
+                  )}
+                </span>
+                {state.context && <ContextMeter usage={state.context} />}
+                {state.running && (
+                  <button type="button" className="btn danger small" data-testid="stop" onClick={() => void stop()}>
+                    ■ Stop
+                  </button>
+                )}
+                {state.running && !compacting && <span className="muted small running-dot">working…</span>}
+                {compacting && <span className="muted small running-dot">compacting…</span>}
+              </div>
+              {queued.length > 0 && (
+                <ul className="queued-list" data-testid="queued-messages" aria-label="Queued follow-ups">
+                  {queued.map((q, i) => (
+                    <li key={`${i}:${q}`} className="queued" data-testid="queued-message">
+                      <span className="muted small">Queued{state.running ? " (sent when the turn ends)" : ""}:</span>{" "}
+                      <span className="queued-text">{q.length > 160 ? `${q.slice(0, 160)}…` : q}</span>
+                      {!state.running && i === 0 && (
+                        <button type="button" className="link-btn" data-testid="queued-send" onClick={() => sendQueued()}>
+                          Send now
+                        </button>
+                      )}
+                      <button type="button" className="link-btn" data-testid="queued-edit" onClick={() => editQueued(i)}>
+                        Edit
+                      </button>
+                      <button
+                        type="button"
+                        className="link-btn"
+                        data-testid="queued-cancel"
+                        onClick={() => setQueued((x) => x.filter((_, j) => j !== i))}
+                      >
+                        Cancel
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              )}
+              <PromptInput
+                projectDir={sessionDir}
+                onNotice={(m) => toast(m, "info")}
+                onStop={() => void stop()}
+                loadFiles={() => {
+                  // The session's own folder: a worktree session mentions the worktree's files.
+                  const dir = state.session?.directory || directory;
+                  let p = filesCache.get(dir);
+                  if (!p) {
+                    p = api.files(dir);
+                    filesCache.set(dir, p);
+                    p.catch(() => filesCache.delete(dir));
+                  }
+                  return p;
+                }}
+                history={history}
+                onSend={send}
+                onCommand={onCommand}
+                onToggleMode={toggleMode}
+                key={inputKey}
+                draftKey={sessionId}
+                running={state.running}
+                disabledCommands={disabledCommands}
+                mentionAgents={mentionAgents}
+              />
+            </div>
+          </section>
+        </Panel>
+        {panel && (
+          <>
+            <PanelResizeHandle className="resize-handle" aria-label="Resize the side panel" />
+            <Panel id="side-panel" order={2} defaultSize={34} minSize={22} maxSize={60}>
+              <ErrorBoundary label="The side panel">
+                <RightPanel
+                  tab={panel}
+                  onTab={setPanel}
+                  sessionId={sessionId}
+                  refreshKey={timelineKey}
+                  busy={state.running}
+                  onResult={() => setTimelineKey((k) => k + 1)}
+                  onOpenSession={(id) => propsRef.current.onOpenSession?.(id)}
+                  sessionTitle={subagentTitle}
+                />
+              </ErrorBoundary>
+            </Panel>
+          </>
+        )}
+      </PanelGroup>
       <ErrorBoundary label="The permission dialog">
         {!props.hideAsks && <PermissionDialog requests={state.permissions} onReply={reply} />}
       </ErrorBoundary>
@@ -954,7 +967,6 @@ export function SessionView(props: SessionViewProps) {
           <HelpText />
         </Modal>
       )}
-      </div>
     </OpenFileContext.Provider>
   );
 }
