@@ -2,6 +2,8 @@ import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useRef
 import type { AgentInfo, Event as RuntimeEvent, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import { SessionCache } from "../state/liveSessions";
+import { createQueryClient, invalidateOnEvents, keys } from "../state/queries";
+import { QueryClientProvider, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Panel, PanelGroup, PanelResizeHandle, type ImperativePanelHandle } from "react-resizable-panels";
 import type { Platform, Transport } from "../transport/types";
 import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
@@ -44,13 +46,17 @@ export function App({ transport, platform }: { transport: Transport; platform: P
     return { transport, platform, api, sessions: new SessionCache(api, transport) };
   }, [transport, platform]);
   useEffect(() => () => services.sessions.dispose(), [services]);
+  const queryClient = useMemo(() => createQueryClient(), []);
+  useEffect(() => invalidateOnEvents(queryClient, transport), [queryClient, transport]);
   useEffect(() => installZoom(), []);
   return (
-    <ServicesProvider value={services}>
-      <ToastProvider>
-        <Shell />
-      </ToastProvider>
-    </ServicesProvider>
+    <QueryClientProvider client={queryClient}>
+      <ServicesProvider value={services}>
+        <ToastProvider>
+          <Shell />
+        </ToastProvider>
+      </ServicesProvider>
+    </QueryClientProvider>
   );
 }
 
@@ -67,10 +73,10 @@ function Shell() {
   const toast = useToast();
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [project, setProject] = useState<string | null>(null);
-  const [sessions, setSessions] = useState<SessionSummary[]>([]);
+
   const [showArchived, setShowArchived] = useState(false);
   const [currentId, setCurrentId] = useState<string | null>(null);
-  const [agents, setAgents] = useState<AgentInfo[]>([]);
+
   const [settings, setSettings] = useState(false);
   /** The agent generator (`/agent create`, Settings' agents): an optional first description and the creating agent. */
   const [agentCreate, setAgentCreate] = useState<{ description?: string; creator?: string } | null>(null);
@@ -93,13 +99,6 @@ function Shell() {
     (left: string, right: string, from: "tree" | "session" = "tree") =>
       setView({ kind: "session-compare", left, right, from }),
     [],
-  );
-  const sessionTitle = useCallback(
-    (id: string) => {
-      const s = sessions.find((x) => x.id === id);
-      return s ? s.title || s.slug : undefined;
-    },
-    [sessions],
   );
 
   useEffect(() => {
@@ -128,38 +127,45 @@ function Shell() {
     return () => window.removeEventListener("mia-open-project", onOpen);
   }, []);
 
-  const refreshSessions = useCallback(
-    (selectFirst = false): Promise<void> => {
-      if (!project) return Promise.resolve();
-      return api.sessions(project, showArchived).then(
-        (list) => {
-          setSessions(list);
-          // A subagent's session is opened from its parent (or its task card), not first.
-          if (selectFirst) setCurrentId(list.find((s) => !s.archived_at && !s.spawned_by)?.id ?? null);
-        },
-        (e: unknown) => toast(errorMessage(e)),
-      );
-    },
-    [api, project, showArchived, toast],
-  );
-
-  const reloadAgents = useCallback(
-    (dir: string) => api.agents(dir).then(setAgents, (e: unknown) => toast(errorMessage(e))),
-    [api, toast],
-  );
-
-  // Only when the project changes: selecting the first session is a project-open action.
-  const projectOpened = useEffectEvent((dir: string) => {
-    void refreshSessions(true);
-    void reloadAgents(dir);
+  // The project's sessions and agents: cached, made stale by Events (state/queries.ts).
+  const queryClient = useQueryClient();
+  const sessionsQuery = useQuery({
+    queryKey: keys.sessions(project ?? "", showArchived),
+    queryFn: () => api.sessions(project ?? "", showArchived),
+    enabled: project !== null,
   });
+  const sessions = sessionsQuery.data ?? NO_SESSIONS;
+  const agentsQuery = useQuery({
+    queryKey: keys.agents(project ?? ""),
+    queryFn: () => api.agents(project ?? ""),
+    enabled: project !== null,
+  });
+  const agents = agentsQuery.data ?? NO_AGENTS;
+  const failed = sessionsQuery.error ?? agentsQuery.error;
   useEffect(() => {
-    if (project) projectOpened(project);
-  }, [project]);
+    if (failed) toast(errorMessage(failed));
+  }, [failed, toast]);
+  const refreshSessions = useCallback(
+    (): Promise<void> =>
+      project ? queryClient.invalidateQueries({ queryKey: keys.sessionsOf(project) }) : Promise.resolve(),
+    [project, queryClient],
+  );
+  // A project opened: its first session (not a subagent's, opened from its parent) is selected
+  // once its list is there.
+  const selectedFor = useRef<string | null>(null);
+  useEffect(() => {
+    if (!project || !sessionsQuery.isSuccess || selectedFor.current === project) return;
+    selectedFor.current = project;
+    setCurrentId(sessionsQuery.data.find((s) => !s.archived_at && !s.spawned_by)?.id ?? null);
+  }, [project, sessionsQuery.isSuccess, sessionsQuery.data]);
 
-  useEffect(() => {
-    void refreshSessions(false);
-  }, [showArchived, refreshSessions]);
+  const sessionTitle = useCallback(
+    (id: string) => {
+      const s = sessions.find((x) => x.id === id);
+      return s ? s.title || s.slug : undefined;
+    },
+    [sessions],
+  );
 
   // Every session of the project, live: the asks waiting anywhere and which sessions run. The
   // server's list (filtered by project) is the truth; events say when to read it again.
@@ -290,7 +296,7 @@ function Shell() {
 
   // Sessions started elsewhere (the CLI, another window) appear when this window is focused again.
   useEffect(() => {
-    const onFocus = () => void refreshSessions(false);
+    const onFocus = () => void refreshSessions();
     window.addEventListener("focus", onFocus);
     return () => window.removeEventListener("focus", onFocus);
   }, [refreshSessions]);
@@ -302,7 +308,6 @@ function Shell() {
       /* no storage */
     }
     setCurrentId(null);
-    setSessions([]);
     setView({ kind: "sessions" });
     setProject(dir);
   };
@@ -329,7 +334,11 @@ function Shell() {
     try {
       await api.deleteSession(s.id);
       if (s.id === currentId) setCurrentId(null);
-      setSessions((list) => list.filter((x) => x.id !== s.id));
+      if (project) {
+        queryClient.setQueryData<SessionSummary[]>(keys.sessions(project, showArchived), (list) =>
+          list?.filter((x) => x.id !== s.id),
+        );
+      }
     } catch (e) {
       toast(errorMessage(e));
     }
@@ -567,7 +576,7 @@ function Shell() {
             onClose={() => setAgentCreate(null)}
             onSaved={(p) => {
               // Usable at once: Tab's agents and the @ list load again.
-              void reloadAgents(project);
+              void queryClient.invalidateQueries({ queryKey: keys.agents(project) });
               setAgentsVersion((v) => v + 1);
               toast(`Agent ${p.key} saved`, "info");
             }}
@@ -579,6 +588,8 @@ function Shell() {
 }
 
 const TOGGLE_SIDEBAR = "mia-toggle-sidebar";
+const NO_SESSIONS: SessionSummary[] = [];
+const NO_AGENTS: AgentInfo[] = [];
 
 /** What the command palette offers in the shell (the open session adds its own through `/` commands). */
 function paletteActions(v: {

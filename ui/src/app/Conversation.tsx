@@ -112,6 +112,9 @@ export function Conversation({
       data-testid="conversation"
       role="log"
       aria-live="off"
+      aria-label="Conversation"
+      // Scrolled with the keyboard too (PageUp/PageDown, arrows) once focused.
+      tabIndex={0}
     >
       {rows.length === 0 && (
         <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>

@@ -1,6 +1,4 @@
-import { useEffect, useState } from "react";
 import type { CostLine, CostView } from "../protocol/generated";
-import { errorMessage } from "../lib/api";
 import { formatCostFine, formatTokens } from "../lib/format";
 
 function Row({ line, label, testId }: { line: CostLine; label?: string; testId: string }) {
@@ -96,35 +94,18 @@ export function CostTable({
   );
 }
 
-/** The Cost tab: loads GET /api/sessions/{id}/cost, again whenever `refreshKey` changes. */
+/** The Cost tab: a session's cost as loaded (GET /api/sessions/{id}/cost, cached by the side panel). */
 export function CostPanel({
-  load,
-  refreshKey,
+  view,
+  error,
   onOpenSession,
   sessionTitle,
 }: {
-  load: () => Promise<CostView>;
-  refreshKey: string | number;
+  view: CostView | null;
+  error: string | null;
   onOpenSession?: (id: string) => void;
   sessionTitle?: (id: string) => string | undefined;
 }) {
-  const [view, setView] = useState<CostView | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    let alive = true;
-    load().then(
-      (v) => {
-        if (!alive) return;
-        setView(v);
-        setError(null);
-      },
-      (e: unknown) => alive && setError(errorMessage(e)),
-    );
-    return () => {
-      alive = false;
-    };
-    // `load` changes with the session; `refreshKey` when a turn or delegation ends.
-  }, [load, refreshKey]);
   return (
     <>
       {error && (

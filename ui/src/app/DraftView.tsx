@@ -37,7 +37,7 @@ export function DraftView({
         <header className="conv-header">
           <h1 className="conv-title">New session</h1>
         </header>
-        <div className="conversation" data-testid="conversation">
+        <div className="conversation" data-testid="conversation" role="region" aria-label="Conversation" tabIndex={0}>
           <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
         </div>
         <div className="input-row">

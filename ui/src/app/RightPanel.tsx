@@ -1,6 +1,8 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { keys } from "../state/queries";
 import { Tab, TabList, TabPanel, Tabs } from "react-aria-components";
-import type { FileDiff, HistoryAction, RevertSummary, TimelineStep } from "../protocol/generated";
+import type { FileDiff, HistoryAction, RevertSummary } from "../protocol/generated";
 import { UndoTimeline } from "../components/timeline/UndoTimeline";
 import { errorMessage } from "../lib/api";
 import { useServices } from "./context";
@@ -31,25 +33,21 @@ export function RightPanel({
   sessionTitle?: (id: string) => string | undefined;
 }) {
   const { api } = useServices();
-  const [steps, setSteps] = useState<TimelineStep[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
+  // The session's steps and cost: cached per session (switching back shows them at once), made
+  // stale by its Events (state/queries.ts) and by `refreshKey` (this view's own changes).
+  const queryClient = useQueryClient();
+  const timeline = useQuery({ queryKey: keys.timeline(sessionId), queryFn: () => api.timeline(sessionId) });
+  const cost = useQuery({ queryKey: keys.cost(sessionId), queryFn: () => api.cost(sessionId), enabled: tab === "cost" });
+  const lastKey = useRef(refreshKey);
   useEffect(() => {
-    let alive = true;
-    api.timeline(sessionId).then(
-      (s) => {
-        if (!alive) return;
-        setSteps(s);
-        setError(null);
-      },
-      (e: unknown) => alive && setError(errorMessage(e)),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [api, sessionId, refreshKey]);
+    if (lastKey.current === refreshKey) return;
+    lastKey.current = refreshKey;
+    void queryClient.invalidateQueries({ queryKey: keys.timeline(sessionId) });
+    void queryClient.invalidateQueries({ queryKey: keys.cost(sessionId) });
+  }, [queryClient, refreshKey, sessionId]);
+  const steps = timeline.data ?? null;
+  const error = timeline.error ? errorMessage(timeline.error) : null;
 
-  const loadCost = useCallback(() => api.cost(sessionId), [api, sessionId]);
   const loadHistory = useCallback(
     () => api.sessionWithArchive(sessionId).then((d) => d.messages),
     [api, sessionId],
@@ -104,7 +102,12 @@ export function RightPanel({
           <LoadedDiff load={() => api.diff(sessionId, "session")} reloadKey={`${sessionId}:${refreshKey}`} mode="unified" />
         </TabPanel>
         <TabPanel id="cost" className="panel-body" data-testid="panel-cost">
-          <CostPanel load={loadCost} refreshKey={refreshKey} onOpenSession={onOpenSession} sessionTitle={sessionTitle} />
+          <CostPanel
+            view={cost.data ?? null}
+            error={cost.error ? errorMessage(cost.error) : null}
+            onOpenSession={onOpenSession}
+            sessionTitle={sessionTitle}
+          />
         </TabPanel>
         <TabPanel id="history" className="panel-body" data-testid="panel-history">
           <HistoryPanel load={loadHistory} refreshKey={refreshKey} />

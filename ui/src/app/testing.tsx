@@ -1,6 +1,7 @@
 import { vi } from "vitest";
 import { useMemo, type ReactNode } from "react";
 import { SessionCache } from "../state/liveSessions";
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import type { Event } from "../protocol/generated";
 import { makeApi } from "../lib/api";
 import type { HttpMethod, Platform, StreamState, Transport } from "../transport/types";
@@ -61,9 +62,16 @@ export function Providers({
     const api = makeApi(transport);
     return { transport, platform, api, sessions: new SessionCache(api, transport) };
   }, [transport, platform]);
+  // Each rendering its own cache, no retries (a refused request fails the test at once).
+  const queryClient = useMemo(
+    () => new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } }),
+    [],
+  );
   return (
-    <ServicesProvider value={services}>
-      <ToastProvider>{children}</ToastProvider>
-    </ServicesProvider>
+    <QueryClientProvider client={queryClient}>
+      <ServicesProvider value={services}>
+        <ToastProvider>{children}</ToastProvider>
+      </ServicesProvider>
+    </QueryClientProvider>
   );
 }

@@ -1,0 +1,71 @@
+import { QueryClient, type QueryKey } from "@tanstack/react-query";
+import type { Event } from "../protocol/generated";
+import type { Transport } from "../transport/types";
+
+/**
+ * Server state the UI fetches (the session list, agents, a session's steps and cost) is cached
+ * by TanStack Query under these keys and made stale by the runtime's Events ({@link staleFor}),
+ * not fetched again by hand. A refetch started while another is in flight replaces it, so an
+ * older answer never overwrites a newer one.
+ */
+export const keys = {
+  /** Every list of a project (archived or not). */
+  sessionsOf: (project: string) => ["sessions", project] as const,
+  sessions: (project: string, archived: boolean) => ["sessions", project, archived] as const,
+  agents: (directory: string) => ["agents", directory] as const,
+  timeline: (session: string) => ["timeline", session] as const,
+  cost: (session: string) => ["cost", session] as const,
+};
+
+export function createQueryClient(): QueryClient {
+  return new QueryClient({
+    defaultOptions: {
+      queries: {
+        // Events say when something changed; a focused window checks again (another process).
+        staleTime: 30_000,
+        refetchOnWindowFocus: true,
+        retry: 1,
+      },
+    },
+  });
+}
+
+/** What an Event makes stale. */
+export function staleFor(e: Event): QueryKey[] {
+  switch (e.type) {
+    case "session_updated":
+      // Any project's lists: the session may have moved in or out of one.
+      return [["sessions"]];
+    case "turn_finished":
+      return [["sessions"], keys.timeline(e.session_id), keys.cost(e.session_id)];
+    case "snapshot":
+    case "message_stored":
+      return [keys.timeline(e.type === "snapshot" ? e.session_id : e.message.session_id)];
+    case "subagent_finished":
+      return [keys.timeline(e.session_id), keys.cost(e.session_id)];
+    case "compaction_finished":
+      return [["sessions"], keys.timeline(e.session_id)];
+    default:
+      return [];
+  }
+}
+
+/**
+ * Makes queries stale as the window's stream says (one listener), and all of them when the
+ * stream could not be resumed (a restart, a gap).
+ */
+export function invalidateOnEvents(client: QueryClient, transport: Transport): () => void {
+  let opened = false;
+  return transport.subscribe(
+    null,
+    (e) => {
+      for (const queryKey of staleFor(e)) void client.invalidateQueries({ queryKey });
+    },
+    (s) => {
+      // The first "open" is the start (what is cached was just fetched); a later one is a
+      // stream that could not be resumed (a restart), like "lagged".
+      if (s === "lagged" || (s === "open" && opened)) void client.invalidateQueries();
+      if (s === "open") opened = true;
+    },
+  );
+}
