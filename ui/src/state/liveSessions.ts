@@ -115,7 +115,7 @@ export class LiveSession {
 }
 
 /**
- * The window's sessions, kept live: the open one and the last few shown (least recently shown
+ * The window's sessions, kept live: the open one and the last 12 shown (least recently shown
  * go first, never one on screen).
  */
 export class SessionCache {
@@ -124,7 +124,7 @@ export class SessionCache {
   constructor(
     private readonly api: Api,
     private readonly transport: Transport,
-    private readonly max = 8,
+    private readonly max = 12,
   ) {}
 
   /** The session, live (created, listening and loading when it was not cached). */
