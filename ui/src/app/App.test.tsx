@@ -25,7 +25,8 @@ function setup(sessions: SessionSummary[], demo = true) {
   const fake = fakeTransport((method, path) => {
     if (path === "/api/info") return { version: "0.1", demo, home: "/h", project: "/proj" };
     if (path.endsWith("/timeline")) return [];
-    if (method === "GET" && path.startsWith("/api/sessions?")) return sessions;
+    // A fresh copy each time, as a server's JSON is.
+    if (method === "GET" && path.startsWith("/api/sessions?")) return sessions.map((x) => ({ ...x }));
     if (method === "GET" && path.startsWith("/api/sessions/")) {
       const id = path.split("/")[3]!;
       const s = sessions.find((x) => x.id === id)!;
@@ -52,6 +53,23 @@ describe("app shell", () => {
     expect(items[1]).toHaveTextContent("2 msg");
     expect(requests.some((r) => r.path === "/api/sessions?project=%2Fproj")).toBe(true);
   });
+
+  it("a turn run by another process shows as running, and stops showing when it ends (the list is read again while one is busy)", async () => {
+    // s2 is busy in another process: this window hears none of its Events, only the store says so.
+    const sessions = [summary(1), summary(2, { status: "busy" })];
+    const fake = setup(sessions, false);
+    const row = () => screen.getAllByTestId("session-item").find((i) => i.getAttribute("data-session-id") === "s2")!;
+    await waitFor(() => expect(row()).toHaveAttribute("data-running", "true"));
+    const lists = () => fake.requests.filter((r) => r.method === "GET" && r.path.startsWith("/api/sessions?")).length;
+    const before = lists();
+    sessions[1] = summary(2, { status: "idle" });
+    await waitFor(() => expect(row()).not.toHaveAttribute("data-running"), { timeout: 7000 });
+    expect(lists()).toBeGreaterThan(before);
+    // Nothing busy: no more polling.
+    const settled = lists();
+    await new Promise((r) => setTimeout(r, 4500));
+    expect(lists()).toBe(settled);
+  }, 20_000);
 
   it("no banner outside the demo", async () => {
     setup([summary(1)], false);

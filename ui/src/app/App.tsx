@@ -133,6 +133,10 @@ function Shell() {
     queryKey: keys.sessions(project ?? "", showArchived),
     queryFn: () => api.sessions(project ?? "", showArchived),
     enabled: project !== null,
+    // A turn this window does not hear (run by another process, e.g. `mia-code run`) shows
+    // only in the store: while any session is busy, the list is read again every few seconds
+    // (not while the window is hidden), so its "running" ends when that turn does.
+    refetchInterval: (q) => ((q.state.data ?? []).some((x) => x.status === "busy") ? BUSY_POLL_MS : false),
   });
   const sessions = sessionsQuery.data ?? NO_SESSIONS;
   const agentsQuery = useQuery({
@@ -589,6 +593,7 @@ function Shell() {
 
 const TOGGLE_SIDEBAR = "mia-toggle-sidebar";
 const NO_SESSIONS: SessionSummary[] = [];
+const BUSY_POLL_MS = 4000;
 const NO_AGENTS: AgentInfo[] = [];
 
 /** What the command palette offers in the shell (the open session adds its own through `/` commands). */
