@@ -1,8 +1,10 @@
 import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
-import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, SessionDetail, ShareRecord } from "../protocol/generated";
+import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { isCompacting, sessionTotals, userTexts } from "../state/session";
 import { useSessionState } from "../state/store";
+import { useDelegations } from "./useDelegations";
+import { useTranscriptSearch, type SearchState } from "./useTranscriptSearch";
 import { Panel, PanelGroup, PanelResizeHandle } from "react-resizable-panels";
 import { errorMessage } from "../lib/api";
 import { formatCost, formatTokens, toolTarget } from "../lib/format";
@@ -19,14 +21,10 @@ import { HelpText } from "./Help";
 import { useLocalFlag } from "./useLocalFlag";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { EditableTitle } from "./EditableTitle";
-import { ChildSessions } from "./childSessions";
 import { ContextMeter } from "./ContextMeter";
 import { OpenFileContext } from "./openFile";
 import { TranscriptSearch } from "./TranscriptSearch";
-import { transcriptMatches } from "../lib/transcriptSearch";
-import { clearHighlight, highlightText } from "../lib/highlightText";
 import { ModelPicker, modelHint } from "./ModelPicker";
-import { isActive, TASK_TOOL } from "../lib/subagent";
 import { ShareDialog, UnshareConfirm } from "./ShareDialog";
 
 const filesCache = new Map<string, Promise<string[]>>();
@@ -87,7 +85,7 @@ export function SessionView(props: SessionViewProps) {
   const [unsharing, setUnsharing] = useState<ShareRecord | null>(null);
   const [inputKey, setInputKey] = useState(0);
   /** Transcript search (Ctrl/Cmd+F): the query and which match is current. */
-  const [search, setSearch] = useState<{ query: string; at: number } | null>(null);
+  const [search, setSearch] = useState<SearchState>(null);
   const propsRef = useRef(props);
   propsRef.current = props;
 
@@ -151,76 +149,7 @@ export function SessionView(props: SessionViewProps) {
     return transport.subscribe(sessionId, sideEffects);
   }, [live, platform, sessionId, transport]);
 
-  // The subagents' sessions of this session's delegations: followed live while they run (their
-  // steps show on the task cards); their asks and the answers to them reach this session's dialog.
-  const children = useMemo(
-    () =>
-      new ChildSessions(
-        api,
-        transport,
-        (e) => {
-          if (e.type === "permission_asked" || e.type === "permission_resolved") store.dispatch(e);
-        },
-        (d: SessionDetail) => {
-          for (const request of d.pending_permissions ?? []) {
-            const root = request.root_session_id ?? sessionId;
-            store.dispatch({ type: "permission_asked", request: { ...request, root_session_id: root } });
-          }
-        },
-      ),
-    [api, sessionId, store, transport],
-  );
-  useEffect(() => () => children.dispose(), [children]);
-  const runningChildren = useMemo(
-    () =>
-      Object.values(state.subagents)
-        .flatMap((a) => (a.childId && isActive(a.status) && state.running ? [a.childId] : []))
-        .sort()
-        .join(" "),
-    [state.subagents, state.running],
-  );
-  useEffect(() => {
-    children.watch(runningChildren ? runningChildren.split(" ") : []);
-  }, [children, runningChildren]);
-
-  // Opened while a delegation runs (a reload): its child session is found by its `spawned_by`.
-  const missingChildren = useMemo(() => {
-    if (!state.running) return "";
-    return Object.values(state.tools)
-      // Calls this window saw start (startedAt) get subagent_started; only loaded ones are looked up.
-      .filter(
-        (t) => t.tool === TASK_TOOL && t.output === undefined && t.startedAt === undefined && !state.subagents[t.callId]?.childId,
-      )
-      .map((t) => t.callId)
-      .sort()
-      .join(" ");
-  }, [state.running, state.tools, state.subagents]);
-  const lookedUp = useRef(new Set<string>());
-  useEffect(() => {
-    const wanted = missingChildren.split(" ").filter((id) => id && !lookedUp.current.has(id));
-    if (!wanted.length) return;
-    for (const id of wanted) lookedUp.current.add(id);
-    api.sessions(directory, false).then(
-      (list) => {
-        for (const c of Array.isArray(list) ? list : []) {
-          const call = c.spawned_by?.call_id;
-          if (!call || c.spawned_by?.session_id !== sessionId || !wanted.includes(call)) continue;
-          store.update((x) => {
-            if (x.subagents[call]?.childId) return x;
-            const agent = c.agent ?? x.subagents[call]?.agent ?? "subagent";
-            return {
-              ...x,
-              subagents: {
-                ...x.subagents,
-                [call]: { ...x.subagents[call], callId: call, agent, status: "running", childId: c.id, description: c.title },
-              },
-            };
-          });
-        }
-      },
-      () => undefined,
-    );
-  }, [api, directory, missingChildren, sessionId, store]);
+  const children = useDelegations(sessionId, directory, store, state);
 
   // The parent's title for the fork marker, when the caller does not know it.
   const parentId = state.session?.fork?.source_session_id ?? state.session?.spawned_by?.session_id ?? null;
@@ -393,48 +322,7 @@ export function SessionView(props: SessionViewProps) {
     void switchTo(toggleTarget(s.queuedAgent ?? s.agent, agents));
   }, [agents, store, switchTo]);
 
-  // Ctrl/Cmd+F (or the palette's "Search in this session") opens the transcript search.
-  useEffect(() => {
-    const open = () => setSearch((s) => s ?? { query: "", at: 0 });
-    const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "f") {
-        if (document.querySelector("[aria-modal='true']")) return;
-        e.preventDefault();
-        open();
-        // Already open: back to its field.
-        document.querySelector<HTMLInputElement>("[data-testid='transcript-search-input']")?.focus();
-      }
-    };
-    document.addEventListener("keydown", onKey);
-    window.addEventListener("mia-transcript-search", open);
-    return () => {
-      document.removeEventListener("keydown", onKey);
-      window.removeEventListener("mia-transcript-search", open);
-    };
-  }, []);
-  const matches = useMemo(
-    () => (search ? transcriptMatches(state.live.length ? [...state.messages, ...state.live] : state.messages, state.tools, search.query) : []),
-    [search, state.messages, state.live, state.tools],
-  );
-  const currentMatch = search && matches.length ? matches[Math.min(search.at, matches.length - 1)]! : null;
-  // The words themselves, marked in the current match once it is drawn (it may be scrolled in first).
-  const searchQuery = search?.query ?? "";
-  useEffect(() => {
-    if (!currentMatch) {
-      clearHighlight();
-      return;
-    }
-    let frames = 0;
-    let raf = 0;
-    const mark = () => {
-      const row = document.querySelector('[data-testid="conversation"] [data-highlighted="true"]');
-      if (row || frames++ > 30) highlightText(row, searchQuery);
-      else raf = requestAnimationFrame(mark);
-    };
-    raf = requestAnimationFrame(mark);
-    return () => cancelAnimationFrame(raf);
-  }, [currentMatch, searchQuery, state.messages]);
-  useEffect(() => () => clearHighlight(), []);
+  const { matches, currentMatch } = useTranscriptSearch(search, setSearch, state);
 
   // Tab with nothing focused (outside any field or button) also toggles.
   useEffect(() => {
@@ -442,7 +330,7 @@ export function SessionView(props: SessionViewProps) {
       if (e.key !== "Tab" || e.shiftKey || e.defaultPrevented) return;
       const t = e.target as HTMLElement | null;
       if (t && t !== document.body && t !== document.documentElement) return;
-      if (document.querySelector("[aria-modal='true']")) return;
+      if (document.querySelector("[role='dialog']")) return;
       e.preventDefault();
       toggleMode();
     };
