@@ -414,7 +414,7 @@ function Shell() {
           </aside>
         </Panel>
         <PanelResizeHandle className="resize-handle" aria-label="Resize the sidebar (Enter hides or shows it)" />
-        <Panel id="center" order={2} minSize={45}>
+        <Panel id="center" order={2} defaultSize={78} minSize={45}>
           <main className="center">
             {!project && (
               <div className="empty-state">

@@ -548,7 +548,7 @@ export function SessionView(props: SessionViewProps) {
         autoSaveId="mia-code.layout.session"
         className={`session-layout${panel ? " with-panel" : ""}`}
       >
-        <Panel id="conversation" order={1} minSize={40}>
+        <Panel id="conversation" order={1} defaultSize={66} minSize={40}>
           <section className="main-col" aria-label="Conversation">
             <header className="conv-header">
               <EditableTitle
