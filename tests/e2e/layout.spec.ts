@@ -71,3 +71,35 @@ test("usable at 1024×700: resizable, collapsible panels whose sizes are remembe
   await expect.poll(() => width(panel)).toBeLessThan(narrowed + 5);
   expect(await width(panel)).toBeGreaterThan(narrowed - 5);
 });
+
+// Ctrl+K lists the window's actions with their shortcuts; typing filters, Enter runs one.
+test("the command palette lists the actions with their shortcuts and runs one", async ({ page }, testInfo) => {
+  stack = await startStack(testInfo, {
+    name: "palette",
+    steps: [{ match: { last_message_contains: "hello" }, response: { events: [{ text: "Hi." }] } }],
+  });
+  await page.goto(stack.openUrl);
+  await page.getByTestId("new-session").click();
+  await page.getByTestId("prompt-input").fill("hello");
+  await page.getByTestId("prompt-input").press("Enter");
+  await expect(page.getByTestId("message-assistant").last()).toContainText("Hi.");
+
+  await page.keyboard.press("Control+k");
+  const input = page.getByTestId("palette-input");
+  await expect(input).toBeFocused();
+  const items = page.getByTestId("palette-item");
+  await expect(items.filter({ hasText: "Search in this session" })).toContainText("Ctrl+F");
+  await expect(items.filter({ hasText: "Hide or show the sidebar" })).toContainText("Ctrl+B");
+  await shot(page, testInfo, "20-command-palette");
+  await input.fill("sidebar");
+  await expect(items.first()).toContainText("Hide or show the sidebar");
+  await page.keyboard.press("Enter");
+  await expect(input).toHaveCount(0);
+  await expect.poll(() => page.locator("aside.left").boundingBox().then((b) => b?.width ?? 0)).toBeLessThan(5);
+  // Esc closes it without running anything.
+  await page.keyboard.press("Control+k");
+  await expect(page.getByTestId("palette-input")).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(page.getByTestId("palette-input")).toHaveCount(0);
+  await expect.poll(() => page.locator("aside.left").boundingBox().then((b) => b?.width ?? 0)).toBeLessThan(5);
+});
