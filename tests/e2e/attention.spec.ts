@@ -72,4 +72,10 @@ test("an ask in a background session is answered from the attention queue", asyn
   expect(stack.read("notes.md")).toBe("# Notes\n");
   // B stayed open the whole time.
   await expect(page.getByTestId("message-assistant").last()).toContainText("Answer to the second");
+  // A finished while B was on screen: marked new until it is opened.
+  await expect(rowA.getByTestId("session-finished")).toContainText("new");
+  await expect(rowA).toHaveAttribute("data-finished", "done");
+  await rowA.getByRole("button").first().click();
+  await expect(page.getByTestId("message-assistant").last()).toContainText("Notes written.");
+  await expect(rowA.getByTestId("session-finished")).toHaveCount(0);
 });

@@ -238,6 +238,10 @@ function Shell() {
     };
   }, [api, attention, project, transport]);
   const elsewhere = useMemo(() => AttentionStore.elsewhere(live.asks, currentId), [live.asks, currentId]);
+  // What the open session finishes is read; opening one reads what it finished.
+  useEffect(() => {
+    attention.setOpen(view.kind === "sessions" ? currentId : null);
+  }, [attention, currentId, view.kind]);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (isAttentionShortcut(e) && elsewhere.length > 0) {
@@ -399,6 +403,7 @@ function Shell() {
                 sessions={sessions}
                 asks={live.asks}
                 running={live.running}
+              finished={live.finished}
                 waitingElsewhere={elsewhere.length}
                 onOpenQueue={() => setQueueOpen(true)}
                 currentId={currentId}

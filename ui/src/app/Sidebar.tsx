@@ -30,7 +30,10 @@ const SessionItem = memo(function SessionItem({
   onToggle,
   needsYou = 0,
   running = false,
+  finished,
 }: {
+  /** Its last turn ended while it was not on screen: finished (unread) or failed. */
+  finished?: "done" | "failed";
   /** Changes once a minute so the relative time is recomputed. */
   minute: number;
   /** Permission asks waiting in this session (its subagents' included). */
@@ -59,6 +62,7 @@ const SessionItem = memo(function SessionItem({
       data-depth={depth || undefined}
       data-running={running ? "true" : undefined}
       data-needs-you={needsYou > 0 ? "true" : undefined}
+      data-finished={finished}
     >
       <button
         type="button"
@@ -83,6 +87,16 @@ const SessionItem = memo(function SessionItem({
             >
               {" "}
               ⚑ {needsYou}
+            </span>
+          )}
+          {finished && !running && needsYou === 0 && (
+            <span
+              className={`session-finished session-finished-${finished}`}
+              data-testid="session-finished"
+              title={finished === "failed" ? "Its last turn failed (not seen yet)" : "Finished (not seen yet)"}
+            >
+              {" "}
+              {finished === "failed" ? "✕ failed" : "● new"}
             </span>
           )}
         </span>
@@ -142,6 +156,7 @@ export function Sidebar({
   onForkTree,
   asks = [],
   running,
+  finished,
   waitingElsewhere = 0,
   onOpenQueue,
 }: {
@@ -150,6 +165,8 @@ export function Sidebar({
   asks?: PermissionRequest[];
   /** Whether a session runs a turn (live); the list's status is used where it is absent. */
   running?: ReadonlyMap<string, boolean>;
+  /** Sessions whose last turn ended unseen (live). */
+  finished?: ReadonlyMap<string, "done" | "failed">;
   /** Asks waiting in sessions other than the open one, and how to answer them. */
   waitingElsewhere?: number;
   onOpenQueue?: () => void;
@@ -235,7 +252,8 @@ export function Sidebar({
       expanded={r.expanded}
       onToggle={toggle}
       needsYou={AttentionStore.of(asks, r.s.id).length}
-      running={running?.get(r.s.id) ?? r.s.status === "busy"}
+      running={running?.get(r.s.id) === true || r.s.status === "busy"}
+      finished={r.s.spawned_by ? undefined : finished?.get(r.s.id)}
     />
   );
 

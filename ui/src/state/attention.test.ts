@@ -62,4 +62,26 @@ describe("AttentionStore", () => {
     expect(AttentionStore.elsewhere(asks, "A").map((a) => a.id)).toEqual(["perm-3"]);
     expect(AttentionStore.elsewhere(asks, null)).toHaveLength(3);
   });
+
+  it("marks a session whose turn ended unseen as finished or failed until it is opened", () => {
+    const st = new AttentionStore();
+    const end = (session: string, e: "completed" | "error" | "step_limit") =>
+      st.apply({ type: "turn_finished", session_id: session, end: e, steps: 1, usage: { input: 0, output: 0 } } as never);
+    st.setOpen("A");
+    end("A", "completed");
+    end("B", "completed");
+    end("C", "error");
+    end("D", "step_limit");
+    // A was on screen: read at once.
+    expect([...st.getState().finished]).toEqual([
+      ["B", "done"],
+      ["C", "failed"],
+      ["D", "failed"],
+    ]);
+    // Opening B reads it; a new turn in C clears its failure.
+    st.setOpen("B");
+    st.apply({ type: "step_started", session_id: "C", message_id: "m", step: 1 } as never);
+    expect([...st.getState().finished]).toEqual([["D", "failed"]]);
+    expect(st.getState().running.get("C")).toBe(true);
+  });
 });

@@ -14,10 +14,17 @@ export interface AttentionState {
    * (a subagent's too); the others' state is the session list's.
    */
   running: ReadonlyMap<string, boolean>;
+  /**
+   * Sessions whose turn ended while nobody was looking at them, until they are opened:
+   * `failed` (an error, a step limit, blocked) or `done` (finished, unread).
+   */
+  finished: ReadonlyMap<string, "done" | "failed">;
 }
 
 export class AttentionStore {
-  private state: AttentionState = { asks: [], running: new Map() };
+  private state: AttentionState = { asks: [], running: new Map(), finished: new Map() };
+  /** The session on screen (its turns end read). */
+  private open: string | null = null;
   private listeners = new Set<() => void>();
 
   getState = (): AttentionState => this.state;
@@ -31,6 +38,16 @@ export class AttentionStore {
     if (next === this.state) return;
     this.state = next;
     for (const l of this.listeners) l();
+  }
+
+  /** The session on screen: what it finished is read. */
+  setOpen(id: string | null) {
+    this.open = id;
+    if (id && this.state.finished.has(id)) {
+      const finished = new Map(this.state.finished);
+      finished.delete(id);
+      this.set({ ...this.state, finished });
+    }
   }
 
   /** The server's list replaces what the events said (after a reload or a lost stream). */
@@ -60,15 +77,23 @@ export class AttentionStore {
         return null;
       }
       case "step_started": {
-        if (s.running.get(e.session_id) === true) return null;
-        this.set({ ...s, running: new Map(s.running).set(e.session_id, true) });
+        if (s.running.get(e.session_id) === true && !s.finished.has(e.session_id)) return null;
+        // A new turn: what the last one ended with is no longer news.
+        const finished = new Map(s.finished);
+        finished.delete(e.session_id);
+        this.set({ ...s, finished, running: new Map(s.running).set(e.session_id, true) });
         return null;
       }
       case "turn_finished": {
         // A finished turn has no open asks left (a stop cancels them).
         const asks = s.asks.filter((a) => a.session_id !== e.session_id);
-        if (s.running.get(e.session_id) === false && asks.length === s.asks.length) return null;
-        this.set({ ...s, asks, running: new Map(s.running).set(e.session_id, false) });
+
+        // Read at once when on screen.
+        const unseen = e.session_id !== this.open;
+        const finished = unseen
+          ? new Map(s.finished).set(e.session_id, e.end === "completed" || e.end === "cancelled" ? "done" : "failed")
+          : s.finished;
+        this.set({ ...s, asks, finished, running: new Map(s.running).set(e.session_id, false) });
         return null;
       }
       default:
