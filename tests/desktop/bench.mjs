@@ -95,9 +95,11 @@ async function withApp(env, project, fn) {
       return ready;
     }, 60_000);
     const launchMs = performance.now() - t0;
+    log(`up in ${launchMs.toFixed(0)} ms`);
     await wd.setTimeouts({ script: 120_000 });
     return await fn(wd, launchMs);
   } finally {
+    log("closing the app");
     await wd.quit();
     driver.kill("SIGTERM");
     await until("the app to exit", () => spawnSync("pgrep", ["-f", `^${app}`]).status !== 0, 20_000).catch(() => {});

@@ -495,6 +495,7 @@ function Shell() {
                 highlightMessage={highlight?.session === currentId ? highlight.message : null}
                 onCreateAgent={createAgent}
                 hideAsks={queueOpen}
+              listedUpdatedAt={sessions.find((x) => x.id === currentId)?.updated_at}
               />
             )}
             {project && view.kind === "sessions" && !currentId && (

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef } from "react";
+import { memo, useCallback, useEffect, useRef } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import { Tab, TabList, TabPanel, Tabs } from "react-aria-components";
@@ -12,7 +12,7 @@ import { HistoryPanel } from "./HistoryPanel";
 
 export type PanelTab = "changes" | "diff" | "cost" | "history";
 
-export function RightPanel({
+export const RightPanel = memo(function RightPanel({
   tab,
   onTab,
   sessionId,
@@ -115,4 +115,4 @@ export function RightPanel({
       </Tabs>
     </aside>
   );
-}
+});

@@ -55,6 +55,8 @@ export interface SessionViewProps {
   onCreateAgent?: (description?: string, creator?: string) => void;
   /** The window's attention queue is open and answers these asks instead. */
   hideAsks?: boolean;
+  /** When the session list says the session last changed (a cached session older than that loads again). */
+  listedUpdatedAt?: number;
 }
 
 type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
@@ -67,8 +69,10 @@ export function SessionView(props: SessionViewProps) {
   // what its compaction markers show (open summaries and archives).
   const live = useMemo(() => sessions.get(sessionId, (e) => toast(errorMessage(e))), [sessions, sessionId, toast]);
   const { store, markers } = live;
+  const listedAt = useRef(props.listedUpdatedAt);
+  listedAt.current = props.listedUpdatedAt;
   useEffect(() => {
-    sessions.show(live);
+    sessions.show(live, listedAt.current);
     return () => sessions.hide(live);
   }, [sessions, live]);
   const state = useSessionState(store);
@@ -524,6 +528,9 @@ export function SessionView(props: SessionViewProps) {
     },
     [state.subagents],
   );
+  // Stable, so the side panel does not draw again on every frame of a streaming answer.
+  const bumpTimeline = useCallback(() => setTimelineKey((k) => k + 1), []);
+  const openSessionLink = useCallback((id: string) => propsRef.current.onOpenSession?.(id), []);
   const sessionDir = state.session?.directory || directory;
   const openFile = useCallback(
     (path: string, line?: number) => {
@@ -823,8 +830,8 @@ export function SessionView(props: SessionViewProps) {
                   sessionId={sessionId}
                   refreshKey={timelineKey}
                   busy={state.running}
-                  onResult={() => setTimelineKey((k) => k + 1)}
-                  onOpenSession={(id) => propsRef.current.onOpenSession?.(id)}
+                  onResult={bumpTimeline}
+                  onOpenSession={openSessionLink}
                   sessionTitle={subagentTitle}
                 />
               </ErrorBoundary>

@@ -65,6 +65,23 @@ describe("SessionCache", () => {
     expect(loads).toEqual(["A", "B", "A"]);
   });
 
+  it("switching back loads again only when the session list says it changed since", async () => {
+    const { cache, loads } = setup();
+    const a = cache.get("A", () => undefined);
+    cache.show(a);
+    await a.ready();
+    cache.hide(a);
+    // The list knows the same version (detail's updated_at is 2): nothing to load.
+    cache.show(a, 2);
+    await now();
+    expect(loads).toEqual(["A"]);
+    cache.hide(a);
+    // Another process continued it: the list's is newer.
+    cache.show(a, 99);
+    await now();
+    expect(loads).toEqual(["A", "A"]);
+  });
+
   it("loads a hidden session again when it is shown after the stream said it may be out of date", async () => {
     const { fake, cache, loads } = setup();
     const a = cache.get("A", () => undefined);

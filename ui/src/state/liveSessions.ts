@@ -115,7 +115,8 @@ export class LiveSession {
 }
 
 /**
- * The window's sessions, kept live: the open one and the last 12 shown (least recently shown
+ * The window's sessions, kept live (every session's status is live anyway, from the window's
+ * stream in AttentionStore; these are the ones whose whole transcript is kept): the open one and the last 4 shown (least recently shown
  * go first, never one on screen).
  */
 export class SessionCache {
@@ -124,7 +125,7 @@ export class SessionCache {
   constructor(
     private readonly api: Api,
     private readonly transport: Transport,
-    private readonly max = 12,
+    private readonly max = 4,
   ) {}
 
   /** The session, live (created, listening and loading when it was not cached). */
@@ -141,15 +142,17 @@ export class SessionCache {
   }
 
   /**
-   * A view shows it. A cached session is shown at once as its store has it, and loaded again
-   * in the background (another process, e.g. `mia-code run`, may have continued it; what loads
-   * is merged, so what is on screen stays put).
+   * A view shows it. A cached session is shown at once as its store has it; it loads again in
+   * the background only when the session list says it changed since (`listedUpdatedAt`: another
+   * process, e.g. `mia-code run`, continued it) or the list does not know it.
    */
-  show(s: LiveSession): void {
+  show(s: LiveSession, listedUpdatedAt?: number): void {
     s.viewers += 1;
     if (!this.sessions.has(s.id)) this.sessions.set(s.id, s);
-    if (s.current) void s.load();
-    else {
+    if (s.current) {
+      const known = s.store.getState().session?.updated_at ?? 0;
+      if (listedUpdatedAt === undefined || listedUpdatedAt > known) void s.load();
+    } else {
       void s.ready().then(() => {
         if (!s.current) void s.load();
       });
