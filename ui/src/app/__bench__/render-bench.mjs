@@ -132,6 +132,14 @@ const long1 = await page.evaluate(() => window.__long.slice());
 console.log("long tasks during load (ms):", long1.map(Math.round));
 // Streaming: reconnect the SSE with the burst.
 await page.evaluate(() => (window.__long = []));
+// PROFILE=1: a CPU profile of the page while the answer streams; the functions with the most
+// self time are printed at the end.
+const cdp = process.env.PROFILE ? await page.context().newCDPSession(page) : null;
+if (cdp) {
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+}
 const ts = Date.now();
 console.log("open streams", streams.size);
 const chunks = sse
@@ -159,6 +167,20 @@ await page
   .catch(async () => console.log("len", await page.evaluate(() => window.__len)));
 const tStream = Date.now() - ts;
 await page.waitForTimeout(500);
+if (cdp) {
+  const { profile } = await cdp.send("Profiler.stop");
+  const self = new Map();
+  const dt = profile.timeDeltas ?? [];
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  (profile.samples ?? []).forEach((id, i) => {
+    const n = byId.get(id);
+    const f = n.callFrame;
+    const key = `${f.functionName || "(anon)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
+    self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
+  });
+  const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 30);
+  for (const [k, ms] of top) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
+}
 const long2 = await page.evaluate(() => window.__long.slice());
 console.log("long tasks:", long2.map(Math.round).join(" "));
 console.log(
