@@ -80,6 +80,8 @@ struct SessionLog {
 pub(crate) struct EventLog {
     pub(crate) epoch: String,
     sessions: HashMap<SessionId, SessionLog>,
+    /// How many sessions have Events kept (so evicting is only looked into past RINGS).
+    rings: usize,
     clock: u64,
     tx: broadcast::Sender<SeqEvent>,
 }
@@ -90,6 +92,7 @@ impl EventLog {
         Self {
             epoch,
             sessions: HashMap::new(),
+            rings: 0,
             clock: 0,
             tx,
         }
@@ -106,11 +109,15 @@ impl EventLog {
                 log.last += 1;
                 log.touched = clock;
                 let seq = log.last;
+                let fresh = log.ring.is_empty();
                 if log.ring.len() == RING {
                     log.ring.pop_front();
                 }
                 log.ring.push_back((seq, Arc::clone(&event)));
-                self.evict();
+                if fresh {
+                    self.rings += 1;
+                    self.evict();
+                }
                 seq
             }
         };
@@ -177,12 +184,7 @@ impl EventLog {
     }
 
     fn evict(&mut self) {
-        let kept = self
-            .sessions
-            .values()
-            .filter(|l| !l.ring.is_empty())
-            .count();
-        if kept <= RINGS {
+        if self.rings <= RINGS {
             return;
         }
         if let Some(oldest) = self
@@ -192,6 +194,7 @@ impl EventLog {
             .min_by_key(|l| l.touched)
         {
             oldest.ring = VecDeque::new();
+            self.rings -= 1;
         }
     }
 }

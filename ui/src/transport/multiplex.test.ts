@@ -111,6 +111,12 @@ describe("Multiplexer", () => {
     up.event(delta("A", "3"), 3);
     expect(a.events).toEqual(["1", "2", "3"]);
     expect(seen).toEqual(["open", "reconnecting", "resumed"]);
+    // A view that came while the stream was down is told to load when it is back, not "resumed".
+    up.state("reconnecting");
+    const late = listen(m, "C");
+    up.hello({ epoch: "E", reset: "none" });
+    expect(late.states).toEqual(["open"]);
+    expect(a.states.at(-1)).toBe("resumed");
   });
 
   it("reloads only the sessions the runtime could not resume, and everything after a restart", () => {

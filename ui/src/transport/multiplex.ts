@@ -29,6 +29,8 @@ export function eventAlsoFor(e: Event): string | null {
 
 interface Listener {
   session: string | null;
+  /** Told "open" once (it loaded); until then a resumed stream is still news to it. */
+  opened: boolean;
   onEvent: (e: Event, seq?: number) => void;
   onState?: (s: StreamState) => void;
 }
@@ -66,10 +68,10 @@ export class Multiplexer implements Transport {
     onEvent: (e: Event, seq?: number) => void,
     onState?: (s: StreamState) => void,
   ): () => void {
-    const l: Listener = { session: sessionId, onEvent, onState };
+    const l: Listener = { session: sessionId, onEvent, onState, opened: false };
     this.listeners.add(l);
     if (!this.stop) this.start();
-    else if (this.connected) queueMicrotask(() => this.listeners.has(l) && l.onState?.("open"));
+    else if (this.connected) queueMicrotask(() => this.listeners.has(l) && this.open(l));
     return () => {
       this.listeners.delete(l);
     };
@@ -128,16 +130,26 @@ export class Multiplexer implements Transport {
       // Another process (or the first connection): numbers start afresh; everything loads.
       this.cursor = { epoch: h.epoch, seqs: {} };
       this.setState("open");
-      for (const l of this.listeners) l.onState?.("open");
+      for (const l of this.listeners) this.open(l);
       return;
     }
     const lost = new Set(h.reset === "none" ? [] : h.reset);
     for (const id of lost) delete this.cursor.seqs[id];
     this.setState(first || !wasReconnecting ? "open" : "resumed");
     for (const l of this.listeners) {
+      // One that came while the stream was down has not loaded yet.
+      if (!l.opened) {
+        this.open(l);
+        continue;
+      }
       const reload = l.session === null ? lost.size > 0 : lost.has(l.session);
       l.onState?.(reload ? "lagged" : "resumed");
     }
+  }
+
+  private open(l: Listener) {
+    l.opened = true;
+    l.onState?.("open");
   }
 
   private deliver(e: Event, seq?: number) {
