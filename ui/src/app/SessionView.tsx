@@ -118,7 +118,8 @@ export function SessionView(props: SessionViewProps) {
     };
   }, [api, live, sessionId, store, toast]);
 
-  // What this view does on the session's events (the store applies them on its own).
+  // What this view does on the session's events (the store applies them on its own; the
+  // session list is made stale by the same events in state/queries.ts).
   useEffect(() => {
     const sideEffects = (e: Event) => {
       switch (e.type) {
@@ -131,21 +132,16 @@ export function SessionView(props: SessionViewProps) {
           filesCache.clear();
           platform.notify("mia-code", `Turn finished (${e.end})`);
           setTimelineKey((k) => k + 1);
-          propsRef.current.onSessionsChanged();
           break;
         case "snapshot":
         case "message_stored":
         case "subagent_finished":
           setTimelineKey((k) => k + 1);
           break;
-        case "session_updated":
-          propsRef.current.onSessionsChanged();
-          break;
         case "compaction_finished":
           // The messages it replaced left the session's list: load it as the store has it now.
           setTimelineKey((k) => k + 1);
           void live.load();
-          propsRef.current.onSessionsChanged();
           break;
         default:
       }

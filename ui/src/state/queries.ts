@@ -1,5 +1,6 @@
 import { QueryClient, type QueryKey } from "@tanstack/react-query";
 import type { Event } from "../protocol/generated";
+import { eventSession } from "../transport/multiplex";
 import type { Transport } from "../transport/types";
 
 /**
@@ -39,8 +40,10 @@ export function staleFor(e: Event): QueryKey[] {
     case "turn_finished":
       return [["sessions"], keys.timeline(e.session_id), keys.cost(e.session_id)];
     case "snapshot":
-    case "message_stored":
-      return [keys.timeline(e.type === "snapshot" ? e.session_id : e.message.session_id)];
+    case "message_stored": {
+      const session = eventSession(e);
+      return session ? [keys.timeline(session)] : [];
+    }
     case "subagent_finished":
       return [keys.timeline(e.session_id), keys.cost(e.session_id)];
     case "compaction_finished":
