@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import type { Message, SessionDetail } from "../protocol/generated";
 import { SessionView } from "./SessionView";
@@ -173,6 +173,33 @@ describe("conversation", () => {
     expect(text).toHaveTextContent("[image: logo](https://evil.example/logo.png)");
     await user.click(within(text).getByText("docs"));
     expect(fakePlatform.openExternal).toHaveBeenCalledWith("https://example.com/docs");
+  });
+
+  it("a message drawn again (its rendered markdown is cached) is the same, safe, with working links", async () => {
+    const text = "A **bold** claim, [docs](https://example.com/again) and <b>raw</b>.\n\n```ts\nconst a = 1;\n```";
+    const first = setup([msg("m1", "assistant", [{ type: "text", text }])]);
+    const before = (await screen.findByTestId("assistant-text")).innerHTML;
+    cleanup();
+    const { user } = setup([msg("m1", "assistant", [{ type: "text", text }])]);
+    const again = await screen.findByTestId("assistant-text");
+    expect(again.innerHTML).toBe(before);
+    expect(again.querySelector("strong")).toHaveTextContent("bold");
+    expect(again).toHaveTextContent("<b>raw</b>");
+    await user.click(within(again).getByText("docs"));
+    expect(fakePlatform.openExternal).toHaveBeenCalledWith("https://example.com/again");
+    expect(first.requests.length).toBeGreaterThan(0);
+  });
+
+  it("the end of a turn fetches the side panel's steps once", async () => {
+    const { emit, requests } = setup([msg("u1", "user", [{ type: "text", text: "hi" }])]);
+    await screen.findByTestId("message-user");
+    const timeline = () => requests.filter((r) => r.path === "/api/sessions/s1/timeline").length;
+    await waitFor(() => expect(timeline()).toBe(1));
+    emit({ type: "turn_finished", session_id: "s1", end: "completed", steps: 1, usage: { input: 1, output: 1 } });
+    await waitFor(() => expect(timeline()).toBe(2));
+    // Nothing else asks for them again (before, the view's own refresh key did as well).
+    await new Promise((r) => setTimeout(r, 100));
+    expect(timeline()).toBe(2);
   });
 
   it("an error shows a banner whose Retry re-sends the last user message", async () => {

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, type MouseEvent } from "react";
-import { useVirtualizer } from "@tanstack/react-virtual";
+import { useVirtualizer, type Virtualizer, type VirtualItem } from "@tanstack/react-virtual";
 import type { Message } from "../protocol/generated";
 import type { SessionState } from "../state/session";
 import { MessageView, messageText, type MessageActions } from "./MessageView";
@@ -12,6 +12,27 @@ const BOTTOM_SLACK = 48;
  * bottom. Absent: the session follows its bottom.
  */
 const readingAt = new Map<string, string>();
+
+/**
+ * The rows each recently shown session had measured: handed back to the
+ * virtualiser when the session is shown again, so its rows are placed where
+ * they were at once (no estimate, no layout read per row, no re-render as
+ * each is measured). The last few sessions only.
+ */
+const measured = new Map<string, VirtualItem[]>();
+const MEASURED_SESSIONS = 8;
+/** The conversation's size when it was last shown: the first rows are chosen for it. */
+let lastRect = { width: 0, height: 0 };
+
+function keepMeasured(sessionId: string, items: VirtualItem[]) {
+  measured.delete(sessionId);
+  if (items.length) measured.set(sessionId, items);
+  while (measured.size > MEASURED_SESSIONS) {
+    const first = measured.keys().next();
+    if (first.done) break;
+    measured.delete(first.value);
+  }
+}
 
 /**
  * The transcript, virtualised (only visible rows are in the DOM, measured as
@@ -37,6 +58,20 @@ export function Conversation({
     () => (state.live.length ? [...state.messages, ...state.live] : state.messages),
     [state.messages, state.live],
   );
+  const sessionId = state.id;
+  // Following the bottom while rows change size (a streamed answer grows, code gets highlighted):
+  // the virtualiser re-measures rows without a React render (direct DOM updates), so the scroll
+  // is kept at the bottom from its change callback, when the total size changed (never on a
+  // scroll of the reader's own, which would pull them back down).
+  const lastTotal = useRef(-1);
+  const onVirtualChange = useCallback((v: Virtualizer<HTMLDivElement, Element>) => {
+    const total = v.getTotalSize();
+    if (total === lastTotal.current) return;
+    lastTotal.current = total;
+    const el = scrollRef.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, []);
+  const self = useRef<Virtualizer<HTMLDivElement, Element> | null>(null);
   // eslint-disable-next-line react-hooks/incompatible-library -- a notice for React Compiler, which this app does not use (nothing here memoises the virtualizer's results)
   const virtualizer = useVirtualizer({
     count: rows.length,
@@ -44,9 +79,33 @@ export function Conversation({
     estimateSize: () => 96,
     overscan: 6,
     getItemKey: (i) => rows[i]?.id ?? i,
+    // Rows' positions and the list's height are written to the DOM by the virtualiser; React
+    // renders only when the range of rows in view changes.
+    directDomUpdates: true,
+    initialMeasurementsCache: measured.get(sessionId) ?? [],
+    // The first render draws the rows that will be in view (the bottom, or where the reader
+    // was), not the top ones to be replaced once the scroll position is set.
+    initialRect: lastRect,
+    initialOffset: () => {
+      const v = self.current;
+      if (!v) return 0;
+      const at = readingAt.get(sessionId);
+      const index = at ? rows.findIndex((m) => m.id === at) : -1;
+      if (index >= 0) return v.getOffsetForIndex(index, "start")?.[0] ?? 0;
+      return Math.max(0, v.getTotalSize() - lastRect.height);
+    },
+    onChange: onVirtualChange,
   });
+  self.current = virtualizer;
+  // Kept for the next time this session is shown (the conversation is mounted per session).
+  useEffect(
+    () => () => {
+      keepMeasured(sessionId, virtualizer.takeSnapshot());
+      if (virtualizer.scrollRect && virtualizer.scrollRect.height > 0) lastRect = virtualizer.scrollRect;
+    },
+    [sessionId, virtualizer],
+  );
 
-  const sessionId = state.id;
   const onScroll = useCallback(() => {
     const el = scrollRef.current;
     if (!el) return;
@@ -84,12 +143,11 @@ export function Conversation({
     virtualizer.scrollToIndex(highlightIndex, { align: "center" });
   }, [highlight, highlightIndex, virtualizer]);
 
-  const totalSize = virtualizer.getTotalSize();
   useLayoutEffect(() => {
     if (!stick.current || rows.length === 0) return;
     const el = scrollRef.current;
     if (el) el.scrollTop = el.scrollHeight;
-  }, [rows, totalSize]);
+  }, [rows]);
 
   // Keep following while the last row grows (streaming) and gets re-measured.
   useEffect(() => {
@@ -119,7 +177,7 @@ export function Conversation({
       {rows.length === 0 && (
         <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
       )}
-      <div style={{ height: totalSize, position: "relative", width: "100%" }}>
+      <div ref={virtualizer.containerRef} style={{ position: "relative", width: "100%" }}>
         {virtualizer.getVirtualItems().map((item) => {
           const m = rows[item.index]!;
           const prev = m.type === "fork" ? rows[item.index - 1] : undefined;
@@ -131,7 +189,7 @@ export function Conversation({
               ref={virtualizer.measureElement}
               className={marked ? "row row-highlight" : "row"}
               data-highlighted={marked ? "true" : undefined}
-              style={{ position: "absolute", top: 0, left: 0, width: "100%", transform: `translateY(${item.start}px)` }}
+              style={{ position: "absolute", top: 0, left: 0, width: "100%" }}
             >
               <MessageView
                 message={m}

@@ -1,10 +1,11 @@
 import { Fragment, memo, startTransition, useEffect, useMemo, useState, type ReactNode } from "react";
 import { jsx, jsxs } from "react/jsx-runtime";
-import ReactMarkdown, { type Components } from "react-markdown";
+import renderMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { toJsxRuntime } from "hast-util-to-jsx-runtime";
 import type { Element, ElementContent } from "hast";
 import { closeOpenMarkdown, splitBlocks } from "../lib/streaming";
+import { Lru } from "../lib/lru";
 import { usePlatform } from "./context";
 
 type Highlighter = typeof import("../lib/highlight");
@@ -29,10 +30,21 @@ function textOf(nodes: ElementContent[]): string {
   return nodes.map((n) => (n.type === "text" ? n.value : n.type === "element" ? textOf(n.children) : "")).join("");
 }
 
+/**
+ * Highlighted code as React nodes, by language and code: a transcript drawn again (switching
+ * back to a session, scrolling back over a message) does not highlight its code again.
+ */
+const highlighted = new Lru<string, ReactNode>(256 * 1024, 2_000);
+
 const CodeBlock = memo(function CodeBlock({ code, lang, highlight }: { code: string; lang: string; highlight: boolean }) {
   const h = useHighlighter(highlight && !!lang);
-  const tree = useMemo(() => (h ? h.highlight(code, lang) : null), [h, code, lang]);
-  const body: ReactNode = tree ? toJsxRuntime(tree, { Fragment, jsx, jsxs }) : code;
+  const body = useMemo((): ReactNode => {
+    if (!h) return code;
+    return highlighted.getOrMake(`${lang}\n${code}`, code.length, () => {
+      const tree = h.highlight(code, lang);
+      return tree ? toJsxRuntime(tree, { Fragment, jsx, jsxs }) : code;
+    });
+  }, [h, code, lang]);
   return (
     <div className="code-block">
       {lang && <span className="code-lang">{lang}</span>}
@@ -95,12 +107,26 @@ const finishedComponents = makeComponents(true);
 const streamingComponents = makeComponents(false);
 const remarkPlugins = [remarkGfm];
 
+/**
+ * A finished block's rendered elements, by its text. React elements are immutable, so the
+ * same ones can be drawn again: switching back to a session (or scrolling back over a
+ * message the virtualised list had let go) does not parse its markdown again. Bounded by
+ * the text it holds (a few sessions' worth of visible messages and more).
+ */
+const rendered = new Lru<string, ReactNode>(256 * 1024, 4_000);
+
+/** Drops what is cached (tests). */
+export function clearMarkdownCache(): void {
+  rendered.clear();
+  highlighted.clear();
+}
+
 const Block = memo(function Block({ text, streaming }: { text: string; streaming: boolean }) {
-  // react-markdown without rehype-raw turns raw HTML into visible text (escaped).
-  return (
-    <ReactMarkdown remarkPlugins={remarkPlugins} components={streaming ? streamingComponents : finishedComponents}>
-      {text}
-    </ReactMarkdown>
+  // react-markdown without rehype-raw turns raw HTML into visible text (escaped). Its
+  // `Markdown` is a plain function (no hooks): called here so its result can be kept.
+  if (streaming) return renderMarkdown({ children: text, remarkPlugins, components: streamingComponents });
+  return rendered.getOrMake(text, text.length, () =>
+    renderMarkdown({ children: text, remarkPlugins, components: finishedComponents }),
   );
 });
 

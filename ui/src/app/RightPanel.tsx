@@ -1,5 +1,5 @@
-import { memo, useCallback, useEffect, useRef } from "react";
-import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { memo, useCallback } from "react";
+import { useQuery } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import { Tab, TabList, TabPanel, Tabs } from "react-aria-components";
 import type { FileDiff, HistoryAction, RevertSummary } from "../protocol/generated";
@@ -34,17 +34,10 @@ export const RightPanel = memo(function RightPanel({
 }) {
   const { api } = useServices();
   // The session's steps and cost: cached per session (switching back shows them at once), made
-  // stale by its Events (state/queries.ts) and by `refreshKey` (this view's own changes).
-  const queryClient = useQueryClient();
+  // stale by its Events (state/queries.ts) and by the view's own changes (an undo: SessionView).
+  // `refreshKey` reloads what is not cached (the session's diff, the history).
   const timeline = useQuery({ queryKey: keys.timeline(sessionId), queryFn: () => api.timeline(sessionId) });
   const cost = useQuery({ queryKey: keys.cost(sessionId), queryFn: () => api.cost(sessionId), enabled: tab === "cost" });
-  const lastKey = useRef(refreshKey);
-  useEffect(() => {
-    if (lastKey.current === refreshKey) return;
-    lastKey.current = refreshKey;
-    void queryClient.invalidateQueries({ queryKey: keys.timeline(sessionId) });
-    void queryClient.invalidateQueries({ queryKey: keys.cost(sessionId) });
-  }, [queryClient, refreshKey, sessionId]);
   const steps = timeline.data ?? null;
   const error = timeline.error ? errorMessage(timeline.error) : null;
 

@@ -1,4 +1,6 @@
 import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
+import { useQueryClient } from "@tanstack/react-query";
+import { keys } from "../state/queries";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord } from "../protocol/generated";
 import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { isCompacting, sessionTotals, userTexts } from "../state/session";
@@ -79,6 +81,14 @@ export function SessionView(props: SessionViewProps) {
   const [hideCommentary, setHideCommentary] = useLocalFlag("mia-code.hideCommentary", false);
   const [panel, setPanel] = useState<PanelTab | null>("changes");
   const [timelineKey, setTimelineKey] = useState(0);
+  // This view changed the session (an undo): its steps and cost are stale (what Events make
+  // stale is in state/queries.ts), and the side panel's diff and history load again.
+  const queryClient = useQueryClient();
+  const ownChange = useCallback(() => {
+    setTimelineKey((k) => k + 1);
+    void queryClient.invalidateQueries({ queryKey: keys.timeline(sessionId) });
+    void queryClient.invalidateQueries({ queryKey: keys.cost(sessionId) });
+  }, [queryClient, sessionId]);
   const [diff, setDiff] = useState<DiffTarget>(null);
   const [picker, setPicker] = useState(false);
   const [help, setHelp] = useState(false);
@@ -345,9 +355,9 @@ export function SessionView(props: SessionViewProps) {
         toast(
           r.conflicts.length ? `Nothing changed: ${r.conflicts.map((c) => `${c.path} (${c.reason})`).join(", ")}` : r.message,
         );
-      setTimelineKey((k) => k + 1);
+      ownChange();
     },
-    [toast],
+    [toast, ownChange],
   );
 
   const setModel = useCallback(
@@ -525,7 +535,7 @@ export function SessionView(props: SessionViewProps) {
     [state.subagents],
   );
   // Stable, so the side panel does not draw again on every frame of a streaming answer.
-  const bumpTimeline = useCallback(() => setTimelineKey((k) => k + 1), []);
+  const bumpTimeline = ownChange;
   const openSessionLink = useCallback((id: string) => propsRef.current.onOpenSession?.(id), []);
   const sessionDir = state.session?.directory || directory;
   const openFile = useCallback(

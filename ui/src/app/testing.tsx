@@ -1,6 +1,7 @@
 import { vi } from "vitest";
-import { useMemo, type ReactNode } from "react";
+import { useEffect, useMemo, type ReactNode } from "react";
 import { SessionCache } from "../state/liveSessions";
+import { invalidateOnEvents } from "../state/queries";
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import type { Event } from "../protocol/generated";
 import { makeApi } from "../lib/api";
@@ -67,6 +68,8 @@ export function Providers({
     () => new QueryClient({ defaultOptions: { queries: { retry: false, refetchOnWindowFocus: false } } }),
     [],
   );
+  // As in the app: Events make the cached server state stale (state/queries.ts).
+  useEffect(() => invalidateOnEvents(queryClient, transport), [queryClient, transport]);
   return (
     <QueryClientProvider client={queryClient}>
       <ServicesProvider value={services}>

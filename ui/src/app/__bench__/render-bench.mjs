@@ -1,7 +1,7 @@
 // UI render/stream benchmark: the built UI (served by `mia-code serve --ui ui/dist`, any token) with
 // the API faked by Playwright routes: a 2,000-message session (N=...) and a 20,000-token answer streamed
 // over SSE from a local server (PER events every GAP ms). Prints timings and long tasks (> 50 ms).
-// Usage: UI_URL=http://127.0.0.1:PORT/ [N=2000] [PER=25 GAP=50] node ui/src/app/__bench__/render-bench.mjs
+// Usage: UI_URL=http://127.0.0.1:PORT/ [N=2000] [PER=25 GAP=50] [CPU=4] [PROFILE=1] node ui/src/app/__bench__/render-bench.mjs
 import { createRequire } from "module";
 const require = createRequire(new URL("../../../package.json", import.meta.url));
 const { chromium } = require("playwright-core");
@@ -134,12 +134,16 @@ console.log("long tasks during load (ms):", long1.map(Math.round));
 await page.evaluate(() => (window.__long = []));
 // PROFILE=1: a CPU profile of the page while the answer streams; the functions with the most
 // self time are printed at the end.
-const cdp = process.env.PROFILE ? await page.context().newCDPSession(page) : null;
-if (cdp) {
+const cdp = process.env.PROFILE || process.env.CPU ? await page.context().newCDPSession(page) : null;
+// CPU=4: the CPU throttled 4× (closer to WebKitGTK's speed than headless Chromium's).
+if (process.env.CPU) await cdp.send("Emulation.setCPUThrottlingRate", { rate: Number(process.env.CPU) });
+if (process.env.PROFILE) {
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
   await cdp.send("Profiler.start");
 }
+// TRACE=path: a Chromium trace (devtools.timeline) of the stream, then the time per event name.
+if (process.env.TRACE) await browser.startTracing(page, { path: process.env.TRACE, categories: ["devtools.timeline"] });
 const ts = Date.now();
 console.log("open streams", streams.size);
 const chunks = sse
@@ -167,7 +171,7 @@ await page
   .catch(async () => console.log("len", await page.evaluate(() => window.__len)));
 const tStream = Date.now() - ts;
 await page.waitForTimeout(500);
-if (cdp) {
+if (process.env.PROFILE) {
   const { profile } = await cdp.send("Profiler.stop");
   const self = new Map();
   const dt = profile.timeDeltas ?? [];
@@ -180,6 +184,40 @@ if (cdp) {
   });
   const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 30);
   for (const [k, ms] of top) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
+  // Inclusive time (each function counted once per sample, however deep it recurses).
+  const parent = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const incl = new Map();
+  (profile.samples ?? []).forEach((id, i) => {
+    const seen = new Set();
+    for (let n = id; n !== undefined; n = parent.get(n)) {
+      const f = byId.get(n).callFrame;
+      const key = `${f.functionName || "(anon)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      incl.set(key, (incl.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
+    }
+  });
+  console.log("inclusive:");
+  for (const [k, ms] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
+}
+if (process.env.TRACE) {
+  const trace = JSON.parse((await browser.stopTracing()).toString());
+  const by = new Map();
+  for (const e of trace.traceEvents ?? []) {
+    if (e.ph !== "X" || !e.dur) continue;
+    const k = e.name;
+    const v = by.get(k) ?? { ms: 0, n: 0, max: 0 };
+    v.ms += e.dur / 1000;
+    v.n += 1;
+    v.max = Math.max(v.max, e.dur / 1000);
+    by.set(k, v);
+  }
+  for (const [k, v] of [...by].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25))
+    console.log(`${v.ms.toFixed(1).padStart(9)} ms  ${String(v.n).padStart(6)}×  max ${v.max.toFixed(1).padStart(6)}  ${k}`);
+  const layouts = (trace.traceEvents ?? []).filter((e) => e.name === "Layout" && e.ph === "B" || (e.name === "Layout" && e.args?.beginData));
+  const dirty = layouts.map((e) => e.args?.beginData?.dirtyObjects ?? 0);
+  console.log("layouts", layouts.length, "dirty objects median", [...dirty].sort((a, b) => a - b)[Math.floor(dirty.length / 2)], "total objects", layouts.at(-1)?.args?.beginData?.totalObjects);
 }
 const long2 = await page.evaluate(() => window.__long.slice());
 console.log("long tasks:", long2.map(Math.round).join(" "));
