@@ -90,9 +90,10 @@ async fn api(
 
 /// Stream Events (of one session, or all when `session` is null) to `on_event`,
 /// resumed from `epoch` + `since` (`{session id: last seq seen}`) when given.
-/// The channel carries `{"type": "hello", "epoch", "reset"}` first, then
-/// `{"seq": n, "event": Event}`, and `{"type": "lagged", "missed": n}` when the
-/// subscriber fell behind (it resumes or reloads).
+/// The channel carries arrays of items (what arrived within a frame):
+/// `{"type": "hello", "epoch", "reset"}` first, then `{"seq": n, "event": Event}`,
+/// and `{"type": "lagged", "missed": n}` when the subscriber fell behind (it
+/// resumes or reloads).
 #[tauri::command]
 fn subscribe(
     backend: tauri::State<'_, Backend>,
@@ -119,19 +120,29 @@ fn subscribe(
     let mut events = backend.runtime.events_since(filter, resume.as_ref());
     let id = backend.next_id.fetch_add(1, Ordering::Relaxed);
     let task = tauri::async_runtime::spawn(async move {
+        // Each channel message is one script the webview evaluates: what arrives within a
+        // frame of the first item (a streamed answer's deltas) goes in one message, an array.
+        let mut batch = Vec::new();
         while let Some(item) = events.next().await {
-            let value = match item {
-                EventItem::Hello { epoch, reset } => {
-                    serde_json::json!({ "type": "hello", "epoch": epoch, "reset": reset.to_json() })
+            batch.push(channel_item(item));
+            let deadline = tokio::time::Instant::now() + BATCH_WINDOW;
+            let mut ended = false;
+            while batch.len() < MAX_BATCH {
+                match tokio::time::timeout_at(deadline, events.next()).await {
+                    Ok(Some(item)) => batch.push(channel_item(item)),
+                    Ok(None) => {
+                        ended = true;
+                        break;
+                    }
+                    Err(_) => break,
                 }
-                EventItem::Event { seq, event } => match serde_json::to_value(&*event) {
-                    Ok(v) => serde_json::json!({ "seq": seq, "event": v }),
-                    Err(_) => continue,
-                },
-                EventItem::Lagged(n) => serde_json::json!({ "type": "lagged", "missed": n }),
-            };
+            }
+            let items: Vec<_> = batch.drain(..).flatten().collect();
             // The webview went away (window closed or reloaded).
-            if on_event.send(value).is_err() {
+            if !items.is_empty() && on_event.send(serde_json::Value::Array(items)).is_err() {
+                return;
+            }
+            if ended {
                 return;
             }
         }
@@ -142,6 +153,24 @@ fn subscribe(
         subs.insert(id, task);
     }
     Ok(id)
+}
+
+/// How long a channel message waits for more items after its first (one frame).
+const BATCH_WINDOW: std::time::Duration = std::time::Duration::from_millis(16);
+/// The most items in one channel message.
+const MAX_BATCH: usize = 512;
+
+/// One item of a channel message (`None`: an Event that could not be serialised).
+fn channel_item(item: EventItem) -> Option<serde_json::Value> {
+    Some(match item {
+        EventItem::Hello { epoch, reset } => {
+            serde_json::json!({ "type": "hello", "epoch": epoch, "reset": reset.to_json() })
+        }
+        EventItem::Event { seq, event } => {
+            serde_json::json!({ "seq": seq, "event": serde_json::to_value(&*event).ok()? })
+        }
+        EventItem::Lagged(n) => serde_json::json!({ "type": "lagged", "missed": n }),
+    })
 }
 
 #[tauri::command]

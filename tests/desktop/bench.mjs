@@ -80,7 +80,18 @@ function appPid() {
 function memoryMb() {
   const pids = processTree(appPid());
   const kb = pids.reduce((s, p) => s + pssKb(p), 0);
-  return { mb: kb / 1024, processes: pids.length };
+  // Each process's share (the app, WebKit's web and network processes), for docs/benchmarks.md.
+  const by = {};
+  for (const p of pids) {
+    let name = String(p);
+    try {
+      name = readFileSync(`/proc/${p}/comm`, "utf8").trim();
+    } catch {
+      /* gone */
+    }
+    by[name] = Math.round((by[name] ?? 0) + pssKb(p) / 1024);
+  }
+  return { mb: kb / 1024, processes: pids.length, by };
 }
 
 async function withApp(env, project, fn) {
@@ -221,6 +232,7 @@ async function main() {
       warmLong.push(await openSession(wd, "Long session", lastOf(2000)));
     }
     results.switching = { messages20Ms: median(warmShort), messages2000Ms: median(warmLong), liveSessions: 10 };
+    results.beforeStreamMemory = memoryMb();
 
     // Idle probe (baseline), then the same probe while 20,000 tokens stream.
     await wd.exec(PROBE_START);
@@ -236,7 +248,15 @@ async function main() {
       "the whole answer",
       () => wd.exec("return !!document.querySelector('[data-testid=conversation]') && document.querySelector('[data-testid=conversation]').textContent.includes('END-OF-LONG-ANSWER') && !document.querySelector('[data-testid=stop]')"),
       180_000,
-    );
+    ).catch(async (e) => {
+      // What the window shows, for the log.
+      await wd.screenshot(join(out, "bench-stream-timeout.png")).catch(() => {});
+      const state = await wd
+        .exec("const c = document.querySelector('[data-testid=conversation]'); return { conversation: c ? c.textContent.length : -1, tail: c ? c.textContent.slice(-200) : '', stop: !!document.querySelector('[data-testid=stop]'), banner: document.querySelector('[role=alert]')?.textContent ?? null }")
+        .catch((x) => String(x));
+      log("the answer did not finish:", JSON.stringify(state));
+      throw e;
+    });
     const streamMs = performance.now() - t0;
     const streaming = await wd.exec(PROBE_STOP);
     results.streaming = { idle, streaming, streamMs };
@@ -244,6 +264,9 @@ async function main() {
     await new Promise((res) => setTimeout(res, 3000));
     results.liveMemory = memoryMb();
     await wd.screenshot(join(out, "bench-streamed.png"));
+    // And once the app has been left alone a while longer (what WebKit gives back by itself).
+    await new Promise((res) => setTimeout(res, 12_000));
+    results.settledMemory = memoryMb();
   });
   results.memory = { emptyIdleMb: memEmpty.mb, emptyProcesses: memEmpty.processes, open500IdleMb: memOpen.mb, openProcesses: memOpen.processes };
   mock.child.stdin.end();
@@ -260,6 +283,8 @@ async function main() {
   ];
   console.log("\n| measure | result | baseline (same run) | ratio | target |\n| --- | --- | --- | --- | --- |");
   for (const r of rows) console.log(`| ${r.join(" | ")} |`);
+  log("memory by process:", JSON.stringify({ empty: memEmpty.by, open500: memOpen.by, beforeStream: results.beforeStreamMemory.by, afterStream: results.liveMemory.by, settled15s: results.settledMemory.by }));
+  log("worst gaps while streaming [ms, at ms]:", JSON.stringify(results.streaming.streaming.worst), "stream took", Math.round(results.streaming.streamMs));
   writeFileSync(join(out, "desktop.json"), JSON.stringify(results, null, 2));
   log(`raw numbers: ${join(out, "desktop.json")}`);
 }

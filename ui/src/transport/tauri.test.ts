@@ -108,6 +108,37 @@ describe("TauriTransport", () => {
     expect(got).toHaveLength(1);
   });
 
+  it("delivers a batch (what arrived within a frame, one message) in order; after a lagged item the rest is the new subscription's", async () => {
+    let next = 1;
+    const { invoke, calls } = fakeInvoke((cmd) => (cmd === "subscribe" ? next++ : null));
+    const t = new TauriTransport(invoke, FakeChannel);
+    const got: [string, number | undefined][] = [];
+    const hellos: unknown[] = [];
+    const cursor = { epoch: "E", seqs: { s1: 1 } };
+    t.subscribe(
+      null,
+      (e, seq) => got.push([e.type === "text_delta" ? e.text : e.type, seq]),
+      () => undefined,
+      { resume: () => cursor, onHello: (h) => hellos.push(h) },
+    );
+    const delta = (text: string) => ({ type: "text_delta" as const, session_id: "s1", message_id: "m", text });
+    const first = FakeChannel.last!;
+    first.onmessage([
+      { type: "hello", epoch: "E", reset: "none" },
+      { seq: 2, event: delta("a") },
+      { seq: 3, event: delta("b") },
+    ]);
+    expect(hellos).toHaveLength(1);
+    expect(got).toEqual([
+      ["a", 2],
+      ["b", 3],
+    ]);
+    cursor.seqs.s1 = 3;
+    first.onmessage([{ seq: 4, event: delta("c") }, { type: "lagged", missed: 2 }, { seq: 9, event: delta("late") }]);
+    expect(got.map((g) => g[0])).toEqual(["a", "b", "c"]);
+    await vi.waitFor(() => expect(calls.filter((c) => c[0] === "subscribe")).toHaveLength(2));
+  });
+
   it("retries a refused subscription with backoff", async () => {
     let refuse = true;
     const { invoke, calls } = fakeInvoke((cmd) => {

@@ -48,9 +48,10 @@ export class TauriTransport implements Transport {
     onState?: (s: StreamState) => void,
     opts: StreamOptions = {},
   ): () => void {
-    // The channel carries a hello first, then `{seq, event}`, and `{"type": "lagged", "missed": n}`
-    // when the subscriber fell behind.
-    type Message = { seq: number; event: Event } | ({ type: "hello" } & StreamHello) | { type: "lagged"; missed?: number };
+    // The channel carries arrays of items (what arrived within a frame): a hello first, then
+    // `{seq, event}`, and `{"type": "lagged", "missed": n}` when the subscriber fell behind.
+    type Item = { seq: number; event: Event } | ({ type: "hello" } & StreamHello) | { type: "lagged"; missed?: number };
+    type Message = Item | Item[];
     let closed = false;
     // A refused subscription (the backend not ready yet) is retried with backoff.
     let attempt = 0;
@@ -58,7 +59,7 @@ export class TauriTransport implements Transport {
     const connect = () => {
       const ch = new this.Channel<Message>();
       let live = true;
-      ch.onmessage = (m) => {
+      const one = (m: Item) => {
         if (closed || !live) return;
         if ("event" in m) onEvent(m.event, m.seq > 0 ? m.seq : undefined);
         else if (m.type === "hello") opts.onHello?.({ epoch: m.epoch, reset: m.reset });
@@ -72,6 +73,10 @@ export class TauriTransport implements Transport {
           });
           connect();
         }
+      };
+      ch.onmessage = (m) => {
+        if (Array.isArray(m)) for (const item of m) one(item);
+        else one(m);
       };
       const cursor = opts.resume?.() ?? null;
       current = this.invoke<number>("subscribe", {

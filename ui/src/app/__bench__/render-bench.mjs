@@ -199,7 +199,7 @@ if (process.env.PROFILE) {
     }
   });
   console.log("inclusive:");
-  for (const [k, ms] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, 45)) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
+  for (const [k, ms] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 45))) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
 }
 if (process.env.TRACE) {
   const trace = JSON.parse((await browser.stopTracing()).toString());
