@@ -52,7 +52,8 @@ export function Conversation({
   highlight?: string | null;
 }) {
   const scrollRef = useRef<HTMLDivElement>(null);
-  const stick = useRef(true);
+  // Following the bottom, unless the reader had scrolled up in this session (then back there).
+  const stick = useRef(!readingAt.has(state.id));
   const liveIds = useMemo(() => new Set(state.live.map((m) => m.id)), [state.live]);
   const rows: Message[] = useMemo(
     () => (state.live.length ? [...state.messages, ...state.live] : state.messages),
@@ -91,8 +92,10 @@ export function Conversation({
       if (!v) return 0;
       const at = readingAt.get(sessionId);
       const index = at ? rows.findIndex((m) => m.id === at) : -1;
-      if (index >= 0) return v.getOffsetForIndex(index, "start")?.[0] ?? 0;
-      return Math.max(0, v.getTotalSize() - lastRect.height);
+      // From the measurements alone (asking for an index's offset would ask for this again).
+      const total = v.getTotalSize();
+      if (index >= 0) return v.measurementsCache[index]?.start ?? 0;
+      return Math.max(0, total - lastRect.height);
     },
     onChange: onVirtualChange,
   });

@@ -117,6 +117,13 @@ for (let i = 0; i < sessions.length; i++) {
   const t = await open(sessions[i].title, `Answer ${sizes[i] - 1}:`);
   if (t === -1) throw new Error(`${sessions[i].title} is not listed`);
 }
+// The page's live JS heap once every session has been shown (after a full collection).
+const heap = async () => {
+  await cdp.send("HeapProfiler.collectGarbage");
+  const { usedSize } = await cdp.send("Runtime.getHeapUsage");
+  return Math.round(usedSize / 1e5) / 10;
+};
+const heapVisitedMb = await heap();
 if (process.env.PROFILE) {
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
@@ -161,6 +168,7 @@ const pick = (xs, k) => median(xs.map((x) => x[k])).toFixed(1);
 console.log(
   JSON.stringify({
     runs: RUNS,
+    heapVisitedMb,
     cpuThrottle: Number(process.env.CPU ?? 1),
     shortMs: { dom: pick(short, "dom"), painted: pick(short, "painted") },
     longMs: { dom: pick(long, "dom"), painted: pick(long, "painted") },
