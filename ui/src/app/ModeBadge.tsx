@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useRef } from "react";
+import { ListBox, ListBoxItem } from "react-aria-components";
 import type { AgentInfo } from "../protocol/generated";
 
 export function modeLabel(agent: string): string {
@@ -42,6 +43,11 @@ export function toggleTarget(current: string, agents: AgentInfo[]): string {
   return current === "plan" ? "build" : "plan";
 }
 
+/**
+ * The agent picker (Tab with three or more primary agents): react-aria's ListBox (arrow keys,
+ * Home/End, typeahead, Enter; focus moves to the options). Tab / Shift+Tab also step through
+ * the agents, as Tab does outside it; Escape or leaving it closes it.
+ */
 export function AgentPicker({
   agents,
   current,
@@ -54,55 +60,78 @@ export function AgentPicker({
   onClose: () => void;
 }) {
   const list = primaryAgents(agents);
-  const [active, setActive] = useState(() =>
-    Math.max(0, (list.findIndex((a) => a.name === current) + 1) % Math.max(1, list.length)),
-  );
-  const ref = useRef<HTMLUListElement>(null);
-  useEffect(() => ref.current?.focus(), []);
+  // The next agent after the current one has the focus at first (Tab then Enter switches to it).
+  const next = list.length ? list[(list.findIndex((a) => a.name === current) + 1) % list.length]!.name : null;
+  const ref = useRef<HTMLDivElement>(null);
+  // Closing gives the focus back to where it was (the composer): typing goes on there.
+  const opener = useRef(document.activeElement instanceof HTMLElement ? document.activeElement : null);
+  useEffect(() => {
+    const back = opener.current;
+    return () => {
+      if (back?.isConnected) back.focus();
+    };
+  }, []);
+  const step = (by: number) => {
+    const options = [...(ref.current?.querySelectorAll<HTMLElement>("[role=option]") ?? [])];
+    if (!options.length) return;
+    const at = options.findIndex((o) => o === document.activeElement);
+    options[(at + by + options.length) % options.length]?.focus();
+  };
   return (
-    <ul
+    // Not an interactive element itself: it hears the keys and focus changes of its listbox's
+    // options (Tab steps, Escape closes, leaving closes).
+    // eslint-disable-next-line jsx-a11y/no-static-element-interactions
+    <div
       ref={ref}
       className="popup agent-picker"
-      role="listbox"
-      tabIndex={0}
-      aria-label="Choose the agent"
-      aria-activedescendant={`agent-opt-${active}`}
       data-testid="agent-picker"
-      onBlur={onClose}
+      onBlur={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget)) onClose();
+      }}
+      // Before the listbox (which moves the focus to its selected option on Shift+Tab).
+      onKeyDownCapture={(e) => {
+        if (e.key === "Tab") {
+          e.preventDefault();
+          e.stopPropagation();
+          step(e.shiftKey ? -1 : 1);
+        } else if ((e.key === "Enter" || e.key === " ") && document.activeElement instanceof HTMLElement) {
+          const key = document.activeElement.closest<HTMLElement>("[role=option]")?.dataset.key;
+          if (key) {
+            e.preventDefault();
+            e.stopPropagation();
+            onPick(key);
+          }
+        }
+      }}
+      onClickCapture={(e) => {
+        const key = e.target instanceof Element ? e.target.closest<HTMLElement>("[role=option]")?.dataset.key : undefined;
+        if (key) onPick(key);
+      }}
       onKeyDown={(e) => {
-        if (e.key === "ArrowDown" || (e.key === "Tab" && !e.shiftKey)) {
-          e.preventDefault();
-          setActive((a) => (a + 1) % list.length);
-        } else if (e.key === "ArrowUp" || (e.key === "Tab" && e.shiftKey)) {
-          e.preventDefault();
-          setActive((a) => (a - 1 + list.length) % list.length);
-        } else if (e.key === "Enter" || e.key === " ") {
-          e.preventDefault();
-          const a = list[active];
-          if (a) onPick(a.name);
-        } else if (e.key === "Escape") {
+        if (e.key === "Escape") {
           e.preventDefault();
           onClose();
         }
       }}
     >
-      {list.map((a, i) => (
-        <li
-          key={a.name}
-          id={`agent-opt-${i}`}
-          role="option"
-          aria-selected={i === active}
-          className={i === active ? "active" : ""}
-          data-testid="agent-option"
-          onMouseDown={(e) => {
-            e.preventDefault();
-            onPick(a.name);
-          }}
-        >
-          <span className="mono">{modeLabel(a.name)}</span> <span className="muted">{a.description}</span>
-          {a.name === current && <span className="muted small"> (current)</span>}
-        </li>
-      ))}
-    </ul>
+      <ListBox
+        aria-label="Choose the agent"
+        items={list}
+        // Selected: the next agent, which has the focus when it opens. Choosing one (a click,
+        // Enter, Space) picks it; the wrapper hears those (a selected option would not change).
+        autoFocus
+        selectionMode="single"
+        disallowEmptySelection
+        defaultSelectedKeys={next ? [next] : []}
+        escapeKeyBehavior="none"
+      >
+        {(a) => (
+          <ListBoxItem id={a.name} textValue={a.name} className="agent-option" data-testid="agent-option">
+            <span className="mono">{modeLabel(a.name)}</span> <span className="muted">{a.description}</span>
+            {a.name === current && <span className="muted small"> (current)</span>}
+          </ListBoxItem>
+        )}
+      </ListBox>
+    </div>
   );
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { render, screen, waitFor } from "@testing-library/react";
+import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import type { AgentInfo, SessionDetail } from "../protocol/generated";
 import { SessionView } from "./SessionView";
@@ -99,6 +99,59 @@ describe("mode badge and Tab", () => {
     await user.click(screen.getAllByTestId("agent-option").find((o) => o.textContent?.includes("REVIEW"))!);
     await waitFor(() =>
       expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "review" } }),
+    );
+  });
+
+  it("the agent picker is a listbox driven by the keyboard: the next agent first, arrows and Tab step, Enter picks, Escape closes", async () => {
+    const { requests, user } = setup(detail(), [agent("build"), agent("plan"), agent("review", "all")]);
+    await waitFor(() => expect(requests.some((r) => r.path === "/api/sessions/s1")).toBe(true));
+    await user.click(screen.getByTestId("prompt-input"));
+    await user.keyboard("{Tab}");
+    const list = await screen.findByRole("listbox", { name: "Choose the agent" });
+    const options = within(list).getAllByRole("option");
+    expect(options.map((o) => o.textContent)).toEqual([
+      expect.stringContaining("[BUILD"),
+      expect.stringContaining("[PLAN"),
+      expect.stringContaining("[REVIEW]"),
+    ]);
+    // The session is in build: plan, the next one, has the focus.
+    await waitFor(() => expect(document.activeElement).toBe(options[1]));
+    await user.keyboard("{ArrowDown}");
+    expect(document.activeElement).toBe(options[2]);
+    await user.keyboard("{Tab}");
+    expect(document.activeElement).toBe(options[0]);
+    await user.keyboard("{Shift>}{Tab}{/Shift}");
+    expect(document.activeElement).toBe(options[2]);
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.queryByTestId("agent-picker")).not.toBeInTheDocument());
+    expect(requests.some((r) => r.path.endsWith("/agent"))).toBe(false);
+    // Back in the composer.
+    expect(document.activeElement).toBe(screen.getByTestId("prompt-input"));
+    await user.click(screen.getByTestId("prompt-input"));
+    await user.keyboard("{Tab}");
+    const again = await screen.findByTestId("agent-picker");
+    await waitFor(() => expect(again.contains(document.activeElement)).toBe(true));
+    await user.keyboard("{ArrowDown}{Enter}");
+    await waitFor(() =>
+      expect(requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "review" } }),
+    );
+    await waitFor(() => expect(screen.queryByTestId("agent-picker")).not.toBeInTheDocument());
+    // A click on the option that has the focus picks it too (once).
+    await user.click(screen.getByTestId("prompt-input"));
+    await user.keyboard("{Tab}");
+    const third = await screen.findByTestId("agent-picker");
+    const focused = await waitFor(() => {
+      const f = document.activeElement;
+      expect(f && third.contains(f)).toBe(true);
+      return f as HTMLElement;
+    });
+    await user.click(focused);
+    const picked = focused.textContent?.includes("[BUILD") ? "build" : focused.textContent?.includes("[PLAN") ? "plan" : "review";
+    await waitFor(() =>
+      expect(requests.filter((r) => r.method === "POST" && r.path.endsWith("/agent")).map((r) => r.body)).toEqual([
+        { agent: "review" },
+        { agent: picked },
+      ]),
     );
   });
 
