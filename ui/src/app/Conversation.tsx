@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, type MouseEvent } from "react";
 import { useVirtualizer, type Virtualizer, type VirtualItem } from "@tanstack/react-virtual";
 import type { Message } from "../protocol/generated";
+import { Lru } from "../lib/lru";
 import type { SessionState } from "../state/session";
 import { MessageView, messageText, type MessageActions } from "./MessageView";
 
@@ -19,20 +20,9 @@ const readingAt = new Map<string, string>();
  * they were at once (no estimate, no layout read per row, no re-render as
  * each is measured). The last few sessions only.
  */
-const measured = new Map<string, VirtualItem[]>();
-const MEASURED_SESSIONS = 8;
+const measured = new Lru<string, VirtualItem[]>(Number.POSITIVE_INFINITY, 8);
 /** The conversation's size when it was last shown: the first rows are chosen for it. */
 let lastRect = { width: 0, height: 0 };
-
-function keepMeasured(sessionId: string, items: VirtualItem[]) {
-  measured.delete(sessionId);
-  if (items.length) measured.set(sessionId, items);
-  while (measured.size > MEASURED_SESSIONS) {
-    const first = measured.keys().next();
-    if (first.done) break;
-    measured.delete(first.value);
-  }
-}
 
 /**
  * The transcript, virtualised (only visible rows are in the DOM, measured as
@@ -103,7 +93,8 @@ export function Conversation({
   // Kept for the next time this session is shown (the conversation is mounted per session).
   useEffect(
     () => () => {
-      keepMeasured(sessionId, virtualizer.takeSnapshot());
+      const snapshot = virtualizer.takeSnapshot();
+      if (snapshot.length) measured.set(sessionId, snapshot, 0);
       if (virtualizer.scrollRect && virtualizer.scrollRect.height > 0) lastRect = virtualizer.scrollRect;
     },
     [sessionId, virtualizer],

@@ -3,6 +3,7 @@
 // over SSE from a local server (PER events every GAP ms). Prints timings and long tasks (> 50 ms).
 // Usage: UI_URL=http://127.0.0.1:PORT/ [N=2000] [PER=25 GAP=50] [CPU=4] [PROFILE=1] node ui/src/app/__bench__/render-bench.mjs
 import { createRequire } from "module";
+import { printProfile } from "./profile.mjs";
 const require = createRequire(new URL("../../../package.json", import.meta.url));
 const { chromium } = require("playwright-core");
 const N = Number(process.env.N ?? 2000);
@@ -173,33 +174,7 @@ const tStream = Date.now() - ts;
 await page.waitForTimeout(500);
 if (process.env.PROFILE) {
   const { profile } = await cdp.send("Profiler.stop");
-  const self = new Map();
-  const dt = profile.timeDeltas ?? [];
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  (profile.samples ?? []).forEach((id, i) => {
-    const n = byId.get(id);
-    const f = n.callFrame;
-    const key = `${f.functionName || "(anon)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
-    self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
-  });
-  const top = [...self].sort((a, b) => b[1] - a[1]).slice(0, 30);
-  for (const [k, ms] of top) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
-  // Inclusive time (each function counted once per sample, however deep it recurses).
-  const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const incl = new Map();
-  (profile.samples ?? []).forEach((id, i) => {
-    const seen = new Set();
-    for (let n = id; n !== undefined; n = parent.get(n)) {
-      const f = byId.get(n).callFrame;
-      const key = `${f.functionName || "(anon)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      incl.set(key, (incl.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
-    }
-  });
-  console.log("inclusive:");
-  for (const [k, ms] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 45))) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
+  printProfile(profile, { selfTop: 30, inclusiveTop: Number(process.env.TOP ?? 45) });
 }
 if (process.env.TRACE) {
   const trace = JSON.parse((await browser.stopTracing()).toString());

@@ -7,6 +7,7 @@
 // switches. Usage:
 //   UI_URL=http://127.0.0.1:PORT/ [RUNS=7] [CPU=4] [PROFILE=1] node ui/src/app/__bench__/switch-bench.mjs
 import { createRequire } from "module";
+import { printProfile } from "./profile.mjs";
 const require = createRequire(new URL("../../../package.json", import.meta.url));
 const { chromium } = require("playwright-core");
 
@@ -138,31 +139,7 @@ for (let r = 0; r < RUNS; r++) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 if (process.env.PROFILE) {
   const { profile } = await cdp.send("Profiler.stop");
-  const self = new Map();
-  const dt = profile.timeDeltas ?? [];
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  (profile.samples ?? []).forEach((sid, i) => {
-    const f = byId.get(sid).callFrame;
-    const key = `${f.functionName || "(anon)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
-    self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
-  });
-  for (const [k, ms] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
-  // Inclusive time (each function counted once per sample, however deep it recurses).
-  const parent = new Map();
-  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const incl = new Map();
-  (profile.samples ?? []).forEach((sid, i) => {
-    const seen = new Set();
-    for (let n = sid; n !== undefined; n = parent.get(n)) {
-      const f = byId.get(n).callFrame;
-      const key = `${f.functionName || "(anon)"} ${f.url.split("/").pop()}:${f.lineNumber}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      incl.set(key, (incl.get(key) ?? 0) + (dt[i] ?? 0) / 1000);
-    }
-  });
-  console.log("inclusive:");
-  for (const [k, ms] of [...incl].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 60))) console.log(`${ms.toFixed(1).padStart(8)} ms  ${k}`);
+  printProfile(profile, { selfTop: 25, inclusiveTop: Number(process.env.TOP ?? 60) });
 }
 const pick = (xs, k) => median(xs.map((x) => x[k])).toFixed(1);
 console.log(
