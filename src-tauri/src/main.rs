@@ -16,6 +16,7 @@ use axum::http::{Method, Request, header};
 use mia_core::{EventItem, Runtime, RuntimeOptions};
 use mia_protocol::SessionId;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use tauri::Manager as _;
 use tauri::ipc::Channel;
 use tower::ServiceExt as _;
@@ -35,7 +36,9 @@ struct Backend {
 #[derive(Serialize)]
 struct ApiResponse {
     status: u16,
-    body: serde_json::Value,
+    /// The router's JSON as it came (no tree of values in between: a 2,000-message session's
+    /// body would be parsed and built again only to be written out once more).
+    body: Box<RawValue>,
 }
 
 /// One API request, answered by the same router `mia-code serve` uses.
@@ -79,13 +82,26 @@ async fn api(
     let bytes = axum::body::to_bytes(res.into_body(), MAX_BODY)
         .await
         .map_err(|e| format!("reading the answer failed: {e}"))?;
-    let body = if bytes.is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| serde_json::Value::String(String::from_utf8_lossy(&bytes).into()))
+    Ok(ApiResponse {
+        status,
+        body: raw_body(bytes.into())?,
+    })
+}
+
+/// A response body as JSON: the router's own JSON unchanged, an empty body as `null`, anything
+/// else (plain text) as a JSON string.
+fn raw_body(bytes: Vec<u8>) -> Result<Box<RawValue>, String> {
+    let text = match String::from_utf8(bytes) {
+        Ok(text) if text.is_empty() => "null".to_owned(),
+        Ok(text) if serde_json::from_str::<&RawValue>(&text).is_ok() => text,
+        Ok(text) => json_string(&text)?,
+        Err(e) => json_string(&String::from_utf8_lossy(e.as_bytes()))?,
     };
-    Ok(ApiResponse { status, body })
+    RawValue::from_string(text).map_err(|e| e.to_string())
+}
+
+fn json_string(text: &str) -> Result<String, String> {
+    serde_json::to_string(text).map_err(|e| e.to_string())
 }
 
 /// Stream Events (of one session, or all when `session` is null) to `on_event`,
@@ -418,5 +434,34 @@ mod tests {
             second_launch_project(&argv(&["mia-code-desktop", "--projct", "proj"]), cwd),
             None
         );
+    }
+}
+
+#[cfg(test)]
+mod body_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn as_json(bytes: &[u8]) -> String {
+        raw_body(bytes.to_vec()).unwrap().get().to_owned()
+    }
+
+    #[test]
+    fn a_response_body_reaches_the_ui_as_json() {
+        // The router's JSON is passed on byte for byte.
+        let body = br#"{"messages":[{"id":"m1","text":"caf\u00e9 \ud83d\ude00"}],"n":1.50}"#;
+        assert_eq!(as_json(body), String::from_utf8(body.to_vec()).unwrap());
+        // An empty body is null; plain text and bytes that are not UTF-8 become a JSON string.
+        assert_eq!(as_json(b""), "null");
+        assert_eq!(as_json(b"not found"), r#""not found""#);
+        assert_eq!(as_json(b"{\"cut"), r#""{\"cut""#);
+        assert_eq!(as_json(b"a\xffb"), "\"a\u{fffd}b\"");
+        // And the answer serialises with the body inline, not as a string.
+        let answer = serde_json::to_string(&ApiResponse {
+            status: 200,
+            body: raw_body(b"[1,2]".to_vec()).unwrap(),
+        })
+        .unwrap();
+        assert_eq!(answer, r#"{"status":200,"body":[1,2]}"#);
     }
 }
