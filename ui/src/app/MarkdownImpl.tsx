@@ -4,7 +4,7 @@ import renderMarkdown, { type Components } from "react-markdown";
 import remarkGfm from "remark-gfm";
 import { toJsxRuntime } from "hast-util-to-jsx-runtime";
 import type { Element, ElementContent } from "hast";
-import { closeOpenMarkdown, splitBlocks } from "../lib/streaming";
+import { closeOpenMarkdown, splitRendered } from "../lib/streaming";
 import { Lru } from "../lib/lru";
 import { usePlatform } from "./context";
 
@@ -145,8 +145,12 @@ const BATCH = 24;
  * answer never blocks the main thread in one piece.
  */
 export const MarkdownImpl = memo(function MarkdownImpl({ text, streaming = false }: { text: string; streaming?: boolean }) {
-  const large = streaming || text.length > LARGE;
-  const blocks = useMemo(() => (large ? splitBlocks(text) : null), [text, large]);
+  // A text that streamed stays block by block when it is finished: the end of a turn then
+  // redraws only its last block, not the whole answer as one.
+  const [streamed] = useState(streaming);
+  const large = streaming || streamed || text.length > LARGE;
+  // A streamed text is split again only from its last block (see splitRendered).
+  const blocks = useMemo(() => (large ? splitRendered(text) : null), [text, large]);
   const [count, setCount] = useState(streaming ? Number.MAX_SAFE_INTEGER : FIRST_BLOCKS);
   const total = blocks?.length ?? 0;
   useEffect(() => {
@@ -162,16 +166,34 @@ export const MarkdownImpl = memo(function MarkdownImpl({ text, streaming = false
     );
   }
   const shown = streaming ? blocks : blocks.slice(0, count);
+  // Finished blocks go in chunks that render again only when one of their blocks changed, so a
+  // frame of a long streamed answer reconciles a few dozen chunks, not every block. The same
+  // structure while streaming and after, so the end of a turn changes only the last block.
+  const finished = streaming ? shown.slice(0, -1) : shown;
+  const chunks: ReactNode[] = [];
+  for (let c = 0; c < finished.length; c += CHUNK) chunks.push(<Chunk key={c} blocks={finished.slice(c, c + CHUNK)} />);
+  const live = streaming ? shown[shown.length - 1] : undefined;
   return (
     <div className="md">
-      {shown.map((b, i) =>
-        streaming && i === shown.length - 1 ? (
-          <Block key={i} text={closeOpenMarkdown(b)} streaming />
-        ) : (
-          <Block key={i} text={b} streaming={false} />
-        ),
-      )}
+      {chunks}
+      {live !== undefined && <Block key="live" text={closeOpenMarkdown(live)} streaming />}
       {shown.length < blocks.length && <div className="md md-plain">{blocks.slice(shown.length).join("\n\n")}</div>}
     </div>
   );
 });
+
+/** Finished blocks per chunk. */
+const CHUNK = 32;
+
+const Chunk = memo(
+  function Chunk({ blocks }: { blocks: string[] }) {
+    return (
+      <>
+        {blocks.map((b, i) => (
+          <Block key={i} text={b} streaming={false} />
+        ))}
+      </>
+    );
+  },
+  (a, b) => a.blocks.length === b.blocks.length && a.blocks.every((x, i) => x === b.blocks[i]),
+);
