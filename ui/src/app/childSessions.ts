@@ -1,15 +1,15 @@
 import type { Event, SessionDetail } from "../protocol/generated";
 import type { Api } from "../lib/api";
 import type { Transport } from "../transport/types";
-import { reloaded } from "../state/session";
+import { SessionLoader } from "../state/loader";
 import { SessionStore } from "../state/store";
 
 interface Entry {
   store: SessionStore;
+  /** Loads it, holding the events that arrive meanwhile. */
+  loader: SessionLoader;
   /** Loaded at least once (or a load is under way). */
   requested: boolean;
-  /** Events held while a load runs, applied on top of it. */
-  held: Event[] | null;
   /** Unsubscribes from the child's events (while it runs). */
   stop: (() => void) | null;
 }
@@ -61,8 +61,7 @@ export class ChildSessions {
       e.stop = this.transport.subscribe(
         id,
         (ev) => {
-          if (e.held) e.held.push(ev);
-          else e.store.dispatch(ev);
+          e.loader.event(ev);
           this.onEvent(ev);
         },
         (s) => {
@@ -90,7 +89,19 @@ export class ChildSessions {
   private entry(id: string): Entry {
     let e = this.entries.get(id);
     if (!e) {
-      e = { store: new SessionStore(id), requested: false, held: null, stop: null };
+      const store = new SessionStore(id);
+      const entry: Entry = {
+        store,
+        loader: new SessionLoader(store, () => this.api.session(id), {
+          loaded: (detail) => this.onDetail?.(detail),
+          // The card says it could not load; the next event or load tries again.
+          failed: () => (entry.requested = false),
+          wanted: () => !this.disposed,
+        }),
+        requested: false,
+        stop: null,
+      };
+      e = entry;
       this.entries.set(id, e);
     }
     return e;
@@ -99,19 +110,6 @@ export class ChildSessions {
   private async load(id: string): Promise<void> {
     const e = this.entry(id);
     e.requested = true;
-    e.held = e.held ?? [];
-    try {
-      const detail = await this.api.session(id);
-      if (this.disposed) return;
-      e.store.set(reloaded(detail, e.store.getState()));
-      this.onDetail?.(detail);
-    } catch {
-      // The card says it could not load; the next event or load tries again.
-      e.requested = false;
-    } finally {
-      const queued = e.held ?? [];
-      e.held = null;
-      for (const ev of queued) e.store.dispatch(ev);
-    }
+    await e.loader.load();
   }
 }

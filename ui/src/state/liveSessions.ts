@@ -1,7 +1,7 @@
-import type { Event, Message } from "../protocol/generated";
+import type { Message } from "../protocol/generated";
 import type { Api } from "../lib/api";
 import type { StreamState, Transport } from "../transport/types";
-import { reloaded } from "./session";
+import { SessionLoader } from "./loader";
 import { SessionStore } from "./store";
 
 /** What a compaction marker shows while its session is cached: the summary open, the archive open and loaded. */
@@ -20,9 +20,7 @@ export class LiveSession {
   readonly store: SessionStore;
   /** What its compaction markers show, for as long as it is cached. */
   readonly markers = new Map<string, MarkerMemory>();
-  private held: Event[] | null = null;
-  private loading: Promise<void> | null = null;
-  private again = false;
+  private readonly loader: SessionLoader;
   private opened = false;
   private stale = true;
   private first: Promise<void>;
@@ -39,14 +37,15 @@ export class LiveSession {
     private readonly onError: (e: unknown) => void,
   ) {
     this.store = new SessionStore(id);
+    this.loader = new SessionLoader(this.store, () => this.api.session(this.id), {
+      loaded: () => (this.stale = false),
+      failed: (e) => this.onError(e),
+    });
     this.first = new Promise((r) => (this.resolveFirst = r));
     // Subscribe first, then load (so nothing falls between).
     this.stop = transport.subscribe(
       id,
-      (e) => {
-        if (this.held) this.held.push(e);
-        else this.store.dispatch(e);
-      },
+      (e) => this.loader.event(e),
       (s) => this.onState(s),
     );
     // Some transports never report "open" (or report it late): do not wait forever.
@@ -75,37 +74,9 @@ export class LiveSession {
     if (this.viewers > 0) void this.load();
   }
 
-  /**
-   * Loads the session (events that arrive meanwhile are held and applied on top). One load at
-   * a time: one asked for while another runs runs once more after it, so no held event is lost.
-   */
-  load(): Promise<void> {
-    if (this.loading) {
-      this.again = true;
-      return this.loading;
-    }
-    const run = async () => {
-      do {
-        this.again = false;
-        this.held = [];
-        try {
-          const detail = await this.api.session(this.id);
-          this.store.set(reloaded(detail, this.store.getState()));
-          this.stale = false;
-        } catch (e) {
-          this.onError(e);
-        } finally {
-          const queued = this.held ?? [];
-          this.held = null;
-          for (const e of queued) this.store.dispatch(e);
-        }
-      } while (this.again);
-    };
-    const done = run().finally(() => {
-      if (this.loading === done) this.loading = null;
-    });
-    this.loading = done;
-    return done;
+  /** Loads the session (see SessionLoader: events that arrive meanwhile are applied on top). */
+  async load(): Promise<void> {
+    await this.loader.load();
   }
 
   dispose(): void {
