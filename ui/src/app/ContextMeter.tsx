@@ -1,3 +1,4 @@
+import { memo } from "react";
 import type { ContextUsage } from "../protocol/generated";
 import { formatTokens } from "../lib/format";
 
@@ -6,7 +7,7 @@ import { formatTokens } from "../lib/format";
  * request (system prompt, tools, history) against the model's window, with
  * the point where automatic compaction starts.
  */
-export function ContextMeter({ usage }: { usage: ContextUsage }) {
+export const ContextMeter = memo(function ContextMeter({ usage }: { usage: ContextUsage }) {
   const share = usage.window > 0 ? Math.min(1, usage.tokens / usage.window) : 0;
   const pct = Math.round(share * 100);
   const level = usage.tokens >= usage.budget ? "full" : usage.tokens >= usage.budget * 0.8 ? "near" : "ok";
@@ -27,4 +28,4 @@ export function ContextMeter({ usage }: { usage: ContextUsage }) {
       <span className="sr-only">{title}</span>
     </span>
   );
-}
+});

@@ -1,4 +1,4 @@
-import { useEffect, useEffectEvent, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useEffectEvent, useId, useMemo, useRef, useState, type KeyboardEvent, memo } from "react";
 import fuzzysort from "fuzzysort";
 import { COMMANDS, type SlashCommand } from "./commands";
 import { usePlatform } from "./context";
@@ -56,7 +56,7 @@ function findPopup(text: string, caret: number): Popup {
   return null;
 }
 
-export function PromptInput({
+export const PromptInput = memo(function PromptInput({
   loadFiles,
   history,
   onSend,
@@ -395,4 +395,4 @@ export function PromptInput({
       </button>
     </div>
   );
-}
+});

@@ -490,13 +490,28 @@ export function SessionView(props: SessionViewProps) {
     [api, sessionId, store, toast],
   );
 
-  const stop = async () => {
+  const stop = useCallback(async () => {
     try {
       await api.cancel(sessionId);
     } catch (e) {
       toast(errorMessage(e));
     }
-  };
+  }, [api, sessionId, toast]);
+  // What the composer is given is stable across a streamed answer's frames, so the composer (a
+  // memo) does not render again with every delta.
+  const onNotice = useCallback((m: string) => toast(m, "info"), [toast]);
+  const onStop = useCallback(() => void stop(), [stop]);
+  const filesDir = state.session?.directory || directory;
+  const loadFiles = useCallback(() => {
+    // The session's own folder: a worktree session mentions the worktree's files.
+    let p = filesCache.get(filesDir);
+    if (!p) {
+      p = api.files(filesDir);
+      filesCache.set(filesDir, p);
+      p.catch(() => filesCache.delete(filesDir));
+    }
+    return p;
+  }, [api, filesDir]);
 
   const title = state.session?.title || state.session?.slug || "New session";
   const compacting = isCompacting(state);
@@ -549,10 +564,14 @@ export function SessionView(props: SessionViewProps) {
   );
   const loadModels = useCallback(() => api.models(sessionDir), [api, sessionDir]);
   const parent = state.session?.parent_id ?? null;
-  const disabledCommands: Partial<Record<string, string>> = {};
-  if (!parent) disabledCommands.promote = "only a fork can be promoted";
-  if (state.running) disabledCommands.compact = "a turn is running: wait for it to finish";
-  else if (compacting) disabledCommands.compact = "compacting already";
+  const turnRunning = state.running;
+  const disabledCommands = useMemo(() => {
+    const d: Partial<Record<string, string>> = {};
+    if (!parent) d.promote = "only a fork can be promoted";
+    if (turnRunning) d.compact = "a turn is running: wait for it to finish";
+    else if (compacting) d.compact = "compacting already";
+    return d;
+  }, [parent, turnRunning, compacting]);
 
   return (
     <OpenFileContext.Provider value={openFile}>
@@ -799,19 +818,9 @@ export function SessionView(props: SessionViewProps) {
               )}
               <PromptInput
                 projectDir={sessionDir}
-                onNotice={(m) => toast(m, "info")}
-                onStop={() => void stop()}
-                loadFiles={() => {
-                  // The session's own folder: a worktree session mentions the worktree's files.
-                  const dir = state.session?.directory || directory;
-                  let p = filesCache.get(dir);
-                  if (!p) {
-                    p = api.files(dir);
-                    filesCache.set(dir, p);
-                    p.catch(() => filesCache.delete(dir));
-                  }
-                  return p;
-                }}
+                onNotice={onNotice}
+                onStop={onStop}
+                loadFiles={loadFiles}
                 history={history}
                 onSend={send}
                 onCommand={onCommand}

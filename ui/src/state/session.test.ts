@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Event, Message, PartContent, PermissionRequest, ResultContent, SessionDetail } from "../protocol/generated";
 import {
   applyEvent,
@@ -12,7 +12,7 @@ import {
   userTexts,
   type SessionState,
 } from "./session";
-import { SessionStore } from "./store";
+import { SessionStore, STREAM_FRAME_MS } from "./store";
 
 const S = "sess-1";
 
@@ -434,6 +434,37 @@ describe("SessionStore", () => {
     expect(frames).toHaveLength(1);
     frames[0]!();
     expect(calls).toBe(1);
+  });
+
+  it("draws streamed events at most every STREAM_FRAME_MS, a load at once", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "requestAnimationFrame", "performance"] });
+    try {
+      const store = new SessionStore(S);
+      const at: number[] = [];
+      store.subscribe(() => at.push(performance.now()));
+      const delta = { type: "text_delta" as const, session_id: S, message_id: "m1", text: "x" };
+      store.dispatch(started);
+      // Deltas every 5 ms for a second: drawn in frames at least STREAM_FRAME_MS apart.
+      for (let t = 0; t < 1000; t += 5) {
+        store.dispatch(delta);
+        await vi.advanceTimersByTimeAsync(5);
+      }
+      await vi.advanceTimersByTimeAsync(200);
+      const gaps = at.slice(1).map((t, i) => t - at[i]!);
+      expect(at.length).toBeGreaterThanOrEqual(1000 / (STREAM_FRAME_MS + 20));
+      expect(at.length).toBeLessThanOrEqual(1000 / STREAM_FRAME_MS + 2);
+      // (the animation frame that follows the wait lands anywhere within one frame of it)
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(STREAM_FRAME_MS - 17);
+      // Every delta is in the state the last frame drew.
+      expect(store.getState().live[0]!.parts[0]!.content).toEqual({ type: "text", text: "x".repeat(200) });
+      // A load (set) is not held back: subscribers hear of it at once.
+      const n = at.length;
+      store.dispatch(delta);
+      store.set(store.getState());
+      expect(at.length).toBe(n + 1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -4,13 +4,37 @@ import { applyEvent, emptySession, type SessionState } from "./session";
 
 type Frame = (cb: () => void) => unknown;
 
-const defaultFrame: Frame =
+const animationFrame: Frame =
   typeof requestAnimationFrame === "function" ? (cb) => requestAnimationFrame(cb) : (cb) => setTimeout(cb, 16);
 
 /**
+ * The least time between two frames that draw streamed events (about 20 a second). Each such
+ * frame lays out and paints the followed bottom of the conversation again (25–35 ms in WebKit for
+ * a long answer): drawn every animation frame, that work and the next frame's script ran back to
+ * back and the main thread had no time left for the person typing. Text arriving 20 times a second
+ * still reads as a stream.
+ */
+export const STREAM_FRAME_MS = 50;
+let lastStreamFrame = Number.NEGATIVE_INFINITY;
+
+/** An animation frame at least STREAM_FRAME_MS after the last one that drew streamed events (any session's). */
+const streamFrame: Frame = (cb) => {
+  const run = () =>
+    animationFrame(() => {
+      lastStreamFrame = performance.now();
+      cb();
+    });
+  // The animation frame itself waits up to one frame more.
+  const wait = lastStreamFrame + STREAM_FRAME_MS - 16 - performance.now();
+  if (wait > 0) setTimeout(run, wait);
+  else run();
+};
+
+/**
  * Holds the open session. Events are applied at once (the state is always
- * current) but subscribers are told at most once per animation frame, so a
- * burst of deltas costs one render.
+ * current) but subscribers are told at most once per animation frame, and
+ * frames that draw streamed events come at most every STREAM_FRAME_MS, so a
+ * burst of deltas costs one render. A load or a local change tells them now.
  */
 export class SessionStore {
   private state: SessionState;
@@ -19,7 +43,7 @@ export class SessionStore {
 
   constructor(
     id: string,
-    private readonly frame: Frame = defaultFrame,
+    private readonly frame: Frame = streamFrame,
   ) {
     this.state = emptySession(id);
   }
