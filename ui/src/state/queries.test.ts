@@ -47,6 +47,31 @@ describe("server state made stale by Events", () => {
     stop();
   });
 
+  it("refetches once for a burst of Events, after it", async () => {
+    const client = createQueryClient();
+    const fake = fakeTransport(() => undefined);
+    const stop = invalidateOnEvents(client, fake.transport, 40);
+    let calls = 0;
+    const observer = new QueryObserver(client, { queryKey: keys.sessions("/p", false), queryFn: () => Promise.resolve([++calls]) });
+    const unsub = observer.subscribe(() => undefined);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(calls).toBe(1);
+    // The start of a turn: the session's status, its title, the user's message, in a few ms.
+    const updated = { type: "session_updated", session: { id: "s1" } } as unknown as Event;
+    for (let i = 0; i < 5; i++) fake.emit(updated);
+    fake.emit(turnFinished("s1"));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(calls).toBe(1);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(calls).toBe(2);
+    // A later Event is a new burst.
+    fake.emit(updated);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(calls).toBe(3);
+    unsub();
+    stop();
+  });
+
   it("refetches everything when the stream could not be resumed, not on the first open", async () => {
     const client = createQueryClient();
     const fake = fakeTransport(() => undefined);

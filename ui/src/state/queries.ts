@@ -57,12 +57,29 @@ export function staleFor(e: Event): QueryKey[] {
  * Makes queries stale as the window's stream says (one listener), and all of them when the
  * stream could not be resumed (a restart, a gap).
  */
-export function invalidateOnEvents(client: QueryClient, transport: Transport): () => void {
+export function invalidateOnEvents(client: QueryClient, transport: Transport, coalesceMs = STALE_COALESCE_MS): () => void {
   let opened = false;
-  return transport.subscribe(
+  // What a burst of Events made stale, refetched once when the burst is over: the start of a turn
+  // brings several `session_updated` and `message_stored` in a few milliseconds, and each used to
+  // refetch the session list (and render the window again) while the new session's view mounted.
+  const stale = new Map<string, QueryKey>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const flush = () => {
+    timer = null;
+    const keys = [...stale.values()];
+    stale.clear();
+    for (const queryKey of keys) void client.invalidateQueries({ queryKey });
+  };
+  const stop = transport.subscribe(
     null,
     (e) => {
-      for (const queryKey of staleFor(e)) void client.invalidateQueries({ queryKey });
+      for (const queryKey of staleFor(e)) {
+        stale.set(JSON.stringify(queryKey), queryKey);
+        // A fetch already on its way answers what was true before this Event: dropped now, so
+        // it cannot land while the burst is gathered (the refetch after it has the newer state).
+        if (client.isFetching({ queryKey }) > 0) void client.cancelQueries({ queryKey });
+      }
+      if (stale.size && timer === null) timer = setTimeout(flush, coalesceMs);
     },
     (s) => {
       // The first "open" is the start (what is cached was just fetched); a later one is a
@@ -71,4 +88,11 @@ export function invalidateOnEvents(client: QueryClient, transport: Transport): (
       if (s === "open") opened = true;
     },
   );
+  return () => {
+    if (timer !== null) clearTimeout(timer);
+    stop();
+  };
 }
+
+/** How long the Events of a burst are gathered before what they made stale is refetched. */
+export const STALE_COALESCE_MS = 100;
