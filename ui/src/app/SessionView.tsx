@@ -501,17 +501,17 @@ export function SessionView(props: SessionViewProps) {
   // memo) does not render again with every delta.
   const onNotice = useCallback((m: string) => toast(m, "info"), [toast]);
   const onStop = useCallback(() => void stop(), [stop]);
-  const filesDir = state.session?.directory || directory;
+  // The session's own folder: a worktree session mentions the worktree's files.
+  const sessionDir = state.session?.directory || directory;
   const loadFiles = useCallback(() => {
-    // The session's own folder: a worktree session mentions the worktree's files.
-    let p = filesCache.get(filesDir);
+    let p = filesCache.get(sessionDir);
     if (!p) {
-      p = api.files(filesDir);
-      filesCache.set(filesDir, p);
-      p.catch(() => filesCache.delete(filesDir));
+      p = api.files(sessionDir);
+      filesCache.set(sessionDir, p);
+      p.catch(() => filesCache.delete(sessionDir));
     }
     return p;
-  }, [api, filesDir]);
+  }, [api, sessionDir]);
 
   const title = state.session?.title || state.session?.slug || "New session";
   const compacting = isCompacting(state);
@@ -552,7 +552,6 @@ export function SessionView(props: SessionViewProps) {
   // Stable, so the side panel does not draw again on every frame of a streaming answer.
   const bumpTimeline = ownChange;
   const openSessionLink = useCallback((id: string) => propsRef.current.onOpenSession?.(id), []);
-  const sessionDir = state.session?.directory || directory;
   const openFile = useCallback(
     (path: string, line?: number) => {
       api.openInEditor(sessionDir, path, line).then(
@@ -564,14 +563,13 @@ export function SessionView(props: SessionViewProps) {
   );
   const loadModels = useCallback(() => api.models(sessionDir), [api, sessionDir]);
   const parent = state.session?.parent_id ?? null;
-  const turnRunning = state.running;
   const disabledCommands = useMemo(() => {
     const d: Partial<Record<string, string>> = {};
     if (!parent) d.promote = "only a fork can be promoted";
-    if (turnRunning) d.compact = "a turn is running: wait for it to finish";
+    if (state.running) d.compact = "a turn is running: wait for it to finish";
     else if (compacting) d.compact = "compacting already";
     return d;
-  }, [parent, turnRunning, compacting]);
+  }, [parent, state.running, compacting]);
 
   return (
     <OpenFileContext.Provider value={openFile}>
