@@ -4,6 +4,7 @@ import userEvent from "@testing-library/user-event";
 import type { SessionSummary } from "../protocol/generated";
 import { App } from "./App";
 import { fakePlatform, fakeTransport } from "./testing";
+import { ApiError } from "../transport/types";
 
 function summary(i: number, over: Partial<SessionSummary> = {}): SessionSummary {
   return {
@@ -316,5 +317,30 @@ describe("new session", () => {
       }),
     );
     expect(screen.getByTestId("mode-badge")).toHaveAttribute("data-agent", "plan");
+  });
+
+  it("a first message that could not be sent is back in the new session's input, with the reason", async () => {
+    const created = summary(9, { title: "", message_count: 0 });
+    const fake = fakeTransport((method, path) => {
+      if (path === "/api/info") return { version: "0.1", demo: false, home: "/h", project: "/proj" };
+      if (path.endsWith("/timeline")) return [];
+      if (method === "GET" && path.startsWith("/api/sessions?")) return [summary(1), created];
+      if (method === "POST" && path === "/api/sessions") return created;
+      if (method === "POST" && path === "/api/sessions/s9/messages") throw new ApiError(503, "the runtime is shutting down");
+      if (method === "GET" && path.startsWith("/api/sessions/"))
+        return { session: path.includes("s9") ? created : summary(1), agent: "build", messages: [] };
+      if (path.startsWith("/api/agents")) return [];
+      return undefined;
+    });
+    render(<App transport={fake.transport} platform={fakePlatform} />);
+    const user = userEvent.setup();
+    await screen.findAllByTestId("session-item");
+    await user.click(screen.getByTestId("new-session"));
+    await user.type(screen.getByTestId("prompt-input"), "Keep this text{Enter}");
+    expect(await screen.findByText(/the runtime is shutting down/)).toBeInTheDocument();
+    // The new session is open, not running, and what was typed is in its input.
+    await waitFor(() => expect(screen.getByTestId("prompt-input")).toHaveValue("Keep this text"));
+    expect(screen.queryByTestId("stop")).toBeNull();
+    expect(fake.requests.filter((r) => r.method === "POST" && r.path === "/api/sessions")).toHaveLength(1);
   });
 });

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
+import { lazy, startTransition, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import type { AgentInfo, Event as RuntimeEvent, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import { SessionCache } from "../state/liveSessions";
@@ -11,6 +11,7 @@ import { ProjectBar } from "./ProjectBar";
 import { Sidebar } from "./Sidebar";
 import { SessionView } from "./SessionView";
 import { DraftView } from "./DraftView";
+import { restoreDraft } from "./PromptInput";
 import { Settings } from "./Settings";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { Worktrees } from "./Worktrees";
@@ -69,7 +70,8 @@ export function DemoBanner() {
 }
 
 function Shell() {
-  const { api, transport, platform } = useServices();
+  const services = useServices();
+  const { api, transport, platform } = services;
   const toast = useToast();
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [project, setProject] = useState<string | null>(null);
@@ -83,7 +85,6 @@ function Shell() {
   /** Bumped when an agent was saved: open lists (Settings) load again. */
   const [agentsVersion, setAgentsVersion] = useState(0);
   const createAgent = useCallback((description?: string, creator?: string) => setAgentCreate({ description, creator }), []);
-  const [pendingPrompt, setPendingPrompt] = useState<string | null>(null);
   const [view, setView] = useState<CenterView>({ kind: "sessions" });
   const showWorktrees = useCallback(() => setView({ kind: "worktrees" }), []);
   const showCompare = useCallback((a?: string, b?: string) => setView({ kind: "compare", a, b }), []);
@@ -163,13 +164,13 @@ function Shell() {
     setCurrentId(sessionsQuery.data.find((s) => !s.archived_at && !s.spawned_by)?.id ?? null);
   }, [project, sessionsQuery.isSuccess, sessionsQuery.data]);
 
-  const sessionTitle = useCallback(
-    (id: string) => {
-      const s = sessions.find((x) => x.id === id);
-      return s ? s.title || s.slug : undefined;
-    },
-    [sessions],
-  );
+  // Session titles by id: a new function only when a title changes (not with every list read,
+  // which would render the open session's view again for nothing).
+  const titleList = useMemo(() => JSON.stringify(sessions.map((s) => [s.id, s.title || s.slug])), [sessions]);
+  const sessionTitle = useMemo(() => {
+    const titles = new Map(JSON.parse(titleList) as [string, string][]);
+    return (id: string) => titles.get(id);
+  }, [titleList]);
 
   // Every session of the project, live: the asks waiting anywhere and which sessions run. The
   // server's list (filtered by project) is the truth; events say when to read it again.
@@ -322,11 +323,15 @@ function Shell() {
 
   /** A new session starts as a draft: it is created with the first message (and the agent chosen for it). */
   const newSession = useCallback(() => {
-    setPendingPrompt(null);
     setCurrentId(null);
     setView({ kind: "sessions" });
     requestAnimationFrame(() => document.querySelector<HTMLTextAreaElement>("[data-testid='prompt-input']")?.focus());
   }, []);
+
+  // The open session's view is a memo: what it is given does not change with each render here.
+  const sessionsChanged = useCallback(() => void refreshSessions(), [refreshSessions]);
+  const compareAttempts = useCallback(() => showCompare(), [showCompare]);
+  const compareWithParent = useCallback((left: string, right: string) => compareSessions(left, right, "session"), [compareSessions]);
 
   const archive = async (s: SessionSummary, archived: boolean) => {
     try {
@@ -352,19 +357,34 @@ function Shell() {
     }
   };
 
-  /** The first message of a session that does not exist yet. */
+  /**
+   * The first message of a session that does not exist yet: the session is created, listened to
+   * and sent its message, then shown, so its view mounts once, on a session already running
+   * (not mounted empty, then made to send, then told it runs: three renders in the turn's first
+   * 100 ms). The view is mounted as a transition: React renders it in slices between the stream's
+   * events. A message that could not be sent is back in the session's input.
+   */
   const startWith = async (text: string, agent: string | null): Promise<boolean> => {
     if (!project) return false;
+    let id: string;
     try {
-      const s = await api.createSession(project, agent ?? undefined);
-      setPendingPrompt(text);
-      setCurrentId(s.id);
-      void refreshSessions();
-      return true;
+      id = (await api.createSession(project, agent ?? undefined)).id;
     } catch (e) {
       toast(errorMessage(e));
       return false;
     }
+    const live = services.sessions.get(id, (e) => toast(errorMessage(e)));
+    live.store.update((s) => ({ ...s, running: true, error: null }));
+    try {
+      await api.send(id, text);
+    } catch (e) {
+      live.store.update((s) => ({ ...s, running: false }));
+      restoreDraft(id, text);
+      toast(errorMessage(e));
+    }
+    startTransition(() => setCurrentId(id));
+    void refreshSessions();
+    return true;
   };
 
   return (
@@ -482,15 +502,13 @@ function Shell() {
                 sessionId={currentId}
                 directory={project}
                 agents={agents}
-                initialPrompt={pendingPrompt}
-                onInitialSent={() => setPendingPrompt(null)}
                 onNewSession={newSession}
-                onSessionsChanged={() => void refreshSessions()}
+                onSessionsChanged={sessionsChanged}
                 onWorktrees={showWorktrees}
-                onCompare={() => showCompare()}
+                onCompare={compareAttempts}
                 onOpenSession={openSession}
                 onForkTree={showTree}
-                onCompareSessions={(left, right) => compareSessions(left, right, "session")}
+                onCompareSessions={compareWithParent}
                 sessionTitle={sessionTitle}
                 highlightMessage={highlight?.session === currentId ? highlight.message : null}
                 onCreateAgent={createAgent}

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
+import { memo, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord } from "../protocol/generated";
@@ -35,9 +35,6 @@ export interface SessionViewProps {
   sessionId: string;
   directory: string;
   agents: AgentInfo[];
-  /** Text to send once the session is open (the first message of a new session). */
-  initialPrompt?: string | null;
-  onInitialSent?: () => void;
   onNewSession: () => void;
   onSessionsChanged: () => void;
   /** `/worktrees` and `/compare`. */
@@ -63,7 +60,8 @@ export interface SessionViewProps {
 
 type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
 
-export function SessionView(props: SessionViewProps) {
+/** A memo: the shell renders with every list read and stream status; this view renders with its session. */
+export const SessionView = memo(function SessionView(props: SessionViewProps) {
   const { sessionId, directory, agents } = props;
   const { api, transport, platform, sessions } = useServices();
   const toast = useToast();
@@ -104,29 +102,6 @@ export function SessionView(props: SessionViewProps) {
   propsRef.current = props;
 
   const load = useCallback(() => live.load(), [live]);
-
-  // The first load, then a pending first message.
-  useEffect(() => {
-    let alive = true;
-    void live.ready().then(async () => {
-      const first = propsRef.current.initialPrompt;
-      if (!alive || !first) return;
-      propsRef.current.onInitialSent?.();
-      try {
-        store.update((s) => ({ ...s, running: true, error: null }));
-        await api.send(sessionId, first);
-      } catch (e) {
-        store.update((s) => ({ ...s, running: false }));
-        // Nothing typed is lost: the prompt goes back into the input.
-        restoreDraft(sessionId, first);
-        setInputKey((k) => k + 1);
-        toast(errorMessage(e));
-      }
-    });
-    return () => {
-      alive = false;
-    };
-  }, [api, live, sessionId, store, toast]);
 
   // What this view does on the session's events (the store applies them on its own; the
   // session list is made stale by the same events in state/queries.ts).
@@ -877,4 +852,4 @@ export function SessionView(props: SessionViewProps) {
       )}
     </OpenFileContext.Provider>
   );
-}
+});

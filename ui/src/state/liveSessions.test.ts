@@ -82,6 +82,33 @@ describe("SessionCache", () => {
     expect(loads).toEqual(["A", "A"]);
   });
 
+  it("does not load a session again while a turn of this runtime runs in it (its Events keep it current)", async () => {
+    const { fake, cache, loads } = setup();
+    const a = cache.get("A", () => undefined);
+    cache.show(a);
+    await a.ready();
+    cache.hide(a);
+    fake.emit({ type: "step_started", session_id: "A", message_id: "m2", agent: "build", model: "m" });
+    expect(a.store.getState().running).toBe(true);
+    // The list read a newer version (the turn's own writes): still nothing to load.
+    cache.show(a, 99);
+    await now();
+    expect(loads).toEqual(["A"]);
+    cache.hide(a);
+    fake.emit({
+      type: "turn_finished",
+      session_id: "A",
+      end: "completed",
+      steps: 1,
+      usage: { input: 1, output: 1, cache_read: 0, cache_write: 0 },
+    });
+    expect(a.store.getState().running).toBe(false);
+    // Once it has ended, a newer version in the list loads again.
+    cache.show(a, 99);
+    await now();
+    expect(loads).toEqual(["A", "A"]);
+  });
+
   it("loads a hidden session again when it is shown after the stream said it may be out of date", async () => {
     const { fake, cache, loads } = setup();
     const a = cache.get("A", () => undefined);

@@ -115,14 +115,17 @@ export class SessionCache {
   /**
    * A view shows it. A cached session is shown at once as its store has it; it loads again in
    * the background only when the session list says it changed since (`listedUpdatedAt`: another
-   * process, e.g. `mia-code run`, continued it) or the list does not know it.
+   * process, e.g. `mia-code run`, continued it) or the list does not know it. Not while a turn
+   * of this window's runtime runs in it: then every change reaches it as an Event, and no other
+   * process can write to it (the turn holds the session's lease).
    */
   show(s: LiveSession, listedUpdatedAt?: number): void {
     s.viewers += 1;
     if (!this.sessions.has(s.id)) this.sessions.set(s.id, s);
     if (s.current) {
-      const known = s.store.getState().session?.updated_at ?? 0;
-      if (listedUpdatedAt === undefined || listedUpdatedAt > known) void s.load();
+      const { session, running } = s.store.getState();
+      const known = session?.updated_at ?? 0;
+      if (!running && (listedUpdatedAt === undefined || listedUpdatedAt > known)) void s.load();
     } else {
       void s.ready().then(() => {
         if (!s.current) void s.load();
