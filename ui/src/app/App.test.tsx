@@ -5,6 +5,7 @@ import type { SessionSummary } from "../protocol/generated";
 import { App } from "./App";
 import { fakePlatform, fakeTransport } from "./testing";
 import { ApiError } from "../transport/types";
+import { zoomStep } from "./zoom";
 
 function summary(i: number, over: Partial<SessionSummary> = {}): SessionSummary {
   return {
@@ -162,6 +163,30 @@ describe("app shell", () => {
     expect(zoom).toHaveTextContent("Ctrl++");
     await user.keyboard("{Escape}");
     await waitFor(() => expect(screen.queryByTestId("command-palette")).toBeNull());
+  });
+
+  it("the palette's arrows move through the filtered actions while the field keeps the focus; Enter runs the one shown as current", async () => {
+    const { user } = setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    await user.keyboard("{Control>}k{/Control}");
+    const palette = await screen.findByTestId("command-palette");
+    const input = screen.getByTestId("palette-input");
+    await user.keyboard("zoom");
+    const items = within(palette).getAllByTestId("palette-item");
+    expect(items.map((i) => i.getAttribute("data-action"))).toEqual(["zoom-in", "zoom-out"]);
+    // The field keeps the keys; the arrows move the current action (aria-activedescendant).
+    const current = () => items.find((i) => i.id === input.getAttribute("aria-activedescendant"));
+    await user.keyboard("{ArrowDown}");
+    await waitFor(() => expect(current()).toBeDefined());
+    const first = current()!.getAttribute("data-action");
+    await user.keyboard("{ArrowDown}");
+    await waitFor(() => expect(current()?.getAttribute("data-action")).not.toBe(first));
+    const chosen = current()!.getAttribute("data-action");
+    expect(input).toHaveFocus();
+    await user.keyboard("{Enter}");
+    await waitFor(() => expect(screen.queryByTestId("command-palette")).toBeNull());
+    expect(document.documentElement.dataset.zoom).toBe(chosen === "zoom-in" ? "1.1" : "0.9");
+    zoomStep(0);
   });
 
   it("search filters by title or slug", async () => {

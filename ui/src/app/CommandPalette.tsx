@@ -1,5 +1,6 @@
-import { useId, useMemo, useState } from "react";
+import { useMemo, useState } from "react";
 import fuzzysort from "fuzzysort";
+import { Autocomplete, Input, Keyboard, Menu, MenuItem, TextField } from "react-aria-components";
 import { Modal } from "./Modal";
 
 /** One action the palette offers, with the key that does it directly (if any). */
@@ -17,71 +18,44 @@ export function isPaletteShortcut(e: KeyboardEvent): boolean {
 
 /**
  * The command palette: every action of the current view with its shortcut, filtered as you type
- * (fuzzy), ↑/↓ to move, Enter to run, Esc to close.
+ * (fuzzy, best match first), ↑/↓ to move, Enter to run, Esc to close. On react-aria-components'
+ * Autocomplete: the field keeps the focus while the arrows move a virtual focus through the menu
+ * (the WAI-ARIA combobox pattern, announced as such).
  */
 export function CommandPalette({ actions, onClose }: { actions: PaletteAction[]; onClose: () => void }) {
   const [query, setQuery] = useState("");
-  const [active, setActive] = useState(0);
-  const listId = useId();
+  // Filtered here (fuzzysort ranks), not by the Autocomplete (which would only keep or drop).
   const shown = useMemo(
     () => (query.trim() ? fuzzysort.go(query, actions, { key: "label" }).map((r) => r.obj) : actions),
     [actions, query],
   );
-  const at = Math.min(active, Math.max(shown.length - 1, 0));
-  const run = (a: PaletteAction | undefined) => {
+  const run = (id: string) => {
+    const a = actions.find((x) => x.id === id);
     if (!a) return;
     onClose();
     a.run();
   };
   return (
     <Modal title="Commands" onClose={onClose} testId="command-palette" className="palette">
-      <input
-        className="palette-input"
-        data-testid="palette-input"
-        role="combobox"
-        aria-expanded="true"
-        aria-controls={listId}
-        aria-activedescendant={shown.length ? `${listId}-${at}` : undefined}
-        aria-label="Search commands"
-        placeholder="Type a command…"
-        value={query}
-        autoFocus
-        onChange={(e) => {
-          setQuery(e.target.value);
-          setActive(0);
-        }}
-        onKeyDown={(e) => {
-          if (e.key === "ArrowDown" || e.key === "ArrowUp") {
-            e.preventDefault();
-            const n = shown.length || 1;
-            setActive((at + (e.key === "ArrowDown" ? 1 : -1) + n) % n);
-          } else if (e.key === "Enter") {
-            e.preventDefault();
-            run(shown[at]);
-          }
-        }}
-      />
-      <ul className="palette-list" role="listbox" id={listId} aria-label="Commands">
-        {shown.map((a, i) => (
-          <li
-            key={a.id}
-            id={`${listId}-${i}`}
-            role="option"
-            aria-selected={i === at}
-            className={i === at ? "active" : ""}
-            data-testid="palette-item"
-            data-action={a.id}
-            onMouseDown={(e) => {
-              e.preventDefault();
-              run(a);
-            }}
-          >
-            <span>{a.label}</span>
-            {a.shortcut && <kbd className="palette-key">{a.shortcut}</kbd>}
-          </li>
-        ))}
-        {shown.length === 0 && <li className="muted small">No command matches “{query}”.</li>}
-      </ul>
+      <Autocomplete inputValue={query} onInputChange={setQuery}>
+        <TextField aria-label="Search commands" className="palette-field">
+          <Input className="palette-input" data-testid="palette-input" placeholder="Type a command…" autoFocus />
+        </TextField>
+        <Menu
+          className="palette-list"
+          aria-label="Commands"
+          items={shown}
+          onAction={(key) => run(String(key))}
+          renderEmptyState={() => <div className="muted small palette-empty">No command matches “{query}”.</div>}
+        >
+          {(a) => (
+            <MenuItem id={a.id} textValue={a.label} className="palette-item" data-testid="palette-item" data-action={a.id}>
+              <span>{a.label}</span>
+              {a.shortcut && <Keyboard className="palette-key">{a.shortcut}</Keyboard>}
+            </MenuItem>
+          )}
+        </Menu>
+      </Autocomplete>
     </Modal>
   );
 }

@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useMemo, useState } from "react";
+import { ListBox, ListBoxItem } from "react-aria-components";
 import type { AttemptView, BetweenView, ComparisonView, PromotedView, ScriptView } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
 import { formatCost, formatDuration, formatTokens } from "../lib/format";
@@ -426,7 +427,10 @@ function CheckResult({ check }: { check: ScriptView | null }) {
   );
 }
 
-/** The files either attempt changed, with how they compare; ArrowUp/ArrowDown/Home/End move the selection. */
+/**
+ * The files either attempt changed, with how they compare: a react-aria-components listbox (one
+ * tab stop; ArrowUp/ArrowDown/Home/End and typing a name move the selection with the focus).
+ */
 export function BetweenList({
   rows,
   selected,
@@ -436,55 +440,37 @@ export function BetweenList({
   selected: string | null;
   onSelect: (path: string) => void;
 }) {
-  const ref = useRef<HTMLUListElement>(null);
-  const index = rows.findIndex((r) => r.path === selected);
-  const idFor = (i: number) => `between-${i}`;
-  useEffect(() => {
-    if (index < 0) return;
-    ref.current?.querySelector(`#${idFor(index)}`)?.scrollIntoView?.({ block: "nearest" });
-  }, [index]);
-  const onKeyDown = (e: React.KeyboardEvent) => {
-    if (!rows.length) return;
-    let next = -1;
-    if (e.key === "ArrowDown") next = Math.min(rows.length - 1, index + 1);
-    else if (e.key === "ArrowUp") next = Math.max(0, index < 0 ? 0 : index - 1);
-    else if (e.key === "Home") next = 0;
-    else if (e.key === "End") next = rows.length - 1;
-    else return;
-    e.preventDefault();
-    onSelect(rows[next]!.path);
-  };
   if (!rows.length) return null;
   return (
-    <ul
-      ref={ref}
+    <ListBox
       className="cmp-between"
-      role="listbox"
-      tabIndex={0}
       aria-label="Files changed in either attempt"
-      aria-activedescendant={index >= 0 ? idFor(index) : undefined}
       data-testid="between"
-      onKeyDown={onKeyDown}
+      items={rows.map((r) => ({ ...r, id: r.path }))}
+      selectionMode="single"
+      selectionBehavior="replace"
+      disallowEmptySelection
+      selectedKeys={selected === null ? [] : [selected]}
+      onSelectionChange={(keys) => {
+        if (keys === "all") return;
+        const [path] = [...keys];
+        if (path !== undefined) onSelect(String(path));
+      }}
     >
-      {rows.map((r, i) => (
-        // An option of an aria-activedescendant listbox: the list has the focus and the keys.
-        // eslint-disable-next-line jsx-a11y/click-events-have-key-events
-        <li
-          key={r.path}
-          id={idFor(i)}
-          role="option"
-          aria-selected={r.path === selected}
-          className={`cmp-between-row${r.path === selected ? " active" : ""}`}
+      {(r) => (
+        <ListBoxItem
+          id={r.path}
+          textValue={r.path}
+          className="cmp-between-row"
           data-testid="between-row"
           data-path={r.path}
           data-status={r.status}
-          onClick={() => onSelect(r.path)}
         >
           <span className="mono cmp-path">{r.path}</span>
           <span className={`chip cmp-status cmp-status-${r.status}`}>{BETWEEN_LABEL[r.status] ?? r.status}</span>
-        </li>
-      ))}
-    </ul>
+        </ListBoxItem>
+      )}
+    </ListBox>
   );
 }
 

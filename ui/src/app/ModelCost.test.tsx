@@ -167,7 +167,9 @@ describe("the model picker", () => {
     await user.click(button);
     const picker = await screen.findByTestId("model-picker");
     expect(button).toHaveAttribute("aria-expanded", "true");
-    const input = within(picker).getByRole("combobox", { name: "Model" });
+    const input = within(picker).getByRole("textbox", { name: "Model" });
+    expect(input).toHaveFocus();
+    expect(input).toHaveAttribute("aria-autocomplete", "list");
     await waitFor(() => expect(within(picker).getAllByRole("option")).toHaveLength(3));
     const options = within(picker).getAllByRole("option");
     expect(options[0]).toHaveTextContent("Default");
@@ -178,7 +180,7 @@ describe("the model picker", () => {
     // Filter, move with the keys, Enter picks.
     await user.type(input, "haiku");
     expect(within(picker).getAllByRole("option")).toHaveLength(1);
-    expect(input).toHaveAttribute("aria-activedescendant", within(picker).getByRole("option").id);
+    await waitFor(() => expect(input).toHaveAttribute("aria-activedescendant", within(picker).getByRole("option").id));
     await user.keyboard("{Enter}");
     await waitFor(() =>
       expect(requests.find((r) => r.method === "POST" && r.path === "/api/sessions/s1/model")?.body).toEqual({
@@ -187,6 +189,29 @@ describe("the model picker", () => {
     );
     await waitFor(() => expect(screen.queryByTestId("model-picker")).not.toBeInTheDocument());
     expect(screen.getByTestId("model-button")).toHaveTextContent("anthropic/claude-haiku-4-5");
+  });
+
+  it("the arrows move through the models while the field keeps the focus; Enter picks the current one, Escape closes", async () => {
+    const { user, requests } = setup();
+    await user.click(await screen.findByTestId("model-button"));
+    const picker = await screen.findByTestId("model-picker");
+    await waitFor(() => expect(within(picker).getAllByRole("option")).toHaveLength(3));
+    const input = within(picker).getByRole("textbox", { name: "Model" });
+    const options = within(picker).getAllByRole("option");
+    await user.keyboard("{ArrowDown}");
+    await waitFor(() => expect(input).toHaveAttribute("aria-activedescendant", options[0]!.id));
+    await user.keyboard("{ArrowDown}");
+    await waitFor(() => expect(input).toHaveAttribute("aria-activedescendant", options[1]!.id));
+    expect(input).toHaveFocus();
+    await user.keyboard("{Enter}");
+    await waitFor(() =>
+      expect(requests.find((r) => r.method === "POST" && r.path === "/api/sessions/s1/model")?.body).toEqual({
+        model: "anthropic/claude-sonnet-4-5",
+      }),
+    );
+    await user.click(await screen.findByTestId("model-button"));
+    await user.keyboard("{Escape}");
+    await waitFor(() => expect(screen.queryByTestId("model-picker")).not.toBeInTheDocument());
   });
 
   it("shows the server's error and stays open when a model is refused", async () => {
@@ -198,7 +223,7 @@ describe("the model picker", () => {
     await user.click(await screen.findByTestId("model-button"));
     const picker = await screen.findByTestId("model-picker");
     await waitFor(() => expect(within(picker).getAllByRole("option").length).toBeGreaterThan(1));
-    await user.type(within(picker).getByRole("combobox"), "nope/x");
+    await user.type(within(picker).getByRole("textbox", { name: "Model" }), "nope/x");
     // A reference not in the list can still be tried.
     const option = within(picker).getByRole("option");
     expect(option).toHaveTextContent("nope/x");

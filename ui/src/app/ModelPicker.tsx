@@ -1,4 +1,5 @@
-import { useEffect, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
+import { Autocomplete, Input, ListBox, ListBoxItem, TextField } from "react-aria-components";
 import type { ModelChoice } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
 import { formatTokens } from "../lib/format";
@@ -29,12 +30,15 @@ export function modelHint(
   return "The configured default model; pick one for this session (/model)";
 }
 
-type Option = { id: string | null; model?: ModelChoice };
+type Option = { key: string; id: string | null; model?: ModelChoice };
 
 /**
- * The composer's model picker: a combobox (type to filter) over the models of the configured
- * providers with their context window and prices, and "Default" (back to the configuration).
- * Choosing calls `onPick`; a refused model leaves the picker open with the server's text.
+ * The composer's model picker: a filter field over the models of the configured providers with
+ * their context window and prices, and "Default" (back to the configuration). On
+ * react-aria-components' Autocomplete (the field keeps the focus; the arrows, Home/End move a
+ * virtual focus through the list; typing makes the best match current). Choosing calls
+ * `onPick`; a refused model leaves the picker open with the server's text. Escape, or the focus
+ * leaving the picker, closes it.
  */
 export function ModelPicker({
   load,
@@ -53,9 +57,6 @@ export function ModelPicker({
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [query, setQuery] = useState("");
-  const [active, setActive] = useState(0);
-  const listId = useId();
-  const inputRef = useRef<HTMLInputElement>(null);
   const rootRef = useRef<HTMLDivElement>(null);
 
   useEffect(() => {
@@ -64,7 +65,6 @@ export function ModelPicker({
       (m) => alive && setModels(m),
       (e: unknown) => alive && setLoadError(errorMessage(e)),
     );
-    inputRef.current?.focus();
     return () => {
       alive = false;
     };
@@ -73,15 +73,15 @@ export function ModelPicker({
   const options: Option[] = useMemo(() => {
     const q = query.trim().toLowerCase();
     const list = (models ?? []).filter((m) => !q || m.id.toLowerCase().includes(q));
-    const all: Option[] = list.map((m) => ({ id: m.id, model: m }));
+    const all: Option[] = list.map((m) => ({ key: m.id, id: m.id, model: m }));
     // A typed reference the list does not have can still be tried (the server says if it is bad).
-    if (q.includes("/") && !list.some((m) => m.id.toLowerCase() === q)) all.push({ id: query.trim() });
-    if (!q || "default".startsWith(q)) all.unshift({ id: null });
+    if (q.includes("/") && !list.some((m) => m.id.toLowerCase() === q)) all.push({ key: query.trim(), id: query.trim() });
+    if (!q || "default".startsWith(q)) all.unshift({ key: DEFAULT_KEY, id: null });
     return all;
   }, [models, query]);
-  const at = Math.min(active, Math.max(0, options.length - 1));
 
-  const choose = async (o: Option | undefined) => {
+  const choose = async (key: string) => {
+    const o = options.find((x) => x.key === key);
     if (!o || busy) return;
     setBusy(true);
     setError(null);
@@ -94,24 +94,6 @@ export function ModelPicker({
     }
   };
 
-  const onKeyDown = (e: KeyboardEvent<HTMLInputElement>) => {
-    if (e.key === "ArrowDown" || e.key === "ArrowUp") {
-      e.preventDefault();
-      const d = e.key === "ArrowDown" ? 1 : -1;
-      setActive((at + d + options.length) % Math.max(1, options.length));
-    } else if (e.key === "Home" || e.key === "End") {
-      e.preventDefault();
-      setActive(e.key === "Home" ? 0 : options.length - 1);
-    } else if (e.key === "Enter") {
-      e.preventDefault();
-      void choose(options[at]);
-    } else if (e.key === "Escape") {
-      e.preventDefault();
-      e.stopPropagation();
-      onClose();
-    }
-  };
-
   return (
     <div
       ref={rootRef}
@@ -121,73 +103,78 @@ export function ModelPicker({
         if (!rootRef.current?.contains(e.relatedTarget)) onClose();
       }}
     >
-      <input
-        ref={inputRef}
-        className="input model-filter"
-        role="combobox"
-        aria-label="Model"
-        aria-expanded
-        aria-controls={listId}
-        aria-autocomplete="list"
-        aria-activedescendant={options.length ? `${listId}-${at}` : undefined}
-        placeholder="Filter, or type provider/model"
-        data-testid="model-filter"
-        value={query}
-        onChange={(e) => {
-          setQuery(e.target.value);
-          setActive(0);
+      <Autocomplete
+        inputValue={query}
+        onInputChange={(q) => {
+          setQuery(q);
           setError(null);
         }}
-        onKeyDown={onKeyDown}
-      />
-      {error && (
-        <div className="error-text small model-error" role="alert" data-testid="model-error">
-          {error}
-        </div>
-      )}
-      {loadError && (
-        <div className="error-text small" role="alert">
-          Could not list the models: {loadError}
-        </div>
-      )}
-      {!models && !loadError && <div className="muted small">Loading the models…</div>}
-      <ul className="model-list" role="listbox" id={listId} aria-label="Models" aria-busy={busy}>
-        {options.map((o, i) => (
-          <li
-            key={o.id ?? "(default)"}
-            id={`${listId}-${i}`}
-            role="option"
-            aria-selected={i === at}
-            className={`${i === at ? "active" : ""}${o.id === current ? " current" : ""}`}
-            data-testid="model-option"
-            data-model={o.id ?? ""}
-            onMouseDown={(e) => {
+      >
+        <TextField aria-label="Model" className="model-field">
+          <Input
+            className="input model-filter"
+            placeholder="Filter, or type provider/model"
+            data-testid="model-filter"
+            autoFocus
+            onKeyDown={(e) => {
+              if (e.key !== "Escape") return;
               e.preventDefault();
-              setActive(i);
-              void choose(o);
+              e.stopPropagation();
+              onClose();
             }}
-          >
-            {o.id === null ? (
-              <>
-                <span>Default</span> <span className="muted small">the agent's or the configured model</span>
-              </>
-            ) : o.model ? (
-              <>
-                <span className="mono">{o.model.id}</span>
-                <span className="muted small model-facts">
-                  {formatTokens(o.model.context_window)} context · {priceText(o.model)}
-                  {o.model.reasoning ? " · reasoning" : ""}
-                </span>
-              </>
-            ) : (
-              <>
-                <span className="mono">{o.id}</span> <span className="muted small">(not in the list: try it)</span>
-              </>
-            )}
-            {(o.id ?? null) === current && <span className="muted small"> (current)</span>}
-          </li>
-        ))}
-      </ul>
+          />
+        </TextField>
+        {error && (
+          <div className="error-text small model-error" role="alert" data-testid="model-error">
+            {error}
+          </div>
+        )}
+        {loadError && (
+          <div className="error-text small" role="alert">
+            Could not list the models: {loadError}
+          </div>
+        )}
+        {!models && !loadError && <div className="muted small">Loading the models…</div>}
+        <ListBox
+          className="model-list"
+          aria-label="Models"
+          aria-busy={busy}
+          items={options}
+          onAction={(key) => void choose(String(key))}
+        >
+          {(o) => (
+            <ListBoxItem
+              id={o.key}
+              textValue={o.id ?? "Default"}
+              className={`model-option${o.id === current ? " current" : ""}`}
+              data-testid="model-option"
+              data-model={o.id ?? ""}
+            >
+              {o.id === null ? (
+                <>
+                  <span>Default</span> <span className="muted small">the agent's or the configured model</span>
+                </>
+              ) : o.model ? (
+                <>
+                  <span className="mono">{o.model.id}</span>
+                  <span className="muted small model-facts">
+                    {formatTokens(o.model.context_window)} context · {priceText(o.model)}
+                    {o.model.reasoning ? " · reasoning" : ""}
+                  </span>
+                </>
+              ) : (
+                <>
+                  <span className="mono">{o.id}</span> <span className="muted small">(not in the list: try it)</span>
+                </>
+              )}
+              {(o.id ?? null) === current && <span className="muted small"> (current)</span>}
+            </ListBoxItem>
+          )}
+        </ListBox>
+      </Autocomplete>
     </div>
   );
 }
+
+/** The list's key of "Default" (no model id can be empty). */
+const DEFAULT_KEY = "";
