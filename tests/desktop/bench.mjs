@@ -231,7 +231,9 @@ async function main() {
       warmShort.push(await openSession(wd, "Short session", lastOf(20)));
       warmLong.push(await openSession(wd, "Long session", lastOf(2000)));
     }
-    results.switching = { messages20Ms: median(warmShort), messages2000Ms: median(warmLong), liveSessions: 10 };
+    // The worst of the three as well: the first switch back comes after the seven other visits (a
+    // window that kept fewer sessions live would load the long one again there).
+    results.switching = { messages20Ms: median(warmShort), messages2000Ms: median(warmLong), worst2000Ms: Math.max(...warmLong), liveSessions: 10 };
     results.beforeStreamMemory = memoryMb();
 
     // Idle probe (baseline), then the same probe while 20,000 tokens stream.
@@ -277,7 +279,7 @@ async function main() {
     ["launch → session list interactive (median of " + RUNS + ")", `${f(results.launch.seededStoreMs)} ms (store with 3 long sessions)`, `${f(results.launch.emptyStoreMs)} ms (empty store)`, ratio(results.launch.seededStoreMs, results.launch.emptyStoreMs), "< 1 s"],
     ["PSS app + WebKit, idle", `${f(results.memory.open500IdleMb)} MB (500-message session open, ${results.memory.openProcesses} processes)`, `${f(results.memory.emptyIdleMb)} MB (nothing open, ${results.memory.emptyProcesses} processes)`, ratio(results.memory.open500IdleMb, results.memory.emptyIdleMb), "< 300 MB"],
     ["render a session (median of 3)", `${f(results.render.messages2000Ms)} ms (2,000 messages)`, `${f(results.render.messages20Ms)} ms (20 messages)`, ratio(results.render.messages2000Ms, results.render.messages20Ms), "< 1 s"],
-    ["switch to a session (10 live, median of 3)", `${f(results.switching.messages2000Ms)} ms to its tail painted (2,000 messages)`, `${f(results.switching.messages20Ms)} ms (20 messages)`, ratio(results.switching.messages2000Ms, Math.max(results.switching.messages20Ms, 1)), "≤ 150 ms"],
+    ["switch to a session (10 live, median of 3)", `${f(results.switching.messages2000Ms)} ms to its tail painted (2,000 messages; worst ${f(results.switching.worst2000Ms)} ms)`, `${f(results.switching.messages20Ms)} ms (20 messages)`, ratio(results.switching.messages2000Ms, Math.max(results.switching.messages20Ms, 1)), "≤ 150 ms"],
     ["PSS app + WebKit, idle with 11 sessions live", `${f(results.liveMemory.mb)} MB (after the 20,000-token answer, ${results.liveMemory.processes} processes)`, `${f(results.memory.emptyIdleMb)} MB (nothing open)`, ratio(results.liveMemory.mb, results.memory.emptyIdleMb), "≤ 300 MB"],
     ["longest main-thread block", `${f(results.streaming.streaming.max)} ms while 20,000 tokens stream (${f(results.streaming.streamMs)} ms; p99 ${f(results.streaming.streaming.p99)} ms; ${results.streaming.streaming.over50} gaps > 50 ms)`, `${f(results.streaming.idle.max)} ms idle`, ratio(results.streaming.streaming.max, Math.max(results.streaming.idle.max, 1)), "≤ 50 ms"],
   ];

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { Message, SessionDetail } from "../protocol/generated";
 import { makeApi } from "../lib/api";
 import { fakeTransport } from "../app/testing";
-import { SessionCache } from "./liveSessions";
+import { LIVE_SESSIONS, SessionCache } from "./liveSessions";
 
 const now = () => new Promise((r) => setTimeout(r, 0));
 
@@ -127,6 +127,24 @@ describe("SessionCache", () => {
     fake.streamState("lagged");
     await now();
     expect(loads).toEqual(["A", "A", "A"]);
+  });
+
+  it("by default keeps ten sessions visited one after another: the first shows again as it was, not loaded again", async () => {
+    const { cache, loads } = setup(LIVE_SESSIONS);
+    const ids = Array.from({ length: 10 }, (_, i) => `S${i}`);
+    const first = cache.get("S0", () => undefined);
+    for (const id of ids) {
+      const s = cache.get(id, () => undefined);
+      cache.show(s, 2);
+      await s.ready();
+      cache.hide(s);
+    }
+    expect(loads).toEqual(ids);
+    const again = cache.get("S0", () => undefined);
+    cache.show(again, 2);
+    await now();
+    expect(again).toBe(first);
+    expect(loads).toEqual(ids);
   });
 
   it("keeps the most recently shown sessions and never drops one on screen", () => {

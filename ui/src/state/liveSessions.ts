@@ -85,10 +85,16 @@ export class LiveSession {
   }
 }
 
+/** How many sessions' transcripts a window keeps live. */
+export const LIVE_SESSIONS = 12;
+
 /**
  * The window's sessions, kept live (every session's status is live anyway, from the window's
- * stream in AttentionStore; these are the ones whose whole transcript is kept): the open one and the last 4 shown (least recently shown
- * go first, never one on screen).
+ * stream in AttentionStore; these are the ones whose whole transcript is kept): the last
+ * `LIVE_SESSIONS` shown, the open one among them (least recently shown go first, never one on
+ * screen). A day's work is ten sessions and more, switched between: each of them shows at once,
+ * as it is now. What it costs is the transcripts' data (a 2,000-message session is a few MB of
+ * JavaScript objects); only the open session is drawn.
  */
 export class SessionCache {
   private readonly sessions = new Map<string, LiveSession>();
@@ -96,7 +102,7 @@ export class SessionCache {
   constructor(
     private readonly api: Api,
     private readonly transport: Transport,
-    private readonly max = 4,
+    private readonly max = LIVE_SESSIONS,
   ) {}
 
   /** The session, live (created, listening and loading when it was not cached). */
