@@ -40,6 +40,19 @@ test("Ctrl+F searches the transcript and walks through the matches", async ({ pa
       return h ? [...h].map((r) => r.toString()) : [];
     });
   await expect.poll(highlighted).toEqual(["zebras"]);
+  // The row's text drawn again (as React does when a block renders anew, e.g. code highlighted
+  // once its grammar loads): the word is marked in the new text, not left on a removed node.
+  await page.evaluate(() => {
+    const row = document.querySelector('[data-testid="conversation"] [data-highlighted="true"]');
+    const walker = document.createTreeWalker(row ?? document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      if (n.textContent?.includes("zebras")) {
+        n.parentNode?.replaceChild(n.cloneNode(), n);
+        break;
+      }
+    }
+  });
+  await expect.poll(highlighted).toEqual(["zebras"]);
   await shot(page, testInfo, "16-transcript-search");
   await search.press("Enter");
   await expect(count).toHaveText("2 of 2");

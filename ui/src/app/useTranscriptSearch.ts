@@ -33,7 +33,10 @@ export function useTranscriptSearch(search: SearchState, setSearch: Dispatch<Set
     [search, state.messages, state.live, state.tools],
   );
   const currentMatch = search && matches.length ? matches[Math.min(search.at, matches.length - 1)]! : null;
-  // The words themselves, marked in the current match once it is drawn (it may be scrolled in first).
+  // The words themselves, marked in the current match once it is drawn (it may be scrolled in
+  // first), and marked again whenever the conversation's DOM changes under them: a mark is a
+  // Range over text nodes, and a block drawn again (a streamed block finishing, code highlighted
+  // once its grammar has loaded, the row scrolled out and back) replaces those nodes.
   const searchQuery = search?.query ?? "";
   useEffect(() => {
     if (!currentMatch) {
@@ -42,13 +45,27 @@ export function useTranscriptSearch(search: SearchState, setSearch: Dispatch<Set
     }
     let frames = 0;
     let raf = 0;
+    let observer: MutationObserver | null = null;
+    const row = () => document.querySelector('[data-testid="conversation"] [data-highlighted="true"]');
     const mark = () => {
-      const row = document.querySelector('[data-testid="conversation"] [data-highlighted="true"]');
-      if (row || frames++ > 30) highlightText(row, searchQuery);
-      else raf = requestAnimationFrame(mark);
+      const r = row();
+      if (!r && frames++ <= 30) {
+        raf = requestAnimationFrame(mark);
+        return;
+      }
+      highlightText(r, searchQuery);
+      const conversation = document.querySelector('[data-testid="conversation"]');
+      if (conversation && typeof MutationObserver !== "undefined") {
+        // Marking changes nothing in the DOM (CSS Custom Highlight API), so this cannot loop.
+        observer = new MutationObserver(() => highlightText(row(), searchQuery));
+        observer.observe(conversation, { childList: true, subtree: true, characterData: true });
+      }
     };
     raf = requestAnimationFrame(mark);
-    return () => cancelAnimationFrame(raf);
+    return () => {
+      cancelAnimationFrame(raf);
+      observer?.disconnect();
+    };
   }, [currentMatch, searchQuery, state.messages]);
   useEffect(() => () => clearHighlight(), []);
 
