@@ -182,7 +182,7 @@ export async function startStack(
     GEMINI_API_KEY: "",
     GOOGLE_API_KEY: "",
   };
-  let server;
+  let server: Awaited<ReturnType<typeof startAndWait>>;
   try {
     server = await startAndWait(
       tool("mia-code"),
@@ -274,7 +274,7 @@ export async function startShareServer(testInfo: TestInfo): Promise<ShareServer>
 }
 
 /** Polls `fn` until it returns a truthy value (conditions, not sleeps). */
-export async function until<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<T> {
+export async function until<T>(what: string, fn: () => T | Promise<T>, timeoutMs = 15_000): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
