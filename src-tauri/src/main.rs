@@ -5,6 +5,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod updates;
+mod webview_env;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -334,6 +335,8 @@ fn backend(args: &Args) -> anyhow::Result<Backend> {
 }
 
 fn main() -> anyhow::Result<()> {
+    // First, before any thread exists: it may execute the app again.
+    webview_env::apply();
     let args = parse_args()?;
     // The store thread and the runtime's tasks need the async runtime Tauri uses.
     let backend = tauri::async_runtime::block_on(async { backend(&args) })?;

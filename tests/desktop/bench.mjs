@@ -90,6 +90,15 @@ function memoryMb() {
       /* gone */
     }
     by[name] = Math.round((by[name] ?? 0) + pssKb(p) / 1024);
+    // BENCH_SMAPS_DIR=DIR keeps each process's /proc/PID/smaps at every measurement (where the
+    // memory is, by mapping: docs/benchmarks.md).
+    if (process.env.BENCH_SMAPS_DIR) {
+      try {
+        writeFileSync(join(process.env.BENCH_SMAPS_DIR, `${name}-${p}-${Date.now()}`), readFileSync(`/proc/${p}/smaps`, "utf8"));
+      } catch {
+        /* gone */
+      }
+    }
   }
   return { mb: kb / 1024, processes: pids.length, by };
 }

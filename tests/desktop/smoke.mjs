@@ -3,11 +3,12 @@
 // `dbus-run-session -- xvfb-run -a` (scripts/test does). The window opens,
 // the session list renders from the real store (seeded by `mia-code run`),
 // one prompt round-trips through the mock model, Settings → Updates
-// answers from the app's own updater command, and the page reported no CSP
+// answers from the app's own updater command, the web process runs with the
+// app's JavaScriptCore settings, and the page reported no CSP
 // violation or console error. Screenshot and logs in
 // target/desktop/. Conditions are polled, never slept on; one retry at most.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { root, binDir, until, startMock, startDriver, WEBKIT_ENV } from "./lib.mjs";
@@ -17,6 +18,34 @@ const outDir = join(root, "target/desktop");
 mkdirSync(outDir, { recursive: true });
 
 const log = (...a) => console.log("[desktop-smoke]", ...a);
+
+/** The environment of the app's WebKit web process (a descendant of the app's process). */
+function webProcessEnv(appPath) {
+  const found = spawnSync("pgrep", ["-n", "-f", `^${appPath}`], { encoding: "utf8" });
+  const appPid = Number(found.stdout.trim());
+  if (!appPid) throw new Error(`the app's process (${appPath}) was not found`);
+  const parent = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const pp = readFileSync(`/proc/${d}/status`, "utf8").match(/^PPid:\s+(\d+)/m);
+      if (pp) parent.set(Number(d), Number(pp[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const tree = [appPid];
+  for (let k = 0; k < tree.length; k++) for (const [p, pp] of parent) if (pp === tree[k]) tree.push(p);
+  const web = tree.find((p) => {
+    try {
+      return readFileSync(`/proc/${p}/comm`, "utf8").trim().startsWith("WebKitWebProces");
+    } catch {
+      return false;
+    }
+  });
+  if (!web) throw new Error(`no WebKit web process under the app (${tree.length} processes)`);
+  return readFileSync(`/proc/${web}/environ`, "utf8").split("\0");
+}
 
 async function attempt(n) {
   const tmp = mkdtempSync(join(tmpdir(), "mia-desktop-"));
@@ -56,7 +85,7 @@ async function attempt(n) {
   };
   // The real store gets a session the way a user makes one: `mia-code run`.
   const seeded = spawnSync(join(binDir, "mia-code"), ["run", "Start a seeded session"], { cwd: project, env, encoding: "utf8" });
-  if (seeded.status !== 0) throw new Error(`mia-code run failed: ${seeded.stderr}`);
+  if (seeded.status !== 0) throw new Error(`mia-code run failed (status ${seeded.status}, signal ${seeded.signal}, ${seeded.error ?? "no spawn error"}): ${seeded.stderr}`);
 
   const { driver, wd } = await startDriver(env, join(outDir, `tauri-driver-${n}.log`));
   try {
@@ -88,6 +117,18 @@ async function attempt(n) {
     const shotPath = join(outDir, "desktop-smoke.png");
     await wd.screenshot(shotPath);
     log(`round trip ok; screenshot ${shotPath}`);
+    // The web process runs with the app's JavaScriptCore settings (the app executed itself
+    // again with them: src-tauri/src/webview_env.rs), under the same PID WebDriver started.
+    if (process.platform === "linux") {
+      const web = webProcessEnv(app);
+      for (const want of ["JSC_useDFGJIT=0", "JSC_thresholdForJITAfterWarmUp=20000", "JSC_thresholdForJITSoon=2000"]) {
+        if (!web.includes(want)) {
+          const jsc = web.filter((v) => v.startsWith("JSC_")).join(" ") || "no JSC_ variable";
+          throw new Error(`the web process's environment lacks ${want}: ${jsc}`);
+        }
+      }
+      log("the web process has the app's JavaScriptCore settings");
+    }
     // Settings → Updates asks the app itself (the update_status command,
     // allowed by the capabilities): a build without the release key has no
     // update channel and says so, and nothing was contacted.
