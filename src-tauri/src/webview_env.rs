@@ -12,9 +12,11 @@
 //! ~40 MB less after a long streamed answer, and streaming and switching stay
 //! within their budgets.
 
+#[cfg(any(target_os = "linux", test))]
 use std::ffi::OsString;
 
 /// The variable that turns the settings off (`off` or `0`).
+#[cfg(any(target_os = "linux", test))]
 pub const OPT_OUT: &str = "MIA_CODE_WEBVIEW_TUNING";
 
 /// What the app adds, unless the environment already names it.
@@ -25,6 +27,7 @@ pub const OPT_OUT: &str = "MIA_CODE_WEBVIEW_TUNING";
 /// - `JSC_thresholdForJITAfterWarmUp`, `JSC_thresholdForJITSoon`: the baseline
 ///   JIT only for code that stays hot (the streaming path), the rest runs in
 ///   the interpreter.
+#[cfg(any(target_os = "linux", test))]
 pub const TUNING: &[(&str, &str)] = &[
     ("JSC_useDFGJIT", "0"),
     ("JSC_thresholdForJITAfterWarmUp", "20000"),
@@ -35,6 +38,7 @@ pub const TUNING: &[(&str, &str)] = &[
 /// user opted out, else each one the environment does not name yet. Empty
 /// once they are all there, which is what stops the app executing itself
 /// more than once.
+#[cfg(any(target_os = "linux", test))]
 pub fn missing(get: impl Fn(&str) -> Option<OsString>) -> Vec<(&'static str, &'static str)> {
     if get(OPT_OUT).is_some_and(|v| v == "off" || v == "0") {
         return Vec::new();
