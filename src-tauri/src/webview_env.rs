@@ -9,7 +9,7 @@
 //! arguments) with the missing settings added. A setting the user already has
 //! in the environment is kept as it is; `MIA_CODE_WEBVIEW_TUNING=off` turns
 //! the whole thing off. Measured in docs/benchmarks.md: the web process keeps
-//! ~40 MB less after a long streamed answer, and streaming and switching stay
+//! ~35 MB less after a long streamed answer, and streaming and switching stay
 //! within their budgets.
 
 #[cfg(any(target_os = "linux", test))]
@@ -22,7 +22,7 @@ pub const OPT_OUT: &str = "MIA_CODE_WEBVIEW_TUNING";
 /// What the app adds, unless the environment already names it.
 ///
 /// - `JSC_useDFGJIT=0`: no optimising JIT tiers (DFG, and FTL above it). Their
-///   compiled code and profiling data are most of what the web process keeps
+///   compiled code and profiling data are a large part of what the web process keeps
 ///   after a long session; the page's work is DOM-bound, where they gain little.
 /// - `JSC_thresholdForJITAfterWarmUp`, `JSC_thresholdForJITSoon`: the baseline
 ///   JIT only for code that stays hot (the streaming path), the rest runs in
