@@ -11,10 +11,10 @@
 //                                        (vs the same probe while idle)
 // Run: scripts/bench-desktop (builds the release binaries and the UI first).
 import { spawnSync, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { root, binDir, until, startMock, startDriver, WEBKIT_ENV } from "./lib.mjs";
+import { root, binDir, until, startMock, startDriver, WEBKIT_ENV, appPid, processTree } from "./lib.mjs";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const out = join(root, "target/bench");
@@ -52,33 +52,8 @@ function pssKb(pid) {
   }
 }
 
-/** The app's pid and every descendant (WebKit's web and network processes). */
-function processTree(rootPid) {
-  const parent = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const st = readFileSync(`/proc/${d}/status`, "utf8");
-      const pp = st.match(/^PPid:\s+(\d+)/m);
-      if (pp) parent.set(Number(d), Number(pp[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  const tree = [rootPid];
-  for (let k = 0; k < tree.length; k++) for (const [p, pp] of parent) if (pp === tree[k]) tree.push(p);
-  return tree;
-}
-
-function appPid() {
-  const r = spawnSync("pgrep", ["-n", "-f", `^${app}`], { encoding: "utf8" });
-  const pid = Number(r.stdout.trim());
-  if (!pid) throw new Error("the app's process was not found");
-  return pid;
-}
-
 function memoryMb() {
-  const pids = processTree(appPid());
+  const pids = processTree(appPid(app));
   const kb = pids.reduce((s, p) => s + pssKb(p), 0);
   // Each process's share (the app, WebKit's web and network processes), for docs/benchmarks.md.
   const by = {};

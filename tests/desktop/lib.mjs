@@ -1,10 +1,10 @@
 // Shared by the desktop smoke test and the desktop benchmark: free ports,
 // polling, the mock model, a minimal W3C WebDriver client for tauri-driver,
-// and a tauri-driver launcher.
-import { spawn } from "node:child_process";
+// a tauri-driver launcher, and the app's processes (Linux /proc).
+import { spawn, spawnSync } from "node:child_process";
 import { createServer } from "node:net";
 import { createInterface } from "node:readline";
-import { writeFileSync } from "node:fs";
+import { writeFileSync, readFileSync, readdirSync } from "node:fs";
 import { join, resolve, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -147,3 +147,28 @@ export const WEBKIT_ENV = {
   LIBGL_ALWAYS_SOFTWARE: "1",
   NO_AT_BRIDGE: "1",
 };
+
+/** The newest process running the app binary at `appPath` (pgrep on its command line). */
+export function appPid(appPath) {
+  const r = spawnSync("pgrep", ["-n", "-f", `^${appPath}`], { encoding: "utf8" });
+  const pid = Number(r.stdout.trim());
+  if (!pid) throw new Error(`the app's process (${appPath}) was not found`);
+  return pid;
+}
+
+/** A pid and every descendant (the app: WebKit's web and network processes). */
+export function processTree(rootPid) {
+  const parent = new Map();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const pp = readFileSync(`/proc/${d}/status`, "utf8").match(/^PPid:\s+(\d+)/m);
+      if (pp) parent.set(Number(d), Number(pp[1]));
+    } catch {
+      /* gone */
+    }
+  }
+  const tree = [rootPid];
+  for (let k = 0; k < tree.length; k++) for (const [p, pp] of parent) if (pp === tree[k]) tree.push(p);
+  return tree;
+}

@@ -8,10 +8,10 @@
 // violation or console error. Screenshot and logs in
 // target/desktop/. Conditions are polled, never slept on; one retry at most.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { root, binDir, until, startMock, startDriver, WEBKIT_ENV } from "./lib.mjs";
+import { root, binDir, until, startMock, startDriver, WEBKIT_ENV, appPid, processTree } from "./lib.mjs";
 
 const app = process.env.MIA_DESKTOP_BIN ?? join(binDir, "mia-code-desktop");
 const outDir = join(root, "target/desktop");
@@ -21,21 +21,7 @@ const log = (...a) => console.log("[desktop-smoke]", ...a);
 
 /** The environment of the app's WebKit web process (a descendant of the app's process). */
 function webProcessEnv(appPath) {
-  const found = spawnSync("pgrep", ["-n", "-f", `^${appPath}`], { encoding: "utf8" });
-  const appPid = Number(found.stdout.trim());
-  if (!appPid) throw new Error(`the app's process (${appPath}) was not found`);
-  const parent = new Map();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const pp = readFileSync(`/proc/${d}/status`, "utf8").match(/^PPid:\s+(\d+)/m);
-      if (pp) parent.set(Number(d), Number(pp[1]));
-    } catch {
-      /* gone */
-    }
-  }
-  const tree = [appPid];
-  for (let k = 0; k < tree.length; k++) for (const [p, pp] of parent) if (pp === tree[k]) tree.push(p);
+  const tree = processTree(appPid(appPath));
   const web = tree.find((p) => {
     try {
       return readFileSync(`/proc/${p}/comm`, "utf8").trim().startsWith("WebKitWebProces");
