@@ -4,6 +4,7 @@
 //! logic lives here.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod memory;
 mod updates;
 mod webview_env;
 
@@ -31,6 +32,8 @@ struct Backend {
     runtime: Runtime,
     subscriptions: Mutex<HashMap<u32, tauri::async_runtime::JoinHandle<()>>>,
     next_id: AtomicU32,
+    /// Gives the memory a burst of work freed back to the system once the app is quiet.
+    trimmer: memory::Trimmer,
 }
 
 /// An HTTP-shaped answer: the UI maps `status >= 400` to an error with `body.error`.
@@ -83,6 +86,9 @@ async fn api(
     let bytes = axum::body::to_bytes(res.into_body(), MAX_BODY)
         .await
         .map_err(|e| format!("reading the answer failed: {e}"))?;
+    if bytes.len() >= memory::LARGE_ANSWER {
+        backend.trimmer.poke();
+    }
     Ok(ApiResponse {
         status,
         body: raw_body(bytes.into())?,
@@ -136,6 +142,7 @@ fn subscribe(
     };
     let mut events = backend.runtime.events_since(filter, resume.as_ref());
     let id = backend.next_id.fetch_add(1, Ordering::Relaxed);
+    let trimmer = backend.trimmer.clone();
     let task = tauri::async_runtime::spawn(async move {
         // Each channel message is one script the webview evaluates: what arrives within a
         // frame of the first item (a streamed answer's deltas) goes in one message, an array.
@@ -159,6 +166,7 @@ fn subscribe(
             if !items.is_empty() && on_event.send(serde_json::Value::Array(items)).is_err() {
                 return;
             }
+            trimmer.poke();
             if ended {
                 return;
             }
@@ -331,6 +339,8 @@ fn backend(args: &Args) -> anyhow::Result<Backend> {
         runtime,
         subscriptions: Mutex::new(HashMap::new()),
         next_id: AtomicU32::new(1),
+        // Called inside the async runtime (main's block_on): its task runs there.
+        trimmer: memory::Trimmer::start(),
     })
 }
 

@@ -107,7 +107,7 @@ async function attempt(n) {
     // again with them: src-tauri/src/webview_env.rs), under the same PID WebDriver started.
     if (process.platform === "linux") {
       const web = webProcessEnv(app);
-      for (const want of ["JSC_useDFGJIT=0", "JSC_thresholdForJITAfterWarmUp=20000", "JSC_thresholdForJITSoon=2000"]) {
+      for (const want of ["JSC_useDFGJIT=0", "JSC_thresholdForJITAfterWarmUp=20000", "JSC_thresholdForJITSoon=2000", "JSC_useGenerationalGC=0"]) {
         if (!web.includes(want)) {
           const jsc = web.filter((v) => v.startsWith("JSC_")).join(" ") || "no JSC_ variable";
           throw new Error(`the web process's environment lacks ${want}: ${jsc}`);
