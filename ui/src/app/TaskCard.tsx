@@ -1,7 +1,7 @@
-import { memo, useEffect, useId, useMemo, useState, useSyncExternalStore } from "react";
+import { memo, useEffect, useId, useMemo, useState } from "react";
 import type { Message, PermissionRequest } from "../protocol/generated";
 import type { SessionState, ToolInfo } from "../state/session";
-import type { SessionStore } from "../state/store";
+import { useSessionState, type SessionStore } from "../state/store";
 import { describeDecision, formatCostFine, formatDuration, toolTarget } from "../lib/format";
 import {
   isActive,
@@ -23,13 +23,9 @@ export interface TaskCardActions {
   onOpenSession?: (sessionId: string) => void;
 }
 
-const none = () => () => undefined;
-const nothing = () => null;
-
 /** A child's state, or null while there is no child (yet). */
 function useChildState(store: SessionStore | null): SessionState | null {
-  const get = store ? store.getState : nothing;
-  return useSyncExternalStore(store ? store.subscribe : none, get, get);
+  return useSessionState(store);
 }
 
 type CardStatus = SubagentStatus | "starting" | "stopped" | "blocked";

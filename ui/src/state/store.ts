@@ -1,4 +1,4 @@
-import { useSyncExternalStore } from "react";
+import { startTransition, useLayoutEffect, useState } from "react";
 import type { Event } from "../protocol/generated";
 import { applyEvent, emptySession, type SessionState } from "./session";
 
@@ -30,6 +30,9 @@ const streamFrame: Frame = (cb) => {
   else run();
 };
 
+/** A subscriber: `streamed` when what changed came from the session's events (see {@link useSessionState}). */
+export type Listener = (streamed: boolean) => void;
+
 /**
  * Holds the open session. Events are applied at once (the state is always
  * current) but subscribers are told at most once per animation frame, and
@@ -38,7 +41,7 @@ const streamFrame: Frame = (cb) => {
  */
 export class SessionStore {
   private state: SessionState;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<Listener>();
   private pending = false;
 
   constructor(
@@ -50,7 +53,7 @@ export class SessionStore {
 
   getState = (): SessionState => this.state;
 
-  subscribe = (fn: () => void): (() => void) => {
+  subscribe = (fn: Listener): (() => void) => {
     this.listeners.add(fn);
     return () => this.listeners.delete(fn);
   };
@@ -80,15 +83,39 @@ export class SessionStore {
     this.pending = true;
     this.frame(() => {
       this.pending = false;
-      this.notify();
+      this.notify(true);
     });
   }
 
-  private notify() {
-    for (const l of this.listeners) l();
+  private notify(streamed = false) {
+    for (const l of this.listeners) l(streamed);
   }
 }
 
-export function useSessionState(store: SessionStore): SessionState {
-  return useSyncExternalStore(store.subscribe, store.getState, store.getState);
+/**
+ * A session store's state for a component (null while there is no store). A load or a local
+ * change renders at once; what the session's events changed renders as a transition, which
+ * React renders in slices of a few milliseconds with the page's other work in between: a frame
+ * of a long streamed answer (its markdown parsed, the conversation reconciled) never holds the
+ * main thread for its whole render, so typing, the next events and the page's other timers go
+ * on. A newer state replaces a transition not committed yet; nothing is drawn twice.
+ */
+export function useSessionState(store: SessionStore): SessionState;
+export function useSessionState(store: SessionStore | null): SessionState | null;
+export function useSessionState(store: SessionStore | null): SessionState | null {
+  const [seen, setSeen] = useState(() => ({ store, state: store?.getState() ?? null }));
+  useLayoutEffect(() => {
+    if (!store) return;
+    const take = () =>
+      setSeen((prev) => {
+        const state = store.getState();
+        return prev.store === store && prev.state === state ? prev : { store, state };
+      });
+    // What changed between the render and this subscription.
+    take();
+    return store.subscribe((streamed) => (streamed ? startTransition(take) : take()));
+  }, [store]);
+  // A different store than the one last seen (a session switched to in the same view): its
+  // state now, until the effect above has subscribed.
+  return seen.store === store ? seen.state : (store?.getState() ?? null);
 }
