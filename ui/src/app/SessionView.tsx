@@ -1,4 +1,4 @@
-import { memo, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
+import { memo, startTransition, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord } from "../protocol/generated";
@@ -76,6 +76,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     return () => sessions.hide(live);
   }, [sessions, live]);
   const state = useSessionState(store);
+  const sideReady = useAfterFirstPaint();
   const [hideCommentary, setHideCommentary] = useLocalFlag("mia-code.hideCommentary", false);
   const [panel, setPanel] = useState<PanelTab | null>("changes");
   const [timelineKey, setTimelineKey] = useState(0);
@@ -812,16 +813,20 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
             <PanelResizeHandle className="resize-handle" aria-label="Resize the side panel" />
             <Panel id="side-panel" order={2} defaultSize={34} minSize={22} maxSize={60}>
               <ErrorBoundary label="The side panel">
-                <RightPanel
-                  tab={panel}
-                  onTab={setPanel}
-                  sessionId={sessionId}
-                  refreshKey={timelineKey}
-                  busy={state.running}
-                  onResult={bumpTimeline}
-                  onOpenSession={openSessionLink}
-                  sessionTitle={subagentTitle}
-                />
+                {sideReady ? (
+                  <RightPanel
+                    tab={panel}
+                    onTab={setPanel}
+                    sessionId={sessionId}
+                    refreshKey={timelineKey}
+                    busy={state.running}
+                    onResult={bumpTimeline}
+                    onOpenSession={openSessionLink}
+                    sessionTitle={subagentTitle}
+                  />
+                ) : (
+                  <aside className="right-panel" aria-label="Changes and diffs" aria-busy="true" />
+                )}
               </ErrorBoundary>
             </Panel>
           </>
@@ -853,3 +858,24 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     </OpenFileContext.Provider>
   );
 });
+
+/**
+ * False for a view's first paint, true from the next frame on (as a transition). What a view
+ * shows beside the conversation mounts then: the view that opens when a turn starts (or a
+ * session is switched to) lays out and paints its conversation first, and the side panel's tabs
+ * (React Aria's collection, the steps query) follow in a piece of main-thread work of their own.
+ */
+function useAfterFirstPaint(): boolean {
+  const [ready, setReady] = useState(false);
+  useEffect(() => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const frame = requestAnimationFrame(() => {
+      timer = setTimeout(() => startTransition(() => setReady(true)), 0);
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, []);
+  return ready;
+}
