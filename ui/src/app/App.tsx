@@ -374,14 +374,7 @@ function Shell() {
       return false;
     }
     const live = services.sessions.get(id, (e) => toast(errorMessage(e)));
-    live.store.update((s) => ({ ...s, running: true, error: null }));
-    try {
-      await api.send(id, text);
-    } catch (e) {
-      live.store.update((s) => ({ ...s, running: false }));
-      restoreDraft(id, text);
-      toast(errorMessage(e));
-    }
+    if (!(await live.start(text))) restoreDraft(id, text);
     startTransition(() => setCurrentId(id));
     void refreshSessions();
     return true;

@@ -1,4 +1,4 @@
-import { memo, startTransition, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
+import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord } from "../protocol/generated";
@@ -229,50 +229,27 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   const history = useMemo(() => userTexts(state.messages), [state.messages]);
   const totals = useMemo(() => sessionTotals(state.messages), [state.messages]);
 
-  /** Follow-ups typed while a turn runs, sent (oldest first) when a turn completes. */
-  const [queued, setQueued] = useState<string[]>([]);
+  /** Follow-ups typed while a turn runs: kept (and sent, oldest first, as turns complete) by the live session. */
+  const followUps = live.followUps;
+  const queued = useSyncExternalStore(followUps.subscribe, followUps.getSnapshot);
   const send = useCallback(
     async (text: string): Promise<boolean> => {
       if (store.getState().running) {
-        setQueued((q) => [...q, text]);
+        followUps.add(text);
         return true;
       }
       if (isCompacting(store.getState())) {
         toast("The conversation is being compacted: send your message once it has finished.", "info");
         return false;
       }
-      store.update((s) => ({ ...s, running: true, error: null }));
-      try {
-        await api.send(sessionId, text);
-        return true;
-      } catch (e) {
-        store.update((s) => ({ ...s, running: false }));
-        toast(errorMessage(e));
-        return false;
-      }
+      return live.start(text);
     },
-    [api, sessionId, store, toast],
+    [followUps, live, store, toast],
   );
-
-  // A turn completed: the oldest queued follow-up goes out. After a Stop or an error the queue
-  // waits (shown, with "Send now"), so nothing is sent behind the person's back.
-  const sendQueued = () => {
-    const [next, ...rest] = queued;
-    if (next === undefined) return;
-    setQueued(rest);
-    void send(next).then((ok) => {
-      if (!ok) setQueued((q) => [next, ...q]);
-    });
-  };
-  const onTurnCompleted = useEffectEvent(() => sendQueued());
-  const lastEnd = state.lastTurn?.end;
-  useEffect(() => {
-    if (!state.running && lastEnd === "completed" && !isCompacting(store.getState())) onTurnCompleted();
-  }, [state.running, lastEnd, store]);
+  const sendQueued = () => void live.sendNext();
   const editQueued = (i: number) => {
-    const text = queued[i];
+    const text = followUps.take(i);
     if (text === undefined) return;
-    setQueued((q) => q.filter((_, j) => j !== i));
     restoreDraft(sessionId, text);
     setInputKey((k) => k + 1);
   };
@@ -782,7 +759,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
                         type="button"
                         className="link-btn"
                         data-testid="queued-cancel"
-                        onClick={() => setQueued((x) => x.filter((_, j) => j !== i))}
+                        onClick={() => followUps.take(i)}
                       >
                         Cancel
                       </button>

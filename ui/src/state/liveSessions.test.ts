@@ -164,4 +164,78 @@ describe("SessionCache", () => {
     cache.dispose();
     expect(cache.size).toBe(0);
   });
+
+  describe("follow-ups queued while a turn runs", () => {
+    const finished = (end: "completed" | "cancelled") =>
+      ({
+        type: "turn_finished",
+        session_id: "A",
+        end,
+        steps: 1,
+        usage: { input: 1, output: 1, cache_read: 0, cache_write: 0 },
+      }) as const;
+    const running = async (max = 8, fail = false) => {
+      const sent: string[] = [];
+      const fake = fakeTransport((method, path, body) => {
+        const m = /^\/api\/sessions\/([^/?]+)$/.exec(path);
+        if (method === "GET" && m) return detail(m[1]!);
+        if (method === "POST" && path === "/api/sessions/A/messages") {
+          if (fail) throw new Error("409: a turn is running");
+          sent.push((body as { text: string }).text);
+        }
+        return undefined;
+      });
+      const cache = new SessionCache(makeApi(fake.transport), fake.transport, max);
+      const errors: unknown[] = [];
+      const a = cache.get("A", (e) => errors.push(e));
+      cache.show(a);
+      await a.ready();
+      fake.emit({ type: "step_started", session_id: "A", message_id: "m2", agent: "build", model: "m" });
+      return { fake, cache, a, sent, errors };
+    };
+
+    it("go out one per completed turn, oldest first, while another session is on screen", async () => {
+      const { fake, cache, a, sent } = await running(2);
+      a.followUps.add("first");
+      a.followUps.add("second");
+      // Switched away, and three other sessions visited: A is kept (it has follow-ups to send).
+      cache.hide(a);
+      for (const id of ["B", "C", "D"]) cache.show(cache.get(id, () => undefined));
+      expect(cache.get("A", () => undefined)).toBe(a);
+      fake.emit(finished("completed"));
+      await now();
+      expect(sent).toEqual(["first"]);
+      expect(a.followUps.getSnapshot()).toEqual(["second"]);
+      expect(a.store.getState().running).toBe(true);
+      fake.emit(finished("completed"));
+      await now();
+      expect(sent).toEqual(["first", "second"]);
+      expect(a.followUps.size).toBe(0);
+    });
+
+    it("wait after a stopped turn (nothing is sent behind the person's back) until Send now", async () => {
+      const { fake, a, sent } = await running();
+      a.followUps.add("later");
+      fake.emit(finished("cancelled"));
+      fake.emit({ type: "step_started", session_id: "B", message_id: "x", agent: "build", model: "m" });
+      await now();
+      expect(sent).toEqual([]);
+      expect(a.followUps.getSnapshot()).toEqual(["later"]);
+      await a.sendNext();
+      expect(sent).toEqual(["later"]);
+    });
+
+    it("one that could not be sent is back at the head of the queue, and why is reported", async () => {
+      const { fake, a, sent, errors } = await running(8, true);
+      a.followUps.add("one");
+      a.followUps.add("two");
+      fake.emit(finished("completed"));
+      await now();
+      await now();
+      expect(sent).toEqual([]);
+      expect(a.followUps.getSnapshot()).toEqual(["one", "two"]);
+      expect(String(errors[0])).toContain("409");
+      expect(a.store.getState().running).toBe(false);
+    });
+  });
 });

@@ -1,7 +1,9 @@
-import type { Message } from "../protocol/generated";
+import type { Event, Message } from "../protocol/generated";
 import type { Api } from "../lib/api";
 import type { StreamState, Transport } from "../transport/types";
+import { FollowUps } from "./followUps";
 import { SessionLoader } from "./loader";
+import { isCompacting } from "./session";
 import { SessionStore } from "./store";
 
 /** What a compaction marker shows while its session is cached: the summary open, the archive open and loaded. */
@@ -20,6 +22,10 @@ export class LiveSession {
   readonly store: SessionStore;
   /** What its compaction markers show, for as long as it is cached. */
   readonly markers = new Map<string, MarkerMemory>();
+  /** Follow-ups typed while a turn runs (sent one by one as turns complete, on screen or not). */
+  readonly followUps = new FollowUps();
+  /** A turn completed and its queued follow-up has not gone out yet (waits for a load or a compaction). */
+  private afterTurn = false;
   private readonly loader: SessionLoader;
   private opened = false;
   private stale = true;
@@ -38,14 +44,20 @@ export class LiveSession {
   ) {
     this.store = new SessionStore(id);
     this.loader = new SessionLoader(this.store, () => this.api.session(this.id), {
-      loaded: () => (this.stale = false),
+      loaded: () => {
+        this.stale = false;
+        this.flush();
+      },
       failed: (e) => this.onError(e),
     });
     this.first = new Promise((r) => (this.resolveFirst = r));
     // Subscribe first, then load (so nothing falls between).
     this.stop = transport.subscribe(
       id,
-      (e) => this.loader.event(e),
+      (e) => {
+        this.loader.event(e);
+        this.onEvent(e);
+      },
       (s) => this.onState(s),
     );
     // Some transports never report "open" (or report it late): do not wait forever.
@@ -77,6 +89,50 @@ export class LiveSession {
   /** Loads the session (see SessionLoader: events that arrive meanwhile are applied on top). */
   async load(): Promise<void> {
     await this.loader.load();
+  }
+
+  /**
+   * Starts a turn with `text` (the store shows it running at once). Resolves to whether the
+   * runtime took it; why not goes to the session's error handler.
+   */
+  async start(text: string): Promise<boolean> {
+    this.afterTurn = false;
+    this.store.update((s) => ({ ...s, running: true, error: null }));
+    try {
+      await this.api.send(this.id, text);
+      return true;
+    } catch (e) {
+      this.store.update((s) => ({ ...s, running: false }));
+      this.onError(e);
+      return false;
+    }
+  }
+
+  /** Sends the oldest queued follow-up now ("Send now", or a completed turn); back at the head if it could not go. */
+  async sendNext(): Promise<boolean> {
+    const next = this.followUps.take();
+    if (next === undefined) return false;
+    const ok = await this.start(next);
+    if (!ok) this.followUps.putBack(next);
+    return ok;
+  }
+
+  private onEvent(e: Event) {
+    if (e.type === "turn_finished" && e.session_id === this.id) this.afterTurn = e.end === "completed";
+    this.flush();
+  }
+
+  /**
+   * After a completed turn the oldest queued follow-up goes out, once the store says the session
+   * is idle and not compacting. After a Stop or an error the queue waits (shown, with "Send now"):
+   * nothing is sent behind the person's back.
+   */
+  private flush() {
+    if (!this.afterTurn || this.followUps.size === 0) return;
+    const s = this.store.getState();
+    if (s.running || isCompacting(s)) return;
+    this.afterTurn = false;
+    void this.sendNext();
   }
 
   dispose(): void {
@@ -157,7 +213,7 @@ export class SessionCache {
   private evict() {
     for (const [id, s] of this.sessions) {
       if (this.sessions.size <= this.max) return;
-      if (s.viewers > 0) continue;
+      if (s.viewers > 0 || s.followUps.size > 0) continue;
       s.dispose();
       this.sessions.delete(id);
     }
