@@ -2,11 +2,14 @@ import { installDiagnostics } from "./lib/diagnostics";
 import { StrictMode, useEffect, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app/App";
+import { installTheme } from "./app/theme";
 import { TokenScreen } from "./app/TokenScreen";
 import { ApiError, browserTransport, forgetToken, saveToken, startTransport, type Platform, type Transport } from "./transport";
 import "./styles/app.css";
 
 installDiagnostics();
+// Before the first paint: the remembered theme (or the system's) is on <html> already.
+installTheme();
 
 type Boot =
   | { kind: "loading" }

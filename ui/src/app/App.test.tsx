@@ -142,6 +142,49 @@ describe("app shell", () => {
     expect(screen.queryByTestId("command-palette")).toBeNull();
   });
 
+  it("the palette offers the open session's actions: the plan/build toggle and its / commands, Stop only while a turn runs", async () => {
+    const agents = [
+      { name: "build", mode: "primary", builtin: true, description: "build", read_only: false },
+      { name: "plan", mode: "primary", builtin: true, description: "plan", read_only: true },
+    ];
+    let running = false;
+    const s1 = summary(1);
+    const fake = fakeTransport((method, path) => {
+      if (path === "/api/info") return { version: "0.1", demo: false, home: "/h", project: "/proj" };
+      if (method === "GET" && path.startsWith("/api/sessions?")) return [{ ...s1 }];
+      if (method === "GET" && path === "/api/sessions/s1") return { session: s1, agent: "build", messages: [], running };
+      if (path.startsWith("/api/agents")) return agents;
+      if (path.endsWith("/timeline")) return [];
+      return undefined;
+    });
+    render(<App transport={fake.transport} platform={fakePlatform} />);
+    const user = userEvent.setup();
+    expect(await screen.findByTestId("mode-badge")).toHaveAttribute("data-agent", "build");
+    await user.keyboard("{Control>}k{/Control}");
+    let palette = await screen.findByTestId("command-palette");
+    const ids = () => within(palette).getAllByTestId("palette-item").map((i) => i.getAttribute("data-action"));
+    expect(ids()).toEqual(expect.arrayContaining(["mode", "cmd-undo", "cmd-diff", "cmd-plan", "cmd-fork", "cmd-compact"]));
+    expect(ids()).not.toContain("stop");
+    const mode = within(palette).getAllByTestId("palette-item").find((i) => i.getAttribute("data-action") === "mode")!;
+    expect(mode).toHaveTextContent("Tab");
+    // Running the toggle switches the session's agent, as Tab does.
+    await user.click(mode);
+    await waitFor(() =>
+      expect(fake.requests).toContainEqual({ method: "POST", path: "/api/sessions/s1/agent", body: { agent: "plan" } }),
+    );
+    expect(screen.queryByTestId("command-palette")).toBeNull();
+    // While a turn runs, Stop is offered first, with its key.
+    running = true;
+    act(() => fake.emit({ type: "step_started", session_id: "s1", message_id: "m1", model: "mock/m", agent: "plan" }));
+    await screen.findByTestId("stop");
+    await user.keyboard("{Control>}k{/Control}");
+    palette = await screen.findByTestId("command-palette");
+    expect(ids()[0]).toBe("stop");
+    expect(within(palette).getAllByTestId("palette-item")[0]).toHaveTextContent("Esc");
+    await user.click(within(palette).getAllByTestId("palette-item")[0]!);
+    await waitFor(() => expect(fake.requests.some((r) => r.method === "POST" && r.path === "/api/sessions/s1/cancel")).toBe(true));
+  });
+
   it("? outside a text field shows the keyboard shortcuts; typed in the input it is just text", async () => {
     const { user } = setup([summary(1)], false);
     await screen.findAllByTestId("session-item");

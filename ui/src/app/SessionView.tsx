@@ -1,4 +1,4 @@
-import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import { memo, startTransition, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord } from "../protocol/generated";
@@ -28,6 +28,7 @@ import { OpenFileContext } from "./openFile";
 import { TranscriptSearch } from "./TranscriptSearch";
 import { ModelPicker, modelHint } from "./ModelPicker";
 import { ShareDialog, UnshareConfirm } from "./ShareDialog";
+import { SESSION_COMMAND, type SessionCommand } from "./commands";
 
 const filesCache = new Map<string, Promise<string[]>>();
 
@@ -454,6 +455,19 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   // memo) does not render again with every delta.
   const onNotice = useCallback((m: string) => toast(m, "info"), [toast]);
   const onStop = useCallback(() => void stop(), [stop]);
+
+  // The command palette's session actions (a `/` command, Stop, the plan/build toggle).
+  const onPaletteCommand = useEffectEvent((cmd: SessionCommand) => {
+    if (cmd.kind === "stop") {
+      if (store.getState().running) void stop();
+    } else if (cmd.kind === "mode") toggleMode();
+    else onCommand(cmd.name, cmd.args);
+  });
+  useEffect(() => {
+    const on = (e: globalThis.Event) => onPaletteCommand((e as CustomEvent<SessionCommand>).detail);
+    window.addEventListener(SESSION_COMMAND, on);
+    return () => window.removeEventListener(SESSION_COMMAND, on);
+  }, []);
   // The session's own folder: a worktree session mentions the worktree's files.
   const sessionDir = state.session?.directory || directory;
   const loadFiles = useCallback(() => {

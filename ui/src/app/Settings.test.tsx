@@ -524,3 +524,26 @@ describe("Settings: plugins", () => {
     expect(ctx.pluginRequests()).toEqual([]);
   });
 });
+
+describe("Settings: appearance", () => {
+  it("the theme is a radio group: picking Dark switches the window's tokens and is remembered; Follow the system forgets it", async () => {
+    localStorage.clear();
+    renderWith({
+      mode: "workspace-write",
+      mechanism: "landlock+seccomp",
+      available: true,
+      detail: "Landlock ABI 7",
+      effect: "sandboxed",
+    });
+    const group = await screen.findByTestId("theme-choice");
+    expect(within(group).getAllByRole("radio")).toHaveLength(3);
+    expect(within(group).getByRole("radio", { name: "Follow the system" })).toBeChecked();
+    fireEvent.click(within(group).getByRole("radio", { name: "Dark" }));
+    await waitFor(() => expect(document.documentElement.dataset.theme).toBe("dark"));
+    expect(within(group).getByRole("radio", { name: "Dark" })).toBeChecked();
+    expect(localStorage.getItem("mia-code.theme")).toBe("dark");
+    fireEvent.click(within(group).getByRole("radio", { name: "Follow the system" }));
+    await waitFor(() => expect(localStorage.getItem("mia-code.theme")).toBeNull());
+    expect(document.documentElement.dataset.themeChoice).toBe("system");
+  });
+});

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useState } from "react";
+import { Label, Radio, RadioGroup } from "react-aria-components";
 import type {
   AgentInfo,
   ApprovalView,
@@ -15,6 +16,7 @@ import { formatDate, relativeTime } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Modal } from "./Modal";
 import { OpenLink } from "./ShareDialog";
+import { setTheme, THEME_CHOICES, useTheme, type ThemeChoice } from "./theme";
 
 export function Settings({
   directory,
@@ -42,6 +44,7 @@ export function Settings({
 
   return (
     <Modal title="Settings" onClose={onClose} wide testId="settings">
+      <Appearance />
       {!view && <p className="muted">Loading…</p>}
       {view && (
         <div className="settings">
@@ -87,6 +90,33 @@ export function Settings({
         </div>
       )}
     </Modal>
+  );
+}
+
+const THEME_LABELS: Record<ThemeChoice, string> = { system: "Follow the system", light: "Light", dark: "Dark" };
+
+/** The window's theme (remembered by this window's storage; app/theme.ts). */
+function Appearance() {
+  const theme = useTheme();
+  return (
+    <section className="settings-appearance">
+      <RadioGroup
+        className="segmented"
+        orientation="horizontal"
+        value={theme}
+        onChange={(v) => setTheme(v as ThemeChoice)}
+        data-testid="theme-choice"
+      >
+        <Label className="segmented-label">Theme</Label>
+        <div className="segmented-options">
+          {THEME_CHOICES.map((c) => (
+            <Radio key={c} value={c} className="segmented-option" data-testid={`theme-${c}`}>
+              {THEME_LABELS[c]}
+            </Radio>
+          ))}
+        </div>
+      </RadioGroup>
+    </section>
   );
 }
 

@@ -48,3 +48,42 @@ export const COMMANDS: SlashCommand[] = [
 ];
 
 export type CommandName = (typeof COMMANDS)[number]["name"];
+
+/**
+ * What the command palette asks of the open session: a `/` command (with its arguments) or one of
+ * the view's own keys ("stop": Esc, "mode": Tab). The session view listens for it on `window`.
+ */
+export const SESSION_COMMAND = "mia-session-command";
+export type SessionCommand =
+  | { kind: "command"; name: CommandName; args?: string }
+  | { kind: "stop" }
+  | { kind: "mode" };
+
+export function runSessionCommand(cmd: SessionCommand): void {
+  window.dispatchEvent(new CustomEvent<SessionCommand>(SESSION_COMMAND, { detail: cmd }));
+}
+
+/** The modifier key's name where the app runs (⌘ on macOS, Ctrl elsewhere), for shortcut labels. */
+export function modKey(): string {
+  const p = typeof navigator === "undefined" ? "" : navigator.platform || navigator.userAgent;
+  return /Mac|iPhone|iPad/i.test(p) ? "⌘" : "Ctrl";
+}
+
+/** The session's `/` commands the palette offers, in its words (the window's own are listed by App). */
+export const PALETTE_SESSION_COMMANDS: { name: CommandName; label: string; args?: string }[] = [
+  { name: "undo", label: "Undo the last file-changing step" },
+  { name: "redo", label: "Redo what the last undo changed" },
+  { name: "snapshots", label: "Show the session's changes (undo timeline)" },
+  { name: "diff", label: "Show the diff of the whole session" },
+  { name: "plan", label: "Switch to the plan agent" },
+  { name: "build", label: "Switch to the build agent" },
+  { name: "model", label: "Choose the session's model" },
+  { name: "fork", label: "Fork this session" },
+  { name: "promote", label: "Make this fork a top-level session" },
+  { name: "compact", label: "Compact the conversation now" },
+  { name: "cost", label: "Show what this session cost" },
+  { name: "history", label: "Show the whole conversation history" },
+  { name: "share", label: "Share this session…" },
+  { name: "unshare", label: "Stop sharing this session" },
+  { name: "agent", label: "Create an agent…", args: "create" },
+];

@@ -80,6 +80,30 @@ describe("PermissionDialog", () => {
     expect(screen.getByTestId("permission-proposed")).toHaveTextContent("New file");
   });
 
+  it("a fetch shows its URL and method (GET when it names none); other tools show no method", () => {
+    const { unmount } = setup([{ ...fetchRequest, tool: "fetch", permission: "fetch" }]);
+    expect(screen.getByTestId("permission-target")).toHaveTextContent("https://docs.example.com/api");
+    expect(screen.getByTestId("permission-method")).toHaveTextContent(/^GET$/);
+    unmount();
+    const post = setup([{ ...fetchRequest, input: { url: "https://docs.example.com/api", method: "post" } }]);
+    expect(screen.getByTestId("permission-method")).toHaveTextContent(/^POST$/);
+    post.unmount();
+    setup([editRequest]);
+    expect(screen.queryByTestId("permission-method")).toBeNull();
+  });
+
+  it("the answer keys sit in a footer outside the part that scrolls", () => {
+    setup([editRequest]);
+    const body = screen.getByTestId("permission-dialog").querySelector(".mia-perm-body");
+    const footer = screen.getByTestId("permission-dialog").querySelector(".mia-perm-footer");
+    expect(body).not.toBeNull();
+    expect(footer).not.toBeNull();
+    const once = screen.getAllByRole("button").find((b) => /once/i.test(b.textContent ?? ""));
+    expect(once).toBeDefined();
+    expect(footer!.contains(once!)).toBe(true);
+    expect(body!.contains(once!)).toBe(false);
+  });
+
   it("no proposed change, no diff", () => {
     setup([editRequest]);
     expect(screen.queryByTestId("permission-proposed")).toBeNull();

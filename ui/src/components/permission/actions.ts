@@ -44,6 +44,14 @@ export function targetLabel(tool: string, target: string, hasSegments: boolean):
   return "Path";
 }
 
+/** The HTTP method a `fetch` asks to use (its input's `method`, GET when it names none); null for other tools. */
+export function fetchMethod(tool: string, input: unknown): string | null {
+  // The names the permission engine counts as a fetch (its own tool is `fetch`, always a GET).
+  if (tool !== "fetch" && tool !== "webfetch" && tool !== "web_fetch") return null;
+  const m = input && typeof input === "object" ? (input as { method?: unknown }).method : undefined;
+  return typeof m === "string" && /^[a-z]+$/i.test(m) ? m.toUpperCase() : "GET";
+}
+
 const MAX_ARGS_CHARS = 20_000;
 
 /** Pretty JSON of a tool's input, cut at a size the dialog can show without slowing down. */
