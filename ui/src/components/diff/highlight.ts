@@ -1,29 +1,9 @@
-// Syntax highlighting for diffs: lowlight (highlight.js grammars, no eval, no wasm) gives a hast
+// Syntax highlighting for diffs: the app's one lowlight instance (lib/highlight.ts) gives a hast
 // tree, which is split into lines of tokens and rendered as React elements (never as HTML).
-import { createLowlight } from "lowlight";
-import bash from "highlight.js/lib/languages/bash";
-import c from "highlight.js/lib/languages/c";
-import cpp from "highlight.js/lib/languages/cpp";
-import css from "highlight.js/lib/languages/css";
-import go from "highlight.js/lib/languages/go";
-import ini from "highlight.js/lib/languages/ini";
-import java from "highlight.js/lib/languages/java";
-import javascript from "highlight.js/lib/languages/javascript";
-import json from "highlight.js/lib/languages/json";
-import markdown from "highlight.js/lib/languages/markdown";
-import python from "highlight.js/lib/languages/python";
-import rust from "highlight.js/lib/languages/rust";
-import sql from "highlight.js/lib/languages/sql";
-import typescript from "highlight.js/lib/languages/typescript";
-import xml from "highlight.js/lib/languages/xml";
-import yaml from "highlight.js/lib/languages/yaml";
+import { lowlight } from "../../lib/highlight";
 import type { ElementContent, Root } from "hast";
 import type { FileDiff } from "../../protocol/generated";
 import type { NumberedLine } from "./model";
-
-const lowlight = createLowlight({
-  bash, c, cpp, css, go, ini, java, javascript, json, markdown, python, rust, sql, typescript, xml, yaml,
-});
 
 const BY_EXTENSION: Record<string, string> = {
   ts: "typescript", tsx: "typescript", mts: "typescript", cts: "typescript",
