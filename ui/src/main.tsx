@@ -22,6 +22,7 @@ function guard(transport: Transport, platform: Platform, onUnauthorized: () => v
   if (platform.kind !== "browser") return transport;
   return {
     subscribe: (id, onEvent, onState, opts) => transport.subscribe(id, onEvent, onState, opts),
+    reconnect: () => transport.reconnect?.(),
     request: async <T,>(method: Parameters<Transport["request"]>[0], path: string, body?: unknown): Promise<T> => {
       try {
         return await transport.request<T>(method, path, body);

@@ -1,8 +1,8 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { act, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import type { SessionSummary } from "../protocol/generated";
-import { App } from "./App";
+import { App, LOST_AFTER_MS } from "./App";
 import { fakePlatform, fakeTransport } from "./testing";
 import { ApiError } from "../transport/types";
 import { zoomStep } from "./zoom";
@@ -89,6 +89,39 @@ describe("app shell", () => {
     await waitFor(() => expect(screen.queryByTestId("connection-banner")).toBeNull());
   });
 
+  it("says the connection is lost after a while of failed retries, and Retry now retries at once", async () => {
+    const { streamState, reconnect } = setup([summary(1)], false);
+    await screen.findAllByTestId("session-item");
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    try {
+      act(() => streamState("reconnecting"));
+      expect(screen.getByTestId("connection-banner")).toHaveAttribute("data-state", "reconnecting");
+      // Retries keep failing: still "reconnecting…" until LOST_AFTER_MS has passed.
+      act(() => {
+        vi.advanceTimersByTime(LOST_AFTER_MS - 1000);
+      });
+      act(() => streamState("reconnecting"));
+      expect(screen.getByTestId("connection-banner")).toHaveAttribute("data-state", "reconnecting");
+      act(() => {
+        vi.advanceTimersByTime(1000);
+      });
+      const banner = screen.getByTestId("connection-banner");
+      expect(banner).toHaveAttribute("data-state", "lost");
+      expect(banner).toHaveAttribute("role", "alert");
+      expect(banner).toHaveTextContent("The connection to mia-code is lost");
+      // Another failed retry does not hide that it is lost.
+      act(() => streamState("reconnecting"));
+      expect(screen.getByTestId("connection-banner")).toHaveAttribute("data-state", "lost");
+      act(() => screen.getByTestId("connection-retry").click());
+      expect(reconnect).toHaveBeenCalledTimes(1);
+      expect(screen.getByTestId("connection-banner")).toHaveAttribute("data-state", "reconnecting");
+      act(() => streamState("open"));
+      expect(screen.queryByTestId("connection-banner")).toBeNull();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("asks waiting in another session show as a badge and a marker, live", async () => {
     const ask = {
       id: "perm-1",
@@ -121,6 +154,13 @@ describe("app shell", () => {
     expect(await screen.findByTestId("attention-badge")).toHaveTextContent("1 waiting");
     const row = screen.getAllByTestId("session-item").find((r) => r.getAttribute("data-session-id") === "s2")!;
     expect(within(row).getByTestId("session-needs-you")).toHaveTextContent("1");
+    // The OS is told (the platform shows it only when the window is unfocused); clicked, it opens s2.
+    await waitFor(() =>
+      expect(fakePlatform.notify).toHaveBeenCalledWith("mia-code needs you", "build asks to use write in Session 2", expect.any(Function)),
+    );
+    const onClick = fakePlatform.notify.mock.calls.find((c) => c[0] === "mia-code needs you")![2]!;
+    act(() => onClick());
+    await waitFor(() => expect(fake.requests.some((r) => r.method === "GET" && r.path === "/api/sessions/s2")).toBe(true));
     act(() =>
       fake.emit({ type: "permission_resolved", session_id: "s2", request_id: "perm-1", decision: "allow", by: "user", reason: "" }),
     );

@@ -43,6 +43,9 @@ type CenterView =
   | { kind: "tree"; focus?: string }
   | { kind: "session-compare"; left: string; right: string; from: "tree" | "session" };
 
+/** How long failed reconnects show as "reconnecting…" before the banner says the connection is lost. */
+export const LOST_AFTER_MS = 15_000;
+
 export function App({ transport, platform }: { transport: Transport; platform: Platform }) {
   const services = useMemo(() => {
     const api = makeApi(transport);
@@ -179,15 +182,28 @@ function Shell() {
   const attention = useMemo(() => new AttentionStore(), []);
   const live = useAttention(attention);
   const [queueOpen, setQueueOpen] = useState(false);
-  /** The window's stream to the runtime: lost (reconnecting, with backoff) or open. */
-  const [connection, setConnection] = useState<"open" | "reconnecting">("open");
-  // A new ask elsewhere while this window is in the background: tell the OS.
+  /**
+   * The window's stream to the runtime: open; reconnecting (with backoff); or lost, after
+   * LOST_AFTER_MS of failed retries (still retrying, and the user can retry now).
+   */
+  const [connection, setConnection] = useState<"open" | "reconnecting" | "lost">("open");
+  useEffect(() => {
+    if (connection !== "reconnecting") return;
+    const t = setTimeout(() => setConnection("lost"), LOST_AFTER_MS);
+    return () => clearTimeout(t);
+  }, [connection]);
+  const retryNow = () => {
+    setConnection("reconnecting");
+    transport.reconnect?.();
+  };
+  // A new ask in another session: tell the OS (the platform shows it only when this window is in
+  // the background or unfocused; the open session's own asks are told by its view).
   const notifyFresh = useEffectEvent((asks: PermissionRequest[], before: Set<string>) => {
     const fresh = asks.filter(
       (a) => !before.has(a.id) && a.session_id !== currentId && a.root_session_id !== currentId,
     );
     const a = fresh[0];
-    if (!a || !document.hidden) return;
+    if (!a) return;
     const where = sessionTitle(a.root_session_id ?? a.session_id) ?? "another session";
     // Clicked: that session opens, with its ask.
     platform.notify("mia-code needs you", `${a.agent} asks to use ${a.tool} in ${where}`, () =>
@@ -231,7 +247,7 @@ function Shell() {
       (st) => {
         if (st === "open" || st === "lagged") seed();
         if (st === "open" || st === "resumed") setConnection("open");
-        else if (st === "reconnecting") setConnection("reconnecting");
+        else if (st === "reconnecting") setConnection((c) => (c === "lost" ? c : "reconnecting"));
       },
     );
     return () => {
@@ -386,8 +402,20 @@ function Shell() {
     <div className="app">
       {info?.demo && <DemoBanner />}
       {connection === "reconnecting" && (
-        <div className="connection-banner" data-testid="connection-banner" role="status" aria-live="polite">
+        <div className="connection-banner" data-testid="connection-banner" data-state="reconnecting" role="status" aria-live="polite">
           Lost the connection to mia-code — reconnecting… (what you see may be out of date until it is back)
+          <button type="button" className="btn small" data-testid="connection-reload" onClick={() => window.location.reload()}>
+            Reload
+          </button>
+        </div>
+      )}
+      {connection === "lost" && (
+        <div className="connection-banner connection-lost" data-testid="connection-banner" data-state="lost" role="alert">
+          The connection to mia-code is lost. It keeps retrying every few seconds; until it is back, what you see may be out
+          of date and what you send may fail.
+          <button type="button" className="btn small" data-testid="connection-retry" onClick={retryNow}>
+            Retry now
+          </button>
           <button type="button" className="btn small" data-testid="connection-reload" onClick={() => window.location.reload()}>
             Reload
           </button>

@@ -17,7 +17,9 @@ export function fakeTransport(handler: Handler) {
   /** The session ids subscribed to, in order (null: all). Every listener hears every event. */
   const subscribed: (string | null)[] = [];
   const stateListeners: ((s: StreamState) => void)[] = [];
+  const reconnect = vi.fn();
   const transport: Transport = {
+    reconnect,
     request: vi.fn(async <T,>(method: HttpMethod, path: string, body?: unknown): Promise<T> => {
       requests.push({ method, path, body });
       return (await handler(method, path, body)) as T;
@@ -40,7 +42,7 @@ export function fakeTransport(handler: Handler) {
   const streamState = (s: StreamState) => {
     for (const l of stateListeners) l(s);
   };
-  return { transport, requests, emit, subscribed, streamState };
+  return { transport, requests, emit, subscribed, streamState, reconnect };
 }
 
 export const fakePlatform = {

@@ -146,6 +146,30 @@ describe("HttpTransport.subscribe", () => {
   });
 });
 
+describe("HttpTransport retry now", () => {
+  it("reconnect() runs a lost stream's scheduled retry at once, and the schedule's later run does nothing", () => {
+    FakeEventSource.instances = [];
+    const scheduled: (() => void)[] = [];
+    const t = new HttpTransport({ token: "tok", EventSource: FakeEventSource, schedule: (fn) => scheduled.push(fn) });
+    const stop = t.subscribe(null, () => undefined);
+    // Nothing lost: nothing to retry.
+    t.reconnect();
+    expect(FakeEventSource.instances).toHaveLength(1);
+    FakeEventSource.instances[0]!.onerror?.(new globalThis.Event("error"));
+    t.reconnect();
+    expect(FakeEventSource.instances).toHaveLength(2);
+    // The backoff's timer fires later: no second connection.
+    scheduled[0]!();
+    expect(FakeEventSource.instances).toHaveLength(2);
+    // Unsubscribed while waiting: retrying now connects nothing.
+    FakeEventSource.instances[1]!.onerror?.(new globalThis.Event("error"));
+    stop();
+    t.reconnect();
+    scheduled[1]!();
+    expect(FakeEventSource.instances).toHaveLength(2);
+  });
+});
+
 describe("HttpTransport resuming", () => {
   it("asks for what it missed on every connect, passes each Event's number and resumes when behind", () => {
     FakeEventSource.instances = [];

@@ -40,6 +40,8 @@ export class HttpTransport implements Transport {
   private readonly fetchFn: FetchLike;
   private readonly ES: EventSourceCtor | undefined;
   private readonly schedule: Scheduler;
+  /** The scheduled reconnects of lost streams, each runnable now (`reconnect`). */
+  private readonly waiting = new Set<() => void>();
 
   constructor(opts: HttpTransportOptions) {
     this.token = opts.token;
@@ -84,6 +86,7 @@ export class HttpTransport implements Transport {
     let closed = false;
     let attempt = 0;
     let source: EventSourceLike | null = null;
+    let retry: (() => void) | null = null;
 
     const url = () => {
       const params = new URLSearchParams();
@@ -147,7 +150,16 @@ export class HttpTransport implements Transport {
         onState?.("reconnecting");
         const delay = BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)] ?? 8000;
         attempt += 1;
-        this.schedule(connect, delay);
+        // Runs once: at the backoff's end or when asked to retry now, whichever comes first.
+        const go = () => {
+          if (retry !== go) return;
+          retry = null;
+          this.waiting.delete(go);
+          connect();
+        };
+        retry = go;
+        this.waiting.add(go);
+        this.schedule(go, delay);
       };
     };
     connect();
@@ -155,7 +167,13 @@ export class HttpTransport implements Transport {
       closed = true;
       source?.close();
       source = null;
+      if (retry) this.waiting.delete(retry);
+      retry = null;
     };
+  }
+
+  reconnect(): void {
+    for (const go of [...this.waiting]) go();
   }
 }
 
@@ -188,7 +206,8 @@ export const browserPlatform: Platform = {
   kind: "browser",
   pickFolder: () => Promise.resolve(null),
   notify(title, body, onClick) {
-    if (!document.hidden || typeof Notification === "undefined") return;
+    // Only when the user is elsewhere: the tab hidden, or the window behind another.
+    if ((!document.hidden && document.hasFocus()) || typeof Notification === "undefined") return;
     const show = () => {
       const n = new Notification(title, { body });
       n.onclick = () => {

@@ -63,6 +63,8 @@ export class Multiplexer implements Transport {
 
   request: Transport["request"] = (method, path, body) => this.base.request(method, path, body);
 
+  reconnect = (): void => this.base.reconnect?.();
+
   subscribe(
     sessionId: string | null,
     onEvent: (e: Event, seq?: number) => void,

@@ -34,6 +34,27 @@ describe("notification clicks", () => {
     Object.defineProperty(document, "hidden", { configurable: true, get: () => false });
   });
 
+  it("browser: a visible tab notifies only when its window is not focused", () => {
+    const made: string[] = [];
+    class FakeNotification {
+      static permission = "granted";
+      onclick: (() => void) | null = null;
+      close = vi.fn();
+      constructor(title: string) {
+        made.push(title);
+      }
+    }
+    vi.stubGlobal("Notification", FakeNotification);
+    Object.defineProperty(document, "hidden", { configurable: true, get: () => false });
+    const focus = vi.spyOn(document, "hasFocus").mockReturnValue(true);
+    browserPlatform.notify("focused", "b");
+    expect(made).toEqual([]);
+    focus.mockReturnValue(false);
+    browserPlatform.notify("unfocused", "b");
+    expect(made).toEqual(["unfocused"]);
+    focus.mockRestore();
+  });
+
   it("desktop: the action runs when the window is focused again soon, once, the latest one", () => {
     let t = 1_000;
     const a = vi.fn();

@@ -162,4 +162,27 @@ describe("TauriTransport", () => {
     stop();
     await vi.waitFor(() => expect(calls.at(-1)).toEqual(["unsubscribe", { id: 3 }]));
   });
+
+  it("reconnect() retries a refused subscription at once; the backoff's later run does nothing", async () => {
+    let refuse = true;
+    const { invoke, calls } = fakeInvoke((cmd) => {
+      if (cmd === "subscribe" && refuse) throw new Error("backend not ready");
+      return cmd === "subscribe" ? 4 : null;
+    });
+    const scheduled: (() => void)[] = [];
+    const t = new TauriTransport(invoke, FakeChannel, (fn) => scheduled.push(fn));
+    const states: string[] = [];
+    t.subscribe(
+      null,
+      () => undefined,
+      (s) => states.push(s),
+    );
+    await vi.waitFor(() => expect(states).toEqual(["reconnecting"]));
+    refuse = false;
+    t.reconnect();
+    await vi.waitFor(() => expect(states).toEqual(["reconnecting", "open"]));
+    scheduled[0]!();
+    await Promise.resolve();
+    expect(calls.filter((c) => c[0] === "subscribe")).toHaveLength(2);
+  });
 });

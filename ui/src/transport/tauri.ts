@@ -31,6 +31,13 @@ export class TauriTransport implements Transport {
     private readonly schedule: (fn: () => void, ms: number) => unknown = (fn, ms) => setTimeout(fn, ms),
   ) {}
 
+  /** The scheduled retries of refused subscriptions, each runnable now (`reconnect`). */
+  private readonly waiting = new Set<() => void>();
+
+  reconnect(): void {
+    for (const go of [...this.waiting]) go();
+  }
+
   async request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
     let answer: ApiAnswer;
     try {
@@ -56,6 +63,7 @@ export class TauriTransport implements Transport {
     // A refused subscription (the backend not ready yet) is retried with backoff.
     let attempt = 0;
     let current: Promise<number | null> = Promise.resolve(null);
+    let retry: (() => void) | null = null;
     const connect = () => {
       const ch = new this.Channel<Message>();
       let live = true;
@@ -97,7 +105,15 @@ export class TauriTransport implements Transport {
         () => {
           if (!closed) {
             onState?.("reconnecting");
-            this.schedule(connect, Math.min(8000, 500 * 2 ** attempt++));
+            const go = () => {
+              if (retry !== go) return;
+              retry = null;
+              this.waiting.delete(go);
+              if (!closed) connect();
+            };
+            retry = go;
+            this.waiting.add(go);
+            this.schedule(go, Math.min(8000, 500 * 2 ** attempt++));
           }
           return null;
         },
@@ -106,6 +122,8 @@ export class TauriTransport implements Transport {
     connect();
     return () => {
       closed = true;
+      if (retry) this.waiting.delete(retry);
+      retry = null;
       void current.then((id) => {
         if (id !== null) void this.invoke("unsubscribe", { id }).catch(() => undefined);
       });

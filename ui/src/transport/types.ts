@@ -38,6 +38,8 @@ export interface Transport {
     onState?: (s: StreamState) => void,
     opts?: StreamOptions,
   ): () => void;
+  /** Retries a lost stream now instead of at its next backoff step (the banner's "Retry now"). */
+  reconnect?(): void;
 }
 
 /** Where updates of the desktop app stand (src-tauri/src/updates.rs). */
