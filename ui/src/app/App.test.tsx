@@ -73,6 +73,33 @@ describe("app shell", () => {
     expect(lists()).toBe(settled);
   }, 20_000);
 
+  it("the sidebar says it is loading, then why the list could not be read, with Try again; an empty project says so", async () => {
+    let answer: "wait" | "fail" | "empty" = "wait";
+    const release: (() => void)[] = [];
+    const fake = fakeTransport((method, path) => {
+      if (path === "/api/info") return { version: "0.1", demo: false, home: "/h", project: "/proj" };
+      if (method === "GET" && path.startsWith("/api/sessions?")) {
+        if (answer === "wait") return new Promise((_, reject) => release.push(() => reject(new ApiError(500, "database is locked"))));
+        if (answer === "fail") return Promise.reject(new ApiError(500, "database is locked"));
+        return [];
+      }
+      if (path.startsWith("/api/agents")) return [];
+      return undefined;
+    });
+    render(<App transport={fake.transport} platform={fakePlatform} />);
+    expect(await screen.findByTestId("sessions-loading")).toHaveTextContent("Loading sessions…");
+    expect(screen.queryByTestId("sessions-empty")).toBeNull();
+    answer = "fail";
+    act(() => release.forEach((r) => r()));
+    const error = await screen.findByTestId("sessions-error", {}, { timeout: 8000 });
+    expect(error).toHaveTextContent("Could not read the sessions: database is locked");
+    expect(screen.queryByTestId("sessions-empty")).toBeNull();
+    answer = "empty";
+    await userEvent.setup().click(within(error).getByRole("button", { name: "Try again" }));
+    expect(await screen.findByTestId("sessions-empty")).toHaveTextContent("No sessions yet.");
+    expect(screen.queryByTestId("sessions-error")).toBeNull();
+  });
+
   it("no banner outside the demo", async () => {
     setup([summary(1)], false);
     await screen.findAllByTestId("session-item");

@@ -444,6 +444,9 @@ function Shell() {
             {project && (
               <Sidebar
                 sessions={sessions}
+                loading={sessionsQuery.isPending}
+                error={sessionsQuery.error ? errorMessage(sessionsQuery.error) : null}
+                onRetry={() => void sessionsQuery.refetch()}
                 asks={live.asks}
                 running={live.running}
               finished={live.finished}

@@ -168,9 +168,16 @@ export function Conversation({
       // Scrolled with the keyboard too (PageUp/PageDown, arrows) once focused.
       tabIndex={0}
     >
-      {rows.length === 0 && (
-        <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
-      )}
+      {rows.length === 0 &&
+        (state.session === null ? (
+          !state.error && (
+            <div className="empty muted" role="status" data-testid="conversation-loading">
+              Loading the conversation…
+            </div>
+          )
+        ) : (
+          <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
+        ))}
       <div ref={virtualizer.containerRef} style={{ position: "relative", width: "100%" }}>
         {virtualizer.getVirtualItems().map((item) => {
           const m = rows[item.index]!;

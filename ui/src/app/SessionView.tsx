@@ -5,6 +5,7 @@ import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord 
 import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { isCompacting, sessionTotals, userTexts } from "../state/session";
 import { useSessionState } from "../state/store";
+import { LOAD_FAILED } from "../state/liveSessions";
 import { useDelegations } from "./useDelegations";
 import { useTranscriptSearch, type SearchState } from "./useTranscriptSearch";
 import { Panel, PanelGroup, PanelResizeHandle } from "react-resizable-panels";
@@ -256,9 +257,14 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   };
 
   const retry = useCallback(() => {
+    if (store.getState().error?.kind === LOAD_FAILED) {
+      store.update((s) => ({ ...s, error: null }));
+      void live.load();
+      return;
+    }
     const last = userTexts(store.getState().messages).at(-1);
     if (last) void send(last);
-  }, [send, store]);
+  }, [live, send, store]);
 
   const switchTo = useCallback(
     async (agent: string) => {
@@ -485,7 +491,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   const running = state.compaction?.state === "running" ? state.compaction : null;
   const failed = state.compaction?.state === "failed" ? state.compaction : null;
 
-  const canRetry = !state.running && history.length > 0;
+  const canRetry = state.error?.kind === LOAD_FAILED || (!state.running && history.length > 0);
   const spawned = state.session?.spawned_by ?? null;
   const fetchedTitle = (id: string) => (fetchedParent?.id === id ? fetchedParent.title : undefined);
   const spawnedTitle =

@@ -159,8 +159,16 @@ export function Sidebar({
   finished,
   waitingElsewhere = 0,
   onOpenQueue,
+  loading = false,
+  error = null,
+  onRetry,
 }: {
   sessions: SessionSummary[];
+  /** The list is being read for the first time (nothing to show yet). */
+  loading?: boolean;
+  /** Why the list could not be read (null: it was), and how to try again. */
+  error?: string | null;
+  onRetry?: () => void;
   /** Every waiting ask of the project (live). */
   asks?: PermissionRequest[];
   /** Whether a session runs a turn (live); the list's status is used where it is absent. */
@@ -303,7 +311,27 @@ export function Sidebar({
           {rows.map((r) => item(r))}
         </ul>
       )}
-      {filtered.length === 0 && <p className="muted small pad">{query ? "No session matches." : "No sessions yet."}</p>}
+      {filtered.length === 0 &&
+        (query ? (
+          <p className="muted small pad">No session matches.</p>
+        ) : loading ? (
+          <p className="muted small pad" role="status" data-testid="sessions-loading">
+            Loading sessions…
+          </p>
+        ) : error ? (
+          <div className="pad small" role="alert" data-testid="sessions-error">
+            <p className="error-text">Could not read the sessions: {error}</p>
+            {onRetry && (
+              <button type="button" className="btn small" onClick={onRetry}>
+                Try again
+              </button>
+            )}
+          </div>
+        ) : (
+          <p className="muted small pad" data-testid="sessions-empty">
+            No sessions yet.
+          </p>
+        ))}
       {confirm && (
         <Modal title="Delete session?" onClose={() => setConfirm(null)}>
           <p>

@@ -1,10 +1,13 @@
 import type { Event, Message } from "../protocol/generated";
-import type { Api } from "../lib/api";
+import { errorMessage, type Api } from "../lib/api";
 import type { StreamState, Transport } from "../transport/types";
 import { FollowUps } from "./followUps";
 import { SessionLoader } from "./loader";
 import { isCompacting } from "./session";
 import { SessionStore } from "./store";
+
+/** The error kind of a session that could not be loaded (its view offers to load it again). */
+export const LOAD_FAILED = "load";
 
 /** What a compaction marker shows while its session is cached: the summary open, the archive open and loaded. */
 export interface MarkerMemory {
@@ -48,7 +51,15 @@ export class LiveSession {
         this.stale = false;
         this.flush();
       },
-      failed: (e) => this.onError(e),
+      failed: (e) => {
+        // Never loaded: the view says so (with a retry) instead of waiting forever.
+        this.store.update((s) =>
+          s.session
+            ? s
+            : { ...s, error: { kind: LOAD_FAILED, message: `Could not load this session: ${errorMessage(e)}`, retryable: true } },
+        );
+        this.onError(e);
+      },
     });
     this.first = new Promise((r) => (this.resolveFirst = r));
     // Subscribe first, then load (so nothing falls between).
