@@ -64,6 +64,44 @@ for (const scheme of ["light", "dark"] as const) {
     await expect(page.getByTestId("message-assistant").last()).toContainText("Done");
     problems.push(...(await scan(page, `${scheme}-session`, out)));
 
+    // The window's other views, reached as a user would: the palette (Ctrl+K) runs each.
+    const palette = async (action: string) => {
+      await page.keyboard.press("Control+k");
+      const p = page.getByTestId("command-palette");
+      await expect(p).toBeVisible();
+      await p.locator(`[data-testid="palette-item"][data-action="${action}"]`).click();
+      await expect(p).toBeHidden();
+    };
+    await page.keyboard.press("Control+k");
+    await expect(page.getByTestId("command-palette")).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-palette`, out)));
+    await page.keyboard.press("Escape");
+    await expect(page.getByTestId("command-palette")).toBeHidden();
+    await palette("shortcuts");
+    await expect(page.getByTestId("shortcuts")).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-shortcuts`, out)));
+    await page.keyboard.press("Escape");
+    await expect(page.getByTestId("shortcuts")).toBeHidden();
+    await palette("search");
+    await page.getByTestId("transcript-search-input").fill("greeting");
+    await expect(page.getByTestId("transcript-search-count")).toContainText("1");
+    problems.push(...(await scan(page, `${scheme}-search`, out)));
+    await page.keyboard.press("Escape");
+    await expect(page.getByTestId("transcript-search")).toBeHidden();
+    await palette("fork-tree");
+    await expect(page.getByTestId("fork-tree")).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-fork-tree`, out)));
+    await page.getByTestId("fork-tree-back").click();
+    await palette("worktrees");
+    await expect(page.getByTestId("worktrees-view")).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-worktrees`, out)));
+    await page.getByTestId("worktrees-back").click();
+    await palette("compare");
+    await expect(page.getByTestId("compare")).toBeVisible();
+    problems.push(...(await scan(page, `${scheme}-compare`, out)));
+    await page.getByTestId("session-item").first().click();
+    await expect(page.getByTestId("message-assistant").last()).toContainText("Done");
+
     await page.locator('[data-testid="tool-card"][data-tool="edit"]').getByTestId("tool-card-diff").click();
     await expect(page.getByTestId("diff-file").first()).toBeVisible();
     problems.push(...(await scan(page, `${scheme}-diff`, out)));
@@ -74,5 +112,22 @@ for (const scheme of ["light", "dark"] as const) {
     problems.push(...(await scan(page, `${scheme}-settings`, out)));
     await shot(page, testInfo, `17-settings-${scheme}`);
     expect(problems, problems.join("\n")).toEqual([]);
+
+    // The theme overrides the system's, is remembered across a reload, and "Follow the system" follows it again.
+    const other = scheme === "light" ? "dark" : "light";
+    const html = page.locator("html");
+    await expect(html).toHaveAttribute("data-theme", scheme);
+    await page.getByTestId(`theme-${other}`).click();
+    await expect(html).toHaveAttribute("data-theme", other);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    await page.reload();
+    await expect(page.getByTestId("new-session")).toBeVisible();
+    await expect(html).toHaveAttribute("data-theme", other);
+    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(bg);
+    await page.getByTestId("open-settings").click();
+    await expect(page.getByTestId(`theme-${other}`)).toHaveAttribute("data-selected", "true");
+    await page.getByTestId("theme-system").click();
+    await expect(html).toHaveAttribute("data-theme", scheme);
+    expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).not.toBe(bg);
   });
 }

@@ -1,4 +1,5 @@
-import { useMemo, useState } from "react";
+import { useMemo, useRef, useState } from "react";
+import { useOverflows } from "./useOverflows";
 import fuzzysort from "fuzzysort";
 import { Autocomplete, Input, Keyboard, Menu, MenuItem, TextField } from "react-aria-components";
 import { Modal } from "./Modal";
@@ -24,6 +25,8 @@ export function isPaletteShortcut(e: KeyboardEvent): boolean {
  */
 export function CommandPalette({ actions, onClose }: { actions: PaletteAction[]; onClose: () => void }) {
   const [query, setQuery] = useState("");
+  const scrollRef = useRef<HTMLDivElement>(null);
+  const scrolls = useOverflows(scrollRef);
   // Filtered here (fuzzysort ranks), not by the Autocomplete (which would only keep or drop).
   const shown = useMemo(
     () => (query.trim() ? fuzzysort.go(query, actions, { key: "label" }).map((r) => r.obj) : actions),
@@ -41,20 +44,23 @@ export function CommandPalette({ actions, onClose }: { actions: PaletteAction[];
         <TextField aria-label="Search commands" className="palette-field">
           <Input className="palette-input" data-testid="palette-input" placeholder="Type a command…" autoFocus />
         </TextField>
-        <Menu
-          className="palette-list"
-          aria-label="Commands"
-          items={shown}
-          onAction={(key) => run(String(key))}
-          renderEmptyState={() => <div className="muted small palette-empty">No command matches “{query}”.</div>}
-        >
-          {(a) => (
-            <MenuItem id={a.id} textValue={a.label} className="palette-item" data-testid="palette-item" data-action={a.id}>
-              <span>{a.label}</span>
-              {a.shortcut && <Keyboard className="palette-key">{a.shortcut}</Keyboard>}
-            </MenuItem>
-          )}
-        </Menu>
+        {/* The list scrolls (the field keeps the focus); while it does, Tab reaches it too, to scroll without a mouse. */}
+        <div className="palette-scroll" ref={scrollRef} role="region" aria-label="Commands list" tabIndex={scrolls ? 0 : undefined}>
+          <Menu
+            className="palette-list"
+            aria-label="Commands"
+            items={shown}
+            onAction={(key) => run(String(key))}
+            renderEmptyState={() => <div className="muted small palette-empty">No command matches “{query}”.</div>}
+          >
+            {(a) => (
+              <MenuItem id={a.id} textValue={a.label} className="palette-item" data-testid="palette-item" data-action={a.id}>
+                <span>{a.label}</span>
+                {a.shortcut && <Keyboard className="palette-key">{a.shortcut}</Keyboard>}
+              </MenuItem>
+            )}
+          </Menu>
+        </div>
       </Autocomplete>
     </Modal>
   );

@@ -1,4 +1,5 @@
 import { useEffect, useRef, type ReactNode } from "react";
+import { useOverflows } from "./useOverflows";
 import { Dialog, Heading, Modal as AriaModal, ModalOverlay } from "react-aria-components";
 
 /**
@@ -23,6 +24,8 @@ export function Modal({
   className?: string;
 }) {
   const ref = useRef<HTMLElement>(null);
+  const bodyRef = useRef<HTMLDivElement>(null);
+  const bodyScrolls = useOverflows(bodyRef);
   useEffect(() => {
     const el = ref.current;
     const first = el?.querySelector<HTMLElement>("[autofocus], input, select, textarea, button:not(.modal-close)");
@@ -45,7 +48,10 @@ export function Modal({
               ×
             </button>
           </header>
-          <div className="modal-body">{children}</div>
+          {/* Reachable by Tab while it scrolls (the shortcut sheet), to scroll it without a mouse. */}
+          <div className="modal-body" ref={bodyRef} role="region" aria-label={title} tabIndex={bodyScrolls ? 0 : undefined}>
+            {children}
+          </div>
         </Dialog>
       </AriaModal>
     </ModalOverlay>
