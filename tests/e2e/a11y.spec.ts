@@ -1,7 +1,6 @@
-import { test, expect, type Page } from "@playwright/test";
-import AxeBuilder from "@axe-core/playwright";
-import { writeFileSync, mkdirSync } from "node:fs";
+import { test, expect } from "@playwright/test";
 import { join } from "node:path";
+import { scan } from "./axe";
 import { startStack, type Stack } from "./harness";
 import { shot } from "./screens";
 
@@ -9,15 +8,6 @@ let stack: Stack;
 test.afterEach(async () => {
   await stack?.stop();
 });
-
-/** Serious and critical axe violations of what is on screen, kept as JSON next to the screenshots. */
-async function scan(page: Page, name: string, outDir: string): Promise<string[]> {
-  const result = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
-  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, `axe-${name}.json`), JSON.stringify(bad, null, 2));
-  return bad.map((v) => `${name}: ${v.id} (${v.impact}) ×${v.nodes.length}: ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(" | ")}`);
-}
 
 for (const scheme of ["light", "dark"] as const) {
   test(`the main views have no serious or critical accessibility violations (${scheme})`, async ({ page }, testInfo) => {

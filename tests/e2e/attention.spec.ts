@@ -1,6 +1,8 @@
 import { test, expect } from "@playwright/test";
 import { startStack, type Stack } from "./harness";
 import { shot } from "./screens";
+import { scan } from "./axe";
+import { join } from "node:path";
 
 let stack: Stack;
 test.afterEach(async () => {
@@ -64,6 +66,13 @@ test("an ask in a background session is answered from the attention queue", asyn
   await expect(queue.getByTestId("permission-tool")).toContainText("write");
   await expect(queue.getByTestId("permission-session")).toBeVisible();
   await shot(page, testInfo, "13-attention-queue");
+  // The queue (a view of its own: asks of other sessions, each labelled) in both themes.
+  const problems = [...(await scan(page, "attention-queue-light", join(testInfo.outputDir, "axe")))];
+  await page.emulateMedia({ colorScheme: "dark" });
+  await expect(page.locator("html")).toHaveAttribute("data-theme", "dark");
+  problems.push(...(await scan(page, "attention-queue-dark", join(testInfo.outputDir, "axe"))));
+  await page.emulateMedia({ colorScheme: "light" });
+  expect(problems, problems.join("\n")).toEqual([]);
   await queue.getByTestId("permission-allow-once").click();
   await expect(page.getByTestId("attention-queue")).toHaveCount(0);
   await expect(badge).toHaveCount(0);

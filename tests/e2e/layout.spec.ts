@@ -102,4 +102,78 @@ test("the command palette lists the actions with their shortcuts and runs one", 
   await page.keyboard.press("Escape");
   await expect(page.getByTestId("palette-input")).toHaveCount(0);
   await expect.poll(() => page.locator("aside.left").boundingBox().then((b) => b?.width ?? 0)).toBeLessThan(5);
+
+  // The open session's actions are there too: its / commands and the plan/build toggle.
+  await expect(page.getByTestId("mode-badge")).toHaveAttribute("data-agent", "build");
+  await page.keyboard.press("Control+k");
+  await expect(page.getByTestId("palette-input")).toBeFocused();
+  await expect(items.filter({ hasText: "Switch between plan and build" })).toContainText("Tab");
+  await page.getByTestId("palette-input").fill("plan agent");
+  await expect(items.first()).toContainText("Switch to the plan agent");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("mode-badge")).toHaveAttribute("data-agent", "plan");
+  await page.keyboard.press("Control+k");
+  await page.getByTestId("palette-input").fill("Switch between");
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("mode-badge")).toHaveAttribute("data-agent", "build");
+  // Stop is offered only while a turn runs.
+  await page.keyboard.press("Control+k");
+  await expect(page.locator('[data-testid="palette-item"][data-action="mode"]')).toBeVisible();
+  await expect(page.locator('[data-testid="palette-item"][data-action="stop"]')).toHaveCount(0);
+  await page.keyboard.press("Escape");
+});
+
+// At the smallest window, an ask with a long proposed change scrolls inside the dialog while its
+// answer keys stay on screen.
+test("the permission dialog keeps its answer keys on screen at 1024×700 with a long proposed file", async ({ page }, testInfo) => {
+  const content = Array.from({ length: 400 }, (_, i) => `export const line${i} = ${i};`).join("\n") + "\n";
+  stack = await startStack(
+    testInfo,
+    {
+      name: "long-ask",
+      steps: [
+        {
+          match: { last_message_contains: "long file" },
+          response: { events: [{ tool_call: { id: "toolu_w1", name: "write", arguments: { path: "src/long.ts", content } } }] },
+        },
+        { match: { has_tool_result: "toolu_w1" }, response: { events: [{ text: "Written." }] } },
+      ],
+    },
+    { permissions: [{ permission: "write", action: "ask" }] },
+  );
+  await page.goto(stack.openUrl);
+  await page.getByTestId("new-session").click();
+  await page.getByTestId("prompt-input").fill("write a long file");
+  await page.getByTestId("prompt-input").press("Enter");
+  const dialog = page.getByTestId("permission-dialog");
+  await expect(dialog.getByTestId("permission-proposed")).toContainText("+400");
+  await expect(dialog.getByTestId("permission-proposed")).toContainText("line0 = 0");
+  const body = dialog.locator(".mia-perm-body");
+  // The content is far taller than the window: the body scrolls, the dialog fits.
+  expect(await body.evaluate((el) => el.scrollHeight > el.clientHeight)).toBe(true);
+  const box = (await dialog.boundingBox())!;
+  expect(box.y + box.height).toBeLessThanOrEqual(700);
+  const allow = dialog.getByTestId("permission-allow-once");
+  const inView = async () => {
+    const b = (await allow.boundingBox())!;
+    return b.y >= 0 && b.y + b.height <= 700;
+  };
+  expect(await inView()).toBe(true);
+  // Scrolled to the end of the proposed file: the keys have not moved.
+  const before = (await allow.boundingBox())!.y;
+  // (the body and the diff inside it both scroll: every scroller of the dialog to its end)
+  for (let i = 0; i < 3; i++) {
+    await dialog.evaluate((d) => {
+      for (const el of [d, ...Array.from(d.querySelectorAll("*"))]) {
+        if (el.scrollHeight > el.clientHeight + 1) el.scrollTop = el.scrollHeight;
+      }
+    });
+  }
+  await expect(dialog.getByTestId("permission-proposed")).toContainText("line399 = 399");
+  expect((await allow.boundingBox())!.y).toBe(before);
+  expect(await inView()).toBe(true);
+  await shot(page, testInfo, "21-permission-long-1024x700");
+  await allow.click();
+  await expect(page.getByTestId("message-assistant").last()).toContainText("Written.");
+  expect(stack.read("src/long.ts")).toBe(content);
 });
