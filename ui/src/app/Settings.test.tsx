@@ -547,3 +547,30 @@ describe("Settings: appearance", () => {
     expect(document.documentElement.dataset.themeChoice).toBe("system");
   });
 });
+
+describe("Settings: loading and errors", () => {
+  it("says it is loading, then why the settings could not be read, with Try again", async () => {
+    let fail = true;
+    const fake = fakeTransport((_m, path) => {
+      if (path.startsWith("/api/settings")) {
+        if (fail) return Promise.reject(new ApiError(500, "config.json: expected `,` at line 3"));
+        return { agents: [], default_agent: "build", providers: [], global_config: "/h/config.json", config_files: [] };
+      }
+      if (path.startsWith("/api/approvals")) return [];
+      if (path.startsWith("/api/shares")) return [];
+      return undefined;
+    });
+    render(
+      <Providers transport={fake.transport}>
+        <Settings directory={null} onClose={() => undefined} />
+      </Providers>,
+    );
+    expect(screen.getByTestId("settings-loading")).toHaveTextContent("Loading…");
+    const error = await screen.findByTestId("settings-error", {}, { timeout: 5000 });
+    expect(error).toHaveTextContent("Could not read the settings: config.json: expected `,` at line 3");
+    fail = false;
+    fireEvent.click(within(error).getByRole("button", { name: "Try again" }));
+    await waitFor(() => expect(screen.queryByTestId("settings-error")).toBeNull());
+    expect(await screen.findByText("Providers")).toBeInTheDocument();
+  });
+});

@@ -1,4 +1,6 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { keys } from "../state/queries";
 import { Label, Radio, RadioGroup } from "react-aria-components";
 import type {
   AgentInfo,
@@ -35,17 +37,39 @@ export function Settings({
   onOpenSession?: (id: string) => void;
 }) {
   const { api } = useServices();
-  const toast = useToast();
-  const [view, setView] = useState<SettingsView | null>(null);
-  const reload = useCallback(() => {
-    api.settings(directory ?? undefined).then(setView, (e: unknown) => toast(errorMessage(e)));
-  }, [api, directory, toast]);
-  useEffect(() => reload(), [reload, agentsVersion]);
+  const queryClient = useQueryClient();
+  const settingsKey = keys.settings(directory ?? "");
+  const query = useQuery({ queryKey: settingsKey, queryFn: () => api.settings(directory ?? undefined) });
+  const view = query.data ?? null;
+  const reload = useCallback(
+    () => void queryClient.invalidateQueries({ queryKey: keys.settings(directory ?? "") }),
+    [queryClient, directory],
+  );
+  const setView = (v: SettingsView) => queryClient.setQueryData(settingsKey, v);
+  // A saved agent: the lists load again.
+  const seenAgents = useRef(agentsVersion);
+  useEffect(() => {
+    if (seenAgents.current === agentsVersion) return;
+    seenAgents.current = agentsVersion;
+    reload();
+  }, [agentsVersion, reload]);
 
   return (
     <Modal title="Settings" onClose={onClose} wide testId="settings">
       <Appearance />
-      {!view && <p className="muted">Loading…</p>}
+      {!view && !query.error && (
+        <p className="muted" role="status" data-testid="settings-loading">
+          Loading…
+        </p>
+      )}
+      {!view && query.error && (
+        <div role="alert" data-testid="settings-error">
+          <p className="error-text">Could not read the settings: {errorMessage(query.error)}</p>
+          <button type="button" className="btn small" onClick={reload}>
+            Try again
+          </button>
+        </div>
+      )}
       {view && (
         <div className="settings">
           <section>
@@ -461,25 +485,9 @@ function Rules({ directory, agents, defaultAgent }: { directory: string; agents:
   const { api } = useServices();
   const [agent, setAgent] = useState(defaultAgent);
   // The rules shown are those of the directory and agent picked (none while they load).
-  const key = `${directory}\n${agent}`;
-  const [loaded, setLoaded] = useState<{ key: string; view: PermissionsView } | null>(null);
-  const view = loaded?.key === key ? loaded.view : null;
-  const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    let alive = true;
-    api.permissions(directory, agent).then(
-      (v) => {
-        if (alive) {
-          setLoaded({ key, view: v });
-          setError(null);
-        }
-      },
-      (e: unknown) => alive && setError(errorMessage(e)),
-    );
-    return () => {
-      alive = false;
-    };
-  }, [api, directory, agent, key]);
+  const query = useQuery({ queryKey: keys.permissions(directory, agent), queryFn: () => api.permissions(directory, agent) });
+  const view: PermissionsView | null = query.data ?? null;
+  const error = query.error ? errorMessage(query.error) : null;
   return (
     <section>
       <h3>
@@ -540,18 +548,20 @@ function Rules({ directory, agents, defaultAgent }: { directory: string; agents:
 function Approvals({ directory }: { directory: string }) {
   const { api } = useServices();
   const toast = useToast();
-  const [list, setList] = useState<ApprovalView[] | null>(null);
-  const reload = useCallback(() => {
-    api.approvals(directory).then(setList, (e: unknown) => toast(errorMessage(e)));
-  }, [api, directory, toast]);
-  useEffect(reload, [reload]);
+  const queryClient = useQueryClient();
+  const query = useQuery({ queryKey: keys.approvals(directory), queryFn: () => api.approvals(directory) });
+  const list: ApprovalView[] | null = query.data ?? null;
+  const failed = query.error;
+  useEffect(() => {
+    if (failed) toast(errorMessage(failed));
+  }, [failed, toast]);
   const revoke = async (id: number) => {
     try {
       await api.revokeApproval(directory, id);
-      reload();
     } catch (e) {
       toast(errorMessage(e));
     }
+    await queryClient.invalidateQueries({ queryKey: keys.approvals(directory) });
   };
   return (
     <section>
@@ -605,28 +615,28 @@ const MCP_TOOLS_INLINE = 4;
  * A project's list that loads on open and again on Refresh (`refresh`). While a refresh runs the
  * last list stays (of this project only); `loading` says one is on its way.
  */
-function useProjectList<T>(directory: string, load: (directory: string) => Promise<T[]>) {
-  /** Bumped by Refresh: the list loads again. */
-  const [version, setVersion] = useState(0);
-  const key = `${directory}\n${version}`;
-  const [result, setResult] = useState<{ key: string; directory: string; list?: T[]; error?: string } | null>(null);
-  useEffect(() => {
-    let alive = true;
-    load(directory).then(
-      (list) => {
-        if (alive) setResult({ key, directory, list: Array.isArray(list) ? list : [] });
-      },
-      (e: unknown) => {
-        if (alive) setResult({ key, directory, error: errorMessage(e) });
-      },
-    );
-    return () => {
-      alive = false;
-    };
-  }, [load, directory, key]);
-  const shown = result?.directory === directory ? result : null;
-  const refresh = useCallback(() => setVersion((v) => v + 1), []);
-  return { loading: result?.key !== key, list: shown?.list ?? null, error: shown?.error ?? null, refresh };
+function useProjectList<T>(what: string, directory: string, load: (directory: string) => Promise<T[]>) {
+  const query = useQuery({
+    queryKey: keys.projectList(what, directory),
+    queryFn: async () => {
+      const list = await load(directory);
+      return Array.isArray(list) ? list : [];
+    },
+    // Read on open and on Refresh only (reading MCP servers starts them), never retried by itself.
+    staleTime: 0,
+    refetchOnWindowFocus: false,
+    retry: false,
+  });
+  const { refetch } = query;
+  const refresh = useCallback(() => void refetch(), [refetch]);
+  // A failed refresh shows its error, not the list from before it.
+  const failed = query.error && query.errorUpdatedAt >= query.dataUpdatedAt;
+  return {
+    loading: query.isFetching,
+    list: failed ? null : (query.data ?? null),
+    error: failed ? errorMessage(query.error) : null,
+    refresh,
+  };
 }
 
 /** Names (tools, hooks) inline when few, folded into a count when many, "none" without. */
@@ -652,7 +662,7 @@ function NameList({ names, what, testId }: { names: string[]; what: string; test
 /** Settings → MCP servers of the project (GET /api/mcp starts those that may run: it can take seconds). */
 function McpServers({ directory }: { directory: string }) {
   const { api } = useServices();
-  const { loading, list, error, refresh } = useProjectList(directory, api.mcp);
+  const { loading, list, error, refresh } = useProjectList("mcp", directory, api.mcp);
   return (
     <section data-testid="mcp-servers" aria-busy={loading}>
       <h3>MCP servers</h3>
@@ -763,7 +773,7 @@ const PLUGIN_BADGE: Record<string, string> = {
  */
 function Plugins({ directory }: { directory: string }) {
   const { api } = useServices();
-  const { loading, list, error, refresh } = useProjectList(directory, api.plugins);
+  const { loading, list, error, refresh } = useProjectList("plugins", directory, api.plugins);
   return (
     <section data-testid="plugins" aria-busy={loading}>
       <h3>Plugins</h3>
@@ -850,23 +860,21 @@ function PluginRow({ plugin: p }: { plugin: PluginView }) {
 function MyShares({ onOpenSession }: { onOpenSession?: (id: string) => void }) {
   const { api } = useServices();
   const toast = useToast();
-  /** The list and when it was loaded (what "expired" is judged against). */
-  const [loaded, setLoaded] = useState<{ list: ShareRecord[]; at: number } | null>(null);
-  const list = loaded?.list ?? null;
-  const now = loaded?.at ?? 0;
-  const [error, setError] = useState<string | null>(null);
+  const queryClient = useQueryClient();
+  const query = useQuery({
+    queryKey: keys.shares(),
+    queryFn: async () => {
+      const l = await api.shares();
+      return Array.isArray(l) ? l : [];
+    },
+  });
+  const list: ShareRecord[] | null = query.data ?? null;
+  /** When the list was read (what "expired" is judged against). */
+  const now = query.dataUpdatedAt;
+  const error = query.error ? errorMessage(query.error) : null;
   /** The share whose Revoke was pressed: asked before anything is deleted. */
   const [confirm, setConfirm] = useState<string | null>(null);
-  const reload = useCallback(() => {
-    api.shares().then(
-      (l) => {
-        setLoaded({ list: Array.isArray(l) ? l : [], at: Date.now() });
-        setError(null);
-      },
-      (e: unknown) => setError(errorMessage(e)),
-    );
-  }, [api]);
-  useEffect(reload, [reload]);
+  const reload = () => void queryClient.invalidateQueries({ queryKey: keys.shares() });
   const revoke = async (r: ShareRecord) => {
     setConfirm(null);
     try {

@@ -10,6 +10,10 @@ describe("server state made stale by Events", () => {
   it("says which cached lists an Event outdates", () => {
     expect(staleFor(turnFinished("s1"))).toEqual([["sessions"], keys.timeline("s1"), keys.cost("s1")]);
     expect(staleFor({ type: "text_delta", session_id: "s1", message_id: "m", text: "x" })).toEqual([]);
+    // An answer may have added an "always for this project" approval (Settings lists them).
+    expect(
+      staleFor({ type: "permission_resolved", session_id: "s1", request_id: "p", decision: "allow", by: "user", reason: "" }),
+    ).toEqual([["approvals"]]);
   });
 
   it("refetches what an Event outdates, and an older answer never overwrites a newer one", async () => {

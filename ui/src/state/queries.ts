@@ -16,6 +16,14 @@ export const keys = {
   agents: (directory: string) => ["agents", directory] as const,
   timeline: (session: string) => ["timeline", session] as const,
   cost: (session: string) => ["cost", session] as const,
+  /** Settings (of a project, or the global ones: ""). */
+  settings: (directory: string) => ["settings", directory] as const,
+  permissions: (directory: string, agent: string) => ["permissions", directory, agent] as const,
+  approvals: (directory: string) => ["approvals", directory] as const,
+  /** A project's MCP servers or plugins (`what`), read on open and on Refresh. */
+  projectList: (what: string, directory: string) => ["project-list", what, directory] as const,
+  shares: () => ["shares"] as const,
+  worktrees: (directory: string) => ["worktrees", directory] as const,
 };
 
 export function createQueryClient(): QueryClient {
@@ -48,6 +56,9 @@ export function staleFor(e: Event): QueryKey[] {
       return [keys.timeline(e.session_id), keys.cost(e.session_id)];
     case "compaction_finished":
       return [["sessions"], keys.timeline(e.session_id)];
+    case "permission_resolved":
+      // "Always for this project" adds an approval.
+      return [["approvals"]];
     default:
       return [];
   }
