@@ -1,4 +1,5 @@
-import { lazy, Suspense, useEffect, useEffectEvent, useState } from "react";
+import { lazy, Suspense, useState } from "react";
+import { useQuery, type QueryKey } from "@tanstack/react-query";
 import type { DiffView as DiffViewData, FileDiff } from "../protocol/generated";
 import type { DiffViewProps } from "../components";
 
@@ -68,30 +69,32 @@ export function FilesDiff({ files }: { files: FileDiff[] }) {
   return <LazyDiffView diff={filesToDiff(files)} defaultMode="unified" />;
 }
 
-/** Loads a diff and shows it (with loading and error states). */
+/**
+ * Loads a diff and shows it (with loading and error states), cached under `queryKey` (TanStack
+ * Query; keys.diff): the Events that change files make it stale (state/queries.ts), and the one
+ * on screen is read again then, keeping what is shown until the new one is there.
+ */
 export function LoadedDiff({
+  queryKey,
   load,
-  reloadKey,
   mode,
 }: {
+  queryKey: QueryKey;
   load: () => Promise<DiffViewData>;
-  reloadKey?: unknown;
   mode?: "split" | "unified";
 }) {
-  const [state, setState] = useState<{ diff?: DiffViewData; error?: string }>({});
-  // The loader is a fresh closure each render; reloadKey says when to fetch again.
-  const loadNow = useEffectEvent(load);
-  useEffect(() => {
-    let alive = true;
-    loadNow().then(
-      (diff) => alive && setState({ diff }),
-      (e: unknown) => alive && setState({ error: errorMessage(e) }),
+  const query = useQuery({ queryKey, queryFn: load });
+  if (query.error && !query.data)
+    return (
+      <div className="error-text" role="alert">
+        {errorMessage(query.error)}
+      </div>
     );
-    return () => {
-      alive = false;
-    };
-  }, [reloadKey]);
-  if (state.error) return <div className="error-text">{state.error}</div>;
-  if (!state.diff) return <div className="muted">Loading diff…</div>;
-  return <DiffSlot diff={state.diff} mode={mode} />;
+  if (!query.data)
+    return (
+      <div className="muted" role="status">
+        Loading diff…
+      </div>
+    );
+  return <DiffSlot diff={query.data} mode={mode} />;
 }

@@ -35,7 +35,7 @@ export const RightPanel = memo(function RightPanel({
   const { api } = useServices();
   // The session's steps and cost: cached per session (switching back shows them at once), made
   // stale by its Events (state/queries.ts) and by the view's own changes (an undo: SessionView).
-  // `refreshKey` reloads what is not cached (the session's diff, the history).
+  // `refreshKey` reloads what is not cached (the history); the session's diff is (keys.diff).
   const timeline = useQuery({ queryKey: keys.timeline(sessionId), queryFn: () => api.timeline(sessionId) });
   const cost = useQuery({ queryKey: keys.cost(sessionId), queryFn: () => api.cost(sessionId), enabled: tab === "cost" });
   const steps = timeline.data ?? null;
@@ -92,7 +92,7 @@ export const RightPanel = memo(function RightPanel({
           )}
         </TabPanel>
         <TabPanel id="diff" className="panel-body" data-testid="panel-diff">
-          <LoadedDiff load={() => api.diff(sessionId, "session")} reloadKey={`${sessionId}:${refreshKey}`} mode="unified" />
+          <LoadedDiff queryKey={keys.diff(sessionId, "session")} load={() => api.diff(sessionId, "session")} mode="unified" />
         </TabPanel>
         <TabPanel id="cost" className="panel-body" data-testid="panel-cost">
           <CostPanel

@@ -89,6 +89,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     setTimelineKey((k) => k + 1);
     void queryClient.invalidateQueries({ queryKey: keys.timeline(sessionId) });
     void queryClient.invalidateQueries({ queryKey: keys.cost(sessionId) });
+    void queryClient.invalidateQueries({ queryKey: keys.diffsOf(sessionId) });
   }, [queryClient, sessionId]);
   const [diff, setDiff] = useState<DiffTarget>(null);
   const [picker, setPicker] = useState(false);
@@ -835,7 +836,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
       {diff && (
         <Modal title={diff.title} onClose={() => setDiff(null)} wide testId="diff-modal">
           <ErrorBoundary label="The diff">
-            <LoadedDiff load={() => api.diff(sessionId, diff.scope)} reloadKey={JSON.stringify(diff.scope)} />
+            <LoadedDiff queryKey={keys.diff(sessionId, diff.scope)} load={() => api.diff(sessionId, diff.scope)} />
           </ErrorBoundary>
         </Modal>
       )}

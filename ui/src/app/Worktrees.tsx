@@ -1,4 +1,6 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useState } from "react";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { keys } from "../state/queries";
 import type { ScriptView, WorktreeCreated, WorktreeSessionRef, WorktreeView } from "../protocol/generated";
 import { errorMessage, type TryAttempt } from "../lib/api";
 import { formatBytes, formatDuration, relativeTime } from "../lib/format";
@@ -33,27 +35,20 @@ export function Worktrees({
 }) {
   const { api } = useServices();
   const toast = useToast();
-  const [list, setList] = useState<WorktreeView[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [resetting, setResetting] = useState<WorktreeView | null>(null);
-
+  // The project's worktrees: cached (TanStack Query), read again on open, on Refresh and after
+  // what this view changes; a session's turn ending (its worktree's status) makes them stale.
+  const queryClient = useQueryClient();
+  const query = useQuery({ queryKey: keys.worktrees(directory), queryFn: () => api.worktrees(directory), staleTime: 0 });
+  const list: WorktreeView[] | null = query.data ?? null;
+  const error = query.error ? errorMessage(query.error) : null;
   const reload = useCallback(
-    (): Promise<void> =>
-      api.worktrees(directory).then(
-        (worktrees) => {
-          setList(worktrees);
-          setError(null);
-        },
-        (e: unknown) => setError(errorMessage(e)),
-      ),
-    [api, directory],
+    (): Promise<void> => queryClient.invalidateQueries({ queryKey: keys.worktrees(directory) }),
+    [queryClient, directory],
   );
-  useEffect(() => {
-    void reload();
-  }, [reload]);
 
   const removal = useRemoveWorktree(directory, (removed) => {
-    setList((l) => l?.filter((w) => w.name !== removed.name) ?? null);
+    queryClient.setQueryData<WorktreeView[]>(keys.worktrees(directory), (l) => l?.filter((w) => w.name !== removed.name));
     void reload();
   });
 
@@ -91,7 +86,11 @@ export function Worktrees({
       <div className="wt-body">
         <section aria-label="Worktrees of this project">
           {error && <p className="error-text">{error}</p>}
-          {!list && !error && <p className="muted">Loading…</p>}
+          {!list && !error && (
+            <p className="muted" role="status" data-testid="worktrees-loading">
+              Loading…
+            </p>
+          )}
           {list?.length === 0 && (
             <p className="muted" data-testid="worktrees-empty">
               No worktrees yet. Create one below, or try a prompt several ways at once.

@@ -23,6 +23,10 @@ export const keys = {
   /** A project's MCP servers or plugins (`what`), read on open and on Refresh. */
   projectList: (what: string, directory: string) => ["project-list", what, directory] as const,
   shares: () => ["shares"] as const,
+  /** Every diff of a session. */
+  diffsOf: (session: string) => ["diff", session] as const,
+  /** A session's diff: the whole session, a message's or a step's changes. */
+  diff: (session: string, scope: unknown) => ["diff", session, scope] as const,
   worktrees: (directory: string) => ["worktrees", directory] as const,
 };
 
@@ -46,8 +50,11 @@ export function staleFor(e: Event): QueryKey[] {
       // Any project's lists: the session may have moved in or out of one.
       return [["sessions"]];
     case "turn_finished":
-      return [["sessions"], keys.timeline(e.session_id), keys.cost(e.session_id)];
+      // (a worktree's status: what its session's turn changed)
+      return [["sessions"], keys.timeline(e.session_id), keys.cost(e.session_id), keys.diffsOf(e.session_id), ["worktrees"]];
     case "snapshot":
+      // Files changed (a step's snapshot): the session's diffs too.
+      return [keys.timeline(e.session_id), keys.diffsOf(e.session_id)];
     case "message_stored": {
       const session = eventSession(e);
       return session ? [keys.timeline(session)] : [];
