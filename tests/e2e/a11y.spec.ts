@@ -97,6 +97,13 @@ for (const scheme of ["light", "dark"] as const) {
     problems.push(...(await scan(page, `${scheme}-diff`, out)));
 
     await page.keyboard.press("Escape");
+    // Icon buttons say what they do in a tooltip, on hover (after a delay) as on focus. (React
+    // Aria shows it on hover once the mouse is in use again: a click after the keys above.)
+    await page.getByTestId("project-name").click();
+    await page.getByTestId("open-settings").hover();
+    await expect(page.getByRole("tooltip")).toHaveText("Settings");
+    await page.mouse.move(0, 0);
+    await expect(page.getByRole("tooltip")).toHaveCount(0);
     await page.getByTestId("open-settings").click();
     await expect(page.getByTestId("settings-updates")).toBeVisible();
     problems.push(...(await scan(page, `${scheme}-settings`, out)));

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
+import { TipButton } from "./TipButton";
 import { ListBox, ListBoxItem } from "react-aria-components";
 import type { AttemptView, BetweenView, ComparisonView, PromotedView, ScriptView } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
@@ -169,9 +170,9 @@ export function Compare({
             ))}
           </select>
         </label>
-        <button type="button" className="icon-btn" onClick={swap} aria-label="Swap A and B" title="Swap A and B">
+        <TipButton className="icon-btn" onPress={swap} aria-label="Swap A and B" tip="Swap A and B">
           ⇄
-        </button>
+        </TipButton>
         <label className="row">
           B
           <select className="input inline mono" value={b} onChange={(e) => setB(e.target.value)} data-testid="compare-b">

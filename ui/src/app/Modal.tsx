@@ -1,4 +1,5 @@
 import { useEffect, useRef, type ReactNode } from "react";
+import { TipButton } from "./TipButton";
 import { useOverflows } from "./useOverflows";
 import { Dialog, Heading, Modal as AriaModal, ModalOverlay } from "react-aria-components";
 
@@ -44,9 +45,9 @@ export function Modal({
         <Dialog ref={ref} aria-label={title} data-testid={testId} className="modal-dialog">
           <header className="modal-header">
             <Heading slot="title">{title}</Heading>
-            <button type="button" className="icon-btn modal-close" aria-label="Close" onClick={onClose}>
+            <TipButton className="icon-btn modal-close" aria-label="Close" tip="Close (Esc)" onPress={onClose}>
               ×
-            </button>
+            </TipButton>
           </header>
           {/* Reachable by Tab while it scrolls (the shortcut sheet), to scroll it without a mouse. */}
           <div className="modal-body" ref={bodyRef} role="region" aria-label={title} tabIndex={bodyScrolls ? 0 : undefined}>

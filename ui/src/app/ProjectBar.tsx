@@ -1,4 +1,5 @@
 import { useEffect, useState } from "react";
+import { TipButton } from "./TipButton";
 import type { ProjectSummary } from "../protocol/generated";
 import { baseName, relativeTime } from "../lib/format";
 import { errorMessage } from "../lib/api";
@@ -52,9 +53,9 @@ export function ProjectBar({
             Worktrees
           </button>
         )}
-        <button type="button" className="btn small" data-testid="open-settings" onClick={onSettings} aria-label="Settings">
+        <TipButton className="btn small" data-testid="open-settings" onPress={onSettings} aria-label="Settings" tip="Settings">
           ⚙
-        </button>
+        </TipButton>
       </div>
       {asking && (
         <OpenFolderDialog

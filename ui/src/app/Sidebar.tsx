@@ -1,4 +1,5 @@
 import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { TipButton } from "./TipButton";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import type { PermissionRequest, SessionSummary } from "../protocol/generated";
 import { relativeTime } from "../lib/format";
@@ -119,26 +120,24 @@ const SessionItem = memo(function SessionItem({
         </button>
       )}
       <span className="session-actions">
-        <button
-          type="button"
+        <TipButton
           className="icon-btn"
           data-testid="session-archive"
           aria-label={s.archived_at ? `Unarchive ${s.title}` : `Archive ${s.title}`}
-          title={s.archived_at ? "Unarchive" : "Archive"}
-          onClick={() => onArchive(s)}
+          tip={s.archived_at ? "Unarchive" : "Archive"}
+          onPress={() => onArchive(s)}
         >
           {s.archived_at ? "⇡" : "⇣"}
-        </button>
-        <button
-          type="button"
+        </TipButton>
+        <TipButton
           className="icon-btn"
           data-testid="session-delete"
           aria-label={`Delete ${s.title}`}
-          title="Delete"
-          onClick={() => onDelete(s)}
+          tip="Delete"
+          onPress={() => onDelete(s)}
         >
           🗑
-        </button>
+        </TipButton>
       </span>
     </li>
   );
