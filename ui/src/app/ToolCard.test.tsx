@@ -47,6 +47,24 @@ describe("ToolCard: expansion", () => {
   });
 });
 
+describe("ToolCard: long output", () => {
+  it("'Show all N lines' stays pressed when the card is drawn again", () => {
+    const output = Array.from({ length: 450 }, (_, i) => `out ${i + 1}`).join("\n");
+    const info = { ...base, callId: "long-1", output };
+    const first = render(<ToolCard info={info} running={false} onDiff={() => undefined} />);
+    fireEvent.click(screen.getByRole("button", { expanded: false }));
+    const result = () => screen.getByTestId("tool-card-result");
+    expect(result()).toHaveTextContent("out 200");
+    expect(result()).not.toHaveTextContent("out 201");
+    fireEvent.click(screen.getByTestId("tool-show-all"));
+    expect(result()).toHaveTextContent("out 450");
+    first.unmount();
+    render(<ToolCard info={info} running={false} onDiff={() => undefined} />);
+    expect(result()).toHaveTextContent("out 450");
+    expect(screen.queryByTestId("tool-show-all")).toBeNull();
+  });
+});
+
 describe("ToolCard: MCP tools", () => {
   const mcp: ToolInfo = { callId: "mcp-1", tool: "mcp__fixture__echo", input: { text: "hi" }, messageId: "m1", output: "echo: hi" };
   const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";

@@ -1,4 +1,4 @@
-import { memo, useEffect, useRef, useState } from "react";
+import { memo, useEffect, useRef } from "react";
 import type { ResultContent } from "../protocol/generated";
 import type { ToolInfo } from "../state/session";
 import { useOpenFile } from "./openFile";
@@ -9,8 +9,9 @@ import { describeDecision, describeSandbox, formatDuration, mcpToolName, toolTar
 const MAX_LINES = 200;
 const PREVIEW_LINES = 6;
 
-function ResultText({ output, expanded }: { output: string; expanded: boolean }) {
-  const [all, setAll] = useState(false);
+function ResultText({ callId, output, expanded }: { callId: string; output: string; expanded: boolean }) {
+  // "Show all" stays pressed, like the card's expansion, through virtualisation and switches.
+  const [all, toggleAll] = useExpanded(`${callId}#all`);
   const lines = output.split("\n");
   const limit = expanded ? MAX_LINES : PREVIEW_LINES;
   const cut = !all && lines.length > limit;
@@ -18,7 +19,7 @@ function ResultText({ output, expanded }: { output: string; expanded: boolean })
     <>
       <pre className="tool-output">{cut ? lines.slice(0, limit).join("\n") : output}</pre>
       {cut && expanded && (
-        <button type="button" className="link-btn" onClick={() => setAll(true)}>
+        <button type="button" className="link-btn" data-testid="tool-show-all" onClick={toggleAll}>
           Show all {lines.length} lines
         </button>
       )}
@@ -210,7 +211,7 @@ export const ToolCard = memo(function ToolCard({
       {!done && running && info.live !== undefined && <LiveText text={info.live} expanded={expanded} />}
       {done && (
         <div className="tool-result" data-testid="tool-card-result">
-          <ResultText output={info.output ?? ""} expanded={expanded} />
+          <ResultText callId={info.callId} output={info.output ?? ""} expanded={expanded} />
         </div>
       )}
       {info.content && info.content.length > 0 && <ResultItems items={info.content} tool={mcp?.tool ?? info.tool} />}

@@ -1,7 +1,7 @@
 import { useCallback, useSyncExternalStore } from "react";
 
 /**
- * Which tool cards are expanded, by call id, outside React: a card scrolled
+ * Which tool cards are expanded, by call id (and whose long output shows in full: `<id>#all`), outside React: a card scrolled
  * out of the virtualised transcript, a new message or a switch to another
  * session and back does not fold it again. Kept for the window's life.
  */
