@@ -279,9 +279,15 @@ fn random_token(bytes: usize) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf)
 }
 
-/// A new share id: 128 random bits, 22 URL-safe characters.
+/// A new share id: 128 random bits, 22 URL-safe characters, never starting with `-` (which a
+/// command line would read as an option: `mia-code unshare -Jx…`).
 pub fn new_id() -> String {
-    random_token(16)
+    loop {
+        let id = random_token(16);
+        if !id.starts_with('-') {
+            return id;
+        }
+    }
 }
 
 /// A new delete/update secret: 256 random bits.
@@ -716,4 +722,17 @@ async fn metrics(State(state): State<AppState>) -> Response {
         ));
     }
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], out).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn share_ids_never_start_with_a_dash() {
+        // 1 in 64 random ids would; 20,000 of them make a miss all but impossible.
+        for _ in 0..20_000 {
+            let id = super::new_id();
+            assert_eq!(id.len(), 22);
+            assert!(!id.starts_with('-'), "{id}");
+        }
+    }
 }

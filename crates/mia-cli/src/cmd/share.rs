@@ -50,7 +50,9 @@ pub struct ShareArgs {
 
 #[derive(Debug, Args)]
 pub struct UnshareArgs {
-    /// A share id (`shares list`) or a session (id, prefix or slug).
+    /// A share id (`shares list`) or a session (id, prefix or slug). A share id may start
+    /// with `-` (servers before this one made such ids): it is taken as the id, not an option.
+    #[arg(allow_hyphen_values = true)]
     id: String,
     #[arg(long)]
     json: bool,
@@ -328,4 +330,24 @@ fn show_preview(p: &SharePreview) {
         }
     }
     let _ = writeln!(e, "{}", redaction_summary(p));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UnshareArgs;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Unshare {
+        #[command(flatten)]
+        args: UnshareArgs,
+    }
+
+    #[test]
+    fn a_share_id_starting_with_a_dash_is_an_id_not_an_option() {
+        let cli = Unshare::try_parse_from(["unshare", "-JeoDoNXu7-ecJZPBYhFLQ", "--json"])
+            .expect("parses");
+        assert_eq!(cli.args.id, "-JeoDoNXu7-ecJZPBYhFLQ");
+        assert!(cli.args.json);
+    }
 }
