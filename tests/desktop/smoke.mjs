@@ -100,6 +100,15 @@ async function attempt(n) {
       },
       30_000,
     );
+    // The turn ends: no Stop, and the sidebar no longer says the session is running.
+    await until(
+      "the turn's end (no Stop, the session no longer running in the sidebar)",
+      () =>
+        wd.exec(
+          "return !document.querySelector('[data-testid=stop]') && !document.querySelector('[data-testid=session-item][data-running=true]')",
+        ),
+      15_000,
+    );
     const shotPath = join(outDir, "desktop-smoke.png");
     await wd.screenshot(shotPath);
     log(`round trip ok; screenshot ${shotPath}`);
