@@ -178,7 +178,10 @@ describe("conversation", () => {
   it("a message drawn again (its rendered markdown is cached) is the same, safe, with working links", async () => {
     const text = "A **bold** claim, [docs](https://example.com/again) and <b>raw</b>.\n\n```ts\nconst a = 1;\n```";
     const first = setup([msg("m1", "assistant", [{ type: "text", text }])]);
-    const before = (await screen.findByTestId("assistant-text")).innerHTML;
+    const shown = await screen.findByTestId("assistant-text");
+    // The highlighter loads on demand: once the code is highlighted the rendering is final.
+    await waitFor(() => expect(shown.querySelector(".hljs-keyword")).not.toBeNull());
+    const before = shown.innerHTML;
     cleanup();
     const { user } = setup([msg("m1", "assistant", [{ type: "text", text }])]);
     const again = await screen.findByTestId("assistant-text");
