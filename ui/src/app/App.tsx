@@ -87,8 +87,6 @@ function Shell() {
   const [settings, setSettings] = useState(false);
   /** The agent generator (`/agent create`, Settings' agents): an optional first description and the creating agent. */
   const [agentCreate, setAgentCreate] = useState<{ description?: string; creator?: string } | null>(null);
-  /** Bumped when an agent was saved: open lists (Settings) load again. */
-  const [agentsVersion, setAgentsVersion] = useState(0);
   const createAgent = useCallback((description?: string, creator?: string) => setAgentCreate({ description, creator }), []);
   const [view, setView] = useState<CenterView>({ kind: "sessions" });
   const showWorktrees = useCallback(() => setView({ kind: "worktrees" }), []);
@@ -614,7 +612,6 @@ function Shell() {
             directory={project}
             onClose={() => setSettings(false)}
             onCreateAgent={project ? () => createAgent() : undefined}
-            agentsVersion={agentsVersion}
             onOpenSession={(id) => {
               setSettings(false);
               openSession(id);
@@ -630,9 +627,9 @@ function Shell() {
             initialDescription={agentCreate.description}
             onClose={() => setAgentCreate(null)}
             onSaved={(p) => {
-              // Usable at once: Tab's agents and the @ list load again.
+              // Usable at once: Tab's agents, the @ list and Settings' agents load again.
               void queryClient.invalidateQueries({ queryKey: keys.agents(project) });
-              setAgentsVersion((v) => v + 1);
+              void queryClient.invalidateQueries({ queryKey: ["settings"] });
               toast(`Agent ${p.key} saved`, "info");
             }}
           />

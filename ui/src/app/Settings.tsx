@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import { Label, Radio, RadioGroup } from "react-aria-components";
@@ -24,15 +24,12 @@ export function Settings({
   directory,
   onClose,
   onCreateAgent,
-  agentsVersion = 0,
   onOpenSession,
 }: {
   directory: string | null;
   onClose: () => void;
   /** "Create an agent…": the agent generator (`/agent create`). */
   onCreateAgent?: () => void;
-  /** Changes when an agent was saved: the lists load again. */
-  agentsVersion?: number;
   /** My shares: opens a shared session that still exists here. */
   onOpenSession?: (id: string) => void;
 }) {
@@ -46,13 +43,6 @@ export function Settings({
     [queryClient, directory],
   );
   const setView = (v: SettingsView) => queryClient.setQueryData(settingsKey, v);
-  // A saved agent: the lists load again.
-  const seenAgents = useRef(agentsVersion);
-  useEffect(() => {
-    if (seenAgents.current === agentsVersion) return;
-    seenAgents.current = agentsVersion;
-    reload();
-  }, [agentsVersion, reload]);
 
   return (
     <Modal title="Settings" onClose={onClose} wide testId="settings">

@@ -1,3 +1,4 @@
+import { Retries } from "./retries";
 import type { Event } from "../protocol/generated";
 import {
   ApiError,
@@ -39,16 +40,14 @@ export class HttpTransport implements Transport {
   private readonly base: string;
   private readonly fetchFn: FetchLike;
   private readonly ES: EventSourceCtor | undefined;
-  private readonly schedule: Scheduler;
-  /** The scheduled reconnects of lost streams, each runnable now (`reconnect`). */
-  private readonly waiting = new Set<() => void>();
+  private readonly retries: Retries;
 
   constructor(opts: HttpTransportOptions) {
     this.token = opts.token;
     this.base = opts.baseUrl ?? "";
     this.fetchFn = opts.fetch ?? ((input, init) => fetch(input, init));
     this.ES = opts.EventSource ?? (typeof EventSource === "undefined" ? undefined : EventSource);
-    this.schedule = opts.schedule ?? ((fn, ms) => setTimeout(fn, ms));
+    this.retries = new Retries(opts.schedule ?? ((fn, ms) => setTimeout(fn, ms)));
   }
 
   async request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
@@ -86,7 +85,7 @@ export class HttpTransport implements Transport {
     let closed = false;
     let attempt = 0;
     let source: EventSourceLike | null = null;
-    let retry: (() => void) | null = null;
+    let cancelRetry: (() => void) | null = null;
 
     const url = () => {
       const params = new URLSearchParams();
@@ -150,16 +149,7 @@ export class HttpTransport implements Transport {
         onState?.("reconnecting");
         const delay = BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)] ?? 8000;
         attempt += 1;
-        // Runs once: at the backoff's end or when asked to retry now, whichever comes first.
-        const go = () => {
-          if (retry !== go) return;
-          retry = null;
-          this.waiting.delete(go);
-          connect();
-        };
-        retry = go;
-        this.waiting.add(go);
-        this.schedule(go, delay);
+        cancelRetry = this.retries.after(delay, connect);
       };
     };
     connect();
@@ -167,13 +157,12 @@ export class HttpTransport implements Transport {
       closed = true;
       source?.close();
       source = null;
-      if (retry) this.waiting.delete(retry);
-      retry = null;
+      cancelRetry?.();
     };
   }
 
   reconnect(): void {
-    for (const go of [...this.waiting]) go();
+    this.retries.now();
   }
 }
 

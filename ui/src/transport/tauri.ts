@@ -1,3 +1,4 @@
+import { Retries } from "./retries";
 import type { Event } from "../protocol/generated";
 import {
   ApiError,
@@ -25,17 +26,18 @@ interface ApiAnswer {
 
 /** Desktop: the same router in-process via `invoke("api")`, Events over one Channel per subscription. */
 export class TauriTransport implements Transport {
+  private readonly retries: Retries;
+
   constructor(
     private readonly invoke: InvokeFn,
     private readonly Channel: ChannelCtor,
-    private readonly schedule: (fn: () => void, ms: number) => unknown = (fn, ms) => setTimeout(fn, ms),
-  ) {}
-
-  /** The scheduled retries of refused subscriptions, each runnable now (`reconnect`). */
-  private readonly waiting = new Set<() => void>();
+    schedule: (fn: () => void, ms: number) => unknown = (fn, ms) => setTimeout(fn, ms),
+  ) {
+    this.retries = new Retries(schedule);
+  }
 
   reconnect(): void {
-    for (const go of [...this.waiting]) go();
+    this.retries.now();
   }
 
   async request<T>(method: HttpMethod, path: string, body?: unknown): Promise<T> {
@@ -63,7 +65,7 @@ export class TauriTransport implements Transport {
     // A refused subscription (the backend not ready yet) is retried with backoff.
     let attempt = 0;
     let current: Promise<number | null> = Promise.resolve(null);
-    let retry: (() => void) | null = null;
+    let cancelRetry: (() => void) | null = null;
     const connect = () => {
       const ch = new this.Channel<Message>();
       let live = true;
@@ -105,15 +107,9 @@ export class TauriTransport implements Transport {
         () => {
           if (!closed) {
             onState?.("reconnecting");
-            const go = () => {
-              if (retry !== go) return;
-              retry = null;
-              this.waiting.delete(go);
+            cancelRetry = this.retries.after(Math.min(8000, 500 * 2 ** attempt++), () => {
               if (!closed) connect();
-            };
-            retry = go;
-            this.waiting.add(go);
-            this.schedule(go, Math.min(8000, 500 * 2 ** attempt++));
+            });
           }
           return null;
         },
@@ -122,8 +118,7 @@ export class TauriTransport implements Transport {
     connect();
     return () => {
       closed = true;
-      if (retry) this.waiting.delete(retry);
-      retry = null;
+      cancelRetry?.();
       void current.then((id) => {
         if (id !== null) void this.invoke("unsubscribe", { id }).catch(() => undefined);
       });
