@@ -2,41 +2,47 @@
 //! permission engine.
 //!
 //! The engine judges what a command *says*; the sandbox enforces what it
-//! *does*. A [`SandboxPolicy`] says where a command may write and whether it
-//! may open network connections; [`command`] builds the process that runs
-//! under it:
+//! *does*. A [`SandboxPolicy`] says where a command may write, what it may
+//! not read or change, what reaches it of the environment and the network;
+//! [`prepare`] builds the process that runs under it:
 //!
-//! - Linux: Landlock (file system; TCP too when the network is denied) and
-//!   a seccomp filter (no sockets but Unix ones), applied in the child
-//!   between fork and exec.
+//! - Linux: bubblewrap (mount, PID, IPC, user and network namespaces, no
+//!   capabilities, seccomp), the network only through mia-code's proxy
+//!   ([`proxy`]); Landlock and seccomp where user namespaces are off.
 //! - macOS: a Seatbelt profile through `sandbox-exec`.
 //! - Windows: not available; [`support`] says so and callers fall back to
 //!   the permission engine alone.
 //!
 //! Nothing runs unconfined by accident: when the policy asks for a sandbox
-//! and it cannot be applied, [`command`] returns an error instead of a
+//! and it cannot be applied, [`prepare`] returns an error instead of a
 //! command.
 
 #![deny(unsafe_code)]
 
+pub mod env;
 #[cfg(target_os = "linux")]
 mod linux;
 mod policy;
+pub mod protect;
+pub mod proxy;
 #[cfg(windows)]
 pub mod process;
 pub mod seatbelt;
-#[cfg(target_os = "linux")]
-mod trace;
 
 #[cfg(target_os = "linux")]
-pub use trace::{Tracer, WriteSet, Writes};
+pub use linux::trace::{Tracer, WriteSet, Writes};
+#[cfg(target_os = "linux")]
+pub use linux::{NO_USERNS_ENV, netns::PROXY_PORT};
 
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
+pub use env::EnvRule;
 pub use policy::{
-    NetworkAccess, PolicyInputs, SandboxMode, SandboxPolicy, package_caches, temp_dirs,
+    NetRules, NetworkAccess, PROTECTED_GIT, PROTECTED_HOME, PROTECTED_NAMES, PolicyInputs,
+    SandboxMode, SandboxPolicy, package_caches,
 };
+pub use proxy::REGISTRY_HOSTS;
 
 /// Set to a reason to make [`support`] report the sandbox unavailable
 /// (diagnostics, and the tests of the fail-closed path).
@@ -50,17 +56,59 @@ pub enum SandboxError {
     Build(String),
 }
 
+/// How commands are confined on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mechanism {
+    /// Linux with user namespaces: the whole wall.
+    Bubblewrap,
+    /// Linux without user namespaces: Landlock and seccomp, weaker.
+    Landlock,
+    /// macOS.
+    Seatbelt,
+}
+
+impl Mechanism {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bubblewrap => "bubblewrap",
+            Self::Landlock => "landlock+seccomp",
+            Self::Seatbelt => "seatbelt",
+        }
+    }
+
+    /// Does it hold every promise of docs/security.md? The fallback does
+    /// not: commands the permission engine cannot read ask again under it.
+    pub fn is_full(self) -> bool {
+        !matches!(self, Self::Landlock)
+    }
+
+    /// What it cannot hold, for `doctor`, Settings and the tool card.
+    pub fn limits(self) -> &'static [&'static str] {
+        match self {
+            Self::Bubblewrap => &[],
+            Self::Landlock => &[
+                "protected paths inside the project (.git/config, .git/hooks, .mcp.json, mia-code's own files) stay writable",
+                "other processes of your account are visible in /proc",
+                "no per-host network asks: the network is all (sandbox.network \"allow\") or nothing",
+                "every Unix socket is refused, also the ones sandbox.unixSockets allows",
+                "only $TMPDIR (a private directory) is writable, not /tmp",
+            ],
+            Self::Seatbelt => &["the macOS profile has not been run by mia-code's own test suite"],
+        }
+    }
+}
+
+impl std::fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Whether this machine can sandbox commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Support {
-    Available {
-        /// `landlock+seccomp`, `seatbelt`.
-        mechanism: &'static str,
-        detail: String,
-    },
-    Unavailable {
-        reason: String,
-    },
+    Available { mechanism: Mechanism, detail: String },
+    Unavailable { reason: String },
 }
 
 impl Support {
@@ -68,15 +116,15 @@ impl Support {
         matches!(self, Self::Available { .. })
     }
 
-    pub fn mechanism(&self) -> Option<&'static str> {
+    pub fn mechanism(&self) -> Option<Mechanism> {
         match self {
-            Self::Available { mechanism, .. } => Some(mechanism),
+            Self::Available { mechanism, .. } => Some(*mechanism),
             Self::Unavailable { .. } => None,
         }
     }
 }
 
-/// What this OS offers, probed once per process.
+/// What this OS offers (probed once per process).
 pub fn support() -> Support {
     if let Some(reason) = std::env::var(FORCE_UNAVAILABLE_ENV)
         .ok()
@@ -86,8 +134,7 @@ pub fn support() -> Support {
             reason: format!("{reason} ({FORCE_UNAVAILABLE_ENV} is set)"),
         };
     }
-    static PROBED: OnceLock<Support> = OnceLock::new();
-    PROBED.get_or_init(probe).clone()
+    probe()
 }
 
 #[cfg(target_os = "linux")]
@@ -99,7 +146,7 @@ fn probe() -> Support {
 fn probe() -> Support {
     if std::path::Path::new(seatbelt::SANDBOX_EXEC).exists() {
         Support::Available {
-            mechanism: "seatbelt",
+            mechanism: Mechanism::Seatbelt,
             detail: "sandbox-exec with a generated Seatbelt profile".into(),
         }
     } else {
@@ -126,82 +173,240 @@ pub fn default_mode() -> SandboxMode {
     }
 }
 
-/// `program args...` confined by `policy` (unconfined when its mode is off).
-pub fn command(
+/// What the caller keeps while the command runs, and drops after it ended
+/// (the placeholders protected paths needed are removed then).
+#[derive(Default)]
+pub struct Guard {
+    mechanism: Option<Mechanism>,
+    #[cfg(target_os = "linux")]
+    tracer: Option<Tracer>,
+    #[cfg(target_os = "linux")]
+    bridge: Option<linux::netns::Bridge>,
+    /// Placeholders for missing protected paths: released on drop.
+    #[cfg(target_os = "linux")]
+    #[expect(dead_code, reason = "held for its Drop")]
+    held: Option<linux::placeholder::Held>,
+    /// A temp dir made for this command alone (removed on drop).
+    own_tmp: Option<std::path::PathBuf>,
+    /// The proxy's listener, made before the spawn (macOS).
+    #[cfg(not(target_os = "linux"))]
+    listener: Option<std::net::TcpListener>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("mechanism", &self.mechanism)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Guard {
+    /// The mechanism the command runs under (`None`: unconfined).
+    pub fn mechanism(&self) -> Option<Mechanism> {
+        self.mechanism
+    }
+
+    /// The write tracer, to start right after the spawn.
+    #[cfg(target_os = "linux")]
+    pub fn take_tracer(&mut self) -> Option<Tracer> {
+        self.tracer.take()
+    }
+
+    /// After the spawn: the socket the command's connections to the proxy
+    /// arrive on (`None` when the network is denied or unconfined).
+    pub fn take_listener(&mut self) -> Option<std::net::TcpListener> {
+        #[cfg(target_os = "linux")]
+        {
+            self.bridge.take().and_then(linux::netns::Bridge::listener)
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            self.listener.take()
+        }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(t) = self.own_tmp.take() {
+            let _ = std::fs::remove_dir_all(t);
+        }
+    }
+}
+
+/// A command ready to spawn under its policy.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The process to spawn (its environment is set: see [`EnvRule`]).
+    pub command: Command,
+    /// Keep it until the command has ended.
+    pub guard: Guard,
+}
+
+/// `program args...` confined by `policy` (unconfined when its mode is
+/// off). `trace`: (Linux) also record which files the command changes
+/// ([`Guard::take_tracer`]).
+pub fn prepare(
     policy: &SandboxPolicy,
     program: &str,
     args: &[&str],
-) -> Result<Command, SandboxError> {
-    if !wants_sandbox(policy)? {
-        return Ok(plain(program, args));
-    }
-    platform_command(policy, program, args)
-}
-
-/// `false` when the policy is off; an error when it wants a sandbox this
-/// machine cannot apply (never an unconfined command instead).
-fn wants_sandbox(policy: &SandboxPolicy) -> Result<bool, SandboxError> {
+    trace: bool,
+) -> Result<Prepared, SandboxError> {
     if policy.is_off() {
-        return Ok(false);
+        let mut command = Command::new(program);
+        command.args(args);
+        set_env(&mut command, policy, None);
+        return Ok(Prepared {
+            command,
+            guard: Guard::default(),
+        });
     }
     match support() {
-        Support::Available { .. } => Ok(true),
-        Support::Unavailable { reason } => Err(SandboxError::Unavailable(reason)),
+        Support::Available { .. } => {}
+        Support::Unavailable { reason } => return Err(SandboxError::Unavailable(reason)),
     }
-}
-
-fn plain(program: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.args(args);
-    cmd
-}
-
-/// [`command`], plus (Linux) a [`Tracer`] that records which files the
-/// command's processes change: call [`Tracer::start`] right after the
-/// spawn and [`Writes::finish`] once the command has ended. `None` when
-/// the policy is off or this OS cannot trace.
-#[cfg(target_os = "linux")]
-pub fn command_traced(
-    policy: &SandboxPolicy,
-    program: &str,
-    args: &[&str],
-) -> Result<(Command, Option<Tracer>), SandboxError> {
-    if !wants_sandbox(policy)? {
-        return Ok((plain(program, args), None));
-    }
-    linux::command(policy, program, args, true)
+    harden_self();
+    platform_prepare(policy, program, args, trace)
 }
 
 #[cfg(target_os = "linux")]
-fn platform_command(
+fn platform_prepare(
     policy: &SandboxPolicy,
     program: &str,
     args: &[&str],
-) -> Result<Command, SandboxError> {
-    linux::command(policy, program, args, false).map(|(c, _)| c)
+    trace: bool,
+) -> Result<Prepared, SandboxError> {
+    let (command, guard) = linux::command(policy, program, args, trace)?;
+    Ok(Prepared { command, guard })
 }
 
 #[cfg(target_os = "macos")]
-fn platform_command(
+fn platform_prepare(
     policy: &SandboxPolicy,
     program: &str,
     args: &[&str],
-) -> Result<Command, SandboxError> {
-    let argv = seatbelt::argv(policy, program, args);
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]);
-    Ok(cmd)
+    _trace: bool,
+) -> Result<Prepared, SandboxError> {
+    let listener = if policy.network.proxied() {
+        Some(
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .map_err(|e| SandboxError::Build(format!("the proxy's socket: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let port = listener
+        .as_ref()
+        .and_then(|l| l.local_addr().ok())
+        .map(|a| a.port());
+    let argv = seatbelt::argv(policy, port, program, args);
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]);
+    set_env(&mut command, policy, port);
+    Ok(Prepared {
+        command,
+        guard: Guard {
+            mechanism: Some(Mechanism::Seatbelt),
+            listener,
+            ..Guard::default()
+        },
+    })
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn platform_command(
+fn platform_prepare(
     _policy: &SandboxPolicy,
     _program: &str,
     _args: &[&str],
-) -> Result<Command, SandboxError> {
+    _trace: bool,
+) -> Result<Prepared, SandboxError> {
     Err(SandboxError::Unavailable(
         "this OS has no sandbox for shell commands".into(),
     ))
+}
+
+/// mia-code's own process cannot be inspected by the commands it runs
+/// (`/proc/<pid>/environ`, `/proc/<pid>/mem`), even where they share its
+/// view of the processes (the Landlock fallback).
+fn harden_self() {
+    #[cfg(target_os = "linux")]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            #[allow(unsafe_code)]
+            // SAFETY: prctl with integer arguments.
+            unsafe {
+                libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            }
+        });
+    }
+}
+
+/// The variables a proxied command gets: the usual proxy variables in both
+/// cases, npm's and cargo's own, and git's `http.proxy` (through
+/// `GIT_CONFIG_*`; callers adding git config continue after index 0).
+pub fn proxy_env(port: u16) -> Vec<(String, String)> {
+    let http = format!("http://127.0.0.1:{port}");
+    let socks = format!("socks5h://127.0.0.1:{port}");
+    let mut v = Vec::new();
+    for k in ["HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"] {
+        v.push((k.to_string(), http.clone()));
+    }
+    for k in ["ALL_PROXY", "all_proxy"] {
+        v.push((k.to_string(), socks.clone()));
+    }
+    for k in ["NO_PROXY", "no_proxy"] {
+        v.push((k.to_string(), "localhost,127.0.0.1,::1".to_string()));
+    }
+    v.push(("npm_config_proxy".into(), http.clone()));
+    v.push(("npm_config_https_proxy".into(), http.clone()));
+    v.push(("CARGO_HTTP_PROXY".into(), http.clone()));
+    v.push(("NODE_USE_ENV_PROXY".into(), "1".into()));
+    v.push(("GIT_CONFIG_COUNT".into(), "1".into()));
+    v.push(("GIT_CONFIG_KEY_0".into(), "http.proxy".into()));
+    v.push(("GIT_CONFIG_VALUE_0".into(), http));
+    v
+}
+
+/// The command's environment: the person's minus secrets ([`EnvRule`]),
+/// the proxy's variables, and (bubblewrap) `TMPDIR=/tmp`.
+pub(crate) fn set_env(cmd: &mut Command, policy: &SandboxPolicy, proxy_port: Option<u16>) {
+    cmd.env_clear();
+    cmd.envs(policy.env.apply(std::env::vars_os()));
+    if proxy_port.is_some() || !policy.is_off() {
+        // Proxy variables of the caller's own would point nowhere inside.
+        for (k, _) in proxy_env(0) {
+            cmd.env_remove(k);
+        }
+    }
+    if let Some(port) = proxy_port {
+        cmd.envs(proxy_env(port));
+    }
+    #[cfg(target_os = "linux")]
+    if !policy.is_off() {
+        cmd.env("TMPDIR", "/tmp");
+    }
+}
+
+/// Which program in the process tree of `root` (the spawned command) holds
+/// the connection to the proxy from `peer_port` (Linux; `None` elsewhere).
+pub fn peer_program(root: u32, peer_port: u16) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::peer::program(root, peer_port)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (root, peer_port);
+        None
+    }
+}
+
+/// A process-wide counter for unique names.
+pub(crate) fn next_id() -> u64 {
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
 }
 
 /// What a failed sandboxed command's output suggests the sandbox blocked.
@@ -222,31 +427,34 @@ impl Blocked {
 
 /// Read a failed command's output for the marks of a sandbox denial: a
 /// refused write ("Permission denied", "Read-only file system",
-/// "Operation not permitted") or, when the network is denied, a refused
-/// connection or name lookup. A guess from the text (the kernel does not
-/// tell the parent why a child's call failed), so it only ever adds advice.
+/// "Operation not permitted") or a refused connection or name lookup (the
+/// network is denied, or the proxy said no). A guess from the text (the
+/// kernel does not tell the parent why a child's call failed), so it only
+/// ever adds advice.
 pub fn blocked(policy: &SandboxPolicy, output: &str) -> Option<Blocked> {
     if policy.is_off() {
         return None;
     }
     let o = output.to_ascii_lowercase();
-    if policy.network == NetworkAccess::Deny
-        && [
-            "could not resolve host",
-            "temporary failure in name resolution",
-            "name or service not known",
-            "network is unreachable",
-            "failed to establish a new connection",
-            "couldn't connect to server",
-            "failed to connect",
-            "getaddrinfo",
-            "eai_again",
-            "socket: operation not permitted",
-            "enotfound",
-            "econnrefused",
-        ]
-        .iter()
-        .any(|m| o.contains(m))
+    if [
+        "could not resolve host",
+        "temporary failure in name resolution",
+        "name or service not known",
+        "network is unreachable",
+        "failed to establish a new connection",
+        "couldn't connect to server",
+        "failed to connect",
+        "getaddrinfo",
+        "eai_again",
+        "socket: operation not permitted",
+        "enotfound",
+        "econnrefused",
+        "403 forbidden",
+        "mia-code's proxy",
+        "received http code 403 from proxy",
+    ]
+    .iter()
+    .any(|m| o.contains(m))
     {
         return Some(Blocked::Network);
     }
@@ -256,6 +464,7 @@ pub fn blocked(policy: &SandboxPolicy, output: &str) -> Option<Blocked> {
         "operation not permitted",
         "eacces",
         "eperm",
+        "erofs",
     ]
     .iter()
     .any(|m| o.contains(m))
@@ -265,18 +474,26 @@ pub fn blocked(policy: &SandboxPolicy, output: &str) -> Option<Blocked> {
     None
 }
 
+impl SandboxPolicy {
+    /// The homes that are the person's own (never hidden as another's).
+    pub(crate) fn homes_for_hiding(&self) -> Vec<std::path::PathBuf> {
+        let mut v = self.homes.clone();
+        v.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));
+        v
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn blocked_reads_denials_and_ignores_plain_failures() {
-        let p = SandboxPolicy {
-            mode: SandboxMode::WorkspaceWrite,
-            network: NetworkAccess::Deny,
-            writable: vec![],
-            hidden: vec![],
-        };
+        let p = SandboxPolicy::build(
+            SandboxMode::WorkspaceWrite,
+            NetworkAccess::Deny,
+            PolicyInputs::default(),
+        );
         assert_eq!(
             blocked(&p, "touch: cannot touch '/etc/x': Permission denied"),
             Some(Blocked::Write)
@@ -287,5 +504,15 @@ mod tests {
         );
         assert_eq!(blocked(&p, "error: test failed, 2 of 10"), None);
         assert_eq!(blocked(&SandboxPolicy::off(), "Permission denied"), None);
+    }
+
+    #[test]
+    fn proxy_variables_name_the_port_for_every_client() {
+        let v = proxy_env(1023);
+        let get = |k: &str| v.iter().find(|(n, _)| n == k).map(|(_, x)| x.as_str());
+        assert_eq!(get("https_proxy"), Some("http://127.0.0.1:1023"));
+        assert_eq!(get("ALL_PROXY"), Some("socks5h://127.0.0.1:1023"));
+        assert_eq!(get("GIT_CONFIG_KEY_0"), Some("http.proxy"));
+        assert_eq!(get("NO_PROXY"), Some("localhost,127.0.0.1,::1"));
     }
 }

@@ -20,10 +20,10 @@ fn an_unavailable_sandbox_refuses_to_build_the_command() {
             ..PolicyInputs::default()
         },
     );
-    match mia_sandbox::command(&p, "bash", &["-c", "true"]) {
+    match mia_sandbox::prepare(&p, "bash", &["-c", "true"], false) {
         Err(SandboxError::Unavailable(r)) => assert!(r.contains("simulated"), "{r}"),
         other => panic!("expected Unavailable, got {other:?}"),
     }
     // Off needs no sandbox.
-    assert!(mia_sandbox::command(&SandboxPolicy::off(), "true", &[]).is_ok());
+    assert!(mia_sandbox::prepare(&SandboxPolicy::off(), "true", &[], false).is_ok());
 }

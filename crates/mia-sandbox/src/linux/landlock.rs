@@ -1,5 +1,13 @@
-//! Linux: Landlock for the file system, seccomp (and Landlock's TCP rules)
-//! for the network.
+//! Linux, the fallback where user namespaces are off (Ubuntu's AppArmor
+//! restriction, some containers): Landlock for the file system, seccomp
+//! (and Landlock's TCP rules) for the network, capabilities dropped.
+//!
+//! Weaker than bubblewrap ([`crate::Mechanism::Landlock`] lists what it
+//! cannot hold): Landlock grants are inherited by everything below a
+//! writable root, so paths inside the project cannot be protected; `/proc`
+//! shows the account's other processes; path Unix sockets cannot be told
+//! apart, so every Unix socket is refused; there is no per-host proxy, so
+//! the network is all or nothing.
 //!
 //! Everything that can fail or allocate happens in the parent, before the
 //! fork: the ruleset is created and filled, the BPF programs compiled, the
@@ -26,6 +34,7 @@ use seccompiler::{
 };
 
 use crate::{NetworkAccess, SandboxError, SandboxMode, SandboxPolicy, Support};
+use std::os::fd::RawFd;
 
 /// The oldest Landlock ABI that can confine writes completely (ABI 3 adds
 /// truncation; Linux 6.2).
@@ -53,11 +62,13 @@ fn landlock_abi() -> Result<i32, i32> {
     }
 }
 
-pub(crate) fn support() -> Support {
+pub(crate) fn support(why_not_bwrap: &str) -> Support {
     match landlock_abi() {
         Ok(abi) if abi >= MIN_ABI => Support::Available {
-            mechanism: "landlock+seccomp",
-            detail: format!("Landlock ABI {abi}, seccomp network filter"),
+            mechanism: crate::Mechanism::Landlock,
+            detail: format!(
+                "Landlock ABI {abi} and seccomp, the fallback: {why_not_bwrap}"
+            ),
         },
         Ok(abi) => Support::Unavailable {
             reason: format!(
@@ -97,7 +108,56 @@ struct Prepared {
     ruleset: OwnedFd,
     seccomp: Option<BpfProgram>,
     /// The write-tracing filter and the socket its listener goes through.
-    trace: Option<(BpfProgram, std::os::fd::RawFd)>,
+    trace: Option<(BpfProgram, RawFd)>,
+    /// Running as root: drop every capability first.
+    drop_caps: bool,
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+/// No capabilities, now or after exec (bounding and ambient sets empty).
+fn drop_capabilities() -> std::io::Result<()> {
+    for cap in 0..64 {
+        // SAFETY: prctl with integer arguments; negative past the last cap.
+        let present = unsafe { libc::prctl(libc::PR_CAPBSET_READ, cap, 0, 0, 0) };
+        if present < 0 {
+            break;
+        }
+        // Already gone (an outer sandbox dropped it): nothing to do, and
+        // dropping again would need a capability we no longer have.
+        // SAFETY: prctl with integer arguments.
+        if present == 1 && unsafe { libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    // SAFETY: prctl with integer arguments.
+    unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) };
+    let header = CapHeader {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    // SAFETY: a version-3 header and two data entries, as capset expects.
+    if unsafe { libc::syscall(libc::SYS_capset, &raw const header, data.as_ptr()) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 impl Prepared {
@@ -106,6 +166,9 @@ impl Prepared {
         // SAFETY: prctl with integer arguments.
         if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
             return Err(std::io::Error::last_os_error());
+        }
+        if self.drop_caps {
+            drop_capabilities()?;
         }
         // SAFETY: the ruleset fd is open (owned by self) and flags are 0.
         let rc = unsafe {
@@ -123,7 +186,7 @@ impl Prepared {
                 .map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))?;
         }
         if let Some((bpf, sock)) = &self.trace {
-            crate::trace::install_in_child(bpf, *sock)?;
+            crate::linux::trace::install_in_child(bpf, *sock)?;
         }
         Ok(())
     }
@@ -183,18 +246,24 @@ fn real_hidden(hidden: &[PathBuf]) -> Vec<PathBuf> {
     v
 }
 
-fn prepare(policy: &SandboxPolicy, trace: bool) -> Result<Prepared, SandboxError> {
+fn prepare(
+    policy: &SandboxPolicy,
+    tmp: Option<&Path>,
+    trace: bool,
+) -> Result<Prepared, SandboxError> {
     let all = AccessFs::from_all(WANT);
+    // The network is all or nothing here: no proxy can be forced on a
+    // process that shares mia-code's network namespace.
+    let deny_net = policy.network != NetworkAccess::Allow;
     let mut ruleset = Ruleset::default()
         .handle_access(all)
-        .map_err(|e| err("Landlock file-system rights", e))?;
-    let deny_net = policy.network == NetworkAccess::Deny;
+        .map_err(|e| err("Landlock file-system rights", e))?
+        .scope(Scope::AbstractUnixSocket | Scope::Signal)
+        .map_err(|e| err("Landlock scopes", e))?;
     if deny_net {
         ruleset = ruleset
             .handle_access(AccessNet::from_all(WANT))
-            .map_err(|e| err("Landlock network rights", e))?
-            .scope(Scope::AbstractUnixSocket)
-            .map_err(|e| err("Landlock scopes", e))?;
+            .map_err(|e| err("Landlock network rights", e))?;
     }
     let mut created = ruleset
         .create()
@@ -213,13 +282,23 @@ fn prepare(policy: &SandboxPolicy, trace: bool) -> Result<Prepared, SandboxError
             .add_rule(r)
             .map_err(|e| err("grant directory listing", e))?;
     }
-    let hidden = real_hidden(&policy.hidden);
+    let mut hidden_in = policy.hidden.clone();
+    hidden_in.extend(super::bwrap::other_homes(&policy.homes_for_hiding()));
+    hidden_in.push("/run/user".into());
+    let hidden = real_hidden(&hidden_in);
     let read = AccessFs::ReadFile | AccessFs::Execute;
     for p in grant_list(Path::new("/"), &hidden) {
         if let Some(r) = rule(&p, read)? {
             created = created
                 .add_rule(r)
                 .map_err(|e| err(&format!("grant reading {}", p.display()), e))?;
+        }
+    }
+    for v in &policy.visible {
+        if let Some(r) = rule(v, read)? {
+            created = created
+                .add_rule(r)
+                .map_err(|e| err(&format!("grant reading {}", v.display()), e))?;
         }
     }
     let device = AccessFs::ReadFile | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
@@ -230,60 +309,76 @@ fn prepare(policy: &SandboxPolicy, trace: bool) -> Result<Prepared, SandboxError
                 .map_err(|e| err(&format!("grant the device {d}"), e))?;
         }
     }
-    if policy.mode == SandboxMode::WorkspaceWrite {
-        for w in &policy.writable {
-            // A writable root inside a hidden path stays hidden.
-            if hidden.iter().any(|h| w.starts_with(h)) {
-                continue;
-            }
-            if let Some(r) = rule(w, all)? {
-                created = created
-                    .add_rule(r)
-                    .map_err(|e| err(&format!("grant writing {}", w.display()), e))?;
-            }
+    let writable: Vec<&Path> = if policy.mode == SandboxMode::WorkspaceWrite {
+        policy.writable.iter().map(PathBuf::as_path).chain(tmp).collect()
+    } else {
+        Vec::new()
+    };
+    for w in writable {
+        // A writable root inside a hidden path stays hidden.
+        if hidden.iter().any(|h| w.starts_with(h)) {
+            continue;
+        }
+        if let Some(r) = rule(w, all)? {
+            created = created
+                .add_rule(r)
+                .map_err(|e| err(&format!("grant writing {}", w.display()), e))?;
         }
     }
     let fd: Option<OwnedFd> = created.into();
     let ruleset = fd.ok_or_else(|| {
         SandboxError::Unavailable("the kernel did not create a Landlock ruleset".into())
     })?;
-    let seccomp = if deny_net || trace {
-        Some(errno_filter(deny_net)?)
-    } else {
-        None
-    };
     let trace = if trace {
-        Some(crate::trace::filter()?)
+        Some(crate::linux::trace::filter()?)
     } else {
         None
     };
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
     Ok(Prepared {
         ruleset,
-        seccomp,
+        seccomp: Some(errno_filter(deny_net)?),
         trace: trace.map(|p| (p, -1)),
+        drop_caps: root,
     })
 }
 
 /// io_uring (which can open sockets and change files without the system
-/// calls the other filters see) and, when the network is denied, `socket()`
-/// for anything but Unix sockets fail with EPERM.
+/// calls the other filters see), typing into a terminal (TIOCSTI,
+/// TIOCLINUX), the kernel keyrings, and Unix sockets (path sockets outside
+/// cannot be told from inside ones here) fail with EPERM; when the network
+/// is denied, every `socket()` does (socket pairs still work).
 fn errno_filter(deny_net: bool) -> Result<BpfProgram, SandboxError> {
+    let cond = |arg: u8, op: SeccompCmpOp, v: u64| {
+        SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, v)
+            .map_err(|e| err("seccomp condition", e))
+    };
+    let rule = |c: Vec<SeccompCondition>| SeccompRule::new(c).map_err(|e| err("seccomp rule", e));
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_io_uring_setup, vec![]);
-    if !deny_net {
-        return compile(rules);
+    for nr in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+    ] {
+        rules.insert(nr, vec![]);
     }
-    let not_unix = SeccompCondition::new(
-        0,
-        SeccompCmpArgLen::Dword,
-        SeccompCmpOp::Ne,
-        libc::AF_UNIX as u64,
-    )
-    .map_err(|e| err("seccomp condition", e))?;
     rules.insert(
-        libc::SYS_socket,
-        vec![SeccompRule::new(vec![not_unix]).map_err(|e| err("seccomp rule", e))?],
+        libc::SYS_ioctl,
+        vec![
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCSTI)?])?,
+            rule(vec![cond(1, SeccompCmpOp::Eq, libc::TIOCLINUX)?])?,
+        ],
     );
+    if deny_net {
+        rules.insert(libc::SYS_socket, vec![]);
+    } else {
+        rules.insert(
+            libc::SYS_socket,
+            vec![rule(vec![cond(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?])?],
+        );
+    }
     compile(rules)
 }
 
@@ -308,12 +403,30 @@ pub(crate) fn command(
     program: &str,
     args: &[&str],
     trace: bool,
-) -> Result<(Command, Option<crate::trace::Tracer>), SandboxError> {
+) -> Result<(Command, crate::Guard), SandboxError> {
     let mut cmd = Command::new(program);
     cmd.args(args);
-    let mut prepared = prepare(policy, trace)?;
+    // A private temp dir instead of the shared /tmp: the session's, or one
+    // of its own removed with the command.
+    let (tmp, own_tmp) = match &policy.tmp {
+        Some(t) if policy.mode == SandboxMode::WorkspaceWrite => {
+            std::fs::create_dir_all(t).map_err(|e| err(&format!("create {}", t.display()), e))?;
+            (Some(t.clone()), None)
+        }
+        _ if policy.mode == SandboxMode::WorkspaceWrite => {
+            let t = super::placeholder::private_dir("tmp")?.join(format!(
+                "cmd-{}-{}",
+                std::process::id(),
+                crate::next_id()
+            ));
+            std::fs::create_dir_all(&t).map_err(|e| err(&format!("create {}", t.display()), e))?;
+            (Some(t.clone()), Some(t))
+        }
+        _ => (None, None),
+    };
+    let mut prepared = prepare(policy, tmp.as_deref(), trace)?;
     let tracer = if prepared.trace.is_some() {
-        let t = crate::trace::Tracer::new()?;
+        let t = crate::linux::trace::Tracer::new()?;
         if let Some((_, sock)) = &mut prepared.trace {
             *sock = t.child_fd();
         }
@@ -321,12 +434,25 @@ pub(crate) fn command(
     } else {
         None
     };
+    crate::set_env(&mut cmd, policy, None);
+    if let Some(t) = &tmp {
+        cmd.env("TMPDIR", t);
+    }
     // SAFETY: `apply` makes only async-signal-safe system calls on data
     // prepared before the fork.
     unsafe {
         cmd.pre_exec(move || prepared.apply());
     }
-    Ok((cmd, tracer))
+    Ok((
+        cmd,
+        crate::Guard {
+            mechanism: Some(crate::Mechanism::Landlock),
+            tracer,
+            bridge: None,
+            held: None,
+            own_tmp,
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 #![allow(unsafe_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -152,39 +152,10 @@ pub(crate) fn install_in_child(prog: &BpfProgram, sock: RawFd) -> std::io::Resul
         return Err(e);
     }
     let listener = listener as RawFd;
-    #[repr(C, align(8))]
-    struct Buf([u8; 64]);
-    let mut cbuf = Buf([0u8; 64]);
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // SAFETY: msghdr and the control buffer live on this stack frame and
-    // are large enough for one descriptor (CMSG_SPACE(4) = 24 on 64-bit).
-    let rc = unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.0.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as _;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null() {
-            libc::close(listener);
-            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), listener);
-        let rc = libc::sendmsg(sock, &msg, 0);
-        libc::close(listener);
-        rc
-    };
-    if rc < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
+    let sent = super::fdpass::send(sock, listener);
+    // SAFETY: the listener was opened above and is closed once.
+    unsafe { libc::close(listener) };
+    sent
 }
 
 /// The parent's half, before the spawn: the socket pair the listener
@@ -196,22 +167,7 @@ pub struct Tracer {
 
 impl Tracer {
     pub(crate) fn new() -> Result<Self, SandboxError> {
-        let mut fds = [0; 2];
-        // SAFETY: socketpair fills two descriptors on success.
-        let rc = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        if rc != 0 {
-            return Err(err("socketpair", std::io::Error::last_os_error()));
-        }
-        // SAFETY: both descriptors are fresh and owned here.
-        let (parent, child) =
-            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (parent, child) = super::fdpass::pair()?;
         Ok(Self {
             parent,
             child: Some(child),
@@ -227,7 +183,7 @@ impl Tracer {
     pub fn start(mut self) -> Writes {
         // The child's end now lives only in the child (closed at its exec).
         drop(self.child.take());
-        let listener = recv_fd(&self.parent);
+        let listener = super::fdpass::recv(&self.parent, 5_000);
         let log = Arc::new(std::sync::Mutex::new(Log::default()));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = match listener {
@@ -286,49 +242,6 @@ impl Writes {
             },
             Err(_) => WriteSet::default(),
         }
-    }
-}
-
-fn recv_fd(sock: &OwnedFd) -> Option<OwnedFd> {
-    // The child sent it before exec; spawn() returned after exec, so it is
-    // waiting unless the child failed first (then the socket is closed).
-    let mut pfd = libc::pollfd {
-        fd: sock.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    if unsafe { libc::poll(&mut pfd, 1, 5_000) } <= 0 {
-        return None;
-    }
-    #[repr(C, align(8))]
-    struct Buf([u8; 64]);
-    let mut cbuf = Buf([0u8; 64]);
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // SAFETY: buffers on this frame; the descriptor read out of the control
-    // message is new and owned by us.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cbuf.0.as_mut_ptr().cast();
-        msg.msg_controllen = cbuf.0.len() as _;
-        if libc::recvmsg(sock.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) <= 0 {
-            return None;
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null()
-            || (*cmsg).cmsg_level != libc::SOL_SOCKET
-            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
-        {
-            return None;
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-        Some(OwnedFd::from_raw_fd(fd))
     }
 }
 
