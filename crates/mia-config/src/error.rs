@@ -28,7 +28,7 @@ pub enum ConfigError {
         line: usize,
     },
     #[error(
-        "{path}:{line}: `{key}` may not loosen the sandbox in a project config: a cloned repository must not be able to let commands write or connect where your settings do not; a project may only tighten it (mode \"read-only\", network \"deny\", packageCaches false). Set it in your global config (~/.config/mia-code/config.json) instead"
+        "{path}:{line}: `{key}` may not loosen the sandbox in a project config: a cloned repository must not be able to let commands write or connect where your settings do not; a project may only tighten it (mode \"read-only\", network \"deny\", packageCaches or registries false, more paths in protect). Set it in your global config (~/.config/mia-code/config.json) instead"
     )]
     LoosensSandbox {
         path: PathBuf,

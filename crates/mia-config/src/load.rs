@@ -386,7 +386,7 @@ fn check_project_restrictions(
     };
     let mode_loosens =
         |m: Option<SandboxModeSetting>| m.is_some_and(|m| m != SandboxModeSetting::ReadOnly);
-    let net_loosens = |n: Option<NetworkSetting>| n == Some(NetworkSetting::Allow);
+    let net_loosens = |n: Option<NetworkSetting>| n.is_some_and(|n| n != NetworkSetting::Deny);
     if let Some(sb) = &file.sandbox {
         if mode_loosens(sb.mode) {
             return Err(loosens("sandbox.mode".into(), "\"mode\""));
@@ -399,6 +399,18 @@ fn check_project_restrictions(
         }
         if sb.package_caches == Some(true) {
             return Err(loosens("sandbox.packageCaches".into(), "\"packageCaches\""));
+        }
+        if sb.unix_sockets.as_ref().is_some_and(|w| !w.is_empty()) {
+            return Err(loosens("sandbox.unixSockets".into(), "\"unixSockets\""));
+        }
+        if sb.allow_localhost == Some(true) {
+            return Err(loosens("sandbox.allowLocalhost".into(), "\"allowLocalhost\""));
+        }
+        if sb.registries == Some(true) {
+            return Err(loosens("sandbox.registries".into(), "\"registries\""));
+        }
+        if sb.env.is_some() {
+            return Err(loosens("sandbox.env".into(), "\"env\""));
         }
     }
     for (name, a) in file.agent.iter().flatten() {

@@ -418,12 +418,30 @@ pub enum SandboxModeSetting {
     Off,
 }
 
-/// `sandbox.network`.
+/// `sandbox.network`: what sandboxed commands may reach, always through
+/// mia-code's proxy (a program that ignores it has no network).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkSetting {
+    /// Every host but the denied ones.
     Allow,
+    /// The first connection to a host asks (headless runs deny it).
+    Ask,
+    /// No network.
     Deny,
+}
+
+/// `sandbox.env`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SandboxEnvConfig {
+    /// Variables kept although their names look like secrets (`NPM_TOKEN`;
+    /// a trailing `*` keeps a prefix). Global config only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<Vec<String>>,
+    /// Variables set for sandboxed commands. Global config only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<std::collections::BTreeMap<String, String>>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -433,8 +451,10 @@ pub struct SandboxConfig {
     /// (default on Windows, which has no sandbox yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<SandboxModeSetting>,
-    /// Whether sandboxed commands may open network connections (default:
-    /// `deny` for agents that cannot edit, `allow` for the others).
+    /// What sandboxed commands may reach through mia-code's proxy:
+    /// `ask` (default for agents that can edit: the first connection to a
+    /// host asks), `allow` (every host but the denied ones) or `deny` (no
+    /// network; default for agents that cannot edit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkSetting>,
     /// More directories sandboxed commands may write (`~/` expands; relative
@@ -445,6 +465,27 @@ pub struct SandboxConfig {
     /// ...) writable so installs and builds work (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package_caches: Option<bool>,
+    /// More paths that stay read-only for sandboxed commands, existing or
+    /// not (relative paths resolve against the project). A project config
+    /// may add paths; the built-in ones cannot be removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protect: Option<Vec<String>>,
+    /// Unix sockets outside the project sandboxed commands may connect to
+    /// (a Docker socket, say). Global config only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unix_sockets: Option<Vec<String>>,
+    /// Let sandboxed commands reach this machine's own loopback services
+    /// through the proxy (default false). Global config only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_localhost: Option<bool>,
+    /// Reach the package registries (npm, crates.io, PyPI, the Go proxy,
+    /// RubyGems, Maven Central) without asking (default true; docs/security.md
+    /// lists the hosts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registries: Option<bool>,
+    /// The environment of sandboxed commands.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<SandboxEnvConfig>,
 }
 
 /// `agent.<name>.sandbox`.

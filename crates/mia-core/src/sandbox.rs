@@ -19,20 +19,118 @@ fn mode_of(s: SandboxModeSetting) -> SandboxMode {
 fn network_of(s: NetworkSetting) -> NetworkAccess {
     match s {
         NetworkSetting::Allow => NetworkAccess::Allow,
+        NetworkSetting::Ask => NetworkAccess::Ask,
         NetworkSetting::Deny => NetworkAccess::Deny,
+    }
+}
+
+/// `~/x` against the home, anything else against the project.
+fn expand(p: &str, home: &Path, project_root: &Path) -> PathBuf {
+    if p == "~" {
+        home.to_path_buf()
+    } else if let Some(rest) = p.strip_prefix("~/") {
+        home.join(rest)
+    } else {
+        project_root.join(p)
+    }
+}
+
+/// What a sandboxed command may not read: mia-code's home and config
+/// (wherever `MIA_CODE_HOME`, `HOME` and `XDG_CONFIG_HOME` point, and the
+/// account's real home), and the credential stores the engine guards.
+pub(crate) fn hidden_paths(paths: &mia_config::Paths) -> Vec<PathBuf> {
+    let mut homes = vec![paths.user_home.clone()];
+    homes.extend(mia_sandbox::account_home());
+    let mut hidden = Vec::new();
+    for h in &homes {
+        hidden.extend(mia_permission::agents::credential_store_paths(h));
+        hidden.push(h.join(".mia-code"));
+        hidden.push(h.join(".mia-code.json"));
+        hidden.push(h.join(".config").join("mia-code"));
+    }
+    hidden.push(paths.home.clone());
+    for c in &paths.global_configs {
+        hidden.push(c.clone());
+        if c.file_name().is_some_and(|n| n == "config.json")
+            && let Some(dir) = c.parent()
+        {
+            hidden.push(dir.to_path_buf());
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    hidden.retain(|p| seen.insert(p.clone()));
+    hidden
+}
+
+/// The person's own homes (`$HOME` as mia-code sees it, the account's).
+fn own_homes(paths: &mia_config::Paths) -> Vec<PathBuf> {
+    let mut v = vec![paths.user_home.clone()];
+    v.extend(mia_sandbox::account_home());
+    v
+}
+
+/// The settings every sandboxed process shares (the environment rule, the
+/// network rules, allowed sockets, protected and hidden paths) from
+/// `sandbox.*`; `project_root` resolves relative paths.
+pub(crate) fn inputs(config: &Config, project_root: &Path, paths: &mia_config::Paths) -> PolicyInputs {
+    let global = config.merged.sandbox.clone().unwrap_or_default();
+    let home = &paths.user_home;
+    // `sandbox.protect` adds up over the layers (a project adds, never removes).
+    let protect = config
+        .layers
+        .iter()
+        .filter_map(|l| l.file.sandbox.as_ref())
+        .flat_map(|s| s.protect.iter().flatten())
+        .map(|p| expand(p, home, project_root))
+        .collect();
+    let env = global.env.clone().unwrap_or_default();
+    PolicyInputs {
+        project_root: project_root.to_path_buf(),
+        git_common_dir: None,
+        writable: global
+            .writable
+            .iter()
+            .flatten()
+            .map(|p| expand(p, home, project_root))
+            .collect(),
+        caches: if global.package_caches.unwrap_or(true) {
+            mia_sandbox::package_caches(home)
+        } else {
+            Vec::new()
+        },
+        hidden: hidden_paths(paths),
+        visible: Vec::new(),
+        protect,
+        homes: own_homes(paths),
+        unix_sockets: global
+            .unix_sockets
+            .iter()
+            .flatten()
+            .map(|p| expand(p, home, project_root))
+            .collect(),
+        tmp: None,
+        net_rules: mia_sandbox::NetRules {
+            allow_localhost: global.allow_localhost.unwrap_or(false),
+            registries: global.registries.unwrap_or(true),
+        },
+        env: mia_sandbox::EnvRule {
+            keep: env.keep.unwrap_or_default(),
+            set: env.set.unwrap_or_default().into_iter().collect(),
+        },
     }
 }
 
 /// The policy for `agent`'s commands in `project_root`. `read_only`: the
 /// agent cannot edit or write (plan, explore), so its shell is read-only by
-/// construction unless the sandbox is off altogether.
+/// construction unless the sandbox is off altogether. `tmp`: the session's
+/// private `/tmp`.
 pub(crate) fn policy(
     config: &Config,
     agent: &str,
     read_only: bool,
     project_root: &Path,
-    home: &Path,
-    mia_home: &Path,
+    paths: &mia_config::Paths,
+    tmp: Option<PathBuf>,
 ) -> SandboxPolicy {
     let global = config.merged.sandbox.clone().unwrap_or_default();
     let per_agent = config
@@ -46,8 +144,12 @@ pub(crate) fn policy(
         .mode
         .map(mode_of)
         .unwrap_or_else(mia_sandbox::default_mode);
+    let mut inputs = inputs(config, project_root, paths);
     if configured == SandboxMode::Off {
-        return SandboxPolicy::off();
+        return SandboxPolicy {
+            env: inputs.env,
+            ..SandboxPolicy::off()
+        };
     }
     // An agent that cannot edit is read-only whatever its own setting says;
     // only `sandbox.mode: off` turns its sandbox off.
@@ -57,7 +159,10 @@ pub(crate) fn policy(
         per_agent.mode.map(mode_of).unwrap_or(configured)
     };
     if mode == SandboxMode::Off {
-        return SandboxPolicy::off();
+        return SandboxPolicy {
+            env: inputs.env,
+            ..SandboxPolicy::off()
+        };
     }
     let network = per_agent
         .network
@@ -66,53 +171,18 @@ pub(crate) fn policy(
         .unwrap_or(if read_only {
             NetworkAccess::Deny
         } else {
-            NetworkAccess::Allow
+            NetworkAccess::Ask
         });
-    let expand = |p: &str| -> PathBuf {
-        if p == "~" {
-            home.to_path_buf()
-        } else if let Some(rest) = p.strip_prefix("~/") {
-            home.join(rest)
-        } else {
-            project_root.join(p)
-        }
-    };
-    let writable = global
-        .writable
-        .iter()
-        .flatten()
-        .map(|p| expand(p))
-        .collect();
-    let caches = if global.package_caches.unwrap_or(true) {
-        mia_sandbox::package_caches(home)
-    } else {
-        Vec::new()
-    };
-    let mut hidden = mia_permission::agents::credential_store_paths(home);
-    for dir in [mia_home.to_path_buf(), home.join(".mia-code")] {
-        for f in crate::permissions::SECRET_FILE_NAMES {
-            hidden.push(dir.join(f));
-        }
-    }
     // A worktree's commits write objects and refs into the main repository's git dir.
-    let git_common_dir = mia_git::main_root_of(project_root).map(|m| m.join(".git"));
-    SandboxPolicy::build(
-        mode,
-        network,
-        PolicyInputs {
-            project_root: project_root.to_path_buf(),
-            git_common_dir,
-            writable,
-            caches,
-            hidden,
-        },
-    )
+    inputs.git_common_dir = mia_git::main_root_of(project_root).map(|m| m.join(".git"));
+    inputs.tmp = tmp;
+    SandboxPolicy::build(mode, network, inputs)
 }
 
 /// How `bash` runs under `policy` on this machine.
 pub(crate) fn shell_sandbox(policy: SandboxPolicy, read_only: bool) -> ShellSandbox {
     if policy.is_off() {
-        return ShellSandbox::Off;
+        return ShellSandbox::Off { env: policy.env };
     }
     match mia_sandbox::support() {
         Support::Available { mechanism, .. } => ShellSandbox::Confined {
@@ -146,11 +216,11 @@ pub fn confines_shell(
     agent: &str,
     read_only: bool,
     project_root: &Path,
-    home: &Path,
-    mia_home: &Path,
+    paths: &mia_config::Paths,
 ) -> bool {
-    let p = policy(config, agent, read_only, project_root, home, mia_home);
-    matches!(shell_sandbox(p, read_only), ShellSandbox::Confined { .. })
+    let p = policy(config, agent, read_only, project_root, paths, None);
+    // Only the full wall stands in for plain words (the fallback does not).
+    matches!(shell_sandbox(p, read_only), ShellSandbox::Confined { mechanism, .. } if mechanism.is_full())
 }
 
 /// The sandbox as `doctor` and the settings screen report it.
@@ -167,10 +237,25 @@ pub fn report(config: &Config) -> SandboxReport {
         .unwrap_or_else(mia_sandbox::default_mode);
     let support = mia_sandbox::support();
     let (available, mechanism, detail) = match &support {
-        Support::Available { mechanism, detail } => {
-            (true, Some((*mechanism).to_string()), detail.clone())
-        }
+        Support::Available { mechanism, detail } => (true, Some(*mechanism), detail.clone()),
         Support::Unavailable { reason } => (false, None, reason.clone()),
+    };
+    let network = config
+        .merged
+        .sandbox
+        .as_ref()
+        .and_then(|s| s.network)
+        .map(network_of)
+        .unwrap_or(NetworkAccess::Ask);
+    let env = config
+        .merged
+        .sandbox
+        .as_ref()
+        .and_then(|s| s.env.clone())
+        .unwrap_or_default();
+    let env = mia_sandbox::EnvRule {
+        keep: env.keep.unwrap_or_default(),
+        set: env.set.unwrap_or_default().into_iter().collect(),
     };
     let effect = match (mode, available) {
         (SandboxMode::Off, _) => "unconfined",
@@ -179,10 +264,16 @@ pub fn report(config: &Config) -> SandboxReport {
     };
     SandboxReport {
         mode: mode.as_str().to_string(),
-        mechanism,
+        mechanism: mechanism.map(|m| m.as_str().to_string()),
         available,
         detail,
         effect: effect.to_string(),
+        full: mechanism.is_some_and(mia_sandbox::Mechanism::is_full),
+        limits: mechanism
+            .map(|m| m.limits().iter().map(|l| (*l).to_string()).collect())
+            .unwrap_or_default(),
+        network: network.as_str().to_string(),
+        env: env.describe(),
     }
 }
 
@@ -225,7 +316,7 @@ pub(crate) fn escape_decision(
                 " Allow it once?"
             }
         ),
-        (mia_tools::Unconfined::Escalation, ShellSandbox::Off) => {
+        (mia_tools::Unconfined::Escalation, ShellSandbox::Off { .. }) => {
             format!("Run `{cmd}` outside the OS sandbox?")
         }
     };

@@ -22,7 +22,7 @@ pub use event::{
 pub use ids::{IdParseError, MessageId, PartId, SessionId, now_ms};
 pub use message::{
     CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType, NewMessage,
-    Part, PartContent, PermissionNote, ResultContent, Role, SandboxNote, TokenUsage,
+    NetworkHost, Part, PartContent, PermissionNote, ResultContent, Role, SandboxNote, TokenUsage,
 };
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};

@@ -94,10 +94,10 @@ pub struct PermissionNote {
 pub struct SandboxNote {
     /// `workspace-write`, `read-only`, or `off` (ran unconfined).
     pub mode: String,
-    /// `allow` or `deny` (absent when unconfined).
+    /// `ask`, `allow` or `deny` (absent when unconfined).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<String>,
-    /// `landlock+seccomp` or `seatbelt` (absent when unconfined).
+    /// `bubblewrap`, `landlock+seccomp` or `seatbelt` (absent when unconfined).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mechanism: Option<String>,
     /// Why it ran unconfined: `config` (`sandbox.mode` is off), `escalated`
@@ -108,6 +108,28 @@ pub struct SandboxNote {
     /// What the sandbox seems to have blocked (`write` or `network`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<String>,
+    /// False when the mechanism was the weaker fallback (Landlock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full: Option<bool>,
+    /// What the mechanism could not hold (the fallback's list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<String>,
+    /// The hosts the command's connections went to through the proxy.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<NetworkHost>,
+}
+
+/// One host a sandboxed command connected to (or was refused).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct NetworkHost {
+    pub host: String,
+    pub port: u16,
+    pub allowed: bool,
+    /// What allowed it (`registry`, `rule or answer`) or why it was refused.
+    pub reason: String,
+    /// The program that connected, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 /// Token counts reported by a provider for one assistant message.

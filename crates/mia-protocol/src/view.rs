@@ -332,6 +332,19 @@ pub struct SandboxView {
     /// What happens to commands: `sandboxed`, `ask` (no sandbox here:
     /// every command asks before it runs unconfined), or `unconfined` (off).
     pub effect: String,
+    /// The mechanism holds every promise (bubblewrap, Seatbelt); false for
+    /// the Landlock fallback, under which commands the engine cannot read ask.
+    #[serde(default)]
+    pub full: bool,
+    /// What the mechanism cannot hold.
+    #[serde(default)]
+    pub limits: Vec<String>,
+    /// `sandbox.network` as configured for agents that can edit (`ask`, `allow`, `deny`).
+    #[serde(default)]
+    pub network: String,
+    /// The environment rule sandboxed commands get.
+    #[serde(default)]
+    pub env: String,
 }
 
 /// A change to the global config made from the settings screen.

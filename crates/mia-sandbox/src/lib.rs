@@ -403,6 +403,66 @@ pub fn peer_program(root: u32, peer_port: u16) -> Option<String> {
     }
 }
 
+/// The account's home directory from the password database (Linux), which
+/// may differ from `$HOME`.
+pub fn account_home() -> Option<std::path::PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        linux::bwrap::account_home()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// The private `/tmp` of one session (`key`: its id): a directory only this
+/// user can enter, kept between the session's commands, cleared by the OS
+/// with the rest of the temp dir. `None` where the sandbox has none (the
+/// command gets a fresh one).
+pub fn session_tmp(key: &str) -> Option<std::path::PathBuf> {
+    #[cfg(target_os = "linux")]
+    {
+        let safe: String = key
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        linux::placeholder::private_dir("tmp").ok().map(|d| d.join(safe))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = key;
+        None
+    }
+}
+
+/// Remove a session's private `/tmp` (the session was deleted). Its
+/// read-only directories (the way to a project under `/tmp`) are made
+/// writable first.
+pub fn remove_session_tmp(key: &str) {
+    let Some(dir) = session_tmp(key) else { return };
+    fn open_up(d: &std::path::Path) {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(m) = std::fs::symlink_metadata(d)
+                && m.is_dir()
+            {
+                let _ = std::fs::set_permissions(d, std::fs::Permissions::from_mode(0o700));
+                if let Ok(entries) = std::fs::read_dir(d) {
+                    for e in entries.flatten() {
+                        open_up(&e.path());
+                    }
+                }
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = d;
+    }
+    open_up(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A process-wide counter for unique names.
 pub(crate) fn next_id() -> u64 {
     static N: AtomicU64 = AtomicU64::new(0);

@@ -230,12 +230,12 @@ fn git_commit_works_in_the_project_and_a_worktree_but_not_in_another_worktree() 
     assert!(!ok, "{out}");
     let (ok, out) = run(&pa, &wa, "echo 'gitdir: /tmp/evil' > .git");
     assert!(!ok, "{out}");
-    // ... but not worktree B, nor the main checkout's files (under a
-    // private /tmp the write may land in the sandbox's own copy of the
-    // path; what counts is that the real files are unchanged).
-    let _ = run(&pa, &wa, "echo 4 >> ../wt-b/f.txt");
+    // ... but not worktree B, nor the main checkout's files.
+    let (ok, out) = run(&pa, &wa, "echo 4 >> ../wt-b/f.txt");
+    assert!(!ok, "{out}");
     assert_eq!(std::fs::read_to_string(wb.join("f.txt")).unwrap(), "1\n");
-    let _ = run(&pa, &wa, "echo 4 >> ../main/f.txt");
+    let (ok, out) = run(&pa, &wa, "echo 4 >> ../main/f.txt");
+    assert!(!ok, "{out}");
     assert_eq!(std::fs::read_to_string(main.join("f.txt")).unwrap(), "1\n2\n");
 }
 

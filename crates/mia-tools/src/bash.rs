@@ -22,57 +22,6 @@ pub const MAX_OUTPUT_BYTES: usize = 30_000;
 /// close their output before the whole process group is killed.
 const DRAIN_GRACE: Duration = Duration::from_millis(300);
 
-/// Environment variables a command inherits. Everything else, API keys
-/// included, is withheld unless the user lists it (`ToolContext::extra_env`).
-pub const DEFAULT_ENV_ALLOWLIST: &[&str] = &[
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "LANGUAGE",
-    "TERM",
-    "TMPDIR",
-    "TZ",
-    "CARGO_HOME",
-    "RUSTUP_HOME",
-    "GOPATH",
-    "JAVA_HOME",
-    "NVM_DIR",
-    "PYENV_ROOT",
-    "VIRTUAL_ENV",
-];
-
-/// Windows also needs these, or programs cannot find the system, the
-/// profile or the temp directory (names are case-insensitive there).
-#[cfg(windows)]
-const WINDOWS_ENV_ALLOWLIST: &[&str] = &[
-    "SystemRoot",
-    "SystemDrive",
-    "windir",
-    "ComSpec",
-    "PATHEXT",
-    "USERPROFILE",
-    "USERNAME",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "ProgramData",
-    "ProgramFiles",
-    "ProgramFiles(x86)",
-    "ProgramW6432",
-    "CommonProgramFiles",
-    "TEMP",
-    "TMP",
-    "NUMBER_OF_PROCESSORS",
-    "PROCESSOR_ARCHITECTURE",
-    "OS",
-];
-#[cfg(not(windows))]
-const WINDOWS_ENV_ALLOWLIST: &[&str] = &[];
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BashInput {
@@ -144,7 +93,7 @@ impl Tool for BashTool {
     fn unconfined(&self, input: &Value, ctx: &ToolContext) -> Option<Unconfined> {
         let input: BashInput = parse_input("bash", input).ok()?;
         match &ctx.sandbox {
-            ShellSandbox::Off => None,
+            ShellSandbox::Off { .. } => None,
             ShellSandbox::Confined { escapable, .. } => (input.outside_sandbox == Some(true)
                 && *escapable)
                 .then_some(Unconfined::Escalation),
@@ -159,28 +108,31 @@ impl Tool for BashTool {
 enum Confinement<'a> {
     Sandboxed {
         policy: &'a SandboxPolicy,
-        mechanism: &'static str,
+        mechanism: mia_sandbox::Mechanism,
         escapable: bool,
     },
-    /// Unconfined, and why (`config`, `escalated`, `unavailable`).
-    Unconfined(&'static str),
+    /// Unconfined, and why (`config`, `escalated`, `unavailable`); the
+    /// environment rule still applies.
+    Unconfined(&'static str, &'a mia_sandbox::EnvRule),
 }
 
 impl<'a> Confinement<'a> {
     fn of(input: &BashInput, sandbox: &'a ShellSandbox) -> Self {
         match sandbox {
-            ShellSandbox::Off => Self::Unconfined("config"),
-            ShellSandbox::Unavailable { .. } => Self::Unconfined("unavailable"),
+            ShellSandbox::Off { env } => Self::Unconfined("config", env),
+            ShellSandbox::Unavailable { policy, .. } => Self::Unconfined("unavailable", &policy.env),
             ShellSandbox::Confined {
-                escapable: true, ..
-            } if input.outside_sandbox == Some(true) => Self::Unconfined("escalated"),
+                escapable: true,
+                policy,
+                ..
+            } if input.outside_sandbox == Some(true) => Self::Unconfined("escalated", &policy.env),
             ShellSandbox::Confined {
                 policy,
                 mechanism,
                 escapable,
             } => Self::Sandboxed {
                 policy,
-                mechanism,
+                mechanism: *mechanism,
                 escapable: *escapable,
             },
         }
@@ -189,22 +141,33 @@ impl<'a> Confinement<'a> {
     fn policy(&self) -> SandboxPolicy {
         match self {
             Self::Sandboxed { policy, .. } => (*policy).clone(),
-            Self::Unconfined(_) => SandboxPolicy::off(),
+            Self::Unconfined(_, env) => SandboxPolicy {
+                env: (*env).clone(),
+                ..SandboxPolicy::off()
+            },
         }
     }
 
-    /// The card's note, with what the sandbox seems to have blocked.
-    fn note(&self, blocked: Option<mia_sandbox::Blocked>) -> Value {
+    /// The card's note, with what the sandbox seems to have blocked and the
+    /// hosts the command's connections went to.
+    fn note(
+        &self,
+        blocked: Option<mia_sandbox::Blocked>,
+        hosts: &[mia_sandbox::proxy::Connection],
+    ) -> Value {
         match self {
             Self::Sandboxed {
                 policy, mechanism, ..
             } => json!({
                 "mode": policy.mode.as_str(),
                 "network": policy.network.as_str(),
-                "mechanism": mechanism,
+                "mechanism": mechanism.as_str(),
+                "full": mechanism.is_full(),
+                "limits": mechanism.limits(),
                 "blocked": blocked.map(mia_sandbox::Blocked::as_str),
+                "hosts": hosts,
             }),
-            Self::Unconfined(why) => json!({ "mode": "off", "unconfined": why }),
+            Self::Unconfined(why, _) => json!({ "mode": "off", "unconfined": why }),
         }
     }
 }
@@ -339,42 +302,33 @@ async fn run_command(
     // Under the sandbox (Linux), the kernel also tells which files the
     // command's processes change, so a person's edit made meanwhile is not
     // taken for the command's.
-    #[cfg(target_os = "linux")]
-    let (std_cmd, tracer) = mia_sandbox::command_traced(&policy, program, &args)
-        .map_err(|e| ToolError::Invalid(e.to_string()))?;
-    #[cfg(not(target_os = "linux"))]
-    let std_cmd = mia_sandbox::command(&policy, program, &args)
+    let sandboxed = matches!(how, Confinement::Sandboxed { .. });
+    let mia_sandbox::Prepared {
+        command: std_cmd,
+        mut guard,
+    } = mia_sandbox::prepare(&policy, program, &args, sandboxed && cfg!(target_os = "linux"))
         .map_err(|e| ToolError::Invalid(e.to_string()))?;
     let mut cmd = tokio::process::Command::from(std_cmd);
     cmd.current_dir(&ctx.project_root)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .env_clear();
-    for var in DEFAULT_ENV_ALLOWLIST
-        .iter()
-        .chain(WINDOWS_ENV_ALLOWLIST)
-        .copied()
-        .chain(ctx.extra_env.iter().map(String::as_str))
-    {
-        if let Some(v) = std::env::var_os(var) {
-            cmd.env(var, v);
-        }
-    }
+        .kill_on_drop(true);
     cmd.env("MIA_CODE", "1");
     if ctx.read_only_shell {
+        // After git's `http.proxy` when the command has a proxy.
+        let base = usize::from(policy.network.proxied() && sandboxed);
         cmd.env("GIT_OPTIONAL_LOCKS", "0")
             .env("GIT_PAGER", "cat")
             .env("PAGER", "cat")
             .env("GIT_TERMINAL_PROMPT", "0")
             .env(
                 "GIT_CONFIG_COUNT",
-                crate::READ_ONLY_GIT_CONFIG.len().to_string(),
+                (base + crate::READ_ONLY_GIT_CONFIG.len()).to_string(),
             );
         for (i, (k, v)) in crate::READ_ONLY_GIT_CONFIG.iter().enumerate() {
-            cmd.env(format!("GIT_CONFIG_KEY_{i}"), k)
-                .env(format!("GIT_CONFIG_VALUE_{i}"), v);
+            cmd.env(format!("GIT_CONFIG_KEY_{}", base + i), k)
+                .env(format!("GIT_CONFIG_VALUE_{}", base + i), v);
         }
     }
     // The command and everything it starts can be stopped together: a
@@ -401,7 +355,8 @@ async fn run_command(
         }
     }
     #[cfg(target_os = "linux")]
-    let writes = tracer.map(mia_sandbox::Tracer::start);
+    let writes = guard.take_tracer().map(mia_sandbox::Tracer::start);
+    let proxy = start_proxy(&mut guard, &policy, ctx, child.id());
     let pid = child.id();
     let (tx, mut rx) = mpsc::channel::<Vec<u8>>(64);
     for reader in [
@@ -477,6 +432,9 @@ async fn run_command(
     #[cfg(windows)]
     job.terminate();
     let _ = child.wait().await;
+    let hosts = proxy.map(mia_sandbox::proxy::Proxy::finish).unwrap_or_default();
+    // The command has ended: the placeholders its protected paths needed go.
+    drop(guard);
     #[cfg(target_os = "linux")]
     let written = writes.map(|w| {
         let set = w.finish();
@@ -553,6 +511,17 @@ async fn run_command(
             " This agent cannot write or connect by construction; ask the user to switch to the build agent if it must.)"
         });
     }
+    let refused: Vec<String> = hosts
+        .iter()
+        .filter(|h| !h.allowed)
+        .map(|h| format!("{}:{} ({})", h.host, h.port, h.reason))
+        .collect();
+    if !refused.is_empty() {
+        text.push_str(&format!(
+            "\n(mia-code's network proxy refused: {}.)",
+            refused.join("; ")
+        ));
+    }
     Ok(ToolOutput {
         output: text,
         metadata: json!({
@@ -561,10 +530,49 @@ async fn run_command(
             "cancelled": matches!(end, End::Cancelled),
             "truncated_bytes": dropped,
             "duration_ms": u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
-            "sandbox": how.note(blocked),
+            "sandbox": how.note(blocked, &hosts),
             "written": written,
         }),
     })
+}
+
+/// The proxy for a sandboxed command with network: the session's gate
+/// decides, or (nobody to ask) the rules the gate would apply alone.
+fn start_proxy(
+    guard: &mut mia_sandbox::Guard,
+    policy: &SandboxPolicy,
+    ctx: &ToolContext,
+    pid: Option<u32>,
+) -> Option<mia_sandbox::proxy::Proxy> {
+    use mia_sandbox::proxy::{FixedGate, Proxy, ProxyConfig, Verdict};
+    let listener = guard.take_listener()?;
+    let gate = match &ctx.network {
+        Some(g) => g.0.clone(),
+        None if policy.network == mia_sandbox::NetworkAccess::Allow => {
+            std::sync::Arc::new(FixedGate(Verdict::Allow))
+        }
+        None => std::sync::Arc::new(FixedGate(Verdict::Deny(
+            "nobody can answer a network ask here".into(),
+        ))),
+    };
+    let peer = pid.map(|root| {
+        std::sync::Arc::new(move |port: u16| mia_sandbox::peer_program(root, port))
+            as std::sync::Arc<dyn Fn(u16) -> Option<String> + Send + Sync>
+    });
+    match Proxy::start(
+        listener,
+        ProxyConfig {
+            rules: policy.net_rules.clone(),
+            gate,
+            peer,
+        },
+    ) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            tracing::warn!("the network proxy could not start: {e}");
+            None
+        }
+    }
 }
 
 fn kill_group(pid: Option<u32>) {

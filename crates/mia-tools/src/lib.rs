@@ -24,7 +24,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use bash::{BashInput, BashTool, DEFAULT_ENV_ALLOWLIST};
+pub use bash::{BashInput, BashTool};
 pub use edit::{EditInput, EditOp, EditTool};
 pub use error::ToolError;
 pub use fetch::{FetchInput, FetchTool};
@@ -105,6 +105,16 @@ impl std::fmt::Debug for Progress {
     }
 }
 
+/// Where a sandboxed command's connections are judged (the proxy asks it).
+#[derive(Clone)]
+pub struct NetworkGate(pub Arc<dyn mia_sandbox::proxy::HostGate>);
+
+impl std::fmt::Debug for NetworkGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NetworkGate")
+    }
+}
+
 /// Everything a tool may use while running.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -113,8 +123,6 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// The session's todo list.
     pub todos: Arc<std::sync::Mutex<TodoList>>,
-    /// Environment variables passed to `bash` besides [`DEFAULT_ENV_ALLOWLIST`].
-    pub extra_env: Vec<String>,
     /// The read rules, for tools that read many files (None: no rules).
     pub read_filter: Option<ReadFilter>,
     /// The agent cannot write (plan, explore): `bash` runs git with optional
@@ -123,6 +131,9 @@ pub struct ToolContext {
     pub read_only_shell: bool,
     /// How `bash` confines its commands.
     pub sandbox: ShellSandbox,
+    /// Decides the hosts a sandboxed command's connections go to (the
+    /// session's rules and asks); `None`: the rules alone (nobody is asked).
+    pub network: Option<NetworkGate>,
     /// Live output of the running call (None: nobody listens).
     pub progress: Option<Progress>,
     /// This turn's tools from MCP servers and plugins.
@@ -132,13 +143,13 @@ pub struct ToolContext {
 /// How `bash` runs commands: under the OS sandbox, or not.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ShellSandbox {
-    /// No sandbox: `sandbox.mode` is off.
-    Off,
+    /// No sandbox: `sandbox.mode` is off (the environment rule still applies).
+    Off { env: mia_sandbox::EnvRule },
     /// Under `policy`. `escapable`: the agent may ask to run one command
     /// outside it (`outside_sandbox`); read-only agents may not.
     Confined {
         policy: mia_sandbox::SandboxPolicy,
-        mechanism: &'static str,
+        mechanism: mia_sandbox::Mechanism,
         escapable: bool,
     },
     /// A sandbox is wanted but this machine cannot apply it: every command
@@ -169,10 +180,12 @@ impl ToolContext {
             project_root,
             cancel: CancellationToken::new(),
             todos: Arc::default(),
-            extra_env: Vec::new(),
             read_filter: None,
             read_only_shell: false,
-            sandbox: ShellSandbox::Off,
+            sandbox: ShellSandbox::Off {
+                env: mia_sandbox::EnvRule::default(),
+            },
+            network: None,
             progress: None,
             extra_tools: ExtraTools::default(),
         }

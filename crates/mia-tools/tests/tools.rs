@@ -293,25 +293,24 @@ async fn bash_runs_reports_exit_code_and_withholds_secrets() {
     assert!(out.output.contains(&ctx.project_root.display().to_string()));
     assert!(out.output.ends_with("(exit code 3)"), "{}", out.output);
     assert_eq!(out.metadata["exit_code"], 3);
-    // Cargo sets CARGO_PKG_NAME for this test process; it is not on the allowlist.
+    // The person's environment reaches the command (minus secrets, which
+    // mia-sandbox's own tests check from a launching process that has them);
+    // sandbox.env.set adds.
     assert_eq!(std::env::var("CARGO_PKG_NAME").unwrap(), "mia-tools");
+    ctx.sandbox = mia_tools::ShellSandbox::Off {
+        env: mia_sandbox::EnvRule {
+            keep: vec![],
+            set: vec![("MIA_TEST_SETTING".into(), "set".into())],
+        },
+    };
     let out = call(
         &ctx,
         "bash",
-        json!({"command": "echo \"[$CARGO_PKG_NAME]\""}),
+        json!({"command": "echo \"[$CARGO_PKG_NAME] [$MIA_TEST_SETTING]\""}),
     )
     .await
     .unwrap();
-    assert_eq!(out.output.trim(), "[]");
-    ctx.extra_env.push("CARGO_PKG_NAME".into());
-    let out = call(
-        &ctx,
-        "bash",
-        json!({"command": "echo \"[$CARGO_PKG_NAME]\""}),
-    )
-    .await
-    .unwrap();
-    assert_eq!(out.output.trim(), "[mia-tools]");
+    assert_eq!(out.output.trim(), "[mia-tools] [set]");
 }
 
 #[tokio::test]
@@ -594,13 +593,13 @@ async fn read_only_shell_hardens_git() {
     assert!(out.output.contains("safe.bareRepository"), "{}", out.output);
 }
 
-/// A project outside the temp dirs (they are writable roots of the sandbox).
+/// A project in a temp dir (its siblings are out of the sandbox's reach).
 #[cfg(target_os = "linux")]
 fn sandboxed_project(
     mode: mia_sandbox::SandboxMode,
     escapable: bool,
 ) -> (tempfile::TempDir, ToolContext) {
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("p");
     std::fs::create_dir_all(&root).unwrap();
     let root = root.canonicalize().unwrap();
@@ -615,7 +614,7 @@ fn sandboxed_project(
     );
     ctx.sandbox = mia_tools::ShellSandbox::Confined {
         policy,
-        mechanism: "landlock+seccomp",
+        mechanism: mia_sandbox::support().mechanism().unwrap(),
         escapable,
     };
     (dir, ctx)

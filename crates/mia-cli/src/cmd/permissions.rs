@@ -116,22 +116,14 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     for e in &policy.errors {
         eprintln!("warning: {e}");
     }
-    let mia_home = paths.home.clone();
-    let user_home = paths.user_home.clone();
+    let config_paths = paths.clone();
     let paths = PathContext::new(&dir, Some(paths.user_home.clone()))
         .with_context(|| format!("resolving the project directory {}", dir.display()))?;
     let sandboxed = {
         let checker = Checker::new(&policy, &paths);
         let read_only = !mia_core::permissions::tool_offered(&checker, "edit")
             && !mia_core::permissions::tool_offered(&checker, "write");
-        mia_core::sandbox::confines_shell(
-            &cfg,
-            &agent,
-            read_only,
-            &paths.root,
-            &user_home,
-            &mia_home,
-        )
+        mia_core::sandbox::confines_shell(&cfg, &agent, read_only, &paths.root, &config_paths)
     };
     Ok(Loaded {
         policy,

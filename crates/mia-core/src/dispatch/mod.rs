@@ -2,6 +2,7 @@
 //! wait for the answer through the session's gate) → snapshot → run → record.
 
 mod gate;
+pub(crate) mod network;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -335,28 +336,7 @@ impl Runtime {
                     ..Default::default()
                 }
             };
-            lock(&state.session_rules)
-                .entry(agent.to_string())
-                .or_default()
-                .add(&outcome.session_rules);
-            if !outcome.project_rules.is_empty() {
-                let rules = outcome.project_rules.clone();
-                let project = crate::worktrees::project_key(&state.directory);
-                let session = session_id.to_string();
-                let asked = agent.to_string();
-                self.inner
-                    .store
-                    .call(move |db| {
-                        db.add_project_approvals(&project, &asked, &rules, Some(&session))
-                    })
-                    .await?;
-                lock(&state.new_approvals).extend(
-                    outcome
-                        .project_rules
-                        .iter()
-                        .map(|r| (agent.to_string(), r.clone())),
-                );
-            }
+            self.keep_answer(state, agent, session_id, &outcome).await?;
             let decided = if outcome.proceed { "allow" } else { "deny" };
             self.emit(Event::PermissionResolved {
                 session_id,
@@ -594,6 +574,38 @@ impl Runtime {
             return Ok(Some(TurnEnd::Cancelled));
         }
         Ok(None)
+    }
+
+    /// Keep what an answer said for later: "always" rules for the session,
+    /// "always for this project" approvals in the store.
+    pub(crate) async fn keep_answer(
+        &self,
+        state: &Arc<SessionState>,
+        agent: &str,
+        session_id: SessionId,
+        outcome: &mia_permission::ReplyOutcome,
+    ) -> Result<(), CoreError> {
+        lock(&state.session_rules)
+            .entry(agent.to_string())
+            .or_default()
+            .add(&outcome.session_rules);
+        if !outcome.project_rules.is_empty() {
+            let rules = outcome.project_rules.clone();
+            let project = crate::worktrees::project_key(&state.directory);
+            let session = session_id.to_string();
+            let asked = agent.to_string();
+            self.inner
+                .store
+                .call(move |db| db.add_project_approvals(&project, &asked, &rules, Some(&session)))
+                .await?;
+            lock(&state.new_approvals).extend(
+                outcome
+                    .project_rules
+                    .iter()
+                    .map(|r| (agent.to_string(), r.clone())),
+            );
+        }
+        Ok(())
     }
 
     /// Every check is an audit record: a tracing event (deny/ask at warn,

@@ -38,7 +38,7 @@ pub(crate) struct TurnSetup {
     pub(crate) trusted: bool,
     pub(crate) snapshot_config: Option<mia_snapshot::SnapshotConfig>,
     /// The compiled policy and the session rules it was compiled with.
-    pub(crate) policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)>,
+    pub(crate) policy_cache: Option<(Vec<PermissionRule>, Arc<mia_permission::Policy>)>,
     /// The policy the system prompt and the offered tools are derived from:
     /// the agent and the config only (and `--allow`), never the answers
     /// given in the session, so the prompt prefix stays byte-identical.
@@ -206,10 +206,12 @@ impl Runtime {
             project_root: path_ctx.root.clone(),
             cancel: cancel.clone(),
             todos: state.todos.clone(),
-            extra_env: Vec::new(),
             read_filter: None,
             read_only_shell: false,
-            sandbox: mia_tools::ShellSandbox::Off,
+            sandbox: mia_tools::ShellSandbox::Off {
+                env: mia_sandbox::EnvRule::default(),
+            },
+            network: None,
             progress: None,
             extra_tools: mia_tools::ExtraTools::default(),
         };
@@ -231,7 +233,7 @@ impl Runtime {
                 .await?
         };
         let snapshot_config = snapshot_config(&config, &opts.paths);
-        let policy_cache: Option<(Vec<PermissionRule>, mia_permission::Policy)> = None;
+        let policy_cache: Option<(Vec<PermissionRule>, Arc<mia_permission::Policy>)> = None;
         let recent_calls: Vec<(String, String)> = Vec::new();
         let _step = 0u32;
         Ok(TurnSetup {

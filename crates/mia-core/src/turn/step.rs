@@ -59,14 +59,19 @@ impl Runtime {
                 Some(t.home.display().to_string()),
             );
             permissions::protect_mia_home(&mut input, &opts.paths.home);
-            t.policy_cache = Some((session_rules, mia_permission::Policy::compile(&input)));
+            t.policy_cache = Some((
+                session_rules,
+                Arc::new(mia_permission::Policy::compile(&input)),
+            ));
         }
         self.ensure_lineage(state, &t.config, &t.approvals, t.trusted)
             .await?;
         let lineage = lock(&state.lineage).clone();
-        let Some((_, policy)) = t.policy_cache.as_ref() else {
+        let Some((_, policy_arc)) = t.policy_cache.as_ref() else {
             return Err(CoreError::Internal("no permission policy".into()));
         };
+        let policy_arc = policy_arc.clone();
+        let policy: &mia_permission::Policy = &policy_arc;
         // A subagent's checks intersect with every ancestor's (strictest wins).
         let mut checker = Checker::new(policy, &t.path_ctx)
             .with_answerer(t.answerer)
@@ -89,14 +94,35 @@ impl Runtime {
             &t.agent_name,
             t.tool_ctx.read_only_shell,
             &t.path_ctx.root,
-            &t.home,
-            &opts.paths.home,
+            &opts.paths,
+            mia_sandbox::session_tmp(&session_id.to_string()),
         );
         t.tool_ctx.sandbox =
             crate::sandbox::shell_sandbox(sandbox_policy, t.tool_ctx.read_only_shell);
+        // A sandboxed command's connections are judged here (its proxy asks).
+        let net_gate = match &t.tool_ctx.sandbox {
+            mia_tools::ShellSandbox::Confined { policy: sp, .. } if sp.network.proxied() => {
+                Some(Arc::new(crate::dispatch::network::StepNetGate {
+                    runtime: self.clone(),
+                    state: state.clone(),
+                    session_id,
+                    agent: t.agent_name.clone(),
+                    policy: policy_arc.clone(),
+                    ancestors: lineage.ancestors.clone(),
+                    path_ctx: t.path_ctx.clone(),
+                    answerer: t.answerer,
+                    mode: sp.network,
+                    cancel: cancel.clone(),
+                    answered: Default::default(),
+                }))
+            }
+            _ => None,
+        };
+        // Only the full wall stands in for plain words; under the fallback
+        // the engine asks as if there were none.
         let checker = checker.with_sandboxed_shell(matches!(
             t.tool_ctx.sandbox,
-            mia_tools::ShellSandbox::Confined { .. }
+            mia_tools::ShellSandbox::Confined { mechanism, .. } if mechanism.is_full()
         ));
         // The project's MCP servers' tools (its own servers only in a trusted
         // workspace): started at the first step, the same set at the next
@@ -112,7 +138,7 @@ impl Runtime {
         t.plugins = plugins;
         t.tool_ctx.read_filter = None;
         if restricts_reads {
-            let policy = Arc::new(policy.clone());
+            let policy = policy_arc.clone();
             let path_ctx = t.path_ctx.clone();
             t.tool_ctx.read_filter = Some(mia_tools::ReadFilter(Arc::new(move |path| {
                 let checker = Checker::new(&policy, &path_ctx);
@@ -435,7 +461,7 @@ impl Runtime {
                 config: t.config.clone(),
                 model: t.model.clone(),
                 agent: t.agent_name.clone(),
-                policy: Arc::new(policy.clone()),
+                policy: policy_arc.clone(),
             });
         }
         // Several `task` calls in one step run concurrently (each waits for
@@ -493,6 +519,12 @@ impl Runtime {
                 });
                 return Ok(Some(TurnEnd::Blocked));
             }
+            // The call's own gate, so its network asks show on its card.
+            let call_ctx = net_gate.as_ref().map(|g| {
+                let mut c = t.tool_ctx.clone();
+                c.network = Some(g.for_call(&call));
+                c
+            });
             let end = self
                 .run_tool(
                     state,
@@ -501,7 +533,7 @@ impl Runtime {
                     session_id,
                     message_id,
                     &call,
-                    &t.tool_ctx,
+                    call_ctx.as_ref().unwrap_or(&t.tool_ctx),
                     doom_loop,
                     t.snapshot_config.as_ref(),
                     &t.plugins,

@@ -60,12 +60,20 @@ pub(crate) enum Mount {
     RoBind(PathBuf, PathBuf),
     Tmpfs(PathBuf),
     DevNull(PathBuf),
+    /// A read-only directory (0555) on the way to a mount inside the
+    /// private `/tmp`: a write next to the project fails there instead of
+    /// landing in the sandbox's own copy of the path.
+    Dir(PathBuf),
 }
 
 impl Mount {
     fn dest(&self) -> &Path {
         match self {
-            Self::Bind(_, d) | Self::RoBind(_, d) | Self::Tmpfs(d) | Self::DevNull(d) => d,
+            Self::Bind(_, d)
+            | Self::RoBind(_, d)
+            | Self::Tmpfs(d)
+            | Self::DevNull(d)
+            | Self::Dir(d) => d,
         }
     }
 }
@@ -90,6 +98,10 @@ pub(crate) fn mount_args(mounts: &[Mount], read_only: &[PathBuf]) -> Vec<OsStrin
             Mount::RoBind(s, d) => push("--ro-bind", &[s, d]),
             Mount::Tmpfs(d) => push("--tmpfs", &[d]),
             Mount::DevNull(d) => push("--ro-bind", &[Path::new("/dev/null"), d]),
+            Mount::Dir(d) => {
+                push("--perms", &[Path::new("0555")]);
+                push("--dir", &[d]);
+            }
         }
     }
     for d in read_only {
@@ -103,7 +115,7 @@ fn canonical(p: &Path) -> Option<PathBuf> {
 }
 
 /// The account's home directory from the password database.
-fn account_home() -> Option<PathBuf> {
+pub(crate) fn account_home() -> Option<PathBuf> {
     let mut buf = vec![0u8; 4096];
     let mut pwd = std::mem::MaybeUninit::<libc::passwd>::uninit();
     let mut out: *mut libc::passwd = std::ptr::null_mut();
@@ -269,6 +281,23 @@ pub(crate) fn plan(policy: &SandboxPolicy) -> Result<Plan, SandboxError> {
             mounts.push(Mount::Bind(s.clone(), s));
         }
     }
+    // The way to a mount inside the private /tmp: read-only directories.
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    for m in &mounts {
+        let d = m.dest();
+        for area in [Path::new("/tmp"), Path::new("/var/tmp")] {
+            let Ok(rel) = d.strip_prefix(area) else { continue };
+            let mut cur = area.to_path_buf();
+            let parts: Vec<_> = rel.components().collect();
+            for c in parts.iter().take(parts.len().saturating_sub(1)) {
+                cur.push(c);
+                if !dirs.contains(&cur) && !mounts.iter().any(|o| o.dest() == cur) {
+                    dirs.push(cur.clone());
+                }
+            }
+        }
+    }
+    mounts.extend(dirs.into_iter().map(Mount::Dir));
     Ok(Plan {
         mounts: order(mounts),
         read_only,
