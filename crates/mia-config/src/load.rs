@@ -404,7 +404,10 @@ fn check_project_restrictions(
             return Err(loosens("sandbox.unixSockets".into(), "\"unixSockets\""));
         }
         if sb.allow_localhost == Some(true) {
-            return Err(loosens("sandbox.allowLocalhost".into(), "\"allowLocalhost\""));
+            return Err(loosens(
+                "sandbox.allowLocalhost".into(),
+                "\"allowLocalhost\"",
+            ));
         }
         if sb.registries == Some(true) {
             return Err(loosens("sandbox.registries".into(), "\"registries\""));

@@ -196,7 +196,7 @@ impl Runtime {
             trusted,
             Some(home.display().to_string()),
         );
-        crate::permissions::protect_mia_home(&mut input, &self.options().paths.home);
+        crate::permissions::protect_mia_home(&mut input, &self.options().paths);
         let policy = Policy::compile(&input);
         let ctx =
             PathContext::new(directory, Some(home)).map_err(|e| CoreError::Setup(e.to_string()))?;

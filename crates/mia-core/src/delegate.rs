@@ -539,7 +539,7 @@ impl Runtime {
                 trusted,
                 Some(home.clone()),
             );
-            crate::permissions::protect_mia_home(&mut input, &self.options().paths.home);
+            crate::permissions::protect_mia_home(&mut input, &self.options().paths);
             lineage.ancestors.push(Arc::new(Policy::compile(&input)));
             lineage.agents.push(up.agent.clone());
             lineage.depth += 1;

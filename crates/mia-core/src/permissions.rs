@@ -73,8 +73,14 @@ pub(crate) fn shell_dialect() -> mia_permission::ShellDialect {
 }
 
 /// mia-code's own data (sessions, approvals, logs, credentials) is a
-/// protected path wherever `MIA_CODE_HOME` points.
-pub fn protect_mia_home(input: &mut PolicyInput, mia_home: &std::path::Path) {
+/// protected path wherever `MIA_CODE_HOME` points, and reading it or the
+/// global config files (API keys) asks.
+pub fn protect_mia_home(input: &mut PolicyInput, paths: &mia_config::Paths) {
+    let mia_home = paths.home.as_path();
+    input.private.push(format!("{}/**", mia_home.display()));
+    for c in &paths.global_configs {
+        input.private.push(c.display().to_string());
+    }
     input
         .extra_protected
         .push(format!("{}/**", mia_home.display()));

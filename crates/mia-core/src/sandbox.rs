@@ -72,7 +72,11 @@ fn own_homes(paths: &mia_config::Paths) -> Vec<PathBuf> {
 /// The settings every sandboxed process shares (the environment rule, the
 /// network rules, allowed sockets, protected and hidden paths) from
 /// `sandbox.*`; `project_root` resolves relative paths.
-pub(crate) fn inputs(config: &Config, project_root: &Path, paths: &mia_config::Paths) -> PolicyInputs {
+pub(crate) fn inputs(
+    config: &Config,
+    project_root: &Path,
+    paths: &mia_config::Paths,
+) -> PolicyInputs {
     let global = config.merged.sandbox.clone().unwrap_or_default();
     let home = &paths.user_home;
     // `sandbox.protect` adds up over the layers (a project adds, never removes).
@@ -194,7 +198,6 @@ pub(crate) fn shell_sandbox(policy: SandboxPolicy, read_only: bool) -> ShellSand
     }
 }
 
-/// Will `agent`'s commands in `project_root` run confined on this machine
 /// The shell the bash tool runs commands in here, for `mia-code doctor`:
 /// its program and whether the permission engine parses its commands
 /// (bash: yes; PowerShell: no, so every command asks).
@@ -210,17 +213,45 @@ pub fn shell() -> Result<(std::path::PathBuf, String, bool), String> {
         .map_err(|e| e.to_string())
 }
 
-/// (what the permission engine is told, `Checker::with_sandboxed_shell`)?
+/// How strongly a shell is walled in, as the permission engine is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wall {
+    /// bubblewrap or Seatbelt: every promise holds; the engine may relax.
+    Full,
+    /// The Landlock fallback: commands the engine cannot read ask again.
+    Fallback,
+    /// No sandbox (off, or none on this machine).
+    None,
+}
+
+impl Wall {
+    pub fn of(sandbox: &ShellSandbox) -> Self {
+        match sandbox {
+            ShellSandbox::Confined { mechanism, .. } if mechanism.is_full() => Self::Full,
+            ShellSandbox::Confined { .. } => Self::Fallback,
+            _ => Self::None,
+        }
+    }
+
+    /// The checker told how this wall stands.
+    pub fn apply<'a>(self, checker: mia_permission::Checker<'a>) -> mia_permission::Checker<'a> {
+        checker
+            .with_sandboxed_shell(self == Self::Full)
+            .with_weak_sandbox(self == Self::Fallback)
+    }
+}
+
+/// The shell tool's wall for `agent` in `project_root` on this machine (what
+/// the permission engine is told, for `mia-code permissions`).
 pub fn confines_shell(
     config: &Config,
     agent: &str,
     read_only: bool,
     project_root: &Path,
     paths: &mia_config::Paths,
-) -> bool {
+) -> Wall {
     let p = policy(config, agent, read_only, project_root, paths, None);
-    // Only the full wall stands in for plain words (the fallback does not).
-    matches!(shell_sandbox(p, read_only), ShellSandbox::Confined { mechanism, .. } if mechanism.is_full())
+    Wall::of(&shell_sandbox(p, read_only))
 }
 
 /// The sandbox as `doctor` and the settings screen report it.

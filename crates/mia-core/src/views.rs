@@ -799,7 +799,7 @@ impl Runtime {
             trusted,
             Some(paths.user_home.display().to_string()),
         );
-        crate::permissions::protect_mia_home(&mut input, &paths.home);
+        crate::permissions::protect_mia_home(&mut input, &paths);
         let policy = Policy::compile(&input);
         let mut warnings: Vec<String> = policy.errors.iter().map(|e| e.to_string()).collect();
         warnings.extend(policy.lint.iter().map(|l| l.message.clone()));

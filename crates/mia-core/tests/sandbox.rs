@@ -83,7 +83,7 @@ impl Harness {
     }
 
     /// The stored tool results, in order: (call id, output, sandbox note).
-    async fn results(&self) -> Vec<(String, String, Option<mia_protocol::SandboxNote>)> {
+    async fn results(&self) -> Vec<(String, String, Option<Box<mia_protocol::SandboxNote>>)> {
         let id = self.session.id;
         let msgs = self
             .runtime
@@ -148,8 +148,9 @@ async fn a_command_that_is_not_plain_words_runs_sandboxed_without_asking() {
     let results = h.results().await;
     let note = results[0].2.clone().expect("a sandbox note");
     assert_eq!(note.mode, "workspace-write");
-    assert_eq!(note.network.as_deref(), Some("allow"));
-    assert_eq!(note.mechanism.as_deref(), Some("landlock+seccomp"));
+    assert_eq!(note.network.as_deref(), Some("ask"));
+    assert_eq!(note.mechanism.as_deref(), Some("bubblewrap"));
+    assert_eq!(note.full, Some(true));
     // The live event carries it too.
     assert!(events.iter().any(|e| matches!(e,
         Event::ToolResult { sandbox: Some(n), .. } if n.mode == "workspace-write")));

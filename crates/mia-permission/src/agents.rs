@@ -51,6 +51,15 @@ pub const PROTECTED_WRITE_PATTERNS: &[&str] = &[
 /// serve token. No agent reads them, whatever the rules say.
 pub const SECRET_FILES: &[&str] = &["~/.mia-code/credentials.json", "~/.mia-code/server.json"];
 
+/// mia-code's own data and config: reading them always asks (the store with
+/// every transcript, the global config with its API keys). The secrets
+/// among them ([`SECRET_FILES`]) are denied outright.
+pub const PRIVATE_FILES: &[&str] = &[
+    "~/.mia-code/**",
+    "~/.config/mia-code/config.json",
+    "~/.mia-code.json",
+];
+
 /// Well-known credential stores: reading them asks by default (every agent).
 pub const CREDENTIAL_STORES: &[&str] = &[
     "~/.ssh/**",

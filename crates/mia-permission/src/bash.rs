@@ -934,26 +934,13 @@ fn literal(n: Node<'_>, src: &str) -> Result<String, Opaque> {
 // ---------------------------------------------------------------------------
 // Wrappers and interpreters
 
-const SYSTEM_DIRS: &[&str] = &[
-    "/bin/",
-    "/usr/bin/",
-    "/usr/local/bin/",
-    "/sbin/",
-    "/usr/sbin/",
-];
-
-/// The program name if `w` is a bare name or an absolute path in a system directory.
+/// The program name if `w` is a bare name or an absolute path in a system
+/// directory (however the path is spelled: `//bin/rm`, `/usr/./bin/rm`).
 fn system_program(w: &str) -> Option<&str> {
-    if !w.contains('/') {
-        return Some(w);
-    }
-    SYSTEM_DIRS
-        .iter()
-        .find_map(|d| w.strip_prefix(d))
-        .filter(|r| !r.contains('/'))
+    crate::commands::program_name(w)
 }
 
-const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "busybox"];
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"];
 
 /// Skip options of a wrapper; returns the index of the wrapped command, or Err if unknown.
 fn skip_opts(words: &[String], start: usize, with_arg: &[&str], long_with_arg: &[&str]) -> usize {
@@ -998,11 +985,24 @@ fn unwrap_into(mut s: Segment, depth: usize, out: &mut Vec<Segment>) {
     };
     let inner_start: Option<usize> = match prog {
         "env" | "time" | "exec" | "timeout" | "nice" | "nohup" | "setsid" | "stdbuf"
-        | "command" | "xargs" => {
+        | "command" | "xargs" | "builtin" | "coproc" | "busybox" | "toybox" | "taskset"
+        | "chrt" | "ionice" | "flock" | "unbuffer" | "caffeinate" | "script" => {
             let Some(w) = crate::commands::wrapper(prog, &s.words) else {
                 out.push(s);
                 return;
             };
+            if let Some(k) = w.payload {
+                // `flock FILE -c CMD`, `script -c CMD`: a shell command line.
+                if s.is_literal(k) {
+                    let payload = s.words[k].clone();
+                    out.push(s.clone());
+                    push_payload(&s, &payload, &format!("{prog} -c"), depth, out);
+                } else {
+                    s.flag(Opaque::HiddenCode);
+                    out.push(s);
+                }
+                return;
+            }
             if prog == "xargs" {
                 s.flag(Opaque::DynamicArguments);
             }

@@ -312,6 +312,10 @@ pub struct Checker<'a> {
     /// Shell commands run in the OS sandbox (writes confined, credential
     /// stores and mia-code's secrets hidden).
     sandboxed_shell: bool,
+    /// Shell commands run in the weaker fallback sandbox (Landlock), which
+    /// cannot hold every promise: commands that run code the engine cannot
+    /// read need a rule naming them.
+    weak_sandbox: bool,
     /// What the shell tool's commands are written in.
     dialect: bash::ShellDialect,
 }
@@ -358,6 +362,7 @@ impl<'a> Checker<'a> {
             resolver,
             answerer: Answerer::Person,
             sandboxed_shell: false,
+            weak_sandbox: false,
             dialect: bash::ShellDialect::Posix,
         }
     }
@@ -381,15 +386,27 @@ impl<'a> Checker<'a> {
         self
     }
 
+    /// Shell commands run in the fallback sandbox (Landlock, no user
+    /// namespaces): a blanket allow no longer covers commands that run code
+    /// the engine cannot read (`python3 x.py`, `make`, `npm test`): they ask
+    /// unless a rule names them.
+    pub fn with_weak_sandbox(mut self, weak: bool) -> Self {
+        self.weak_sandbox = weak;
+        self
+    }
+
     /// May the sandbox stand in for plain words in this segment?
     fn sandbox_covers(&self, seg: &Segment) -> bool {
         use crate::bash::Opaque as O;
         // A bare assignment (`OUT=x`) runs no program.
         let runs_nothing =
             seg.words.is_empty() || (seg.words.len() == 1 && seg.opaque == [O::Assignment]);
+        // An interpreter's inline code runs in the sandbox exactly like a
+        // script file would: `python3 -c CODE` is judged as `python3 FILE`.
         self.sandboxed_shell
             && (runs_nothing
-                || (seg.is_literal(0) && !readonly::is_destructive_or_privileged(&seg.words)))
+                || (seg.is_literal(0)
+                    && !readonly::is_destructive_or_privileged_beyond_code(&seg.words)))
             && seg.opaque.iter().all(|o| {
                 matches!(
                     o,
@@ -962,6 +979,19 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+        // Other spellings of the same command (`npm --registry X publish` is
+        // `npm publish`, `git send-pack` is `git push`): deny and ask rules
+        // of yours match them too.
+        for form in commands::deny_forms(full) {
+            let t = self.eval(permission, MatchInput::Words(&form), &label, quiet);
+            let user = t.matched.as_ref().is_some_and(|m| m.layer.is_user());
+            if user && t.action != Allow && stricter(&s, &t) {
+                s = Sub {
+                    reason: format!("{} (read as `{}`)", t.reason, form.join(" ")),
+                    ..t
+                };
+            }
+        }
         if !seg.opaque.is_empty() && s.action == Allow && self.sandbox_covers(seg) {
             s.reason = format!(
                 "{} (not plain words, but it runs in the OS sandbox)",
@@ -1035,6 +1065,35 @@ impl<'a> Checker<'a> {
                     matched: s.matched,
                 };
             }
+        }
+        // A command that has a process outside the sandbox run commands asks,
+        // unless a rule names its subcommand.
+        if s.action == Allow
+            && let Some(why) = commands::runs_outside(full)
+            && !self.names_subcommand(&s, full)
+        {
+            rule_only = false;
+            s = Sub {
+                action: Ask,
+                reason: format!("Needs confirmation: {why}"),
+                matched: s.matched,
+            };
+        }
+        // Under the fallback sandbox, code the engine cannot read needs a rule
+        // naming the command.
+        if self.weak_sandbox
+            && s.action == Allow
+            && !self.allowed_by_command_rule(&s)
+            && let Some(why) = commands::runs_unread_code(full)
+        {
+            rule_only = false;
+            s = Sub {
+                action: Ask,
+                reason: format!(
+                    "Needs confirmation: {why}, and the fallback sandbox (Landlock, no user namespaces) cannot hold everything (`mia-code doctor` says what)"
+                ),
+                matched: s.matched,
+            };
         }
         let command_verdict = s.action;
         let mut checks = Checks::new(quiet);
@@ -1203,6 +1262,18 @@ impl<'a> Checker<'a> {
             fold(&mut s, t, &mut rule_only);
         }
         (s, checks.list, rule_only, ask_hosts, command_verdict)
+    }
+
+    /// Does the rule that allowed this name the program and its subcommand
+    /// (`allow bash tmux send-keys *`)?
+    fn names_subcommand(&self, s: &Sub, words: &[String]) -> bool {
+        let (Some(m), Some(prog), Some(sub)) = (&s.matched, words.first(), words.get(1)) else {
+            return false;
+        };
+        m.rule
+            .pattern
+            .as_deref()
+            .is_some_and(|p| p.starts_with(&format!("{prog} {sub}")))
     }
 
     /// Was this allow given by a rule naming one command (`allow bash rg *`),

@@ -59,6 +59,11 @@ pub struct PolicyInput {
     /// no agent may read them (an invariant deny). Absolute or `~/` patterns;
     /// the `~/.mia-code/` ones are always added.
     pub secrets: Vec<String>,
+    /// mia-code's own data and config (the store, snapshots, logs, the global
+    /// config files that hold API keys): reading them asks (an invariant:
+    /// no rule lifts it). Absolute or `~/` patterns; `~/.mia-code/**` and the
+    /// default global config files are always added.
+    pub private: Vec<String>,
 }
 
 /// Source label of session override rules.
@@ -146,6 +151,20 @@ impl Policy {
                     permission: perm.into(),
                     pattern: Some(pat.clone()),
                     action: PermissionAction::Deny,
+                });
+            }
+        }
+        let mut private: Vec<String> = agents::PRIVATE_FILES
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        private.extend(input.private.iter().cloned());
+        for pat in private {
+            for perm in ["read", "grep", "glob"] {
+                invariants.push(PermissionRule {
+                    permission: perm.into(),
+                    pattern: Some(pat.clone()),
+                    action: PermissionAction::Ask,
                 });
             }
         }

@@ -156,6 +156,25 @@ pub fn is_destructive_or_privileged(words: &[String]) -> bool {
         || !crate::commands::analyse(words).hazards.is_empty()
 }
 
+/// [`is_destructive_or_privileged`], but an interpreter or shell running
+/// code is not (under the full sandbox its inline code is judged like a
+/// script file it could run as well).
+pub fn is_destructive_or_privileged_beyond_code(words: &[String]) -> bool {
+    const CODE: &[&str] = &[
+        "bash", "sh", "zsh", "dash", "ksh", "fish", "python", "python3", "python2", "node", "deno",
+        "bun", "perl", "ruby", "php", "lua",
+    ];
+    let Some(prog) = words.first() else {
+        return true;
+    };
+    let base = prog.rsplit('/').next().unwrap_or(prog);
+    if CODE.contains(&base) {
+        // Its other flags still count (`python3 -c X` is fine, `sudo` is not a flag).
+        return false;
+    }
+    is_destructive_or_privileged(words)
+}
+
 pub fn is_dangerous(words: &[String]) -> bool {
     let Some(prog) = words.first() else {
         return true;
@@ -240,7 +259,9 @@ fn prefix_depth(prog: &str, sub: Option<&str>) -> usize {
             | "kubectl" | "make" | "just" | "uv" | "pip" | "pip3" | "poetry" | "gradle" | "mvn"
             | "dotnet" | "swift" | "rustup" | "brew" | "apt" | "gh" | "deno" | "npx" | "pnpx"
             | "bunx" | "mix" | "bundle" | "rake" | "composer" | "terraform" | "helm" | "tsc"
-            | "pytest" | "jest" | "vitest",
+            | "pytest" | "jest" | "vitest" | "tmux" | "screen" | "systemctl" | "launchctl"
+            | "ninja" | "nx" | "turbo" | "aws" | "gcloud" | "az" | "firebase" | "vercel" | "flyctl"
+            | "heroku",
             _,
         ) => 2,
         _ => 1,
@@ -248,8 +269,10 @@ fn prefix_depth(prog: &str, sub: Option<&str>) -> usize {
 }
 
 /// The natural prefix of a command for an "always" answer: `npm run dev *`
-/// for `npm run dev --port 3000`, `git status *` for `git status -s`.
-/// `None` when the command has no safe prefix.
+/// for `npm run dev --port 3000`, `git status *` for `git status -s`. Never
+/// broader than the program and its subcommand words: a command of a
+/// program with subcommands given without one (`make`, `tmux -L x`) is
+/// stored exactly as it is. `None` when the command has no safe prefix.
 pub fn natural_prefix(words: &[String]) -> Option<String> {
     let prog = words.first()?;
     if !is_plain_token(prog) {
@@ -262,6 +285,16 @@ pub fn natural_prefix(words: &[String]) -> Option<String> {
             break;
         }
         parts.push(w.clone());
+    }
+    if parts.len() < depth {
+        // No subcommand: exactly this command, if its words are plain.
+        return words
+            .iter()
+            .all(|w| {
+                is_plain_token(w)
+                    || (w.starts_with('-') && w.len() <= 40 && !w.contains(['*', '?', '[', '{']))
+            })
+            .then(|| words.join(" "));
     }
     parts.push("*".into());
     Some(parts.join(" "))

@@ -276,7 +276,7 @@ pub enum Event {
         duration_ms: u64,
         /// Shell commands: how the OS sandbox confined it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        sandbox: Option<crate::SandboxNote>,
+        sandbox: Option<Box<crate::SandboxNote>>,
     },
     /// A tool's non-text results (images, resource links), just before its `tool_result`.
     ToolContent {

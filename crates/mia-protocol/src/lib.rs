@@ -21,8 +21,9 @@ pub use event::{
 };
 pub use ids::{IdParseError, MessageId, PartId, SessionId, now_ms};
 pub use message::{
-    CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType, NewMessage,
-    NetworkHost, Part, PartContent, PermissionNote, ResultContent, Role, SandboxNote, TokenUsage,
+    CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType,
+    NetworkHost, NewMessage, Part, PartContent, PermissionNote, ResultContent, Role, SandboxNote,
+    TokenUsage,
 };
 pub use permission::{PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};

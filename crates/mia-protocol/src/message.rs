@@ -250,7 +250,7 @@ pub enum PartContent {
         permission: Option<PermissionNote>,
         /// Shell commands: how the OS sandbox confined it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        sandbox: Option<SandboxNote>,
+        sandbox: Option<Box<SandboxNote>>,
     },
     Error {
         /// Machine-readable class (`rate_limited`, `network`, `auth`, ...).

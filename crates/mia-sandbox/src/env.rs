@@ -49,7 +49,10 @@ impl EnvRule {
     }
 
     /// The environment for a command, from `vars` (the process's own).
-    pub fn apply(&self, vars: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    pub fn apply(
+        &self,
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+    ) -> Vec<(OsString, OsString)> {
         let mut out: Vec<(OsString, OsString)> = vars
             .into_iter()
             .filter(|(k, _)| !is_secret_name(k) || self.keeps(k))
@@ -71,7 +74,10 @@ impl EnvRule {
             SECRET_WORDS.join(", ")
         );
         if !self.keep.is_empty() {
-            s.push_str(&format!("; kept by sandbox.env.keep: {}", self.keep.join(", ")));
+            s.push_str(&format!(
+                "; kept by sandbox.env.keep: {}",
+                self.keep.join(", ")
+            ));
         }
         if !self.set.is_empty() {
             let names: Vec<&str> = self.set.iter().map(|(k, _)| k.as_str()).collect();
@@ -102,7 +108,10 @@ mod tests {
             ("JAVA_HOME", "/j"),
             ("VIRTUAL_ENV", "/v"),
         ]));
-        let names: Vec<String> = got.iter().map(|(k, _)| k.to_string_lossy().into()).collect();
+        let names: Vec<String> = got
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into())
+            .collect();
         assert_eq!(names, vec!["PATH", "JAVA_HOME", "VIRTUAL_ENV"]);
     }
 

@@ -23,10 +23,10 @@ pub mod env;
 #[cfg(target_os = "linux")]
 mod linux;
 mod policy;
-pub mod protect;
-pub mod proxy;
 #[cfg(windows)]
 pub mod process;
+pub mod protect;
+pub mod proxy;
 pub mod seatbelt;
 
 #[cfg(target_os = "linux")]
@@ -107,8 +107,13 @@ impl std::fmt::Display for Mechanism {
 /// Whether this machine can sandbox commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Support {
-    Available { mechanism: Mechanism, detail: String },
-    Unavailable { reason: String },
+    Available {
+        mechanism: Mechanism,
+        detail: String,
+    },
+    Unavailable {
+        reason: String,
+    },
 }
 
 impl Support {
@@ -382,6 +387,11 @@ pub(crate) fn set_env(cmd: &mut Command, policy: &SandboxPolicy, proxy_port: Opt
     }
     if let Some(port) = proxy_port {
         cmd.envs(proxy_env(port));
+        // With the host's loopback allowed, `localhost` means the host's
+        // services (through the proxy), no longer the sandbox's own.
+        if policy.net_rules.allow_localhost {
+            cmd.env_remove("NO_PROXY").env_remove("no_proxy");
+        }
     }
     #[cfg(target_os = "linux")]
     if !policy.is_off() {
@@ -425,9 +435,17 @@ pub fn session_tmp(key: &str) -> Option<std::path::PathBuf> {
     {
         let safe: String = key
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
-        linux::placeholder::private_dir("tmp").ok().map(|d| d.join(safe))
+        linux::placeholder::private_dir("tmp")
+            .ok()
+            .map(|d| d.join(safe))
     }
     #[cfg(not(target_os = "linux"))]
     {

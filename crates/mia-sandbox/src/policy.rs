@@ -382,7 +382,11 @@ mod tests {
                 ..PolicyInputs::default()
             },
         );
-        for want in ["/home/me/.bashrc", "/home/me/.local/bin", "/home/me/.npm/_npx"] {
+        for want in [
+            "/home/me/.bashrc",
+            "/home/me/.local/bin",
+            "/home/me/.npm/_npx",
+        ] {
             assert!(p.protect.contains(&PathBuf::from(want)), "{want}");
         }
         // The other home is not writable but for its caches: its npx cache

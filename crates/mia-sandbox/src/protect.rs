@@ -163,7 +163,12 @@ mod tests {
         std::fs::write(root.join(".git/modules/sub/config"), "").unwrap();
         std::fs::write(root.join(".mcp.json"), "{}").unwrap();
         let plan = ProtectPlan::of(&policy(&root, None, vec![root.join("deep/er/x")]));
-        let get = |rel: &str| plan.paths.iter().find(|p| p.path == root.join(rel)).cloned();
+        let get = |rel: &str| {
+            plan.paths
+                .iter()
+                .find(|p| p.path == root.join(rel))
+                .cloned()
+        };
         assert!(get(".git/config").unwrap().exists);
         assert!(get(".git/hooks").unwrap().dir);
         assert!(get(".git/modules/sub/config").unwrap().exists);
@@ -191,7 +196,11 @@ mod tests {
         std::fs::create_dir_all(&wt).unwrap();
         std::fs::write(wt.join(".git"), "gitdir: ../main/.git/worktrees/wt\n").unwrap();
         let plan = ProtectPlan::of(&policy(&wt, Some(main_git.clone()), vec![]));
-        let git_file = plan.paths.iter().find(|p| p.path == wt.join(".git")).unwrap();
+        let git_file = plan
+            .paths
+            .iter()
+            .find(|p| p.path == wt.join(".git"))
+            .unwrap();
         assert!(git_file.exists && !git_file.dir);
         assert!(plan.paths.iter().any(|p| p.path == main_git.join("config")));
         assert_eq!(plan.anchors, vec![main_git]);
@@ -202,7 +211,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let root = canonical(d.path());
         let plan = ProtectPlan::of(&policy(&root, None, vec![]));
-        let g = plan.paths.iter().find(|p| p.path == root.join(".git")).unwrap();
+        let g = plan
+            .paths
+            .iter()
+            .find(|p| p.path == root.join(".git"))
+            .unwrap();
         assert!(g.dir && !g.exists);
         assert!(plan.anchors.is_empty());
     }

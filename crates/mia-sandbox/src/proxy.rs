@@ -111,14 +111,18 @@ pub enum Verdict {
 
 /// Decides hosts the built-in lists do not (the session's rules and asks).
 pub trait HostGate: Send + Sync {
-    fn decide<'a>(&'a self, req: HostRequest) -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
+    fn decide<'a>(&'a self, req: HostRequest)
+    -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
 }
 
 /// A gate that asks no one: the given verdict for every host.
 pub struct FixedGate(pub Verdict);
 
 impl HostGate for FixedGate {
-    fn decide<'a>(&'a self, _req: HostRequest) -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>> {
+    fn decide<'a>(
+        &'a self,
+        _req: HostRequest,
+    ) -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>> {
         let v = self.0.clone();
         Box::pin(async move { v })
     }
@@ -148,7 +152,12 @@ pub fn ip_deny(ip: IpAddr, rules: &NetRules) -> Option<String> {
         return Some(format!("{ip} is a cloud metadata service"));
     }
     let (loopback, link_local, unspecified, multicast) = match ip {
-        IpAddr::V4(a) => (a.is_loopback(), a.is_link_local(), a.is_unspecified(), a.is_multicast() || a.is_broadcast()),
+        IpAddr::V4(a) => (
+            a.is_loopback(),
+            a.is_link_local(),
+            a.is_unspecified(),
+            a.is_multicast() || a.is_broadcast(),
+        ),
         IpAddr::V6(a) => (
             a.is_loopback(),
             (a.segments()[0] & 0xffc0) == 0xfe80,
@@ -162,7 +171,9 @@ pub fn ip_deny(ip: IpAddr, rules: &NetRules) -> Option<String> {
         ));
     }
     if link_local || unspecified || multicast {
-        return Some(format!("{ip} is a link-local, unspecified or multicast address"));
+        return Some(format!(
+            "{ip} is a link-local, unspecified or multicast address"
+        ));
     }
     None
 }
@@ -261,9 +272,21 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Where the client wants to go.
 enum Ask {
-    Socks { host: String, port: u16 },
-    Connect { host: String, port: u16, rest: Vec<u8> },
-    Http { host: String, port: u16, url: String, head: Vec<u8> },
+    Socks {
+        host: String,
+        port: u16,
+    },
+    Connect {
+        host: String,
+        port: u16,
+        rest: Vec<u8>,
+    },
+    Http {
+        host: String,
+        port: u16,
+        url: String,
+        head: Vec<u8>,
+    },
 }
 
 async fn handle(mut stream: TcpStream, peer: SocketAddr, s: &Shared) {
@@ -277,7 +300,9 @@ async fn handle(mut stream: TcpStream, peer: SocketAddr, s: &Shared) {
     };
     let (host, port, url) = match &ask {
         Ask::Socks { host, port } | Ask::Connect { host, port, .. } => (host.clone(), *port, None),
-        Ask::Http { host, port, url, .. } => (host.clone(), *port, Some(url.clone())),
+        Ask::Http {
+            host, port, url, ..
+        } => (host.clone(), *port, Some(url.clone())),
     };
     let verdict = decide(s, &host, port, url, peer.port()).await;
     let outcome = match verdict {
@@ -289,7 +314,11 @@ async fn handle(mut stream: TcpStream, peer: SocketAddr, s: &Shared) {
             let _ = stream.write_all(&[5, 2, 0, 1, 0, 0, 0, 0, 0, 0]).await;
         }
         (Ask::Socks { .. }, Ok(mut up)) => {
-            if stream.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await.is_ok() {
+            if stream
+                .write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0])
+                .await
+                .is_ok()
+            {
                 splice(&mut stream, &mut up).await;
             }
         }
@@ -377,9 +406,19 @@ async fn decide(s: &Shared, host: &str, port: u16, url: Option<String>, peer_por
     v.clone()
 }
 
-fn record(s: &Shared, host: &str, port: u16, allowed: bool, reason: String, program: Option<String>) {
+fn record(
+    s: &Shared,
+    host: &str,
+    port: u16,
+    allowed: bool,
+    reason: String,
+    program: Option<String>,
+) {
     let mut log = lock(&s.log);
-    if !log.iter().any(|c| c.host == host && c.port == port && c.allowed == allowed) {
+    if !log
+        .iter()
+        .any(|c| c.host == host && c.port == port && c.allowed == allowed)
+    {
         log.push(Connection {
             host: host.to_string(),
             port,
@@ -413,14 +452,12 @@ pub fn opaque(url: &str) -> bool {
 /// Resolve (only now, once allowed) and connect, refusing addresses the
 /// built-in list denies (a name may resolve to the host's loopback).
 async fn connect(host: &str, port: u16, rules: &NetRules) -> Result<TcpStream, String> {
-    let addrs: Vec<SocketAddr> = tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        tokio::net::lookup_host((host, port)),
-    )
-    .await
-    .map_err(|_| format!("resolving {host} timed out"))?
-    .map_err(|e| format!("cannot resolve {host}: {e}"))?
-    .collect();
+    let addrs: Vec<SocketAddr> =
+        tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::lookup_host((host, port)))
+            .await
+            .map_err(|_| format!("resolving {host} timed out"))?
+            .map_err(|e| format!("cannot resolve {host}: {e}"))?
+            .collect();
     let mut last = format!("{host} has no address");
     for a in addrs {
         if let Some(why) = ip_deny(a.ip(), rules) {
@@ -454,7 +491,10 @@ async fn socks<S: AsyncRead + AsyncWriteExt + Unpin>(stream: &mut S) -> Result<A
     let fail = |code: u8| vec![5, code, 0, 1, 0, 0, 0, 0, 0, 0];
     let n = stream.read_u8().await.map_err(|_| Vec::new())?;
     let mut methods = vec![0u8; usize::from(n)];
-    stream.read_exact(&mut methods).await.map_err(|_| Vec::new())?;
+    stream
+        .read_exact(&mut methods)
+        .await
+        .map_err(|_| Vec::new())?;
     if !methods.contains(&0) {
         return Err(vec![5, 0xff]);
     }
@@ -570,7 +610,9 @@ fn parse_http(buf: &[u8], end: usize) -> Result<Ask, Vec<u8>> {
         ));
     };
     if url.scheme() != "http" {
-        return Err(bad_request("only http:// URLs are forwarded; use CONNECT for https"));
+        return Err(bad_request(
+            "only http:// URLs are forwarded; use CONNECT for https",
+        ));
     }
     let host = url
         .host_str()
@@ -657,13 +699,21 @@ mod tests {
         let head = b"CONNECT github.com:443 HTTP/1.1\r\nHost: github.com:443\r\n\r\n\x16\x03";
         match parse_http(head, head.len() - 2) {
             Ok(Ask::Connect { host, port, rest }) => {
-                assert_eq!((host.as_str(), port, rest.as_slice()), ("github.com", 443, &b"\x16\x03"[..]));
+                assert_eq!(
+                    (host.as_str(), port, rest.as_slice()),
+                    ("github.com", 443, &b"\x16\x03"[..])
+                );
             }
             _ => panic!("not a CONNECT"),
         }
         let head = b"GET http://Example.COM:8080/a?b=1 HTTP/1.1\r\nHost: example.com:8080\r\nProxy-Connection: keep-alive\r\n\r\n";
         match parse_http(head, head.len()) {
-            Ok(Ask::Http { host, port, url, head }) => {
+            Ok(Ask::Http {
+                host,
+                port,
+                url,
+                head,
+            }) => {
                 assert_eq!((host.as_str(), port), ("example.com", 8080));
                 assert_eq!(url, "http://example.com:8080/a?b=1");
                 let text = String::from_utf8(head).unwrap();
@@ -676,7 +726,9 @@ mod tests {
         let head = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
         assert!(parse_http(head, head.len()).is_err());
         let head = b"CONNECT [::1]:22 HTTP/1.1\r\n\r\n";
-        assert!(matches!(parse_http(head, head.len()), Ok(Ask::Connect { host, port: 22, .. }) if host == "::1"));
+        assert!(
+            matches!(parse_http(head, head.len()), Ok(Ask::Connect { host, port: 22, .. }) if host == "::1")
+        );
         let head = b"CONNECT a b:1 HTTP/1.1\r\n\r\n";
         assert!(parse_http(head, head.len()).is_err());
     }

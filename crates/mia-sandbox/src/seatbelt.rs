@@ -28,7 +28,10 @@ impl Params {
 
 /// The profile and its parameters (`NAME=value`) for one policy; with
 /// `proxy_port`, the network is only the proxy on localhost.
-pub fn profile(policy: &SandboxPolicy, proxy_port: Option<u16>) -> (String, Vec<(String, PathBuf)>) {
+pub fn profile(
+    policy: &SandboxPolicy,
+    proxy_port: Option<u16>,
+) -> (String, Vec<(String, PathBuf)>) {
     profile_with(policy, &ProtectPlan::of(policy), proxy_port)
 }
 
@@ -280,7 +283,10 @@ mod tests {
         // Paths are parameters, never profile text.
         assert!(!text.contains("/Users/me"), "{text}");
         let forms = parse(&text).unwrap();
-        assert_eq!(forms[0], Sexp::List(vec![Sexp::Atom("version".into()), Sexp::Atom("1".into())]));
+        assert_eq!(
+            forms[0],
+            Sexp::List(vec![Sexp::Atom("version".into()), Sexp::Atom("1".into())])
+        );
         let d = denies(&forms);
         let param = |path: &str| {
             params
@@ -303,11 +309,18 @@ mod tests {
             .iter()
             .find(|(op, f)| op == "file-write*" && mentions(f, "require-not"))
             .unwrap();
-        assert!(mentions(&outside.1, &param("/private/tmp/mia-code-501/tmp/s1")));
+        assert!(mentions(
+            &outside.1,
+            &param("/private/tmp/mia-code-501/tmp/s1")
+        ));
         // Hidden paths: all reads, with the plugins folder left visible.
         let hidden: Vec<_> = d.iter().filter(|(op, _)| op == "file-read*").collect();
         assert_eq!(hidden.len(), 2);
-        assert!(hidden.iter().all(|(_, f)| mentions(f, &param("/Users/me/.mia-code/plugins"))));
+        assert!(
+            hidden
+                .iter()
+                .all(|(_, f)| mentions(f, &param("/Users/me/.mia-code/plugins")))
+        );
         // The network: only the proxy's port, and Unix sockets in the
         // project or allowed.
         let net = d.iter().find(|(op, _)| op == "network-outbound").unwrap();

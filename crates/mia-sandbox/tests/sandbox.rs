@@ -95,10 +95,17 @@ fn workspace_write_confines_writes_to_the_project_and_its_private_tmp() {
         "echo one > a.txt && echo two >> a.txt && mkdir d && mv a.txt d/b.txt && rm d/b.txt && echo kept > c.txt",
     );
     assert!(ok, "{out}");
-    assert_eq!(std::fs::read_to_string(project.join("c.txt")).unwrap(), "kept\n");
+    assert_eq!(
+        std::fs::read_to_string(project.join("c.txt")).unwrap(),
+        "kept\n"
+    );
 
     // The private temp dir works; the project's siblings under /tmp are gone.
-    let (ok, out) = run(&p, &project, "f=$(mktemp) && echo t > \"$f\" && rm \"$f\" && ls /tmp");
+    let (ok, out) = run(
+        &p,
+        &project,
+        "f=$(mktemp) && echo t > \"$f\" && rm \"$f\" && ls /tmp",
+    );
     assert!(ok, "{out}");
     let (ok, out) = run(&p, &project, "echo x > ../sibling/x.txt");
     assert!(!ok, "{out}");
@@ -114,7 +121,11 @@ fn workspace_write_confines_writes_to_the_project_and_its_private_tmp() {
     assert!(!ok && !created, "{out}");
 
     // Reading outside the project still works; /dev/null is writable.
-    let (ok, out) = run(&p, &project, "cat /etc/hostname > /dev/null && ls / > /dev/null && echo ok > /dev/null");
+    let (ok, out) = run(
+        &p,
+        &project,
+        "cat /etc/hostname > /dev/null && ls / > /dev/null && echo ok > /dev/null",
+    );
     assert!(ok, "{out}");
 }
 
@@ -174,15 +185,31 @@ for k, v in results.items():
         "replace config",
     ] {
         assert!(
-            out.lines().any(|l| l.starts_with(name) && l.contains("refused")),
+            out.lines()
+                .any(|l| l.starts_with(name) && l.contains("refused")),
             "{name} was not refused:\n{out}"
         );
     }
-    assert_eq!(std::fs::read(project.join(".git/config")).unwrap(), config_before);
+    assert_eq!(
+        std::fs::read(project.join(".git/config")).unwrap(),
+        config_before
+    );
     assert!(!project.join(".git/hooks/pre-commit").exists());
-    assert_eq!(std::fs::read_to_string(project.join(".mia-code.json")).unwrap(), "{}");
+    assert_eq!(
+        std::fs::read_to_string(project.join(".mia-code.json")).unwrap(),
+        "{}"
+    );
     // No placeholder a mount needed is left behind.
-    for name in [".mcp.json", "mia-code.json", ".vscode", ".envrc", ".gitmodules", ".claude", ".idea", ".mia-code"] {
+    for name in [
+        ".mcp.json",
+        "mia-code.json",
+        ".vscode",
+        ".envrc",
+        ".gitmodules",
+        ".claude",
+        ".idea",
+        ".mia-code",
+    ] {
         assert!(!project.join(name).exists(), "{name} was left behind");
     }
     // git itself still works for commits.
@@ -205,8 +232,14 @@ fn git_commit_works_in_the_project_and_a_worktree_but_not_in_another_worktree() 
     git(&main, &["commit", "-q", "-m", "init"]);
     let wa = canon(b.path()).join("wt-a");
     let wb = canon(b.path()).join("wt-b");
-    git(&main, &["worktree", "add", "-q", "-b", "a", wa.to_str().unwrap()]);
-    git(&main, &["worktree", "add", "-q", "-b", "b", wb.to_str().unwrap()]);
+    git(
+        &main,
+        &["worktree", "add", "-q", "-b", "a", wa.to_str().unwrap()],
+    );
+    git(
+        &main,
+        &["worktree", "add", "-q", "-b", "b", wb.to_str().unwrap()],
+    );
 
     let commit =
         "git -c user.name=t -c user.email=t@t -c commit.gpgsign=false commit -q -am change";
@@ -236,7 +269,10 @@ fn git_commit_works_in_the_project_and_a_worktree_but_not_in_another_worktree() 
     assert_eq!(std::fs::read_to_string(wb.join("f.txt")).unwrap(), "1\n");
     let (ok, out) = run(&pa, &wa, "echo 4 >> ../main/f.txt");
     assert!(!ok, "{out}");
-    assert_eq!(std::fs::read_to_string(main.join("f.txt")).unwrap(), "1\n2\n");
+    assert_eq!(
+        std::fs::read_to_string(main.join("f.txt")).unwrap(),
+        "1\n2\n"
+    );
 }
 
 #[test]
@@ -248,11 +284,20 @@ fn read_only_writes_nothing_in_the_project_but_reads_everything() {
     let p = policy(SandboxMode::ReadOnly, NetworkAccess::Deny, &project);
     let (ok, out) = run(&p, &project, "cat a.txt && ls -la > /dev/null");
     assert!(ok && out.contains("hello"), "{out}");
-    for script in ["echo x > a.txt", "touch new.txt", "rm a.txt", "mkdir d", "truncate -s 0 a.txt"] {
+    for script in [
+        "echo x > a.txt",
+        "touch new.txt",
+        "rm a.txt",
+        "mkdir d",
+        "truncate -s 0 a.txt",
+    ] {
         let (ok, out) = run(&p, &project, script);
         assert!(!ok, "{script} succeeded: {out}");
     }
-    assert_eq!(std::fs::read_to_string(project.join("a.txt")).unwrap(), "hello\n");
+    assert_eq!(
+        std::fs::read_to_string(project.join("a.txt")).unwrap(),
+        "hello\n"
+    );
     assert!(!project.join("new.txt").exists() && !project.join("d").exists());
     // A throwaway /tmp (tests and compilers need one); nothing of it stays.
     let (ok, out) = run(&p, &project, "echo t > /tmp/scratch && cat /tmp/scratch");
@@ -336,7 +381,10 @@ except OSError as e:
     );
     let (ok, out) = run_py(&p, &project, "h.py", &code);
     assert!(ok, "{out}");
-    assert!(!out.contains("TRANSCRIPTS") && !out.contains("sk-SECRET"), "{out}");
+    assert!(
+        !out.contains("TRANSCRIPTS") && !out.contains("sk-SECRET"),
+        "{out}"
+    );
     assert!(!out.contains("READ"), "{out}");
     // Hidden: an empty directory with only the visible folder, or (under a
     // private /tmp) not there at all.
@@ -380,14 +428,23 @@ print("pids", len(pids), max(pids))
         .env("VISIBLE_SETTING", "yes")
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("kept yes"), "{text}");
     // A handful of processes at most: bwrap's init, python.
     let pids_line = text.lines().find(|l| l.starts_with("pids")).unwrap();
-    let n: usize = pids_line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let n: usize = pids_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(n <= 4, "{text}");
-    assert!(!text.contains(&format!(" {} ", std::process::id())), "{text}");
+    assert!(
+        !text.contains(&format!(" {} ", std::process::id())),
+        "{text}"
+    );
 }
 
 #[test]
@@ -407,7 +464,11 @@ fn secret_variables_of_the_launching_process_never_arrive() {
     let project = canon(b.path()).join("p");
     std::fs::create_dir_all(&project).unwrap();
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["secret_variables_of_the_launching_process_never_arrive", "--exact", "--nocapture"])
+        .args([
+            "secret_variables_of_the_launching_process_never_arrive",
+            "--exact",
+            "--nocapture",
+        ])
         .env("MIA_SANDBOX_ENV_CHILD", "1")
         .env("MIA_SANDBOX_PROJECT", &project)
         .env("ANTHROPIC_API_KEY", "sk-test-anthropic")
@@ -417,9 +478,15 @@ fn secret_variables_of_the_launching_process_never_arrive() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let line = text.lines().find(|l| l.contains("CHILD-OUT")).unwrap_or_else(|| panic!("{text}"));
+    let line = text
+        .lines()
+        .find(|l| l.contains("CHILD-OUT"))
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("CHILD-OUT true"), "{text}");
-    assert!(!text.contains("ANTHROPIC_API_KEY") && !text.contains("GITHUB_TOKEN"), "{text}");
+    assert!(
+        !text.contains("ANTHROPIC_API_KEY") && !text.contains("GITHUB_TOKEN"),
+        "{text}"
+    );
     assert!(!text.contains("MY_SERVICE_PASSWORD"), "{text}");
     assert!(text.contains("PLAIN_SETTING"), "{text}");
     assert!(text.contains("0 in parent"), "{text}");
@@ -481,7 +548,10 @@ for path in ["{far}", "inside.sock"]:
     );
     let (ok, out) = run_py(&allowed, &project, "s.py", &code);
     assert!(ok, "{out}");
-    assert!(out.contains(&format!("{} CONNECTED", far.display())), "{out}");
+    assert!(
+        out.contains(&format!("{} CONNECTED", far.display())),
+        "{out}"
+    );
 }
 
 #[test]
@@ -570,7 +640,10 @@ except OSError as e:
         let p = policy(SandboxMode::WorkspaceWrite, network, &project);
         let (ok, out) = run_py(&p, &project, "n.py", &code);
         assert!(ok, "{out}");
-        assert!(out.contains("host refused") && !out.contains("pong"), "{network:?}: {out}");
+        assert!(
+            out.contains("host refused") && !out.contains("pong"),
+            "{network:?}: {out}"
+        );
         assert!(out.contains("own b'own'"), "{network:?}: {out}");
         assert!(out.contains("udp refused"), "{network:?}: {out}");
     }
@@ -686,8 +759,14 @@ fn the_tracer_records_what_the_command_changed_and_not_what_a_person_did_meanwhi
     }
     // Read, or changed by someone else: not the command's.
     assert!(!rel.iter().any(|r| r == "read.txt"), "{rel:?}");
-    assert!(!rel.iter().any(|r| r == "person.txt" || r == "d/.edited"), "{rel:?}");
-    assert_eq!(std::fs::read_to_string(project.join("person.txt")).unwrap(), "2");
+    assert!(
+        !rel.iter().any(|r| r == "person.txt" || r == "d/.edited"),
+        "{rel:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(project.join("person.txt")).unwrap(),
+        "2"
+    );
 }
 
 #[test]

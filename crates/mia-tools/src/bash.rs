@@ -120,7 +120,9 @@ impl<'a> Confinement<'a> {
     fn of(input: &BashInput, sandbox: &'a ShellSandbox) -> Self {
         match sandbox {
             ShellSandbox::Off { env } => Self::Unconfined("config", env),
-            ShellSandbox::Unavailable { policy, .. } => Self::Unconfined("unavailable", &policy.env),
+            ShellSandbox::Unavailable { policy, .. } => {
+                Self::Unconfined("unavailable", &policy.env)
+            }
             ShellSandbox::Confined {
                 escapable: true,
                 policy,
@@ -306,8 +308,13 @@ async fn run_command(
     let mia_sandbox::Prepared {
         command: std_cmd,
         mut guard,
-    } = mia_sandbox::prepare(&policy, program, &args, sandboxed && cfg!(target_os = "linux"))
-        .map_err(|e| ToolError::Invalid(e.to_string()))?;
+    } = mia_sandbox::prepare(
+        &policy,
+        program,
+        &args,
+        sandboxed && cfg!(target_os = "linux"),
+    )
+    .map_err(|e| ToolError::Invalid(e.to_string()))?;
     let mut cmd = tokio::process::Command::from(std_cmd);
     cmd.current_dir(&ctx.project_root)
         .stdin(Stdio::null())
@@ -432,7 +439,9 @@ async fn run_command(
     #[cfg(windows)]
     job.terminate();
     let _ = child.wait().await;
-    let hosts = proxy.map(mia_sandbox::proxy::Proxy::finish).unwrap_or_default();
+    let hosts = proxy
+        .map(mia_sandbox::proxy::Proxy::finish)
+        .unwrap_or_default();
     // The command has ended: the placeholders its protected paths needed go.
     drop(guard);
     #[cfg(target_os = "linux")]

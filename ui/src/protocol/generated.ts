@@ -1267,7 +1267,19 @@ export interface SandboxNote {
    */
   blocked?: string | null;
   /**
-   * `landlock+seccomp` or `seatbelt` (absent when unconfined).
+   * False when the mechanism was the weaker fallback (Landlock).
+   */
+  full?: boolean | null;
+  /**
+   * The hosts the command's connections went to through the proxy.
+   */
+  hosts?: NetworkHost[];
+  /**
+   * What the mechanism could not hold (the fallback's list).
+   */
+  limits?: string[];
+  /**
+   * `bubblewrap`, `landlock+seccomp` or `seatbelt` (absent when unconfined).
    */
   mechanism?: string | null;
   /**
@@ -1275,7 +1287,7 @@ export interface SandboxNote {
    */
   mode: string;
   /**
-   * `allow` or `deny` (absent when unconfined).
+   * `ask`, `allow` or `deny` (absent when unconfined).
    */
   network?: string | null;
   /**
@@ -1284,6 +1296,25 @@ export interface SandboxNote {
    * sandbox on this machine; the user allowed it).
    */
   unconfined?: string | null;
+}
+/**
+ * One host a sandboxed command connected to (or was refused).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NetworkHost".
+ */
+export interface NetworkHost {
+  allowed: boolean;
+  host: string;
+  port: number;
+  /**
+   * The program that connected, when known.
+   */
+  program?: string | null;
+  /**
+   * What allowed it (`registry`, `rule or answer`) or why it was refused.
+   */
+  reason: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -2019,6 +2050,19 @@ export interface SandboxView {
    */
   effect: string;
   /**
+   * The environment rule sandboxed commands get.
+   */
+  env?: string;
+  /**
+   * The mechanism holds every promise (bubblewrap, Seatbelt); false for
+   * the Landlock fallback, under which commands the engine cannot read ask.
+   */
+  full?: boolean;
+  /**
+   * What the mechanism cannot hold.
+   */
+  limits?: string[];
+  /**
    * `landlock+seccomp` or `seatbelt`; absent when unavailable.
    */
   mechanism?: string | null;
@@ -2026,6 +2070,10 @@ export interface SandboxView {
    * `sandbox.mode` as configured (or this OS's default).
    */
   mode: string;
+  /**
+   * `sandbox.network` as configured for agents that can edit (`ask`, `allow`, `deny`).
+   */
+  network?: string;
 }
 /**
  * What a user sees before sharing: exactly the payload that would be sent.

@@ -91,8 +91,8 @@ pub enum ApprovalsCommand {
 struct Loaded {
     policy: Policy,
     paths: PathContext,
-    /// Shell commands of this agent run in the OS sandbox here.
-    sandboxed: bool,
+    /// How this agent's shell commands are walled in here.
+    wall: mia_core::sandbox::Wall,
 }
 
 fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
@@ -111,7 +111,7 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
         trusted,
         Some(home),
     );
-    mia_core::permissions::protect_mia_home(&mut input, &paths.home);
+    mia_core::permissions::protect_mia_home(&mut input, &paths);
     let policy = Policy::compile(&input);
     for e in &policy.errors {
         eprintln!("warning: {e}");
@@ -119,7 +119,7 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     let config_paths = paths.clone();
     let paths = PathContext::new(&dir, Some(paths.user_home.clone()))
         .with_context(|| format!("resolving the project directory {}", dir.display()))?;
-    let sandboxed = {
+    let wall = {
         let checker = Checker::new(&policy, &paths);
         let read_only = !mia_core::permissions::tool_offered(&checker, "edit")
             && !mia_core::permissions::tool_offered(&checker, "write");
@@ -128,7 +128,7 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     Ok(Loaded {
         policy,
         paths,
-        sandboxed,
+        wall,
     })
 }
 
@@ -147,8 +147,9 @@ fn check(args: &CheckArgs, explain: bool) -> anyhow::Result<ExitCode> {
     let subject = args.command.as_deref().or(args.pattern.as_deref());
     let request = Request::infer(&permission, subject);
     let loaded = load(args.agent.as_deref(), args.project.as_deref())?;
-    let mut checker =
-        Checker::new(&loaded.policy, &loaded.paths).with_sandboxed_shell(loaded.sandboxed);
+    let mut checker = loaded
+        .wall
+        .apply(Checker::new(&loaded.policy, &loaded.paths));
     if args.headless {
         checker = checker.with_answerer(Answerer::Headless);
     }

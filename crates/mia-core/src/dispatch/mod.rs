@@ -125,7 +125,7 @@ impl Runtime {
         (output, is_error, duration_ms): (String, bool, u64),
         mut before: Vec<PartContent>,
         permission: Option<mia_protocol::PermissionNote>,
-        sandbox: Option<mia_protocol::SandboxNote>,
+        sandbox: Option<Box<mia_protocol::SandboxNote>>,
     ) -> Result<(), CoreError> {
         before.push(PartContent::ToolResult {
             call_id: call.id.clone(),

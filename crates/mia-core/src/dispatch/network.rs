@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex};
 
 use mia_permission::{Answerer, Checker, PathContext, PermissionAction, Policy, Request};
 use mia_protocol::{Event, PermissionReplyKind, SessionId};
-use mia_sandbox::proxy::{HostGate, HostRequest, Verdict};
 use mia_sandbox::NetworkAccess;
+use mia_sandbox::proxy::{HostGate, HostRequest, Verdict};
 use tokio_util::sync::CancellationToken;
 
 use crate::permissions;
@@ -52,7 +52,10 @@ pub(crate) struct CallNetGate {
 
 impl StepNetGate {
     /// The gate a call's proxy uses.
-    pub(crate) fn for_call(self: &Arc<Self>, call: &mia_providers::ToolCall) -> mia_tools::NetworkGate {
+    pub(crate) fn for_call(
+        self: &Arc<Self>,
+        call: &mia_providers::ToolCall,
+    ) -> mia_tools::NetworkGate {
         mia_tools::NetworkGate(Arc::new(CallNetGate {
             step: self.clone(),
             call_id: call.id.clone(),
@@ -64,7 +67,8 @@ impl StepNetGate {
     /// The engine's verdict as if someone could answer (whether anyone can
     /// is decided after `sandbox.network: "allow"` had its say).
     fn check(&self, url: &str) -> mia_permission::Decision {
-        let mut checker = Checker::new(&self.policy, &self.path_ctx).with_answerer(Answerer::Person);
+        let mut checker =
+            Checker::new(&self.policy, &self.path_ctx).with_answerer(Answerer::Person);
         for p in &self.ancestors {
             checker = checker.with_parent(p);
         }
@@ -73,7 +77,10 @@ impl StepNetGate {
 }
 
 impl HostGate for CallNetGate {
-    fn decide<'a>(&'a self, req: HostRequest) -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>> {
+    fn decide<'a>(
+        &'a self,
+        req: HostRequest,
+    ) -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>> {
         Box::pin(async move { self.decide_host(req).await })
     }
 }
@@ -140,10 +147,11 @@ impl CallNetGate {
         let Some(reply) = reply else {
             return Verdict::Deny("the command was stopped while the question was open".into());
         };
-        let outcome = match mia_permission::apply_reply(&decision, permissions::engine_reply(&reply)) {
-            Ok(o) => o,
-            Err(e) => return Verdict::Deny(e.to_string()),
-        };
+        let outcome =
+            match mia_permission::apply_reply(&decision, permissions::engine_reply(&reply)) {
+                Ok(o) => o,
+                Err(e) => return Verdict::Deny(e.to_string()),
+            };
         if let Err(e) = step
             .runtime
             .keep_answer(&step.state, &step.agent, step.session_id, &outcome)
@@ -153,7 +161,9 @@ impl CallNetGate {
         }
         if matches!(
             reply,
-            PermissionReplyKind::Session | PermissionReplyKind::Project | PermissionReplyKind::Never
+            PermissionReplyKind::Session
+                | PermissionReplyKind::Project
+                | PermissionReplyKind::Never
         ) {
             lock(&step.answered).insert(req.host.clone(), outcome.proceed);
         }

@@ -58,7 +58,7 @@ impl Runtime {
                 t.trusted,
                 Some(t.home.display().to_string()),
             );
-            permissions::protect_mia_home(&mut input, &opts.paths.home);
+            permissions::protect_mia_home(&mut input, &opts.paths);
             t.policy_cache = Some((
                 session_rules,
                 Arc::new(mia_permission::Policy::compile(&input)),
@@ -120,10 +120,7 @@ impl Runtime {
         };
         // Only the full wall stands in for plain words; under the fallback
         // the engine asks as if there were none.
-        let checker = checker.with_sandboxed_shell(matches!(
-            t.tool_ctx.sandbox,
-            mia_tools::ShellSandbox::Confined { mechanism, .. } if mechanism.is_full()
-        ));
+        let checker = crate::sandbox::Wall::of(&t.tool_ctx.sandbox).apply(checker);
         // The project's MCP servers' tools (its own servers only in a trusted
         // workspace): started at the first step, the same set at the next
         // unless a server said its list changed.
@@ -162,7 +159,7 @@ impl Runtime {
                 t.trusted,
                 Some(t.home.display().to_string()),
             );
-            permissions::protect_mia_home(&mut input, &opts.paths.home);
+            permissions::protect_mia_home(&mut input, &opts.paths);
             t.prompt_policy = Some(mia_permission::Policy::compile(&input));
         }
         let Some(prompt_policy) = t.prompt_policy.as_ref() else {

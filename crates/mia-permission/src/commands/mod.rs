@@ -695,20 +695,34 @@ fn getopt<'a>(words: &[String], spec: &'a Spec) -> Result<Parsed<'a>, String> {
 /// The program name if `w` is a bare name or an absolute path in a system directory.
 pub fn program_name(w: &str) -> Option<&str> {
     const SYSTEM_DIRS: &[&str] = &[
-        "/bin/",
-        "/usr/bin/",
-        "/usr/local/bin/",
-        "/sbin/",
-        "/usr/sbin/",
-        "/opt/homebrew/bin/",
+        "/bin",
+        "/usr/bin",
+        "/usr/local/bin",
+        "/sbin",
+        "/usr/sbin",
+        "/usr/local/sbin",
+        "/opt/homebrew/bin",
     ];
-    if !w.contains('/') {
+    let Some((dir, base)) = w.rsplit_once('/') else {
         return Some(w);
+    };
+    if base.is_empty() || base == "." || base == ".." || !w.starts_with('/') {
+        return None;
     }
-    SYSTEM_DIRS
-        .iter()
-        .find_map(|d| w.strip_prefix(d))
-        .filter(|r| !r.contains('/') && !r.is_empty())
+    // The directory as the kernel reads it: `//bin`, `/usr/./bin` and
+    // `/usr/lib/../bin` are `/bin` and `/usr/bin`.
+    let mut parts: Vec<&str> = Vec::new();
+    for c in dir.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    let dir = format!("/{}", parts.join("/"));
+    SYSTEM_DIRS.contains(&dir.as_str()).then_some(base)
 }
 
 /// Analyse one simple command (its words, program first).
@@ -1235,6 +1249,8 @@ pub struct Wrapped {
     pub writes: Vec<String>,
     /// It sets variables (`env A=1`).
     pub assigns: bool,
+    /// Index of a shell command line it runs (`flock FILE -c CMD`, `script -c CMD`).
+    pub payload: Option<usize>,
 }
 
 fn wrapper_spec(prog: &str) -> Option<Spec> {
@@ -1251,6 +1267,22 @@ fn wrapper_spec(prog: &str) -> Option<Spec> {
         "setsid" => "c|ctty f|fork w|wait",
         "stdbuf" => "i|input: o|output: e|error:",
         "command" => "p v V",
+        "builtin" | "coproc" | "busybox" | "toybox" => "",
+        "taskset" => "a|all-tasks c|cpu-list p|pid",
+        "chrt" => {
+            "a|all-tasks b|batch d|deadline f|fifo i|idle o|other r|rr R|reset-on-fork \
+             m|max p|pid v|verbose T|sched-runtime: P|sched-period: D|sched-deadline:"
+        }
+        "ionice" => "c|class: n|classdata: t|ignore p|pid P|pgid u|uid",
+        "flock" => {
+            "s|shared x|exclusive|e u|unlock n|nonblock|nb w|timeout|wait: \
+             E|conflict-exit-code: o|close F|no-fork verbose c|command:"
+        }
+        "unbuffer" => "p",
+        "caffeinate" => "d i m s u t: w:",
+        "script" => {
+            "a|append c|command: e|return f|flush q|quiet t|timing? T|log-timing: O|log-out: B|log-io: I|log-in: E|echo:"
+        }
         "xargs" => {
             "0|null <a|arg-file: d|delimiter: E: e|eof? I: i|replace? L: l|max-lines? \
              n|max-args: o|open-tty p|interactive P|max-procs: r|no-run-if-empty \
@@ -1264,7 +1296,10 @@ fn wrapper_spec(prog: &str) -> Option<Spec> {
         opts: v,
         permute: false,
         digits: prog == "nice",
-        abbrev: prog != "exec" && prog != "command",
+        abbrev: !matches!(
+            prog,
+            "exec" | "command" | "builtin" | "coproc" | "busybox" | "toybox"
+        ),
         read_only: false,
     })
 }
@@ -1282,7 +1317,16 @@ pub fn wrapper(prog: &str, words: &[String]) -> Option<Wrapped> {
     };
     for (def, value, _) in &parsed.opts {
         match (prog, def.short, def.long) {
-            ("env", Some('C'), _) => out.chdir = true,
+            // On a running process, not a command.
+            ("taskset" | "chrt", Some('p'), _) | ("ionice", Some('p' | 'P' | 'u'), _) => {
+                return Some(Wrapped::default());
+            }
+            ("script", Some('c'), _) => {
+                out.payload = words
+                    .iter()
+                    .position(|w| Some(w) == value.as_ref())
+                    .filter(|_| value.is_some());
+            }
             ("env", Some('S'), _) => out.split_string = true,
             ("command", Some('v' | 'V'), _) => {
                 // `command -v x` only looks x up.
@@ -1307,11 +1351,206 @@ pub fn wrapper(prog: &str, words: &[String]) -> Option<Wrapped> {
             k += 1;
         }
     }
-    if prog == "timeout" {
-        k += 1;
+    match prog {
+        // The duration, the mask, the priority: then the command.
+        "timeout" | "taskset" | "chrt" => k += 1,
+        // The lock file, then the command or `-c COMMAND`.
+        "flock" => {
+            k += 1;
+            if matches!(words.get(k).map(String::as_str), Some("-c" | "--command")) {
+                out.payload = (k + 1 < words.len()).then_some(k + 1);
+                return Some(out);
+            }
+        }
+        // `script -c CMD [FILE]`: FILE is the typescript, no command.
+        "script" => return Some(out),
+        _ => {}
     }
     out.inner = (k < words.len()).then_some(k);
     Some(out)
+}
+
+/// Other spellings of a command that deny and ask rules also see: its
+/// subcommand with the options before it left out (`npm --registry X
+/// publish` is `npm publish`, `kubectl -n prod delete` is `kubectl delete`)
+/// and git's plumbing that does what a porcelain command does (`git
+/// send-pack` is `git push`). Liberal on purpose: a form is only ever used
+/// to make a command stricter.
+pub fn deny_forms(words: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let Some(prog) = words.first() else {
+        return out;
+    };
+    // Skip a run of options and the values that may follow them.
+    let mut i = 1;
+    while i < words.len() && words[i].starts_with('-') && words[i] != "--" {
+        let takes_value = !words[i].contains('=');
+        i += 1;
+        if takes_value && i < words.len() && !words[i].starts_with('-') {
+            // The word after an option: its value, or already the subcommand.
+            let mut as_sub = vec![prog.clone()];
+            as_sub.extend(words[i..].iter().cloned());
+            out.push(as_sub);
+            i += 1;
+        }
+    }
+    if i > 1 && i < words.len() {
+        let mut v = vec![prog.clone()];
+        v.extend(words[i..].iter().cloned());
+        out.push(v);
+    }
+    if program_name(prog) == Some("git") {
+        let g = git_without_globals(words).unwrap_or_else(|| words.to_vec());
+        if let Some(sub) = g.get(1)
+            && matches!(sub.as_str(), "send-pack" | "http-push")
+        {
+            let mut v = g.clone();
+            v[1] = "push".into();
+            out.push(v);
+        }
+    }
+    out.retain(|f| f.as_slice() != words);
+    out
+}
+
+/// A command that makes a process outside the sandbox run commands (a
+/// terminal multiplexer's server, the init system, a scheduler): what it
+/// says to run is never judged. Never covered by a rule that does not name
+/// the subcommand (`allow bash tmux send-keys *` does).
+pub fn runs_outside(words: &[String]) -> Option<String> {
+    let prog = program_name(words.first()?)?;
+    let rest = &words[1..];
+    match prog {
+        "tmux" => {
+            // Global options, some with values; `-c CMD` runs a shell command.
+            let mut i = 0;
+            while i < rest.len() && rest[i].starts_with('-') {
+                if rest[i] == "-c" {
+                    return Some("`tmux -c` runs a command in tmux's shell".into());
+                }
+                if matches!(rest[i].as_str(), "-f" | "-L" | "-S" | "-T") {
+                    i += 1;
+                }
+                i += 1;
+            }
+            let sub = rest.get(i).map_or("", String::as_str);
+            let read_only = sub.starts_with("list-")
+                || matches!(
+                    sub,
+                    "ls" | "lsw"
+                        | "lsp"
+                        | "lsc"
+                        | "lsb"
+                        | "lsk"
+                        | "has-session"
+                        | "has"
+                        | "show-options"
+                        | "show"
+                        | "show-environment"
+                        | "showenv"
+                        | "info"
+                );
+            (!read_only).then(|| {
+                format!(
+                    "`tmux {}` acts in your tmux server, outside the sandbox (it can type into or start commands in your sessions)",
+                    if sub.is_empty() { "" } else { sub }
+                )
+            })
+        }
+        "screen" => rest
+            .iter()
+            .any(|w| {
+                matches!(
+                    w.as_str(),
+                    "-X" | "-x" | "-r" | "-R" | "-RR" | "-D" | "-d" | "-dr" | "-rd"
+                )
+            })
+            .then(|| {
+                "`screen -X`/`-x`/`-r` acts in your screen sessions, outside the sandbox".into()
+            }),
+        "systemd-run" | "at" | "batch" | "launchctl" => Some(format!(
+            "`{prog}` has a service outside the sandbox run a command"
+        )),
+        "crontab" => (!rest.iter().all(|w| w == "-l"))
+            .then(|| "`crontab` installs commands that run later outside the sandbox".into()),
+        "kitty" => (rest.first().map(String::as_str) == Some("@"))
+            .then(|| "`kitty @` remote-controls your terminal".into()),
+        "wezterm" => (rest.first().map(String::as_str) == Some("cli"))
+            .then(|| "`wezterm cli` remote-controls your terminal".into()),
+        _ => None,
+    }
+}
+
+/// A command that runs code from files or arguments the engine cannot read
+/// (a script, a Makefile, a package's scripts, build scripts): under the
+/// weaker fallback sandbox it needs a rule naming it, a blanket allow is
+/// not enough. The words are the command's (program name normalised).
+pub fn runs_unread_code(words: &[String]) -> Option<String> {
+    let first = words.first()?;
+    let Some(prog) = program_name(first) else {
+        // `./build.sh`, `bin/run`: a program of the project itself.
+        return Some(format!("`{first}` is a program of the project"));
+    };
+    let base = prog.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let sub = words.get(1).map_or("", String::as_str);
+    let runs = match base {
+        "python" | "node" | "nodejs" | "deno" | "bun" | "perl" | "ruby" | "php" | "lua"
+        | "Rscript" | "bash" | "sh" | "zsh" | "dash" | "ksh" | "fish" => words
+            .iter()
+            .skip(1)
+            .any(|w| !w.starts_with('-') || matches!(w.as_str(), "-c" | "-e" | "-m" | "-r")),
+        "make" | "gmake" | "just" | "ninja" | "rake" | "npx" | "pnpx" | "bunx" | "pytest"
+        | "tox" | "nox" | "gradle" | "gradlew" | "mvn" | "mvnw" | "jest" | "vitest" => true,
+        "npm" | "pnpm" | "yarn" => !matches!(
+            sub,
+            "" | "--version"
+                | "-v"
+                | "view"
+                | "info"
+                | "ls"
+                | "list"
+                | "outdated"
+                | "config"
+                | "whoami"
+                | "search"
+                | "help"
+        ),
+        "cargo" => matches!(
+            sub,
+            "build"
+                | "b"
+                | "run"
+                | "r"
+                | "test"
+                | "t"
+                | "bench"
+                | "check"
+                | "c"
+                | "install"
+                | "clippy"
+                | "doc"
+                | "d"
+                | "fix"
+                | "miri"
+                | "nextest"
+        ),
+        "go" => matches!(
+            sub,
+            "run" | "test" | "build" | "generate" | "install" | "vet"
+        ),
+        "cmake" => words.iter().any(|w| w == "--build"),
+        "bundle" | "poetry" | "uv" | "pipenv" | "pdm" | "hatch" => {
+            matches!(sub, "exec" | "run")
+        }
+        "pip" | "pip3" => sub == "install",
+        _ => false,
+    };
+    runs.then(|| {
+        format!(
+            "`{}` runs code the permission engine cannot read",
+            words[..words.len().min(2)].join(" ")
+        )
+    })
 }
 
 /// A command that prints stored secrets (keychain, secret service, credential helpers).

@@ -117,6 +117,10 @@ pub struct Setup<'a> {
     pub case_insensitive: bool,
     /// Shell commands run in the OS sandbox.
     pub sandboxed: bool,
+    /// ... in the weaker fallback sandbox (Landlock).
+    pub weak_sandbox: bool,
+    /// mia-code's private files (reads ask), besides the built-in ones.
+    pub private: &'a [&'a str],
     /// The shell's language (PowerShell on Windows without bash).
     pub dialect: mia_permission::ShellDialect,
 }
@@ -138,6 +142,7 @@ impl Setup<'_> {
             home: Some(fx.home.to_string_lossy().to_string()),
             extra_protected: vec![fx.root.join("state").to_string_lossy().to_string() + "/**"],
             secrets: vec![],
+            private: self.private.iter().map(|p| fx.expand(p)).collect(),
         }
     }
 
@@ -163,6 +168,7 @@ impl Setup<'_> {
         }
         c = c
             .with_sandboxed_shell(self.sandboxed)
+            .with_weak_sandbox(self.weak_sandbox)
             .with_shell_dialect(self.dialect);
         c.check(req)
     }

@@ -133,9 +133,9 @@ pub(crate) fn account_home() -> Option<PathBuf> {
             return None;
         }
         let dir = std::ffi::CStr::from_ptr((*out).pw_dir);
-        Some(PathBuf::from(
-            std::ffi::OsStr::new(std::str::from_utf8(dir.to_bytes()).ok()?),
-        ))
+        Some(PathBuf::from(std::ffi::OsStr::new(
+            std::str::from_utf8(dir.to_bytes()).ok()?,
+        )))
     }
 }
 
@@ -191,7 +191,11 @@ pub(crate) fn plan(policy: &SandboxPolicy) -> Result<Plan, SandboxError> {
     }
 
     let replaced: Vec<PathBuf> = REPLACED.iter().map(PathBuf::from).collect();
-    let projects: Vec<PathBuf> = policy.projects.iter().filter_map(|p| canonical(p)).collect();
+    let projects: Vec<PathBuf> = policy
+        .projects
+        .iter()
+        .filter_map(|p| canonical(p))
+        .collect();
 
     // Hidden: what the command may not read.
     let mut hidden_dirs: Vec<PathBuf> = Vec::new();
@@ -286,7 +290,9 @@ pub(crate) fn plan(policy: &SandboxPolicy) -> Result<Plan, SandboxError> {
     for m in &mounts {
         let d = m.dest();
         for area in [Path::new("/tmp"), Path::new("/var/tmp")] {
-            let Ok(rel) = d.strip_prefix(area) else { continue };
+            let Ok(rel) = d.strip_prefix(area) else {
+                continue;
+            };
             let mut cur = area.to_path_buf();
             let parts: Vec<_> = rel.components().collect();
             for c in parts.iter().take(parts.len().saturating_sub(1)) {
@@ -396,7 +402,8 @@ fn data_pipe(data: &[u8]) -> Result<OwnedFd, SandboxError> {
     let mut w = std::fs::File::from(w);
     use std::io::Write;
     // The filter is far below a pipe's buffer: the write never blocks.
-    w.write_all(data).map_err(|e| err("write the seccomp filter", e))?;
+    w.write_all(data)
+        .map_err(|e| err("write the seccomp filter", e))?;
     drop(w);
     Ok(r)
 }
@@ -487,7 +494,11 @@ pub(crate) fn command(
     };
     let mut cmd = Command::new(bwrap);
     cmd.args(argv);
-    crate::set_env(&mut cmd, policy, bridge.as_ref().map(|_| super::netns::PROXY_PORT));
+    crate::set_env(
+        &mut cmd,
+        policy,
+        bridge.as_ref().map(|_| super::netns::PROXY_PORT),
+    );
     #[allow(unsafe_code)]
     // SAFETY: `apply` makes only async-signal-safe system calls on data
     // prepared before the fork.

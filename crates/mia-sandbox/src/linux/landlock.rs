@@ -143,7 +143,15 @@ fn drop_capabilities() -> std::io::Result<()> {
         }
     }
     // SAFETY: prctl with integer arguments.
-    unsafe { libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) };
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        )
+    };
     let header = CapHeader {
         version: 0x2008_0522,
         pid: 0,
@@ -310,7 +318,12 @@ fn prepare(
         }
     }
     let writable: Vec<&Path> = if policy.mode == SandboxMode::WorkspaceWrite {
-        policy.writable.iter().map(PathBuf::as_path).chain(tmp).collect()
+        policy
+            .writable
+            .iter()
+            .map(PathBuf::as_path)
+            .chain(tmp)
+            .collect()
     } else {
         Vec::new()
     };
@@ -376,7 +389,11 @@ fn errno_filter(deny_net: bool) -> Result<BpfProgram, SandboxError> {
     } else {
         rules.insert(
             libc::SYS_socket,
-            vec![rule(vec![cond(0, SeccompCmpOp::Eq, libc::AF_UNIX as u64)?])?],
+            vec![rule(vec![cond(
+                0,
+                SeccompCmpOp::Eq,
+                libc::AF_UNIX as u64,
+            )?])?],
         );
     }
     compile(rules)

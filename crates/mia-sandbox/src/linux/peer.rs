@@ -27,8 +27,13 @@ fn descendants(root: u32) -> Vec<u32> {
         let pid = out[i];
         if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
             for t in tasks.flatten() {
-                let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-                out.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+                let children =
+                    std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+                out.extend(
+                    children
+                        .split_whitespace()
+                        .filter_map(|c| c.parse::<u32>().ok()),
+                );
             }
         }
         i += 1;
@@ -40,9 +45,8 @@ fn holds(pid: u32, link: &str) -> bool {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
         return false;
     };
-    fds.flatten().any(|fd| {
-        std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == link)
-    })
+    fds.flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t.as_os_str() == link))
 }
 
 /// The name of the program (its executable's file name, else its `comm`)
@@ -51,7 +55,10 @@ pub fn program(root: u32, peer_port: u16) -> Option<String> {
     let table = std::fs::read_to_string(format!("/proc/{root}/net/tcp")).ok()?;
     let inode = socket_inode(&table, peer_port, super::netns::PROXY_PORT)?;
     let link = format!("socket:[{inode}]");
-    let pid = descendants(root).into_iter().rev().find(|p| holds(*p, &link))?;
+    let pid = descendants(root)
+        .into_iter()
+        .rev()
+        .find(|p| holds(*p, &link))?;
     std::fs::read_link(format!("/proc/{pid}/exe"))
         .ok()
         .and_then(|e| {

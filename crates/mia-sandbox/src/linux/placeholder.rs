@@ -299,11 +299,11 @@ pub(crate) fn sweep(dir: &Path) {
         if flock(&locks.mutex, libc::LOCK_EX | libc::LOCK_NB).is_err() {
             continue;
         }
-        if flock(&locks.users, libc::LOCK_EX | libc::LOCK_NB).is_ok() {
-            if let Some((path, dev, ino)) = read_record(&mut locks.users) {
-                remove(&path, dev, ino);
-                let _ = write_record(&mut locks.users, None);
-            }
+        if flock(&locks.users, libc::LOCK_EX | libc::LOCK_NB).is_ok()
+            && let Some((path, dev, ino)) = read_record(&mut locks.users)
+        {
+            remove(&path, dev, ino);
+            let _ = write_record(&mut locks.users, None);
         }
         // Dropping the files releases both locks.
     }
@@ -328,11 +328,20 @@ mod tests {
         let v = d.path().join(".vscode");
         let mut a = Held::default();
         let mut b = Held::default();
-        assert!(matches!(a.acquire(&missing(f.clone(), false)).unwrap(), Outcome::Mount));
-        assert!(matches!(a.acquire(&missing(v.clone(), true)).unwrap(), Outcome::Mount));
+        assert!(matches!(
+            a.acquire(&missing(f.clone(), false)).unwrap(),
+            Outcome::Mount
+        ));
+        assert!(matches!(
+            a.acquire(&missing(v.clone(), true)).unwrap(),
+            Outcome::Mount
+        ));
         assert!(f.is_file() && v.is_dir());
         // A second command shares it.
-        assert!(matches!(b.acquire(&missing(f.clone(), false)).unwrap(), Outcome::Mount));
+        assert!(matches!(
+            b.acquire(&missing(f.clone(), false)).unwrap(),
+            Outcome::Mount
+        ));
         drop(a);
         assert!(f.exists(), "still used by b");
         assert!(!v.exists(), "nobody else used .vscode");

@@ -139,7 +139,7 @@ mod tests {
         let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
         let table = std::fs::read_to_string("/proc/net/unix").unwrap();
         assert!(to_mask(&table, &[], &[]).contains(&sock));
-        assert!(!to_mask(&table, &[dir.clone()], &[]).contains(&sock));
+        assert!(!to_mask(&table, std::slice::from_ref(&dir), &[]).contains(&sock));
         assert!(!to_mask(&table, &[], &[dir]).contains(&sock));
     }
 }
