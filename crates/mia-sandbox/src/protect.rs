@@ -123,6 +123,13 @@ impl ProtectPlan {
                 .map(canonical)
                 .and_then(|d| p.file_name().map(|n| d.join(n)))
                 .unwrap_or_else(|| p.clone());
+            // A person's tool that is not set up (no `~/.cache/node` for
+            // corepack): nothing of it to protect, and no placeholders in
+            // the home directory for it.
+            let in_home = policy.homes.iter().any(|h| p.starts_with(h));
+            if in_home && !parent_real.parent().is_some_and(Path::exists) {
+                continue;
+            }
             plan.add(parent_real.clone(), is_dir_name(&parent_real));
         }
         // Only what lies inside a writable root needs protecting.

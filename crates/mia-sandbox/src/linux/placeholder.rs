@@ -5,13 +5,18 @@
 //! and removed again when the last command using it has ended (still empty,
 //! still the same file: anything a person wrote into it meanwhile is kept).
 //!
+//! A placeholder is marked by the sticky bit (an empty file or directory
+//! with mode `1644`/`1755`, which no person makes), so it is told apart from
+//! a real file without any record that would need writing to disk.
+//!
 //! Several commands, in this process or others, may use the same
 //! placeholder. Two lock files per path in a private directory the sandbox
 //! cannot see (`$TMPDIR/mia-code-<uid>/placeholders`) keep them apart: a
 //! *mutex* held while a placeholder is made or removed, and a *users* lock
 //! held shared by every command using it. The last one out takes it
 //! exclusively and removes the placeholder. After a crash (kill -9) the
-//! next process to start a sandbox removes what no one holds any more.
+//! next command on the same path, or the next process to start a sandbox
+//! (the users file names the path), removes what no one holds any more.
 #![allow(unsafe_code)]
 
 use std::fs::{File, OpenOptions};
@@ -100,53 +105,63 @@ fn open_locks(dir: &Path, path: &Path) -> Result<Locks, SandboxError> {
     })
 }
 
-/// The placeholder recorded in a users file: (path, device, inode).
-fn read_record(f: &mut File) -> Option<(PathBuf, u64, u64)> {
+/// The path a users file names (written when the lock files are made; a
+/// hint for the sweep after a crash, nothing depends on it being on disk).
+fn read_path(f: &mut File) -> Option<PathBuf> {
     let mut s = String::new();
     f.rewind().ok()?;
     f.read_to_string(&mut s).ok()?;
-    let mut it = s.split('\0');
-    let path = PathBuf::from(it.next()?);
-    let dev = it.next()?.parse().ok()?;
-    let ino = it.next()?.parse().ok()?;
-    Some((path, dev, ino))
+    (!s.is_empty()).then(|| PathBuf::from(s))
 }
 
-fn write_record(f: &mut File, rec: Option<(&Path, u64, u64)>) -> std::io::Result<()> {
+fn write_path(f: &mut File, path: &Path) -> std::io::Result<()> {
+    if read_path(f).as_deref() == Some(path) {
+        return Ok(());
+    }
     f.set_len(0)?;
     f.rewind()?;
-    if let Some((p, dev, ino)) = rec {
-        f.write_all(format!("{}\0{dev}\0{ino}", p.display()).as_bytes())?;
-    }
-    f.sync_data()
+    f.write_all(path.as_os_str().as_encoded_bytes())
 }
 
-/// Is `path` still the empty placeholder with this device and inode?
-fn still_placeholder(path: &Path, dev: u64, ino: u64) -> bool {
-    let Ok(m) = std::fs::symlink_metadata(path) else {
-        return false;
-    };
-    if m.dev() != dev || m.ino() != ino {
-        return false;
+/// Is `path` an empty placeholder (sticky bit set)? `Some(true)`: empty,
+/// `Some(false)`: a placeholder a person has written into.
+fn placeholder_state(path: &Path) -> Option<bool> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    if m.mode() & 0o1000 == 0 {
+        return None;
     }
     if m.is_dir() {
-        std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none())
+        Some(std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()))
+    } else if m.is_file() {
+        Some(m.len() == 0)
     } else {
-        m.is_file() && m.len() == 0
+        None
     }
 }
 
-fn remove(path: &Path, dev: u64, ino: u64) {
-    if !still_placeholder(path, dev, ino) {
-        return;
-    }
-    let r = if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        std::fs::remove_dir(path)
-    } else {
-        std::fs::remove_file(path)
-    };
-    if let Err(e) = r {
-        tracing::warn!(path = %path.display(), "could not remove a sandbox placeholder: {e}");
+/// The last user's clean-up: an empty placeholder goes; one a person wrote
+/// into stays, as an ordinary file (the mark cleared).
+fn remove(path: &Path) {
+    match placeholder_state(path) {
+        Some(true) => {
+            let r = if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+                std::fs::remove_dir(path)
+            } else {
+                std::fs::remove_file(path)
+            };
+            if let Err(e) = r {
+                tracing::warn!(path = %path.display(), "could not remove a sandbox placeholder: {e}");
+            }
+        }
+        Some(false) => {
+            if let Ok(m) = std::fs::symlink_metadata(path) {
+                let _ = std::fs::set_permissions(
+                    path,
+                    std::fs::Permissions::from_mode(m.mode() & 0o777),
+                );
+            }
+        }
+        None => {}
     }
 }
 
@@ -188,16 +203,11 @@ impl Held {
         };
         let mut locks = open_locks(&dir, &p.path)?;
         flock(&locks.mutex, libc::LOCK_EX).map_err(|e| err("lock a placeholder", e))?;
-        let recorded = read_record(&mut locks.users);
         let outcome = match std::fs::symlink_metadata(&p.path) {
-            Ok(m) => match recorded {
-                Some((rp, dev, ino)) if rp == p.path && m.dev() == dev && m.ino() == ino => {
-                    Outcome::Mount
-                }
-                // Created meanwhile by someone else: a real file, mounted
-                // read-only as it is, never removed by us.
-                _ => return Ok(Outcome::Mount),
-            },
+            // A placeholder (another command's, or a crashed one's), or a
+            // real file made meanwhile: mounted read-only either way; only a
+            // placeholder is ever removed.
+            Ok(_) => Outcome::Mount,
             Err(_) => {
                 let made = if p.dir {
                     std::fs::create_dir(&p.path)
@@ -211,10 +221,11 @@ impl Held {
                 };
                 match made {
                     Ok(()) => {
-                        let m = std::fs::symlink_metadata(&p.path)
-                            .map_err(|e| err("inspect a new placeholder", e))?;
-                        write_record(&mut locks.users, Some((&p.path, m.dev(), m.ino())))
-                            .map_err(|e| err("record a placeholder", e))?;
+                        let mode = if p.dir { 0o1755 } else { 0o1644 };
+                        std::fs::set_permissions(&p.path, std::fs::Permissions::from_mode(mode))
+                            .map_err(|e| err("mark a new placeholder", e))?;
+                        write_path(&mut locks.users, &p.path)
+                            .map_err(|e| err("name a placeholder's lock", e))?;
                         Outcome::Mount
                     }
                     Err(e)
@@ -226,6 +237,7 @@ impl Held {
                         Outcome::Skip
                     }
                     Err(e) => {
+                        let _ = flock(&locks.mutex, libc::LOCK_UN);
                         return Err(err(
                             &format!("create the placeholder {}", p.path.display()),
                             e,
@@ -234,11 +246,15 @@ impl Held {
                 }
             }
         };
+        // Shared while the command runs; the mutex makes this and a
+        // remover's exclusive attempt one at a time.
+        let shared = match outcome {
+            Outcome::Mount => flock(&locks.users, libc::LOCK_SH),
+            Outcome::Skip => Ok(()),
+        };
+        let _ = flock(&locks.mutex, libc::LOCK_UN);
+        shared.map_err(|e| err("share a placeholder", e))?;
         if matches!(outcome, Outcome::Mount) {
-            // Shared while the command runs; the mutex makes this and a
-            // remover's exclusive attempt one at a time.
-            flock(&locks.users, libc::LOCK_SH).map_err(|e| err("share a placeholder", e))?;
-            let _ = flock(&locks.mutex, libc::LOCK_UN);
             self.held.push((p.path.clone(), locks));
         }
         Ok(outcome)
@@ -246,16 +262,13 @@ impl Held {
 }
 
 /// Release one: the last user removes the placeholder if it is still empty.
-fn release(mut locks: Locks) {
+fn release(path: &Path, locks: Locks) {
     if flock(&locks.mutex, libc::LOCK_EX).is_err() {
         return;
     }
     let _ = flock(&locks.users, libc::LOCK_UN);
     if flock(&locks.users, libc::LOCK_EX | libc::LOCK_NB).is_ok() {
-        if let Some((path, dev, ino)) = read_record(&mut locks.users) {
-            remove(&path, dev, ino);
-            let _ = write_record(&mut locks.users, None);
-        }
+        remove(path);
         let _ = flock(&locks.users, libc::LOCK_UN);
     }
     let _ = flock(&locks.mutex, libc::LOCK_UN);
@@ -263,8 +276,8 @@ fn release(mut locks: Locks) {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        for (_, locks) in self.held.drain(..) {
-            release(locks);
+        for (path, locks) in self.held.drain(..) {
+            release(&path, locks);
         }
     }
 }
@@ -300,10 +313,9 @@ pub(crate) fn sweep(dir: &Path) {
             continue;
         }
         if flock(&locks.users, libc::LOCK_EX | libc::LOCK_NB).is_ok()
-            && let Some((path, dev, ino)) = read_record(&mut locks.users)
+            && let Some(path) = read_path(&mut locks.users)
         {
-            remove(&path, dev, ino);
-            let _ = write_record(&mut locks.users, None);
+            remove(&path);
         }
         // Dropping the files releases both locks.
     }
@@ -354,6 +366,15 @@ mod tests {
         std::fs::write(&f, "{\"mcpServers\": {}}").unwrap();
         drop(c);
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"mcpServers\": {}}");
+        // ... as an ordinary file now.
+        assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o1000, 0);
+        // A person's own empty file is never taken for a placeholder.
+        let own = d.path().join(".envrc");
+        std::fs::write(&own, "").unwrap();
+        let mut e = Held::default();
+        e.acquire(&missing(own.clone(), false)).unwrap();
+        drop(e);
+        assert!(own.exists());
     }
 
     #[test]
