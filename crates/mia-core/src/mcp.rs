@@ -141,6 +141,7 @@ fn transport_of(
                 args,
                 env: full_env,
                 cwd: project.to_path_buf(),
+                confine: None,
             })
         }
         McpKind::Http => {
@@ -529,7 +530,18 @@ impl Tool for McpTool {
 impl Runtime {
     /// The project's hub, made again when its servers' definitions changed.
     fn mcp_hub(&self, project: &Path, config: &Config) -> Arc<McpHub> {
-        let defs = server_defs(config, project);
+        let mut defs = server_defs(config, project);
+        // A project's own stdio servers run in the OS sandbox.
+        for d in defs.iter_mut().filter(|d| d.project_level) {
+            if let Ok(Transport::Stdio { confine, .. }) = &mut d.transport {
+                *confine = crate::sandbox::server_confinement(
+                    config,
+                    project,
+                    &self.inner.opts.paths,
+                    false,
+                );
+            }
+        }
         let mut hubs = lock(&self.inner.mcp);
         if let Some(h) = hubs.get(project)
             && h.defs == defs

@@ -288,6 +288,17 @@ impl PluginHub {
         if lock(&slot.version).is_none() {
             *lock(&slot.version) = Some(version);
         }
+        // A plugin a project's config names runs in the OS sandbox.
+        let confine = if slot.def.project_level {
+            match rt.load_config(Some(project.to_path_buf())).await {
+                Ok(config) => {
+                    crate::sandbox::server_confinement(&config, project, &rt.options().paths, true)
+                }
+                Err(e) => return PState::Failed(e.to_string()),
+            }
+        } else {
+            None
+        };
         let launch = mia_plugins::Launch {
             node: node_binary(),
             dir,
@@ -296,6 +307,7 @@ impl PluginHub {
             env: slot.def.env.clone(),
             init_timeout: INIT_TIMEOUT,
             config: Value::Null,
+            confine,
         };
         // Messages name the plugin by its package name.
         let display = if pkg.is_empty() { name.clone() } else { pkg };

@@ -183,6 +183,114 @@ pub(crate) fn policy(
     SandboxPolicy::build(mode, network, inputs)
 }
 
+/// The hosts of a process nobody is asked about (a worktree script, a
+/// project's MCP server or plugin): the `fetch` rules of the config decide,
+/// `sandbox.network: "allow"` lets the rest through, otherwise refused.
+struct RulesGate {
+    policy: mia_permission::Policy,
+    path_ctx: mia_permission::PathContext,
+    mode: NetworkAccess,
+}
+
+impl mia_sandbox::proxy::HostGate for RulesGate {
+    fn decide<'a>(
+        &'a self,
+        req: mia_sandbox::proxy::HostRequest,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = mia_sandbox::proxy::Verdict> + Send + 'a>>
+    {
+        use mia_permission::PermissionAction;
+        use mia_sandbox::proxy::Verdict;
+        let d = mia_permission::Checker::new(&self.policy, &self.path_ctx)
+            .check(&mia_permission::Request::url("fetch", &req.url_for_rules()));
+        let v = match d.decision {
+            PermissionAction::Allow => Verdict::Allow,
+            PermissionAction::Ask if self.mode == NetworkAccess::Allow => Verdict::Allow,
+            PermissionAction::Ask => Verdict::Deny(format!(
+                "nobody is asked about the connections of worktree scripts, MCP servers and plugins: allow {} with a `fetch` rule",
+                req.host
+            )),
+            PermissionAction::Deny => Verdict::Deny(d.denial_message().unwrap_or(d.reason)),
+        };
+        Box::pin(async move { v })
+    }
+}
+
+/// A confinement for a process nobody answers for, `mode` over
+/// `project_root` (`None` when the sandbox is off).
+fn unattended(
+    config: &Config,
+    project_root: &Path,
+    paths: &mia_config::Paths,
+    read_only: bool,
+    visible: Vec<PathBuf>,
+) -> Option<mia_sandbox::Confinement> {
+    let global = config.merged.sandbox.clone().unwrap_or_default();
+    let configured = global
+        .mode
+        .map(mode_of)
+        .unwrap_or_else(mia_sandbox::default_mode);
+    if configured == SandboxMode::Off {
+        return None;
+    }
+    let mode = if read_only {
+        SandboxMode::ReadOnly
+    } else {
+        configured
+    };
+    let network = global.network.map(network_of).unwrap_or(NetworkAccess::Ask);
+    let mut inputs = inputs(config, project_root, paths);
+    inputs.git_common_dir = mia_git::main_root_of(project_root).map(|m| m.join(".git"));
+    inputs.visible = visible;
+    let policy = SandboxPolicy::build(mode, network, inputs);
+    let mut input = crate::permissions::policy_input(
+        config,
+        config.default_agent(),
+        Vec::new(),
+        Vec::new(),
+        false,
+        Some(paths.user_home.display().to_string()),
+    );
+    crate::permissions::protect_mia_home(&mut input, paths);
+    let gate = mia_permission::PathContext::new(project_root, Some(paths.user_home.clone()))
+        .ok()
+        .map(|path_ctx| {
+            std::sync::Arc::new(RulesGate {
+                policy: mia_permission::Policy::compile(&input),
+                path_ctx,
+                mode: network,
+            }) as std::sync::Arc<dyn mia_sandbox::proxy::HostGate>
+        });
+    Some(mia_sandbox::Confinement { policy, gate })
+}
+
+/// The sandbox of a worktree's start script or check command, run in `dir`
+/// (the worktree: it may write there and in the repository's git dir).
+pub(crate) fn script_confinement(
+    config: &Config,
+    dir: &Path,
+    paths: &mia_config::Paths,
+) -> Option<mia_sandbox::Confinement> {
+    unattended(config, dir, paths, false, Vec::new())
+}
+
+/// The sandbox of an MCP server or a plugin a project's config starts: the
+/// project read-only (its tools change files through the agent's own
+/// tools, which the engine judges), a private /tmp, mia-code's plugins
+/// folder readable when `plugins` says so.
+pub(crate) fn server_confinement(
+    config: &Config,
+    project_root: &Path,
+    paths: &mia_config::Paths,
+    plugins: bool,
+) -> Option<mia_sandbox::Confinement> {
+    let visible = if plugins {
+        vec![paths.plugins_dir()]
+    } else {
+        Vec::new()
+    };
+    unattended(config, project_root, paths, true, visible)
+}
+
 /// How `bash` runs under `policy` on this machine.
 pub(crate) fn shell_sandbox(policy: SandboxPolicy, read_only: bool) -> ShellSandbox {
     if policy.is_off() {
@@ -316,6 +424,7 @@ pub(crate) fn escape_decision(
     input: &serde_json::Value,
     why: &mia_tools::Unconfined,
     sandbox: &ShellSandbox,
+    subagent: bool,
 ) -> mia_permission::Decision {
     let cmd = input
         .get("command")
@@ -327,6 +436,16 @@ pub(crate) fn escape_decision(
     ));
     // Once at a time: no "always" for leaving the sandbox.
     d.always.clear();
+    // A subagent never leaves the sandbox: the person asked is one step
+    // removed from what the subagent was told, and its command comes from a
+    // prompt they did not write.
+    if subagent && matches!(why, mia_tools::Unconfined::Escalation) {
+        d.decision = mia_permission::PermissionAction::Deny;
+        d.reason = format!(
+            "Permission denied: a subagent cannot run `{cmd}` outside the OS sandbox; the calling agent can ask to, or the user can run it"
+        );
+        return d;
+    }
     let headless = d.decision == mia_permission::PermissionAction::Deny;
     d.reason = match (why, sandbox) {
         (mia_tools::Unconfined::Escalation, ShellSandbox::Confined { policy, .. }) => format!(

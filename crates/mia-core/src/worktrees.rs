@@ -66,6 +66,7 @@ impl Runtime {
                 .await?
         };
         let config = self.load_config(Some(dir.clone())).await?;
+        let paths = self.options().paths.clone();
         tokio::task::spawn_blocking(move || -> Result<Worktrees, CoreError> {
             let repo = mia_git::Repo::discover(&dir)?;
             let w = config.merged.worktree.clone().unwrap_or_default();
@@ -96,7 +97,20 @@ impl Runtime {
                     .and_then(|w| w.check_command.clone()),
                 auto_cleanup: w.auto_cleanup.unwrap_or(true),
             };
-            Ok(Worktrees::new(repo, settings))
+            // Start scripts and the check command run in the OS sandbox of
+            // the worktree they run in.
+            let confine_config = config.clone();
+            Ok(
+                Worktrees::new(repo, settings).with_confinement(std::sync::Arc::new(
+                    move |dir: &Path| {
+                        crate::sandbox::script_confinement(&confine_config, dir, &paths)
+                            .unwrap_or_else(|| mia_sandbox::Confinement {
+                                policy: mia_sandbox::SandboxPolicy::off(),
+                                gate: None,
+                            })
+                    },
+                )),
+            )
         })
         .await
         .map_err(|e| CoreError::Internal(format!("a worktree task failed: {e}")))?

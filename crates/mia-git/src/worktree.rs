@@ -177,11 +177,28 @@ pub type OnLine<'a> = &'a mut dyn FnMut(&ScriptLine);
 pub type Cancel = std::sync::Arc<std::sync::atomic::AtomicBool>;
 
 /// The worktrees of one repository.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Worktrees {
     pub repo: Repo,
     pub settings: Settings,
+    /// How scripts (start scripts, the check command) are confined, by the
+    /// directory they run in (`None`: unconfined).
+    pub confine: Option<ScriptConfinement>,
 }
+
+impl std::fmt::Debug for Worktrees {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worktrees")
+            .field("repo", &self.repo)
+            .field("settings", &self.settings)
+            .field("confined", &self.confine.is_some())
+            .finish()
+    }
+}
+
+/// The sandbox a script running in a directory gets.
+pub type ScriptConfinement =
+    std::sync::Arc<dyn Fn(&Path) -> mia_sandbox::Confinement + Send + Sync>;
 
 const MAX_DIRTY: usize = 200;
 const OUTPUT_TAIL: usize = 64 * 1024;
@@ -194,7 +211,17 @@ fn now_ms() -> u64 {
 
 impl Worktrees {
     pub fn new(repo: Repo, settings: Settings) -> Self {
-        Self { repo, settings }
+        Self {
+            repo,
+            settings,
+            confine: None,
+        }
+    }
+
+    /// Run scripts in the OS sandbox `confine` gives for their directory.
+    pub fn with_confinement(mut self, confine: ScriptConfinement) -> Self {
+        self.confine = Some(confine);
+        self
     }
 
     /// The directory worktrees are created in.
@@ -445,11 +472,19 @@ impl Worktrees {
         let included = self.copy_included(&path)?;
         let mut scripts = Vec::new();
         for s in &self.settings.start_scripts {
-            let r = run_script(s, &path, None, cancel, &mut |l: &ScriptLine| {
-                let mut l = l.clone();
-                l.worktree = name.clone();
-                on_line(&l);
-            })?;
+            let confine = self.confine.as_ref().map(|f| f(&path));
+            let r = run_script(
+                s,
+                &path,
+                None,
+                cancel,
+                confine.as_ref(),
+                &mut |l: &ScriptLine| {
+                    let mut l = l.clone();
+                    l.worktree = name.clone();
+                    on_line(&l);
+                },
+            )?;
             let stop = !r.ok();
             scripts.push(r);
             if stop {
@@ -690,11 +725,13 @@ impl Worktrees {
             ));
         };
         let path = self.attempt_path(name)?;
+        let confine = self.confine.as_ref().map(|f| f(&path));
         let r = run_script(
             &cmd,
             &path,
             Some(Duration::from_secs(30 * 60)),
             cancel,
+            confine.as_ref(),
             on_line,
         )?;
         let _ = std::fs::create_dir_all(self.meta_dir());
@@ -756,20 +793,33 @@ fn dir_size(dir: &Path) -> u64 {
     total
 }
 
-/// Run `command` with `sh -c` in `dir`, streaming its lines to `on_line`;
-/// the whole process group is killed on cancel or timeout.
+/// Run `command` with `sh -c` in `dir` (in the OS sandbox `confine` says,
+/// when given), streaming its lines to `on_line`; the whole process group
+/// is killed on cancel or timeout.
 pub fn run_script(
     command: &str,
     dir: &Path,
     timeout: Option<Duration>,
     cancel: &Cancel,
+    confine: Option<&mia_sandbox::Confinement>,
     on_line: OnLine<'_>,
 ) -> Result<ScriptResult> {
     use std::process::{Command, Stdio};
     let start = std::time::Instant::now();
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", command])
-        .current_dir(dir)
+    let (mut cmd, guard) = match confine {
+        Some(c) => {
+            let p = c.prepare("sh", &["-c", command]).map_err(|e| {
+                GitError::Invalid(format!("the script `{command}` did not run: {e}"))
+            })?;
+            (p.command, Some(p.guard))
+        }
+        None => {
+            let mut c = Command::new("sh");
+            c.args(["-c", command]);
+            (c, None)
+        }
+    };
+    cmd.current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -781,6 +831,11 @@ pub fn run_script(
     let mut child = cmd
         .spawn()
         .map_err(|e| GitError::io("start the script in", dir, e))?;
+    // Its network (through the proxy) and protected paths, until it ends.
+    let _running = match (confine, guard) {
+        (Some(c), Some(g)) => Some(c.started(g, Some(child.id()))),
+        _ => None,
+    };
     let (tx, rx) = std::sync::mpsc::channel::<(bool, String)>();
     let mut readers = Vec::new();
     if let Some(out) = child.stdout.take() {

@@ -264,7 +264,7 @@ fn start_scripts_stream_and_a_failure_keeps_the_worktree() {
     // Cancelled: the process group is killed.
     let cancel = Cancel::default();
     cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-    let r = mia_git::run_script("sleep 30", &c.path, None, &cancel, &mut |_| {}).unwrap();
+    let r = mia_git::run_script("sleep 30", &c.path, None, &cancel, None, &mut |_| {}).unwrap();
     assert!(
         r.cancelled && r.exit_code.is_none() && r.duration_ms < 5000,
         "{r:?}"

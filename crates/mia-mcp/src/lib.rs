@@ -30,6 +30,8 @@ pub enum Transport {
         /// The whole environment of the process (the caller scrubs it).
         env: BTreeMap<String, String>,
         cwd: PathBuf,
+        /// The OS sandbox it runs in (a project's own servers), or none.
+        confine: Option<mia_sandbox::Confinement>,
     },
     Http {
         url: String,
@@ -210,6 +212,8 @@ pub struct Connection {
     tools_changed: Arc<AtomicBool>,
     tools: tokio::sync::Mutex<Option<Vec<McpTool>>>,
     stderr: StderrTail,
+    /// The server's sandbox (its proxy, its placeholders) while it runs.
+    _running: Option<std::sync::Mutex<mia_sandbox::Running>>,
 }
 
 impl Connection {
@@ -228,26 +232,50 @@ impl Connection {
             ),
         };
         let stderr = StderrTail::default();
+        let mut running = None;
         let service = match transport {
             Transport::Stdio {
                 command,
                 args,
                 env,
                 cwd,
+                confine,
             } => {
-                let mut cmd = tokio::process::Command::new(command);
-                cmd.args(args)
-                    .env_clear()
-                    .envs(env)
-                    .current_dir(cwd)
-                    .kill_on_drop(true);
+                let spawn_err = |message: String| McpError::Spawn {
+                    command: command.clone(),
+                    message,
+                };
+                let (mut cmd, guard) = match confine {
+                    Some(c) => {
+                        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+                        let p = c
+                            .prepare(command, &argv)
+                            .map_err(|e| spawn_err(e.to_string()))?;
+                        (tokio::process::Command::from(p.command), Some(p.guard))
+                    }
+                    None => {
+                        let mut cmd = tokio::process::Command::new(command);
+                        cmd.args(args);
+                        (cmd, None)
+                    }
+                };
+                cmd.env_clear().envs(env);
+                // The sandbox's own variables (its proxy, its /tmp) after the server's.
+                if let Some(g) = &guard {
+                    cmd.envs(
+                        g.sandbox_env()
+                            .iter()
+                            .map(|(k, v)| (k.as_str(), v.as_str())),
+                    );
+                }
+                cmd.current_dir(cwd).kill_on_drop(true);
                 let (proc, err) = rmcp::transport::TokioChildProcess::builder(cmd)
                     .stderr(std::process::Stdio::piped())
                     .spawn()
-                    .map_err(|e| McpError::Spawn {
-                        command: command.clone(),
-                        message: e.to_string(),
-                    })?;
+                    .map_err(|e| spawn_err(e.to_string()))?;
+                if let (Some(c), Some(g)) = (confine, guard) {
+                    running = Some(std::sync::Mutex::new(c.started(g, proc.id())));
+                }
                 if let Some(err) = err {
                     let tail = stderr.clone();
                     let server = name.to_string();
@@ -282,6 +310,7 @@ impl Connection {
             tools_changed,
             tools: tokio::sync::Mutex::new(None),
             stderr,
+            _running: running,
         })
     }
 

@@ -151,6 +151,7 @@ async fn stdio_server() {
         args: vec![fixture().display().to_string(), "stdio".into()],
         env: env(),
         cwd: std::env::temp_dir(),
+        confine: None,
     };
     let c = Connection::connect("fixture", &transport, Duration::from_secs(30))
         .await
@@ -190,6 +191,7 @@ async fn a_missing_command_and_a_crashing_server_are_clear_errors() {
         args: vec![],
         env: env(),
         cwd: std::env::temp_dir(),
+        confine: None,
     };
     let err = Connection::connect("bad", &bad, Duration::from_secs(10))
         .await
@@ -208,6 +210,7 @@ async fn a_missing_command_and_a_crashing_server_are_clear_errors() {
         ],
         env: env(),
         cwd: std::env::temp_dir(),
+        confine: None,
     };
     let err = Connection::connect("crash", &crash, Duration::from_secs(10))
         .await

@@ -116,6 +116,8 @@ pub struct PluginProcess {
     child: Mutex<Option<tokio::process::Child>>,
     pub init: InitResult,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// The plugin's sandbox (its proxy, its placeholders) while it runs.
+    _running: Option<Mutex<mia_sandbox::Running>>,
 }
 
 /// How to start one.
@@ -130,15 +132,41 @@ pub struct Launch {
     pub init_timeout: Duration,
     /// Sent as `initialize`'s `config` (the plugin's own options).
     pub config: Value,
+    /// The OS sandbox it runs in (a plugin a project's config names), or none.
+    pub confine: Option<mia_sandbox::Confinement>,
 }
 
 impl PluginProcess {
     pub async fn start(name: &str, l: &Launch) -> Result<Self, PluginError> {
-        let mut cmd = tokio::process::Command::new(&l.node);
-        cmd.arg(l.dir.join(&l.main))
-            .current_dir(&l.cwd)
-            .env_clear()
-            .envs(&l.env)
+        let script = l.dir.join(&l.main);
+        let (mut cmd, guard) = match &l.confine {
+            Some(c) => {
+                let node = l.node.to_string_lossy();
+                let script = script.to_string_lossy();
+                let p = c
+                    .prepare(&node, &[&script])
+                    .map_err(|e| PluginError::Start {
+                        plugin: name.to_string(),
+                        message: e.to_string(),
+                    })?;
+                (tokio::process::Command::from(p.command), Some(p.guard))
+            }
+            None => {
+                let mut cmd = tokio::process::Command::new(&l.node);
+                cmd.arg(&script);
+                (cmd, None)
+            }
+        };
+        cmd.env_clear().envs(&l.env);
+        // The sandbox's own variables (its proxy, its /tmp) after the plugin's.
+        if let Some(g) = &guard {
+            cmd.envs(
+                g.sandbox_env()
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_str())),
+            );
+        }
+        cmd.current_dir(&l.cwd)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -150,6 +178,10 @@ impl PluginProcess {
                 l.node.display()
             ),
         })?;
+        let running = match (&l.confine, guard) {
+            (Some(c), Some(g)) => Some(Mutex::new(c.started(g, child.id()))),
+            _ => None,
+        };
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
@@ -252,6 +284,7 @@ impl PluginProcess {
                 hooks: Vec::new(),
             },
             stderr: tail,
+            _running: running,
         };
         let init = p
             .request(

@@ -137,7 +137,13 @@ fn main() {
             let t3 = t.elapsed();
             drop(prep.guard);
             let t4 = t.elapsed();
-            println!("prepare {:.2} spawn {:.2} wait {:.2} drop {:.2}", ms(t1), ms(t2 - t1), ms(t3 - t2), ms(t4 - t3));
+            println!(
+                "prepare {:.2} spawn {:.2} wait {:.2} drop {:.2}",
+                ms(t1),
+                ms(t2 - t1),
+                ms(t3 - t2),
+                ms(t4 - t3)
+            );
         }
         return;
     }
@@ -167,9 +173,21 @@ fn main() {
             let t = Instant::now();
             let st = std::process::Command::new("bwrap")
                 .args([
-                    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net",
-                    "--die-with-parent", "--new-session", "--ro-bind", "/", "/", "--dev", "/dev",
-                    "--proc", "/proc", "--", "true",
+                    "--unshare-user",
+                    "--unshare-pid",
+                    "--unshare-ipc",
+                    "--unshare-net",
+                    "--die-with-parent",
+                    "--new-session",
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--dev",
+                    "/dev",
+                    "--proc",
+                    "/proc",
+                    "--",
+                    "true",
                 ])
                 .status()
                 .unwrap();
@@ -243,15 +261,31 @@ fn proxy_throughput(sandboxed: &SandboxPolicy, project: &Path) {
     let port = serve(SIZE);
     let url = format!("http://127.0.0.1:{port}/big");
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let curl = ["-s", "-o", "/dev/null", "--fail", "-w", "%{speed_download}", url.as_str()];
+    let curl = [
+        "-s",
+        "-o",
+        "/dev/null",
+        "--fail",
+        "-w",
+        "%{speed_download}",
+        url.as_str(),
+    ];
     let speed = |out: std::process::Output| -> f64 {
         assert!(out.status.success(), "{out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().parse::<f64>().unwrap()
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse::<f64>()
+            .unwrap()
     };
     let mut direct = Vec::new();
     let mut proxied = Vec::new();
     for _ in 0..5 {
-        direct.push(speed(std::process::Command::new("curl").args(curl).output().unwrap()));
+        direct.push(speed(
+            std::process::Command::new("curl")
+                .args(curl)
+                .output()
+                .unwrap(),
+        ));
         let mut p = mia_sandbox::prepare(sandboxed, "curl", &curl, false).unwrap();
         p.command
             .current_dir(project)

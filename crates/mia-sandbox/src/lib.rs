@@ -193,6 +193,9 @@ pub struct Guard {
     held: Option<linux::placeholder::Held>,
     /// A temp dir made for this command alone (removed on drop).
     own_tmp: Option<std::path::PathBuf>,
+    /// The variables the sandbox itself sets (proxy, `TMPDIR`), for callers
+    /// that give the process an environment of their own.
+    env: Vec<(String, String)>,
     /// The proxy's listener, made before the spawn (macOS).
     #[cfg(not(target_os = "linux"))]
     listener: Option<std::net::TcpListener>,
@@ -210,6 +213,12 @@ impl Guard {
     /// The mechanism the command runs under (`None`: unconfined).
     pub fn mechanism(&self) -> Option<Mechanism> {
         self.mechanism
+    }
+
+    /// The variables the sandbox sets (the proxy's, `TMPDIR`): a caller that
+    /// replaces the environment (`env_clear`) adds these back after its own.
+    pub fn sandbox_env(&self) -> &[(String, String)] {
+        &self.env
     }
 
     /// The write tracer, to start right after the spawn.
@@ -240,6 +249,88 @@ impl Drop for Guard {
     }
 }
 
+/// How a process other than the bash tool runs (worktree scripts, a
+/// project's MCP servers and plugins): its policy, and who decides the hosts
+/// its connections go to (nobody is asked for these: `None` refuses every
+/// host but the registries, or allows all under `sandbox.network: allow`).
+#[derive(Clone)]
+pub struct Confinement {
+    pub policy: SandboxPolicy,
+    pub gate: Option<std::sync::Arc<dyn proxy::HostGate>>,
+}
+
+impl std::fmt::Debug for Confinement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Confinement")
+            .field("policy", &self.policy.describe())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Confinement {
+    fn eq(&self, other: &Self) -> bool {
+        self.policy == other.policy
+    }
+}
+
+impl Eq for Confinement {}
+
+/// A confined process's sandbox while it runs: its proxy and placeholders
+/// (dropping it stops the proxy and releases them).
+pub struct Running {
+    _guard: Guard,
+    proxy: Option<proxy::Proxy>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(p) = self.proxy.take() {
+            p.finish();
+        }
+    }
+}
+
+impl Confinement {
+    /// `program args...` under the policy (see [`prepare`]).
+    pub fn prepare(&self, program: &str, args: &[&str]) -> Result<Prepared, SandboxError> {
+        prepare(&self.policy, program, args, false)
+    }
+
+    /// After the spawn: serve the process's network through the proxy (on
+    /// the current tokio runtime; without one the process has none).
+    pub fn started(&self, mut guard: Guard, pid: Option<u32>) -> Running {
+        let proxy = guard.take_listener().and_then(|listener| {
+            let gate = self.gate.clone().unwrap_or_else(|| {
+                std::sync::Arc::new(proxy::FixedGate(match self.policy.network {
+                    NetworkAccess::Allow => proxy::Verdict::Allow,
+                    _ => proxy::Verdict::Deny(
+                        "nobody is asked about the connections of scripts, MCP servers and plugins: allow the host with a `fetch` rule".into(),
+                    ),
+                }))
+            });
+            let peer = pid.map(|root| {
+                std::sync::Arc::new(move |port: u16| peer_program(root, port))
+                    as std::sync::Arc<dyn Fn(u16) -> Option<String> + Send + Sync>
+            });
+            tokio::runtime::Handle::try_current().ok()?;
+            proxy::Proxy::start(
+                listener,
+                proxy::ProxyConfig {
+                    rules: self.policy.net_rules.clone(),
+                    gate,
+                    peer,
+                },
+            )
+            .map_err(|e| tracing::warn!("the network proxy could not start: {e}"))
+            .ok()
+        });
+        Running {
+            _guard: guard,
+            proxy,
+        }
+    }
+}
+
 /// A command ready to spawn under its policy.
 #[derive(Debug)]
 pub struct Prepared {
@@ -261,11 +352,9 @@ pub fn prepare(
     if policy.is_off() {
         let mut command = Command::new(program);
         command.args(args);
-        set_env(&mut command, policy, None);
-        return Ok(Prepared {
-            command,
-            guard: Guard::default(),
-        });
+        let mut guard = Guard::default();
+        guard.env = set_env(&mut command, policy, None);
+        return Ok(Prepared { command, guard });
     }
     match support() {
         Support::Available { .. } => {}
@@ -308,15 +397,11 @@ fn platform_prepare(
     let argv = seatbelt::argv(policy, port, program, args);
     let mut command = Command::new(&argv[0]);
     command.args(&argv[1..]);
-    set_env(&mut command, policy, port);
-    Ok(Prepared {
-        command,
-        guard: Guard {
-            mechanism: Some(Mechanism::Seatbelt),
-            listener,
-            ..Guard::default()
-        },
-    })
+    let mut guard = Guard::default();
+    guard.env = set_env(&mut command, policy, port);
+    guard.mechanism = Some(Mechanism::Seatbelt);
+    guard.listener = listener;
+    Ok(Prepared { command, guard })
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -376,7 +461,12 @@ pub fn proxy_env(port: u16) -> Vec<(String, String)> {
 
 /// The command's environment: the person's minus secrets ([`EnvRule`]),
 /// the proxy's variables, and (bubblewrap) `TMPDIR=/tmp`.
-pub(crate) fn set_env(cmd: &mut Command, policy: &SandboxPolicy, proxy_port: Option<u16>) {
+pub(crate) fn set_env(
+    cmd: &mut Command,
+    policy: &SandboxPolicy,
+    proxy_port: Option<u16>,
+) -> Vec<(String, String)> {
+    let mut own: Vec<(String, String)> = Vec::new();
     cmd.env_clear();
     cmd.envs(policy.env.apply(std::env::vars_os()));
     if proxy_port.is_some() || !policy.is_off() {
@@ -386,17 +476,18 @@ pub(crate) fn set_env(cmd: &mut Command, policy: &SandboxPolicy, proxy_port: Opt
         }
     }
     if let Some(port) = proxy_port {
-        cmd.envs(proxy_env(port));
-        // With the host's loopback allowed, `localhost` means the host's
-        // services (through the proxy), no longer the sandbox's own.
-        if policy.net_rules.allow_localhost {
-            cmd.env_remove("NO_PROXY").env_remove("no_proxy");
-        }
+        own.extend(proxy_env(port).into_iter().filter(|(k, _)| {
+            // With the host's loopback allowed, `localhost` means the host's
+            // services (through the proxy), no longer the sandbox's own.
+            !(policy.net_rules.allow_localhost && matches!(k.as_str(), "NO_PROXY" | "no_proxy"))
+        }));
     }
     #[cfg(target_os = "linux")]
     if !policy.is_off() {
-        cmd.env("TMPDIR", "/tmp");
+        own.push(("TMPDIR".into(), "/tmp".into()));
     }
+    cmd.envs(own.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    own
 }
 
 /// Which program in the process tree of `root` (the spawned command) holds

@@ -180,7 +180,10 @@ impl Runtime {
         // first (listed first, so its reason is the one shown).
         let mut decisions: Vec<mia_permission::Decision> = registry
             .unconfined(&call.name, &call.input, ctx)
-            .map(|u| crate::sandbox::escape_decision(checker, &call.input, &u, &ctx.sandbox))
+            .map(|u| {
+                let subagent = lock(&state.lineage).depth > 0;
+                crate::sandbox::escape_decision(checker, &call.input, &u, &ctx.sandbox, subagent)
+            })
             .into_iter()
             .collect();
         decisions.extend(

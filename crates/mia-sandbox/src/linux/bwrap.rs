@@ -494,7 +494,7 @@ pub(crate) fn command(
     };
     let mut cmd = Command::new(bwrap);
     cmd.args(argv);
-    crate::set_env(
+    let env = crate::set_env(
         &mut cmd,
         policy,
         bridge.as_ref().map(|_| super::netns::PROXY_PORT),
@@ -513,6 +513,7 @@ pub(crate) fn command(
             bridge,
             held: Some(held),
             own_tmp: None,
+            env,
         },
     ))
 }

@@ -451,9 +451,11 @@ pub(crate) fn command(
     } else {
         None
     };
-    crate::set_env(&mut cmd, policy, None);
+    let mut env = crate::set_env(&mut cmd, policy, None);
+    env.retain(|(k, _)| k != "TMPDIR");
     if let Some(t) = &tmp {
         cmd.env("TMPDIR", t);
+        env.push(("TMPDIR".into(), t.display().to_string()));
     }
     // SAFETY: `apply` makes only async-signal-safe system calls on data
     // prepared before the fork.
@@ -468,6 +470,7 @@ pub(crate) fn command(
             bridge: None,
             held: None,
             own_tmp,
+            env,
         },
     ))
 }

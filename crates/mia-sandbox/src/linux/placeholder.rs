@@ -367,7 +367,10 @@ mod tests {
         drop(c);
         assert_eq!(std::fs::read_to_string(&f).unwrap(), "{\"mcpServers\": {}}");
         // ... as an ordinary file now.
-        assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o1000, 0);
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o1000,
+            0
+        );
         // A person's own empty file is never taken for a placeholder.
         let own = d.path().join(".envrc");
         std::fs::write(&own, "").unwrap();
