@@ -539,7 +539,8 @@ impl Runtime {
                     project,
                     &self.inner.opts.paths,
                     false,
-                );
+                )
+                .map(Box::new);
             }
         }
         let mut hubs = lock(&self.inner.mcp);

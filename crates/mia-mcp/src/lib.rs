@@ -31,7 +31,7 @@ pub enum Transport {
         env: BTreeMap<String, String>,
         cwd: PathBuf,
         /// The OS sandbox it runs in (a project's own servers), or none.
-        confine: Option<mia_sandbox::Confinement>,
+        confine: Option<Box<mia_sandbox::Confinement>>,
     },
     Http {
         url: String,
