@@ -466,3 +466,390 @@ async fn a_persons_edit_during_a_command_is_not_the_commands_and_undo_keeps_it()
         "{preview:#?}"
     );
 }
+
+/// The first global (non-loopback) IPv4 address of this machine: a host
+/// the proxy treats as remote (loopback is refused as the host's own).
+fn host_address() -> String {
+    let out = std::process::Command::new("ip")
+        .args(["-4", "-o", "addr", "show", "scope", "global"])
+        .output()
+        .expect("`ip` (iproute2) lists this machine's addresses");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.split_whitespace()
+        .skip_while(|w| *w != "inet")
+        .nth(1)
+        .and_then(|a| a.split('/').next())
+        .map(str::to_string)
+        .unwrap_or_else(|| {
+            panic!("this machine has no global IPv4 address to serve a test host on: {text}")
+        })
+}
+
+/// An HTTP server on `addr` answering every request with `body`; its port.
+fn http_host(addr: &str, body: &'static str) -> u16 {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind((addr, 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut s = s;
+                let mut head = [0u8; 4096];
+                let _ = s.read(&mut head);
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_allow_and_a_script_the_engine_cannot_read_still_stay_inside_the_wall() {
+    use std::os::unix::fs::PermissionsExt;
+    let allow = json!({"permissions": [{"permission": "bash", "action": "allow"}]});
+    let steps = json!([
+        bash(
+            json!({"last_message_contains": "run it"}),
+            "b1",
+            json!({"command": "python3 escape.py"})
+        ),
+        reply("b1", "done"),
+    ]);
+    let mut h = harness_outside_temp(steps, allow, interactive()).await;
+    let base = h.project.parent().unwrap().to_path_buf();
+    let mia_home = base.join("home/.mia-code");
+    let config = base.join("home/.config/mia-code/config.json");
+    let outside = base.join("outside.txt");
+    std::fs::write(&outside, "v").unwrap();
+    std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let sock = base.join("agent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            drop(s);
+        }
+    });
+    let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = tcp.local_addr().unwrap().port();
+    let config_before = std::fs::read(h.project.join(".git/config")).unwrap();
+    std::fs::write(
+        h.project.join("escape.py"),
+        format!(
+            r##"
+import os, socket, json
+r = {{}}
+def t(name, fn):
+    try:
+        r[name] = ["DID", str(fn())[:200]]
+    except Exception as e:
+        r[name] = ["refused", repr(e)[:200]]
+def append(p, s):
+    with open(p, "a") as f: f.write(s)
+def create(p, s):
+    with open(p, "w") as f: f.write(s)
+t("git_config", lambda: append(".git/config", "[core]\n\tfsmonitor = touch pwned\n"))
+t("hook", lambda: create(".git/hooks/pre-commit", "#!/bin/sh\ntouch pwned\n"))
+t("mcp_json", lambda: create(".mcp.json", '{{"mcpServers": {{"x": {{"command": "touch"}}}}}}'))
+t("mia_json", lambda: create(".mia-code.json", "{{}}"))
+t("data_db", lambda: open("{db}", "rb").read(16))
+t("config", lambda: open("{config}").read())
+t("env", lambda: sorted(k for k in os.environ if ("KEY" in k.upper() or "TOKEN" in k.upper()) and not k.startswith("GIT_CONFIG_KEY_")))
+t("parent_env", lambda: open("/proc/%d/environ" % os.getppid(), "rb").read().count(b"test-key"))
+t("procs", lambda: len([p for p in os.listdir("/proc") if p.isdigit()]))
+t("socket", lambda: socket.socket(socket.AF_UNIX).connect("{sock}"))
+t("chmod", lambda: os.chmod("{outside}", 0o777))
+t("tcp", lambda: socket.create_connection(("127.0.0.1", {port}), timeout=3))
+t("tty", lambda: os.open("/dev/tty", os.O_RDWR))
+t("control", lambda: create("made-by-script.txt", "ok"))
+print("RESULT " + json.dumps(r))
+"##,
+            db = mia_home.join("data.db").display(),
+            config = config.display(),
+            sock = sock.display(),
+            outside = outside.display(),
+        ),
+    )
+    .unwrap();
+    h.send("run it", None).await;
+    let events = h.until(|_| false).await;
+    assert_eq!(ended(&events), Some(TurnEnd::Completed), "{events:#?}");
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionAsked { .. })),
+        "bash: allow covers it: {events:#?}"
+    );
+    let results = h.results().await;
+    let (_, output, note) = &results[0];
+    let json_line = output
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .unwrap_or_else(|| panic!("{output}"));
+    let r: serde_json::Map<String, Value> = serde_json::from_str(json_line).unwrap();
+    let verdict = |k: &str| r[k][0].as_str().unwrap().to_string();
+    for k in [
+        "git_config",
+        "hook",
+        "mcp_json",
+        "mia_json",
+        "data_db",
+        "config",
+        "socket",
+        "chmod",
+        "tcp",
+        "tty",
+    ] {
+        assert_eq!(verdict(k), "refused", "{k}: {:?}", r[k]);
+    }
+    assert_eq!(verdict("control"), "DID", "{:?}", r["control"]);
+    assert_eq!(r["env"][1], "[]", "{:?}", r["env"]);
+    assert!(
+        r["parent_env"][1] == "0" || verdict("parent_env") == "refused",
+        "{:?}",
+        r["parent_env"]
+    );
+    let procs: usize = r["procs"][1].as_str().unwrap().parse().unwrap();
+    assert!(procs <= 4, "the sandbox sees other processes: {procs}");
+    // And on disk: nothing outside the project changed, nothing planted.
+    assert_eq!(
+        std::fs::read(h.project.join(".git/config")).unwrap(),
+        config_before
+    );
+    assert!(!h.project.join(".git/hooks/pre-commit").exists());
+    for name in [
+        ".mcp.json",
+        ".mia-code.json",
+        "mia-code.json",
+        ".vscode",
+        ".idea",
+        ".envrc",
+        ".claude",
+        ".gitmodules",
+    ] {
+        assert!(!h.project.join(name).exists(), "{name} left in the project");
+    }
+    assert_eq!(
+        std::fs::metadata(&outside).unwrap().permissions().mode() & 0o777,
+        0o644
+    );
+    assert!(h.project.join("made-by-script.txt").exists());
+    let note = note.as_ref().expect("a sandbox note");
+    assert_eq!(note.mechanism.as_deref(), Some("bubblewrap"));
+    drop(tcp);
+}
+
+fn curl(id: &str, after: Value, url: &str) -> Value {
+    bash(
+        after,
+        id,
+        json!({"command": format!("curl -sS --max-time 20 {url}")}),
+    )
+}
+
+/// `python3 fetch.py URL`: a download the engine cannot read (the script
+/// uses the proxy variables, as urllib does by default).
+fn py_fetch(id: &str, after: Value, url: &str) -> Value {
+    bash(
+        after,
+        id,
+        json!({"command": format!("python3 fetch.py {url}")}),
+    )
+}
+
+const FETCH_PY: &str = "import sys, urllib.request\ntry:\n    print(urllib.request.urlopen(sys.argv[1], timeout=20).read().decode())\nexcept Exception as e:\n    print('FAILED', e)\n";
+
+fn with_fetch_py() -> Setup<'static> {
+    Setup {
+        prepare: &|p| {
+            git(p, &["init", "-q", "-b", "main"]);
+            std::fs::write(p.join("fetch.py"), FETCH_PY).unwrap();
+        },
+        ..interactive()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_proxy_asks_for_a_programs_first_connection_and_always_covers_that_host_only() {
+    let allow = json!({"permissions": [{"permission": "bash", "action": "allow"}]});
+    let addr = host_address();
+    let port = http_host(&addr, "hello-from-the-host");
+    let url = format!("http://{addr}:{port}/x");
+    let other = format!("http://other-host.invalid:{port}/y");
+    let steps = json!([
+        py_fetch(
+            "n1",
+            json!({"last_message_contains": "fetch"}),
+            &format!("{url}?1")
+        ),
+        py_fetch("n2", json!({"has_tool_result": "n1"}), &format!("{url}?2")),
+        py_fetch("n3", json!({"has_tool_result": "n2"}), &format!("{url}?3")),
+        bash(
+            json!({"has_tool_result": "n3"}),
+            "n4",
+            json!({"command": format!("python3 -c 'import socket; socket.create_connection((\"{addr}\", {port}), timeout=5); print(\"DIRECT-CONNECTED\")'")})
+        ),
+        py_fetch("n5", json!({"has_tool_result": "n4"}), &other),
+        reply("n5", "done"),
+    ]);
+    let mut h = harness_outside_temp(steps, allow, with_fetch_py()).await;
+    h.send("fetch it", None).await;
+    // n1: the proxy asks, naming the program and the URL; allowed once.
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert_eq!(request.permission, "fetch");
+    assert!(request.reason.contains("`python3"), "{}", request.reason);
+    assert!(request.reason.contains(&url), "{}", request.reason);
+    assert_eq!(request.call_id.as_deref(), Some("n1"));
+    assert!(
+        request.options.contains(&"project".to_string()),
+        "{:?}",
+        request.options
+    );
+    h.answer(&request.id, PermissionReplyKind::Once).await;
+    // n2: "once" was for that command: it asks again; always for the session.
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert_eq!(request.call_id.as_deref(), Some("n2"));
+    h.answer(&request.id, PermissionReplyKind::Session).await;
+    // n3: no ask; n4 ignores the proxy and has no network; n5 is another host: it asks.
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert_eq!(request.call_id.as_deref(), Some("n5"), "{events:#?}");
+    h.answer(&request.id, PermissionReplyKind::Deny).await;
+    let events = h.until(|_| false).await;
+    assert_eq!(ended(&events), Some(TurnEnd::Completed), "{events:#?}");
+    let results = h.results().await;
+    let out = |id: &str| {
+        results
+            .iter()
+            .find(|r| r.0 == id)
+            .map(|r| r.1.clone())
+            .unwrap()
+    };
+    for id in ["n1", "n2", "n3"] {
+        assert!(out(id).contains("hello-from-the-host"), "{id}: {}", out(id));
+    }
+    assert!(!out("n4").contains("DIRECT-CONNECTED"), "{}", out("n4"));
+    assert!(
+        out("n5").contains("FAILED") && out("n5").contains("refused"),
+        "{}",
+        out("n5")
+    );
+    // The card lists the host and the program.
+    let n1 = results
+        .iter()
+        .find(|r| r.0 == "n1")
+        .unwrap()
+        .2
+        .clone()
+        .unwrap();
+    assert!(
+        n1.hosts.iter().any(|x| x.host == addr
+            && x.allowed
+            && x.program
+                .as_deref()
+                .is_some_and(|p| p.starts_with("python3"))),
+        "{:?}",
+        n1.hosts
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_whose_own_ask_named_the_host_is_not_asked_again_by_the_proxy() {
+    let addr = host_address();
+    let port = http_host(&addr, "hello-from-the-host");
+    let url = format!("http://{addr}:{port}/x");
+    let steps = json!([
+        curl("c1", json!({"last_message_contains": "fetch"}), &url),
+        reply("c1", "done"),
+    ]);
+    let allow = json!({"permissions": [{"permission": "bash", "action": "allow"}]});
+    let mut h = harness_outside_temp(steps, allow, interactive()).await;
+    h.send("fetch it", None).await;
+    // The engine reads curl's URL: its first fetch of the host asks.
+    let events = h
+        .until(|e| matches!(e, Event::PermissionAsked { .. }))
+        .await;
+    let Some(Event::PermissionAsked { request }) = events.last() else {
+        panic!("{events:#?}")
+    };
+    assert_eq!(request.call_id.as_deref(), Some("c1"));
+    h.answer(&request.id, PermissionReplyKind::Once).await;
+    let events = h.until(|_| false).await;
+    let asks = events
+        .iter()
+        .filter(|e| matches!(e, Event::PermissionAsked { .. }))
+        .count();
+    assert_eq!(asks, 0, "asked twice: {events:#?}");
+    let results = h.results().await;
+    assert!(
+        results[0].1.contains("hello-from-the-host"),
+        "{}",
+        results[0].1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_headless_run_refuses_a_new_host_and_a_fetch_rule_allows_it() {
+    let addr = host_address();
+    let port = http_host(&addr, "hello-from-the-host");
+    let url = format!("http://{addr}:{port}/x");
+    let steps = json!([
+        py_fetch("h1", json!({"last_message_contains": "fetch"}), &url),
+        reply("h1", "done"),
+    ]);
+    let headless = Setup {
+        interactive: false,
+        ..with_fetch_py()
+    };
+    let cfg = json!({"permissions": [{"permission": "bash", "action": "allow"}]});
+    let mut h = harness_outside_temp(steps.clone(), cfg, headless).await;
+    h.send("fetch it", None).await;
+    let events = h.until(|_| false).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::PermissionAsked { .. }))
+    );
+    let results = h.results().await;
+    assert!(
+        !results[0].1.contains("hello-from-the-host"),
+        "{}",
+        results[0].1
+    );
+    assert!(results[0].1.contains("headless"), "{}", results[0].1);
+    // A fetch rule for the host: allowed without anyone asked.
+    let cfg = json!({"permissions": [
+        {"permission": "bash", "action": "allow"},
+        {"permission": "fetch", "pattern": addr, "action": "allow"}
+    ]});
+    let headless = Setup {
+        interactive: false,
+        ..with_fetch_py()
+    };
+    let mut h = harness_outside_temp(steps, cfg, headless).await;
+    h.send("fetch it", None).await;
+    h.until(|_| false).await;
+    let results = h.results().await;
+    assert!(
+        results[0].1.contains("hello-from-the-host"),
+        "{}",
+        results[0].1
+    );
+}

@@ -33,9 +33,16 @@ pub struct EnvRule {
     pub set: Vec<(String, String)>,
 }
 
+/// Names that contain a secret word but hold none (git's config through
+/// the environment, the tokenizers library's switch, zsh's key timeout).
+const NOT_SECRETS: &[&str] = &["GIT_CONFIG_KEY_", "TOKENIZERS_PARALLELISM", "KEYTIMEOUT"];
+
 /// Does this name carry a secret by the rule above?
 pub fn is_secret_name(name: &OsStr) -> bool {
     let upper = name.to_string_lossy().to_ascii_uppercase();
+    if NOT_SECRETS.iter().any(|n| upper.starts_with(n)) {
+        return false;
+    }
     PROVIDER_KEYS.contains(&upper.as_str()) || SECRET_WORDS.iter().any(|w| upper.contains(w))
 }
 

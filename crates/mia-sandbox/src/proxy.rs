@@ -113,6 +113,10 @@ pub enum Verdict {
 pub trait HostGate: Send + Sync {
     fn decide<'a>(&'a self, req: HostRequest)
     -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
+
+    /// Hosts a person already allowed for this command (its own ask named
+    /// them: `curl https://x` asks about x before it runs): not asked again.
+    fn preapprove(&self, _hosts: &[String]) {}
 }
 
 /// A gate that asks no one: the given verdict for every host.

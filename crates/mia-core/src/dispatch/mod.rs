@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use mia_permission::{Checker, PermissionAction};
 use mia_protocol::{Event, MessageId, PartContent, PermissionReplyKind, SessionId, TurnEnd};
+use mia_sandbox::proxy::HostGate as _;
 use mia_tools::ToolContext;
 use tokio::sync::oneshot;
 
@@ -367,6 +368,18 @@ impl Runtime {
                 return Ok(None);
             }
             permission_note = Some(note);
+            // The hosts this ask was about are allowed for this call: its
+            // proxy does not ask about them again.
+            if let Some(gate) = &ctx.network {
+                let hosts: Vec<String> = decision
+                    .always
+                    .iter()
+                    .filter(|r| r.permission == "fetch")
+                    .filter_map(|r| r.pattern.as_deref())
+                    .map(|p| p.replace('\\', ""))
+                    .collect();
+                gate.0.preapprove(&hosts);
+            }
             let scoped = |rules: &[mia_permission::PermissionRule], scope: &str| {
                 (!rules.is_empty()).then(|| {
                     format!(

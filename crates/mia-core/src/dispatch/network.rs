@@ -48,6 +48,8 @@ pub(crate) struct CallNetGate {
     pub(crate) call_id: String,
     pub(crate) tool: String,
     pub(crate) input: serde_json::Value,
+    /// Hosts the call's own ask allowed (its command named them).
+    pub(crate) preapproved: Mutex<Vec<String>>,
 }
 
 impl StepNetGate {
@@ -61,6 +63,7 @@ impl StepNetGate {
             call_id: call.id.clone(),
             tool: call.name.clone(),
             input: call.input.clone(),
+            preapproved: Mutex::default(),
         }))
     }
 
@@ -83,11 +86,18 @@ impl HostGate for CallNetGate {
     ) -> Pin<Box<dyn Future<Output = Verdict> + Send + 'a>> {
         Box::pin(async move { self.decide_host(req).await })
     }
+
+    fn preapprove(&self, hosts: &[String]) {
+        lock(&self.preapproved).extend(hosts.iter().cloned());
+    }
 }
 
 impl CallNetGate {
     async fn decide_host(&self, req: HostRequest) -> Verdict {
         let step = &self.step;
+        if lock(&self.preapproved).contains(&req.host) {
+            return Verdict::Allow;
+        }
         if let Some(allowed) = lock(&step.answered).get(&req.host).copied() {
             return if allowed {
                 Verdict::Allow
