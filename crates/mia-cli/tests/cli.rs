@@ -391,6 +391,43 @@ fn doctor_passes_then_fails_on_broken_config() {
     );
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn doctor_names_the_sandbox_mechanism_and_what_the_fallback_cannot_hold() {
+    let env = Env::new();
+    let out = env.cmd().args(["doctor"]).output().unwrap();
+    let text = stdout(&out);
+    assert!(text.contains("workspace-write via bubblewrap"), "{text}");
+    assert!(
+        text.contains("sandbox network") && text.contains("proxy"),
+        "{text}"
+    );
+    assert!(
+        text.contains("sandbox environment") && text.contains("TOKEN"),
+        "{text}"
+    );
+    // User namespaces off (forced): the Landlock fallback, and what it cannot hold.
+    let out = env
+        .cmd()
+        .env("MIA_CODE_SANDBOX_NO_USERNS", "1")
+        .args(["doctor"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("via landlock+seccomp, the fallback"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cannot hold") && text.contains("protected paths"),
+        "{text}"
+    );
+    assert!(
+        out.status.success(),
+        "a fallback is a warning, not a failure: {text}"
+    );
+}
+
 #[test]
 fn corrupt_database_is_recovered_with_a_message() {
     let env = Env::new();

@@ -7,6 +7,8 @@
 //! the same from a scenario file for scripts and end-to-end tests. The
 //! scenario format is documented in this crate's README.
 
+pub mod git_http;
+pub mod registry;
 pub mod render;
 pub mod request;
 pub mod scenario;

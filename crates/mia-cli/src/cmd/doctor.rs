@@ -220,13 +220,23 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     if let Some(cfg) = &config {
         let r = mia_core::sandbox::report(cfg);
         let (status, detail) = match r.effect.as_str() {
-            "sandboxed" => (
+            "sandboxed" if r.full => (
                 Status::Ok,
                 format!(
                     "{} via {} ({}); plan and explore run read-only",
                     r.mode,
                     r.mechanism.as_deref().unwrap_or("?"),
                     r.detail
+                ),
+            ),
+            "sandboxed" => (
+                Status::Warn,
+                format!(
+                    "{} via {}, the fallback ({}); it cannot hold: {}; so commands that run code the permission engine cannot read ask again",
+                    r.mode,
+                    r.mechanism.as_deref().unwrap_or("?"),
+                    r.detail,
+                    r.limits.join("; ")
                 ),
             ),
             "unconfined" => (
@@ -249,6 +259,17 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
             ),
         };
         push("sandbox", status, detail);
+        if r.effect == "sandboxed" {
+            push(
+                "sandbox network",
+                Status::Ok,
+                format!(
+                    "{}: every connection goes through mia-code's proxy, which asks per host (`fetch` rules apply; the package registries are allowed unless sandbox.registries is false; headless runs refuse what would ask); a program that ignores the proxy has no network",
+                    r.network
+                ),
+            );
+            push("sandbox environment", Status::Ok, r.env.clone());
+        }
     }
 
     // Snapshots: where the stores are, and what the file watcher can do.

@@ -9,7 +9,6 @@ use std::time::Instant;
 
 use mia_permission::{Checker, PermissionAction};
 use mia_protocol::{Event, MessageId, PartContent, PermissionReplyKind, SessionId, TurnEnd};
-use mia_sandbox::proxy::HostGate as _;
 use mia_tools::ToolContext;
 use tokio::sync::oneshot;
 
