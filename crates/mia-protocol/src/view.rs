@@ -323,7 +323,7 @@ fn yes() -> bool {
 pub struct SandboxView {
     /// `sandbox.mode` as configured (or this OS's default).
     pub mode: String,
-    /// `landlock+seccomp` or `seatbelt`; absent when unavailable.
+    /// `bubblewrap`, `landlock+seccomp` or `seatbelt`; absent when unavailable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mechanism: Option<String>,
     pub available: bool,

@@ -88,6 +88,7 @@ impl Mechanism {
             Self::Bubblewrap => &[],
             Self::Landlock => &[
                 "protected paths inside the project (.git/config, .git/hooks, .mcp.json, mia-code's own files) stay writable",
+                "file modes and times outside the project can be changed (Landlock has no metadata rights)",
                 "other processes of your account are visible in /proc",
                 "no per-host network asks: the network is all (sandbox.network \"allow\") or nothing",
                 "every Unix socket is refused, also the ones sandbox.unixSockets allows",

@@ -25,14 +25,37 @@ describe("Settings: the sandbox", () => {
   it("says commands run sandboxed, and how", async () => {
     renderWith({
       mode: "workspace-write",
-      mechanism: "landlock+seccomp",
+      mechanism: "bubblewrap",
       available: true,
-      detail: "Landlock ABI 7, seccomp network filter",
+      detail: "bubblewrap (/usr/bin/bwrap): mount, PID, IPC, user and network namespaces",
       effect: "sandboxed",
+      full: true,
+      limits: [],
+      network: "ask",
+      env: "your environment minus secrets",
     });
     const s = await screen.findByTestId("settings-sandbox");
-    expect(s).toHaveTextContent("run in the OS sandbox (landlock+seccomp, workspace-write)");
-    expect(s).toHaveTextContent("Landlock ABI 7");
+    expect(s).toHaveTextContent("run in the OS sandbox (bubblewrap, workspace-write)");
+    expect(s).toHaveTextContent("network: ask");
+    expect(s).toHaveTextContent("Environment: your environment minus secrets");
+    expect(screen.queryByTestId("settings-sandbox-limits")).toBeNull();
+  });
+
+  it("names what the fallback cannot hold", async () => {
+    renderWith({
+      mode: "workspace-write",
+      mechanism: "landlock+seccomp",
+      available: true,
+      detail: "Landlock ABI 7 and seccomp, the fallback: user namespaces do not work here",
+      effect: "sandboxed",
+      full: false,
+      limits: ["other processes of your account are visible in /proc"],
+      network: "ask",
+      env: "",
+    });
+    const limits = await screen.findByTestId("settings-sandbox-limits");
+    expect(limits).toHaveTextContent("ask again");
+    expect(limits).toHaveTextContent("other processes of your account are visible in /proc");
   });
 
   it("says when this machine has none (Windows) and what that means", async () => {

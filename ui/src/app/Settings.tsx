@@ -18,6 +18,7 @@ import { formatDate, relativeTime } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Modal } from "./Modal";
 import { OpenLink } from "./ShareDialog";
+import { SandboxSection } from "./SettingsSandbox";
 import { setTheme, THEME_CHOICES, useTheme, type ThemeChoice } from "./theme";
 
 export function Settings({
@@ -84,7 +85,7 @@ export function Settings({
               Keys go to the OS keychain (or mia-code's 0600 credentials file); the UI never keeps them.
             </p>
           </section>
-          {view.sandbox && <Sandbox sandbox={view.sandbox} />}
+          {view.sandbox && <SandboxSection sandbox={view.sandbox} />}
           <Updates view={view} onSaved={setView} />
           <Agents agents={view.agents} onCreate={onCreateAgent} />
           <Defaults key={view.agents.map((a) => a.name).join(" ")} view={view} onSaved={setView} />
@@ -130,23 +131,6 @@ function Appearance() {
           ))}
         </div>
       </RadioGroup>
-    </section>
-  );
-}
-
-/** How shell commands are confined on this machine (`sandbox.*`, docs/security.md). */
-function Sandbox({ sandbox }: { sandbox: NonNullable<SettingsView["sandbox"]> }) {
-  const text =
-    sandbox.effect === "sandboxed"
-      ? `Shell commands run in the OS sandbox (${sandbox.mechanism ?? "sandbox"}, ${sandbox.mode}): they can write only the project, temp and package caches; plan and explore run read-only.`
-      : sandbox.effect === "ask"
-        ? `No OS sandbox on this machine (${sandbox.detail}). The permission engine alone judges commands, and every shell command asks before it runs unconfined. Set "sandbox": {"mode": "off"} in your global config to stop those asks.`
-        : `The OS sandbox is off (sandbox.mode). Shell commands run unconfined; the permission engine alone decides.`;
-  return (
-    <section data-testid="settings-sandbox" data-effect={sandbox.effect}>
-      <h3>Sandbox</h3>
-      <p className={sandbox.effect === "sandboxed" ? "" : "warn-text"}>{text}</p>
-      {sandbox.effect === "sandboxed" && <p className="muted small">{sandbox.detail}</p>}
     </section>
   );
 }

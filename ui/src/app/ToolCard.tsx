@@ -71,6 +71,17 @@ function SandboxBadge({ note }: { note: NonNullable<ToolInfo["sandbox"]> }) {
     >
       <span aria-hidden>{d.unconfined ? "⚠" : "🔒"}</span> {d.label}
       <span className="sr-only"> — {d.title}</span>
+      {note.hosts && note.hosts.length > 0 && (
+        <ul className="tool-sandbox-hosts" data-testid="tool-card-hosts">
+          {note.hosts.map((h) => (
+            <li key={`${h.host}:${h.port}:${String(h.allowed)}`} data-allowed={String(h.allowed)}>
+              {h.allowed ? "→" : "✗"} {h.host}:{h.port}
+              {h.program ? ` (${h.program})` : ""}
+              {h.allowed ? "" : ` — ${h.reason}`}
+            </li>
+          ))}
+        </ul>
+      )}
     </div>
   );
 }

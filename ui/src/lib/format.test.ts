@@ -54,9 +54,31 @@ describe("formatCostFine", () => {
 
 describe("describeSandbox", () => {
   it("says how a command was confined, and when it was not", () => {
-    const ws = describeSandbox({ mode: "workspace-write", network: "allow", mechanism: "landlock+seccomp" });
+    const ws = describeSandbox({ mode: "workspace-write", network: "allow", mechanism: "bubblewrap", full: true });
     expect(ws).toMatchObject({ label: "sandboxed · workspace-write · network", unconfined: false });
-    expect(ws.title).toContain("landlock+seccomp");
+    expect(ws.title).toContain("bubblewrap");
+    const asks = describeSandbox({
+      mode: "workspace-write",
+      network: "ask",
+      mechanism: "bubblewrap",
+      full: true,
+      hosts: [
+        { host: "github.com", port: 443, allowed: true, reason: "rule or answer", program: "git" },
+        { host: "evil.example", port: 443, allowed: false, reason: "you denied evil.example:443" },
+      ],
+    });
+    expect(asks.label).toBe("sandboxed · workspace-write · network asks");
+    expect(asks.title).toContain("github.com:443 reached by git");
+    expect(asks.title).toContain("evil.example:443 refused (you denied evil.example:443)");
+    const fb = describeSandbox({
+      mode: "workspace-write",
+      network: "deny",
+      mechanism: "landlock+seccomp",
+      full: false,
+      limits: ["other processes of your account are visible in /proc"],
+    });
+    expect(fb.label).toBe("sandboxed · workspace-write · no network · fallback");
+    expect(fb.title).toContain("could not hold: other processes");
     const ro = describeSandbox({ mode: "read-only", network: "deny", blocked: "write" });
     expect(ro.label).toBe("sandboxed · read-only · no network · blocked write");
     expect(ro.title).toContain("refused a write");

@@ -101,6 +101,9 @@ export function describeSandbox(n: {
   mechanism?: string | null;
   unconfined?: string | null;
   blocked?: string | null;
+  full?: boolean | null;
+  limits?: string[];
+  hosts?: { host: string; port: number; allowed: boolean; reason: string; program?: string | null }[];
 }): { label: string; title: string; unconfined: boolean } {
   if (n.mode === "off") {
     const why =
@@ -111,18 +114,23 @@ export function describeSandbox(n: {
           : "sandbox.mode is off";
     return { label: "unsandboxed", title: `Ran without the OS sandbox: ${why}.`, unconfined: true };
   }
-  const net = n.network === "deny" ? "no network" : "network";
+  const net = n.network === "deny" ? "no network" : n.network === "ask" ? "network asks" : "network";
+  const fallback = n.full === false;
   const blocked =
     n.blocked === "write"
       ? " It looks like the sandbox refused a write."
       : n.blocked === "network"
         ? " It looks like the sandbox refused a connection."
         : "";
+  const hosts = (n.hosts ?? [])
+    .map((h) => `${h.host}:${h.port} ${h.allowed ? "reached" : `refused (${h.reason})`}${h.program ? ` by ${h.program}` : ""}`)
+    .join("; ");
+  const limits = fallback && n.limits?.length ? ` The fallback could not hold: ${n.limits.join("; ")}.` : "";
   return {
-    label: `sandboxed · ${n.mode} · ${net}${n.blocked ? ` · blocked ${n.blocked}` : ""}`,
+    label: `sandboxed · ${n.mode} · ${net}${fallback ? " · fallback" : ""}${n.blocked ? ` · blocked ${n.blocked}` : ""}`,
     title: `Ran in the OS sandbox (${n.mechanism ?? "sandbox"}): ${
-      n.mode === "read-only" ? "it could not write anywhere" : "it could write only the project, temp and package caches"
-    }; network ${n.network === "deny" ? "denied" : "allowed"}.${blocked}`,
+      n.mode === "read-only" ? "it could not write anywhere" : "it could write only the project, its /tmp and package caches"
+    }; network ${n.network === "deny" ? "denied" : "through mia-code's proxy"}.${hosts ? ` Hosts: ${hosts}.` : ""}${limits}${blocked}`,
     unconfined: false,
   };
 }

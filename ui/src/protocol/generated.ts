@@ -2063,7 +2063,7 @@ export interface SandboxView {
    */
   limits?: string[];
   /**
-   * `landlock+seccomp` or `seatbelt`; absent when unavailable.
+   * `bubblewrap`, `landlock+seccomp` or `seatbelt`; absent when unavailable.
    */
   mechanism?: string | null;
   /**
