@@ -39,9 +39,10 @@ test("an 'always for this project' answer shows in Settings and can be revoked",
   await page.getByTestId("open-settings").click();
   const settings = page.getByTestId("settings");
   await expect(settings).toBeVisible();
-  // This machine sandboxes shell commands (Landlock), and Settings says so.
+  // This machine sandboxes shell commands (bubblewrap, the full wall), and Settings says so.
   await expect(settings.getByTestId("settings-sandbox")).toHaveAttribute("data-effect", "sandboxed");
-  await expect(settings.getByTestId("settings-sandbox")).toContainText("landlock+seccomp");
+  await expect(settings.getByTestId("settings-sandbox")).toHaveAttribute("data-full", "true");
+  await expect(settings.getByTestId("settings-sandbox")).toContainText("bubblewrap");
   // The compiled rules name their source file.
   await expect(settings.getByTestId("rules-table")).toContainText("config.json");
   const approvals = settings.getByTestId("approvals");

@@ -31,6 +31,14 @@ pub const PROTECTED_WRITE_PATTERNS: &[&str] = &[
     // git internals (hooks, config) and git config
     ".git",
     ".gitconfig",
+    ".gitmodules",
+    // what other tools run or load from a project (the OS sandbox keeps
+    // them read-only for commands too)
+    ".mcp.json",
+    ".vscode",
+    ".idea",
+    ".envrc",
+    ".claude",
     // shell rc / login files
     ".bashrc",
     ".bash_profile",

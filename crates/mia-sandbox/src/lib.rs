@@ -35,7 +35,6 @@ pub use linux::trace::{Tracer, WriteSet, Writes};
 pub use linux::{NO_USERNS_ENV, netns::PROXY_PORT};
 
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use env::EnvRule;
 pub use policy::{
@@ -574,7 +573,9 @@ pub fn remove_session_tmp(key: &str) {
 }
 
 /// A process-wide counter for unique names.
+#[cfg(target_os = "linux")]
 pub(crate) fn next_id() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
     N.fetch_add(1, Ordering::Relaxed)
 }
@@ -646,6 +647,7 @@ pub fn blocked(policy: &SandboxPolicy, output: &str) -> Option<Blocked> {
 
 impl SandboxPolicy {
     /// The homes that are the person's own (never hidden as another's).
+    #[cfg(target_os = "linux")]
     pub(crate) fn homes_for_hiding(&self) -> Vec<std::path::PathBuf> {
         let mut v = self.homes.clone();
         v.extend(std::env::var_os("HOME").map(std::path::PathBuf::from));

@@ -274,6 +274,9 @@ impl Runtime {
         deleted?;
         lock(&self.inner.sessions).remove(&session_id);
         self.release_session_snapshots(&state).await;
+        // The session's private /tmp goes with it.
+        let key = session_id.to_string();
+        let _ = tokio::task::spawn_blocking(move || mia_sandbox::remove_session_tmp(&key)).await;
         Ok(OpResult::Done)
     }
 
