@@ -1,6 +1,6 @@
 import { test, expect } from "@playwright/test";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { startStack, until, type Stack } from "./harness";
 import { shot } from "./screens";
@@ -109,9 +109,28 @@ test("compare two worktrees, take a file into main, promote one and remove the o
   // beta has uncommitted work: removing it asks first, saying so.
   await result.locator('[data-testid="promote-other"][data-name="beta"]').getByTestId("remove-other").click();
   const confirm = page.getByTestId("worktree-remove-confirm");
-  await expect(confirm).toContainText("uncommitted");
+  await expect(confirm).toContainText("would lose 3 untracked file(s) (same.txt, shared.txt, src/only-b.ts)");
   await shot(page, testInfo, "22-promoted");
   await confirm.getByTestId("worktree-remove-force").click();
   await expect(result.locator('[data-testid="promote-other"][data-name="beta"]')).toContainText("removed");
   await until("beta gone", () => !git("worktree", "list").includes(beta.path));
+
+  // What the forced remove dropped is in the trash, and comes back.
+  await page.getByTestId("promote-back").click();
+  const trash = page.getByTestId("worktree-trash");
+  await trash.getByText("Trash", { exact: true }).click();
+  const entry = trash.getByTestId("worktree-trash-entry");
+  await expect(entry).toHaveCount(1);
+  await expect(entry).toContainText("beta removed");
+  const into = join(stack.root, "beta-restored");
+  await trash.getByTestId("worktree-trash-into").fill(into);
+  await entry.getByTestId("worktree-trash-restore").click();
+  await until("beta's files restored", () => {
+    try {
+      return readFileSync(join(into, "shared.txt"), "utf8") === "from beta\n";
+    } catch {
+      return false;
+    }
+  });
+  await shot(page, testInfo, "23-worktree-trash");
 });

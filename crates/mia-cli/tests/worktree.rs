@@ -126,17 +126,50 @@ fn create_list_compare_take_promote_remove() {
     );
     assert_eq!(cmp["a"]["files"].as_array().unwrap().len(), 2);
     assert_eq!(cmp["b"]["stats"]["files"], 3);
-    // Take B's a.txt into A; promote A into main.
+    // Take B's a.txt into A: A has its own edit, so refused until forced;
+    // forced, A's version goes to the trash and comes back from it.
     let out = env
         .cmd()
         .args(["worktree", "take", "try-b", "a.txt", "--into", "try-a"])
         .output()
         .unwrap();
-    assert!(out.status.success());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a.txt") && err.contains("--force"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(a_path.join("a.txt")).unwrap(),
+        "a by A\n"
+    );
+    let t = env.json(&[
+        "worktree", "take", "try-b", "a.txt", "--into", "try-a", "--force",
+    ]);
+    let id = t["trash"]["id"]
+        .as_str()
+        .expect("a trash entry")
+        .to_string();
     assert_eq!(
         std::fs::read_to_string(a_path.join("a.txt")).unwrap(),
         "a by B\n"
     );
+    let trash = env.json(&["worktree", "trash"]);
+    assert_eq!(trash[0]["id"], id.as_str(), "{trash}");
+    assert_eq!(trash[0]["worktree"], "try-a", "{trash}");
+    assert_eq!(trash[0]["files"], json!(["a.txt"]), "{trash}");
+    let back = env.project.join("restored");
+    let r = env.json(&[
+        "worktree",
+        "trash",
+        "restore",
+        &id,
+        "--into",
+        back.to_str().unwrap(),
+    ]);
+    assert_eq!(r["into"], back.to_str().unwrap(), "{r}");
+    assert_eq!(
+        std::fs::read_to_string(back.join("a.txt")).unwrap(),
+        "a by A\n"
+    );
+    std::fs::remove_dir_all(&back).unwrap();
     // Removing B would lose its work: refused, says what.
     let out = env
         .cmd()
@@ -146,7 +179,9 @@ fn create_list_compare_take_promote_remove() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("would lose 3 uncommitted change(s)") && err.contains("--force"),
+        err.contains("would lose 1 uncommitted change(s) (a.txt)")
+            && err.contains("2 untracked file(s) (new.txt, only-b.txt)")
+            && err.contains("--force"),
         "{err}"
     );
     let p = env.json(&["worktree", "promote", "try-a", "--merge"]);

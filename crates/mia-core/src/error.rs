@@ -27,6 +27,11 @@ pub enum CoreError {
     /// that would be lost, a merge conflict, a name taken); nothing changed.
     #[error("{0}")]
     Conflict(String),
+    /// A worktree operation was refused because it would lose work (the
+    /// message names what); nothing changed, and `force` would do it after
+    /// keeping a copy in the trash.
+    #[error("{0}")]
+    WouldLose(String),
     /// A server mia-code talks to (the share server) failed or refused;
     /// the message says which and why.
     #[error("{0}")]
@@ -47,6 +52,9 @@ pub enum ErrorKind {
     Busy,
     /// It conflicts with the current state; nothing was changed.
     Conflict,
+    /// It would lose work (a conflict that `force` may override, keeping a
+    /// copy); nothing was changed.
+    WouldLose,
     /// The store was locked by another process for too long; try again.
     Unavailable,
     /// Anything else.
@@ -61,6 +69,7 @@ impl CoreError {
             | Self::NoSuchRequest(_)
             | Self::NotFound(_) => ErrorKind::NotFound,
             Self::Conflict(_) => ErrorKind::Conflict,
+            Self::WouldLose(_) => ErrorKind::WouldLose,
             Self::Busy { .. } | Self::Store(S::SessionBusy { .. }) => ErrorKind::Busy,
             Self::UnknownAgent { .. }
             | Self::NoModel

@@ -20,9 +20,10 @@ impl From<mia_git::GitError> for CoreError {
         match e {
             mia_git::GitError::NotFound(_) => CoreError::NotFound(e.to_string()),
             mia_git::GitError::Io { .. } => CoreError::Internal(e.to_string()),
-            mia_git::GitError::WouldLose(_)
-            | mia_git::GitError::MergeConflict { .. }
-            | mia_git::GitError::Conflict(_) => CoreError::Conflict(e.to_string()),
+            mia_git::GitError::WouldLose(_) => CoreError::WouldLose(e.to_string()),
+            mia_git::GitError::MergeConflict { .. } | mia_git::GitError::Conflict(_) => {
+                CoreError::Conflict(e.to_string())
+            }
             _ => CoreError::Setup(e.to_string()),
         }
     }
@@ -35,6 +36,61 @@ pub fn project_key(dir: &Path) -> String {
         .unwrap_or_else(|| dir.to_path_buf())
         .display()
         .to_string()
+}
+
+fn state_view(s: mia_git::WorktreeState) -> mia_protocol::WorktreeState {
+    match s {
+        mia_git::WorktreeState::Ok => mia_protocol::WorktreeState::Ok,
+        mia_git::WorktreeState::BranchChanged => mia_protocol::WorktreeState::BranchChanged,
+        mia_git::WorktreeState::Missing => mia_protocol::WorktreeState::Missing,
+    }
+}
+
+pub(crate) fn trash_view(t: &mia_git::TrashEntry) -> mia_protocol::TrashView {
+    mia_protocol::TrashView {
+        id: t.id.clone(),
+        worktree: t.worktree.clone(),
+        operation: match t.operation {
+            mia_git::TrashOperation::Remove => mia_protocol::TrashOperation::Remove,
+            mia_git::TrashOperation::Reset => mia_protocol::TrashOperation::Reset,
+            mia_git::TrashOperation::Take => mia_protocol::TrashOperation::Take,
+            mia_git::TrashOperation::Promote => mia_protocol::TrashOperation::Promote,
+            mia_git::TrashOperation::AutoCleanup => mia_protocol::TrashOperation::AutoCleanup,
+        },
+        created_at: t.created_at_ms as i64,
+        root: t.root.display().to_string(),
+        files: t.files.clone(),
+        refs: t.refs.iter().map(|(n, _)| n.clone()).collect(),
+        submodule_commits: t
+            .submodule_commits
+            .iter()
+            .map(|(p, c)| format!("{p}@{c}"))
+            .collect(),
+    }
+}
+
+fn worktree_view(
+    w: mia_git::WorktreeInfo,
+    sessions: Vec<WorktreeSessionRef>,
+    trash: Option<&mia_git::TrashEntry>,
+) -> WorktreeView {
+    WorktreeView {
+        name: w.name,
+        path: w.path.display().to_string(),
+        branch: w.branch,
+        base: w.base,
+        base_ref: w.base_ref,
+        head: w.head,
+        created_at: w.created_at_ms as i64,
+        size_bytes: w.size_bytes,
+        dirty: w.dirty,
+        ahead: w.ahead,
+        merged: w.merged,
+        sessions,
+        state: state_view(w.state),
+        recorded_branch: w.recorded_branch,
+        trash: trash.map(trash_view),
+    }
 }
 
 fn script_view(r: &mia_git::ScriptResult) -> ScriptView {
@@ -153,20 +209,7 @@ impl Runtime {
                     status: i.session.status.as_str().to_string(),
                 })
                 .collect();
-            out.push(WorktreeView {
-                name: w.name,
-                path: w.path.display().to_string(),
-                branch: w.branch,
-                base: w.base,
-                base_ref: w.base_ref,
-                head: w.head,
-                created_at: w.created_at_ms as i64,
-                size_bytes: w.size_bytes,
-                dirty: w.dirty,
-                ahead: w.ahead,
-                merged: w.merged,
-                sessions,
-            });
+            out.push(worktree_view(w, sessions, None));
         }
         Ok(out)
     }
@@ -230,27 +273,45 @@ impl Runtime {
                 )));
             }
         }
-        let removed = self.on_git(move || wt.remove(&name, force)).await?;
-        Ok(WorktreeView {
-            name: removed.name,
-            path: removed.path.display().to_string(),
-            branch: removed.branch,
-            base: removed.base,
-            base_ref: removed.base_ref,
-            head: removed.head,
-            created_at: removed.created_at_ms as i64,
-            size_bytes: removed.size_bytes,
-            dirty: removed.dirty,
-            ahead: removed.ahead,
-            merged: removed.merged,
-            sessions: Vec::new(),
-        })
+        let (removed, trash) = self.on_git(move || wt.remove(&name, force)).await?;
+        Ok(worktree_view(removed, Vec::new(), trash.as_ref()))
     }
 
-    /// `worktree reset`: back to its base.
-    pub async fn worktree_reset(&self, dir: PathBuf, name: String) -> Result<(), CoreError> {
+    /// `worktree reset`: back to its base, what it drops kept in the trash
+    /// first (`None`: there was nothing to keep).
+    pub async fn worktree_reset(
+        &self,
+        dir: PathBuf,
+        name: String,
+    ) -> Result<Option<mia_protocol::TrashView>, CoreError> {
         let wt = self.worktrees(&dir).await?;
-        self.on_git(move || wt.reset(&name).map(|_| ())).await
+        self.on_git(move || wt.reset(&name).map(|(_, t)| t.as_ref().map(trash_view)))
+            .await
+    }
+
+    /// `worktree trash`: what forced operations and resets kept.
+    pub async fn worktree_trash(
+        &self,
+        dir: PathBuf,
+    ) -> Result<Vec<mia_protocol::TrashView>, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        self.on_git(move || wt.trash_list().map(|v| v.iter().map(trash_view).collect()))
+            .await
+    }
+
+    /// `worktree trash restore ID [--into DIR]`: where the files went.
+    pub async fn worktree_trash_restore(
+        &self,
+        dir: PathBuf,
+        id: String,
+        into: Option<PathBuf>,
+    ) -> Result<(mia_protocol::TrashView, PathBuf), CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        self.on_git(move || {
+            wt.trash_restore(&id, into.as_deref())
+                .map(|(t, p)| (trash_view(&t), p))
+        })
+        .await
     }
 
     /// What the sessions in `path` used.
@@ -383,9 +444,14 @@ impl Runtime {
         from: String,
         path: String,
         into: String,
-    ) -> Result<(), CoreError> {
+        force: bool,
+    ) -> Result<Option<mia_protocol::TrashView>, CoreError> {
         let wt = self.worktrees(&dir).await?;
-        self.on_git(move || wt.take(&from, &path, &into)).await
+        self.on_git(move || {
+            wt.take(&from, &path, &into, force)
+                .map(|t| t.as_ref().map(trash_view))
+        })
+        .await
     }
 
     /// `worktree promote NAME --merge|--keep-branch`.
@@ -394,6 +460,7 @@ impl Runtime {
         dir: PathBuf,
         name: String,
         keep_branch: bool,
+        force: bool,
     ) -> Result<PromotedView, CoreError> {
         let mut wt = self.worktrees(&dir).await?;
         // Never remove (auto-cleanup) a worktree a session is working in.
@@ -415,7 +482,7 @@ impl Runtime {
         } else {
             PromoteMode::Merge
         };
-        let p = self.on_git(move || wt.promote(&name, mode)).await?;
+        let p = self.on_git(move || wt.promote(&name, mode, force)).await?;
         Ok(PromotedView {
             name: p.name,
             branch: p.branch,
@@ -425,6 +492,9 @@ impl Runtime {
             fast_forward: p.fast_forward,
             removed: p.removed,
             others: p.others,
+            committed: p.committed,
+            kept: p.kept,
+            trash: p.trash.as_ref().map(trash_view),
         })
     }
 }

@@ -8,6 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{GitError, Result};
+use crate::safety::TrashOperation;
 use crate::worktree::Worktrees;
 
 /// One changed file of an attempt.
@@ -84,6 +85,15 @@ pub struct Promoted {
     pub removed: bool,
     /// Other mia-code worktrees the user may now remove.
     pub others: Vec<String>,
+    /// The worktree's uncommitted changes were committed on its branch as this.
+    #[serde(default)]
+    pub committed: Option<String>,
+    /// What went to the trash first (ignored files the merge overwrote, forced).
+    #[serde(default)]
+    pub trash: Option<crate::TrashEntry>,
+    /// Why auto-cleanup kept the worktree.
+    #[serde(default)]
+    pub kept: Option<String>,
 }
 
 impl Worktrees {
@@ -306,25 +316,126 @@ impl Worktrees {
         ])
     }
 
-    /// Copy `path` as it is in attempt `from` into attempt `into` (a
-    /// worktree or `main`); a file `from` deleted is deleted there.
-    pub fn take(&self, from: &str, path: &str, into: &str) -> Result<()> {
+    /// The base commit `take` judges changes against: the worktree's (of
+    /// the two, the one that is not `main`; `from`'s when both are).
+    fn take_base(&self, from: &str, into: &str) -> Result<String> {
+        let name = if from == "main" { into } else { from };
+        self.read_meta(name)
+            .map(|m| m.base)
+            .filter(|b| !b.is_empty())
+            .ok_or_else(|| {
+                GitError::Invalid(format!(
+                    "worktree {name} has no recorded base (it was not made by mia-code), so what it changed is unknown"
+                ))
+            })
+    }
+
+    /// The bytes of `path` at commit `base` (`None`: not there).
+    fn base_bytes(&self, base: &str, path: &str) -> Result<Option<Vec<u8>>> {
+        let out =
+            self.git(&self.repo.root)
+                .output(&["cat-file", "blob", &format!("{base}:{path}")])?;
+        Ok(out.status.success().then_some(out.stdout))
+    }
+
+    /// Copy what attempt `from` changed at `path` (relative to the base)
+    /// into attempt `into` (a worktree or `main`); a file `from` deleted is
+    /// deleted there. Only what `from` changed is taken: a path it never
+    /// had, or left as the base has it, is an error. A file in `into` that
+    /// differs from the base (a person's edit, an untracked or ignored
+    /// file) is never overwritten or deleted, unless `force`, which first
+    /// puts it in the trash.
+    pub fn take(
+        &self,
+        from: &str,
+        path: &str,
+        into: &str,
+        force: bool,
+    ) -> Result<Option<crate::TrashEntry>> {
         check_rel(path)?;
         if from == into {
             return Err(GitError::Invalid(
                 "take needs two different attempts".into(),
             ));
         }
+        let _lock = self.lock()?;
         let from_root = self.attempt_path(from)?;
         let into_root = self.attempt_path(into)?;
         // No symlinked folder on the way: `evil -> ~` must not make
         // `evil/.bashrc` a path outside the attempt.
         inside_without_links(&from_root, path)?;
         inside_without_links(&into_root, path)?;
+        let base = self.take_base(from, into)?;
+        let base_bytes = self.base_bytes(&base, path)?;
         let src = from_root.join(path);
         let dst = into_root.join(path);
-        match std::fs::symlink_metadata(&src) {
+        let src_meta = match std::fs::symlink_metadata(&src) {
+            Ok(m) if m.is_file() => Some(m),
+            Ok(_) => {
+                return Err(GitError::Invalid(format!(
+                    "{path} in {from} is not a regular file; only files can be taken"
+                )));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(GitError::io("read", &src, e)),
+        };
+        let from_bytes = match &src_meta {
+            Some(_) => Some(std::fs::read(&src).map_err(|e| GitError::io("read", &src, e))?),
+            None => None,
+        };
+        match (&from_bytes, &base_bytes) {
+            (None, None) => {
+                return Err(GitError::Invalid(format!(
+                    "{path} does not exist in {from} (nor in its base): nothing to take; check the path"
+                )));
+            }
+            (Some(f), Some(b)) if f == b => {
+                return Err(GitError::Invalid(format!(
+                    "{from} did not change {path} (it is as the base has it): nothing to take"
+                )));
+            }
+            _ => {}
+        }
+        let into_bytes = match std::fs::symlink_metadata(&dst) {
             Ok(m) if m.is_file() => {
+                Some(std::fs::read(&dst).map_err(|e| GitError::io("read", &dst, e))?)
+            }
+            Ok(_) => {
+                return Err(GitError::Invalid(format!(
+                    "{path} in {into} is not a regular file; it is left as it is"
+                )));
+            }
+            Err(_) => None,
+        };
+        // What `into` has of its own at `path`: anything that is neither
+        // the base's version nor already `from`'s.
+        let own = match &into_bytes {
+            None => false,
+            Some(t) => Some(t) != base_bytes.as_ref() && Some(t) != from_bytes.as_ref(),
+        };
+        let mut trash = None;
+        if own {
+            if !force {
+                return Err(GitError::WouldLose(format!(
+                    "{path} was not taken: {into} has its own version of it (changed, untracked or ignored) that would be {}; pass --force to keep a copy in the trash and take it anyway",
+                    if from_bytes.is_some() {
+                        "overwritten"
+                    } else {
+                        "deleted"
+                    }
+                )));
+            }
+            let risk = crate::AtRisk {
+                uncommitted: vec![path.to_string()],
+                ..Default::default()
+            };
+            trash = Some(self.trash_save(into, TrashOperation::Take, &into_root, &risk)?);
+        }
+        match (from_bytes, src_meta) {
+            (Some(bytes), Some(m)) => {
+                if into_bytes.as_ref() == Some(&bytes) {
+                    return Ok(trash);
+                }
                 if let Some(parent) = dst.parent() {
                     std::fs::create_dir_all(parent)
                         .map_err(|e| GitError::io("create", parent, e))?;
@@ -333,33 +444,49 @@ impl Worktrees {
                 let dir = dst.parent().unwrap_or(Path::new("."));
                 let tmp = tempfile::NamedTempFile::new_in(dir)
                     .map_err(|e| GitError::io("write", &dst, e))?;
-                std::fs::copy(&src, tmp.path()).map_err(|e| GitError::io("copy", &src, e))?;
+                std::fs::write(tmp.path(), &bytes).map_err(|e| GitError::io("copy", &src, e))?;
                 std::fs::set_permissions(tmp.path(), m.permissions())
                     .map_err(|e| GitError::io("copy", &src, e))?;
                 tmp.persist(&dst)
                     .map_err(|e| GitError::io("replace", &dst, e.error))?;
-                Ok(())
             }
-            Ok(_) => Err(GitError::Invalid(format!(
-                "{path} in {from} is not a regular file; only files can be taken"
-            ))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                match std::fs::remove_file(&dst) {
-                    Ok(()) => Ok(()),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                    Err(e) => Err(GitError::io("remove", &dst, e)),
-                }
-            }
-            Err(e) => Err(GitError::io("read", &src, e)),
+            _ => match std::fs::remove_file(&dst) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(GitError::io("remove", &dst, e)),
+            },
         }
+        Ok(trash)
     }
 
     /// Hand the winner over: commit its uncommitted changes on its branch,
     /// then (`Merge`) merge the branch into its base branch — fast-forward
-    /// when possible, else a merge commit; a conflict changes nothing.
-    pub fn promote(&self, name: &str, mode: PromoteMode) -> Result<Promoted> {
+    /// when possible, else a merge commit; a conflict moves no branch.
+    /// Refused: a worktree not as mia-code made it, a base branch checked
+    /// out in another worktree, and (unless `force`, which keeps a copy in
+    /// the trash) a merge that would overwrite ignored files in the main
+    /// checkout. Auto-cleanup removes the worktree only when nothing would
+    /// be lost.
+    pub fn promote(&self, name: &str, mode: PromoteMode, force: bool) -> Result<Promoted> {
+        let _lock = self.lock()?;
         let info = self.get(name)?;
+        match info.state {
+            crate::worktree::WorktreeState::Ok => {}
+            crate::worktree::WorktreeState::Missing => {
+                return Err(GitError::Invalid(format!(
+                    "worktree {name}'s directory {} is gone: nothing to promote",
+                    info.path.display()
+                )));
+            }
+            crate::worktree::WorktreeState::BranchChanged => {
+                return Err(GitError::Invalid(format!(
+                    "worktree {name} has {} checked out now, not {}; promote acts only on the branch mia-code made",
+                    info.branch, info.recorded_branch
+                )));
+            }
+        }
         let git = self.git(&info.path);
+        let mut committed = None;
         if !info.dirty.is_empty() {
             git.ok(&["add", "-A"])?;
             let identity = self.identity(&info.path);
@@ -374,6 +501,7 @@ impl Worktrees {
                 "-m",
                 &format!("mia-code: attempt {name}"),
             ])?;
+            committed = Some(git.ok(&["rev-parse", "HEAD"])?.trim().to_string());
         }
         let head = git.ok(&["rev-parse", "HEAD"])?.trim().to_string();
         let others: Vec<String> = self
@@ -391,6 +519,9 @@ impl Worktrees {
             fast_forward: false,
             removed: false,
             others,
+            committed: committed.clone(),
+            trash: None,
+            kept: None,
         };
         if mode == PromoteMode::KeepBranch {
             return Ok(out);
@@ -401,6 +532,25 @@ impl Worktrees {
             )));
         };
         let root = self.git(&self.repo.root);
+        let root_dir =
+            dunce::canonicalize(&self.repo.root).unwrap_or_else(|_| self.repo.root.clone());
+        if let Some((elsewhere, _, _)) = self
+            .registered()?
+            .into_iter()
+            .find(|(p, _, b)| b.as_deref() == Some(base.as_str()) && *p != root_dir)
+        {
+            return Err(GitError::Invalid(format!(
+                "{base} is checked out in the worktree {}: git would not move it under that checkout; switch it to another branch there first{}",
+                elsewhere.display(),
+                committed
+                    .as_ref()
+                    .map(|c| format!(
+                        " (the uncommitted changes were committed on {} as {c})",
+                        info.branch
+                    ))
+                    .unwrap_or_default()
+            )));
+        }
         let base_tip = root
             .ok(&["rev-parse", "--verify", &format!("refs/heads/{base}")])?
             .trim()
@@ -430,6 +580,7 @@ impl Worktrees {
                         branch: info.branch.clone(),
                         base,
                         files,
+                        committed,
                     });
                 }
                 return Err(crate::git::fail(&["merge-tree"], &m));
@@ -459,6 +610,34 @@ impl Worktrees {
             .map(|s| s.trim() == base)
             .unwrap_or(false);
         if checked_out {
+            // git overwrites ignored files on a merge: never without a copy.
+            let ignored = self.ignored_overwritten(&base_tip, &new)?;
+            if !ignored.is_empty() {
+                if !force {
+                    return Err(GitError::WouldLose(format!(
+                        "{} was not merged into {base}: it would overwrite ignored file(s) in the main checkout ({}){}; pass --force to keep a copy in the trash first",
+                        info.branch,
+                        ignored.join(", "),
+                        committed
+                            .as_ref()
+                            .map(|c| format!(
+                                "; the uncommitted changes were committed on {} as {c}",
+                                info.branch
+                            ))
+                            .unwrap_or_default()
+                    )));
+                }
+                let risk = crate::AtRisk {
+                    ignored,
+                    ..Default::default()
+                };
+                out.trash = Some(self.trash_save(
+                    "main",
+                    TrashOperation::Promote,
+                    &self.repo.root,
+                    &risk,
+                )?);
+            }
             root.ok(&["merge", "--quiet", "--ff-only", &new])?;
         } else {
             root.ok(&["update-ref", &format!("refs/heads/{base}"), &new, &base_tip])?;
@@ -467,7 +646,31 @@ impl Worktrees {
         out.commit = Some(new);
         out.fast_forward = ff;
         if self.settings.auto_cleanup {
-            out.removed = self.remove(name, false).is_ok();
+            match self.remove_locked(name, false, TrashOperation::AutoCleanup) {
+                Ok(_) => out.removed = true,
+                Err(e) => out.kept = Some(e.to_string()),
+            }
+        }
+        Ok(out)
+    }
+
+    /// Files the move from `from` to `to` writes that exist in the main
+    /// checkout as ignored files.
+    fn ignored_overwritten(&self, from: &str, to: &str) -> Result<Vec<String>> {
+        let root = self.git(&self.repo.root);
+        let changed = root.ok(&["diff", "--name-only", "-z", "--no-renames", from, to])?;
+        let mut out = Vec::new();
+        for p in changed.split('\0').filter(|p| !p.is_empty()) {
+            if self.repo.root.join(p).is_file()
+                && root.yes(&["check-ignore", "-q", "--no-index", p])?
+            {
+                // Tracked at `from` means not ignored there: only files git
+                // does not track count.
+                let tracked = root.yes(&["cat-file", "-e", &format!("{from}:{p}")])?;
+                if !tracked {
+                    out.push(p.to_string());
+                }
+            }
         }
         Ok(out)
     }

@@ -28,11 +28,13 @@ pub enum GitError {
     BadRef { reference: String, why: String },
     #[error("{0}")]
     WouldLose(String),
-    #[error("merging {branch} into {base} conflicts in {}: nothing was changed; resolve it in the worktree (merge {base} there) or keep the branch for a pull request", files.join(", "))]
+    #[error("merging {branch} into {base} conflicts in {}: {base} was not moved{}; resolve it in the worktree (merge {base} there) or keep the branch for a pull request", files.join(", "), committed.as_ref().map(|c| format!(", but the worktree's uncommitted changes were committed on {branch} as {c}")).unwrap_or_default())]
     MergeConflict {
         branch: String,
         base: String,
         files: Vec<String>,
+        /// The worktree's uncommitted changes were committed on its branch first.
+        committed: Option<String>,
     },
     #[error("{0}")]
     Invalid(String),

@@ -14,11 +14,14 @@ mod compare;
 mod error;
 mod git;
 pub mod names;
+mod safety;
 mod worktree;
 
 pub use compare::{Attempt, Between, Comparison, FileChange, PromoteMode, Promoted, Stats};
 pub use error::{GitError, Result};
+pub use safety::{AtRisk, REGENERABLE_DIRS, RepoLock, TrashEntry, TrashOperation};
 pub use worktree::{
-    Cancel, CreateOptions, Created, Meta, OnLine, Repo, ScriptLine, ScriptResult, Settings,
-    WorktreeInfo, Worktrees, head_commit, main_root_of, run_script,
+    Cancel, CreateOptions, Created, Meta, OnLine, Repo, ScriptConfinement, ScriptLine,
+    ScriptResult, Settings, WorktreeInfo, WorktreeState, Worktrees, head_commit, main_root_of,
+    run_script,
 };

@@ -42,5 +42,16 @@ pub fn check_name(name: &str) -> Result<(), String> {
     if name.starts_with('-') || name.ends_with('-') || name.contains("--") {
         return Err("hyphens go between words".into());
     }
+    if name == "main" {
+        return Err(
+            "`main` names the main checkout in take and compare; choose another name".into(),
+        );
+    }
+    if name == "trash" {
+        return Err(
+            "`trash` names what forced operations kept (`worktree trash`); choose another name"
+                .into(),
+        );
+    }
     Ok(())
 }

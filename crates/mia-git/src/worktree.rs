@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{GitError, Result};
 use crate::git::Git;
 use crate::names;
+use crate::safety::TrashOperation;
 
 /// The user's repository: its main working tree and the shared git directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,6 +118,23 @@ pub struct WorktreeInfo {
     /// Nothing would be lost by removing it: clean, and merged into its base
     /// branch (or no commits of its own).
     pub merged: bool,
+    /// Whether it is as mia-code made it: `ok`, `branch-changed` (another
+    /// branch is checked out there now), `missing` (its directory is gone).
+    #[serde(default)]
+    pub state: WorktreeState,
+    /// The branch mia-code made it on (the one its commands act on).
+    #[serde(default)]
+    pub recorded_branch: String,
+}
+
+/// [`WorktreeInfo::state`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorktreeState {
+    #[default]
+    Ok,
+    BranchChanged,
+    Missing,
 }
 
 /// One line of a start script's output.
@@ -249,7 +267,7 @@ impl Worktrees {
         self.git(&self.repo.root)
     }
 
-    fn read_meta(&self, name: &str) -> Option<Meta> {
+    pub(crate) fn read_meta(&self, name: &str) -> Option<Meta> {
         let text = std::fs::read_to_string(self.meta_path(name)).ok()?;
         serde_json::from_str(&text).ok()
     }
@@ -339,7 +357,7 @@ impl Worktrees {
     }
 
     /// Registered worktrees: (path, head, branch).
-    fn registered(&self) -> Result<Vec<(PathBuf, String, Option<String>)>> {
+    pub(crate) fn registered(&self) -> Result<Vec<(PathBuf, String, Option<String>)>> {
         let text = self
             .root_git()
             .ok(&["worktree", "list", "--porcelain", "-z"])?;
@@ -386,6 +404,11 @@ impl Worktrees {
             let path = dir.join(name);
             if self.branch_exists(&branch)? {
                 return Ok(Some(format!("branch {branch} already exists")));
+            }
+            if self.branch_exists(name)? {
+                return Ok(Some(format!(
+                    "{name} is the name of an existing branch (a worktree named after it would be taken for it)"
+                )));
             }
             if path.exists() {
                 return Ok(Some(format!("directory {} already exists", path.display())));
@@ -602,6 +625,25 @@ impl Worktrees {
         branch: Option<String>,
     ) -> Result<WorktreeInfo> {
         let meta = self.read_meta(name);
+        let recorded_branch = meta.as_ref().map(|m| m.branch.clone()).unwrap_or_default();
+        if !path.is_dir() {
+            // Moved or deleted by hand: reported, and the others still work.
+            return Ok(WorktreeInfo {
+                name: name.to_string(),
+                path: path.to_path_buf(),
+                branch: branch.unwrap_or_default(),
+                base: meta.as_ref().map(|m| m.base.clone()).unwrap_or_default(),
+                base_ref: meta.as_ref().and_then(|m| m.base_ref.clone()),
+                head,
+                created_at_ms: meta.as_ref().map_or(0, |m| m.created_at_ms),
+                size_bytes: 0,
+                dirty: Vec::new(),
+                ahead: 0,
+                merged: false,
+                state: WorktreeState::Missing,
+                recorded_branch,
+            });
+        }
         let git = self.git(path);
         let status = git.ok(&["status", "--porcelain", "-z", "--untracked-files=all"])?;
         let dirty: Vec<String> = status
@@ -633,10 +675,16 @@ impl Worktrees {
             },
             |m| m.created_at_ms,
         );
+        let branch = branch.unwrap_or_default();
+        let state = if !recorded_branch.is_empty() && branch != recorded_branch {
+            WorktreeState::BranchChanged
+        } else {
+            WorktreeState::Ok
+        };
         Ok(WorktreeInfo {
             name: name.to_string(),
             path: path.to_path_buf(),
-            branch: branch.unwrap_or_default(),
+            branch,
             base,
             base_ref,
             head,
@@ -645,48 +693,76 @@ impl Worktrees {
             merged: dirty.is_empty() && counted == Some(0),
             dirty,
             ahead,
+            state,
+            recorded_branch,
         })
     }
 
-    /// Remove a worktree, its branch and git's record of it. A worktree
-    /// with uncommitted changes or commits its base does not have is kept
-    /// unless `force`, and the error says what would be lost.
-    pub fn remove(&self, name: &str, force: bool) -> Result<WorktreeInfo> {
+    /// Remove a worktree, the branch mia-code made it on and git's record
+    /// of it. What would be lost ([`Worktrees::at_risk`]: uncommitted,
+    /// untracked and ignored files that are not build output, commits only
+    /// its branch holds, submodule commits only it has) keeps it, unless
+    /// `force`, which first puts those in the trash. A worktree whose branch
+    /// was changed by hand is never removed with that branch.
+    pub fn remove(
+        &self,
+        name: &str,
+        force: bool,
+    ) -> Result<(WorktreeInfo, Option<crate::TrashEntry>)> {
+        let _lock = self.lock()?;
+        self.remove_locked(name, force, TrashOperation::Remove)
+    }
+
+    pub(crate) fn remove_locked(
+        &self,
+        name: &str,
+        force: bool,
+        operation: TrashOperation,
+    ) -> Result<(WorktreeInfo, Option<crate::TrashEntry>)> {
         let info = self.get(name)?;
-        if !force && !info.merged {
-            let mut lost = Vec::new();
-            if !info.dirty.is_empty() {
-                lost.push(format!(
-                    "{} uncommitted change(s): {}",
-                    info.dirty.len(),
-                    info.dirty
-                        .iter()
-                        .take(10)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            }
-            if info.ahead > 0 {
-                lost.push(format!(
-                    "{} commit(s) on {} that {} does not have",
-                    info.ahead,
-                    info.branch,
-                    info.base_ref.as_deref().unwrap_or("its base")
-                ));
-            }
+        if info.state == WorktreeState::BranchChanged && !force {
             return Err(GitError::WouldLose(format!(
-                "worktree {name} was kept: removing it would lose {}; promote it, or pass --force",
-                lost.join(" and ")
+                "worktree {name} was kept: {} is checked out there now, not {} (the branch mia-code made it on); commands act only on {}; remove it yourself, or pass --force (your branch {} is never deleted)",
+                info.branch, info.recorded_branch, info.recorded_branch, info.branch
             )));
         }
-        let path = info.path.to_string_lossy().to_string();
-        self.root_git()
-            .ok(&["worktree", "remove", "--force", &path])?;
-        if !info.branch.is_empty() {
-            self.root_git().ok(&["branch", "-D", &info.branch])?;
+        if info.state == WorktreeState::Missing && !force {
+            return Err(GitError::WouldLose(format!(
+                "worktree {name} was kept: its directory {} is gone (moved or deleted by hand); if you moved it, run `git worktree repair <its new path>`; to forget it and its branch, pass --force (commits only its branch holds go to the trash first)",
+                info.path.display()
+            )));
         }
-        self.root_git().ok(&["worktree", "prune"])?;
+        let risk = self.at_risk(&info)?;
+        if !risk.is_empty() && !force {
+            return Err(GitError::WouldLose(format!(
+                "worktree {name} was kept: removing it would lose {}; promote it, or pass --force (a copy goes to the trash: `mia-code worktree trash`)",
+                risk.describe(&info.recorded_branch)
+            )));
+        }
+        let trash = if risk.is_empty() {
+            None
+        } else {
+            Some(self.trash_save(name, operation, &info.path, &risk)?)
+        };
+        if info.path.is_dir() {
+            let path = info.path.to_string_lossy().to_string();
+            self.root_git()
+                .ok(&["worktree", "remove", "--force", &path])?;
+        } else {
+            // Gone by hand: drop git's record of this one worktree only
+            // (never a blanket prune: a person's moved worktree keeps its).
+            self.forget_admin_dir(&info.path);
+        }
+        let recorded = &info.recorded_branch;
+        if !recorded.is_empty()
+            && self.branch_exists(recorded)?
+            && !self
+                .registered()?
+                .iter()
+                .any(|(_, _, b)| b.as_deref() == Some(recorded.as_str()))
+        {
+            self.root_git().ok(&["branch", "-D", recorded])?;
+        }
         let _ = std::fs::remove_file(self.meta_path(name));
         let _ = std::fs::remove_file(self.check_log(name));
         let _ = std::fs::remove_file(
@@ -696,21 +772,61 @@ impl Worktrees {
                 .join("indexes")
                 .join(format!("{name}.index")),
         );
-        Ok(info)
+        Ok((info, trash))
     }
 
-    /// Back to its base: uncommitted changes and its own commits dropped.
-    pub fn reset(&self, name: &str) -> Result<WorktreeInfo> {
+    /// Remove git's record of the worktree that was at `path` (its directory
+    /// is gone).
+    fn forget_admin_dir(&self, path: &Path) {
+        let Ok(entries) = std::fs::read_dir(self.repo.common_dir.join("worktrees")) else {
+            return;
+        };
+        let want = path.join(".git");
+        for e in entries.flatten() {
+            let Ok(text) = std::fs::read_to_string(e.path().join("gitdir")) else {
+                continue;
+            };
+            if Path::new(text.trim()) == want {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
+    }
+
+    /// Back to its base: uncommitted changes and its own commits dropped
+    /// (spec 075), after a copy of them went to the trash.
+    pub fn reset(&self, name: &str) -> Result<(WorktreeInfo, Option<crate::TrashEntry>)> {
+        let _lock = self.lock()?;
         let info = self.get(name)?;
         if info.base.is_empty() {
             return Err(GitError::Invalid(format!(
                 "worktree {name} has no recorded base (it was not made by mia-code)"
             )));
         }
+        match info.state {
+            WorktreeState::Missing => {
+                return Err(GitError::Invalid(format!(
+                    "worktree {name}'s directory {} is gone; `mia-code worktree remove {name}` forgets it",
+                    info.path.display()
+                )));
+            }
+            WorktreeState::BranchChanged => {
+                return Err(GitError::WouldLose(format!(
+                    "worktree {name} was not reset: {} is checked out there now, not {}; reset acts only on the branch mia-code made",
+                    info.branch, info.recorded_branch
+                )));
+            }
+            WorktreeState::Ok => {}
+        }
+        let risk = self.at_risk(&info)?;
+        let trash = if risk.is_empty() {
+            None
+        } else {
+            Some(self.trash_save(name, TrashOperation::Reset, &info.path, &risk)?)
+        };
         let git = self.git(&info.path);
         git.ok(&["reset", "--quiet", "--hard", &info.base])?;
         git.ok(&["clean", "-fdq"])?;
-        self.get(name)
+        Ok((self.get(name)?, trash))
     }
 
     pub(crate) fn check_log(&self, name: &str) -> PathBuf {

@@ -291,12 +291,12 @@ fn list_remove_and_reset_know_what_would_be_lost() {
     assert!(list[0].size_bytes > 0);
     let e = fx.wt.remove("dirty-one", false).unwrap_err().to_string();
     assert!(
-        e.contains("1 uncommitted change(s): a.txt") && e.contains("--force"),
+        e.contains("1 uncommitted change(s) (a.txt)") && e.contains("--force"),
         "{e}"
     );
     let e = fx.wt.remove("ahead-one", false).unwrap_err().to_string();
     assert!(
-        e.contains("1 commit(s) on mia-code/ahead-one that main does not have"),
+        e.contains("1 commit(s) only mia-code/ahead-one holds"),
         "{e}"
     );
     fx.wt.remove("clean-one", false).unwrap();
@@ -305,7 +305,7 @@ fn list_remove_and_reset_know_what_would_be_lost() {
     fx.wt.remove("dirty-one", true).unwrap();
     assert!(!b.path.exists());
     // reset: back to the base, own commit and files gone
-    let r = fx.wt.reset("ahead-one").unwrap();
+    let (r, _) = fx.wt.reset("ahead-one").unwrap();
     assert_eq!(r.ahead, 0);
     assert!(!c.path.join("new.txt").exists());
     assert!(matches!(
@@ -354,15 +354,32 @@ fn compare_classifies_every_path_and_take_copies_across() {
     assert_eq!(cmp.b.stats.files, 3);
     // The worktrees' own indexes were not touched.
     assert!(git(&a.path, &["diff", "--cached", "--name-only"]).is_empty());
-    // take: b's c.txt into a, a's deletion of d.txt into b, into main too
-    fx.wt.take("attempt-b", "c.txt", "attempt-a").unwrap();
+    // take: b's c.txt into a (a has its own version: refused, then
+    // forced with a copy in the trash), a's deletion of d.txt into b, into main too
+    let e = fx
+        .wt
+        .take("attempt-b", "c.txt", "attempt-a", false)
+        .unwrap_err();
+    assert!(e.to_string().contains("has its own version"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(a.path.join("c.txt")).unwrap(),
+        "c from a\n"
+    );
+    let kept = fx
+        .wt
+        .take("attempt-b", "c.txt", "attempt-a", true)
+        .unwrap()
+        .unwrap();
+    assert_eq!(kept.files, vec!["c.txt"]);
     assert_eq!(
         std::fs::read_to_string(a.path.join("c.txt")).unwrap(),
         "c from b\nsecond line\n"
     );
-    fx.wt.take("attempt-a", "d.txt", "attempt-b").unwrap();
+    fx.wt
+        .take("attempt-a", "d.txt", "attempt-b", false)
+        .unwrap();
     assert!(!b.path.join("d.txt").exists());
-    fx.wt.take("attempt-b", "new.txt", "main").unwrap();
+    fx.wt.take("attempt-b", "new.txt", "main", false).unwrap();
     assert_eq!(
         std::fs::read_to_string(fx.root.join("new.txt")).unwrap(),
         "only b\n"
@@ -373,7 +390,7 @@ fn compare_classifies_every_path_and_take_copies_across() {
             .iter()
             .any(|x| x.path == "c.txt" && x.status == "same")
     );
-    assert!(fx.wt.take("attempt-a", "../escape", "main").is_err());
+    assert!(fx.wt.take("attempt-a", "../escape", "main", false).is_err());
     // A symlinked folder in the target cannot lead outside the attempt.
     #[cfg(unix)]
     {
@@ -383,7 +400,7 @@ fn compare_classifies_every_path_and_take_copies_across() {
         write(&a.path.join("evil/x.txt"), "x\n");
         let e = fx
             .wt
-            .take("attempt-a", "evil/x.txt", "attempt-b")
+            .take("attempt-a", "evil/x.txt", "attempt-b", false)
             .unwrap_err()
             .to_string();
         assert!(e.contains("symbolic link"), "{e}");
@@ -395,7 +412,11 @@ fn compare_classifies_every_path_and_take_copies_across() {
             .file_diff("attempt-b", "--output=/tmp/x", "c.txt")
             .is_err()
     );
-    assert!(fx.wt.take("attempt-a", ".git/config", "main").is_err());
+    assert!(
+        fx.wt
+            .take("attempt-a", ".git/config", "main", false)
+            .is_err()
+    );
     let diff = fx.wt.file_diff("attempt-b", &cmp.base, "c.txt").unwrap();
     assert!(diff.contains("+second line"), "{diff}");
 }
@@ -409,7 +430,7 @@ fn promote_fast_forwards_merges_and_refuses_conflicts_without_changing_anything(
     // The user's edit in the main tree must survive promotions.
     let a = create(&fx, Some("winner"));
     write(&a.path.join("new.txt"), "from the winner\n");
-    let p = fx.wt.promote("winner", PromoteMode::Merge).unwrap();
+    let p = fx.wt.promote("winner", PromoteMode::Merge, false).unwrap();
     assert!(p.fast_forward);
     assert_eq!(p.merged_into.as_deref(), Some("main"));
     assert_eq!(git(&fx.root, &["rev-parse", "main"]), p.head);
@@ -428,7 +449,7 @@ fn promote_fast_forwards_merges_and_refuses_conflicts_without_changing_anything(
     git(&fx.root, &["add", "d.txt"]);
     write(&fx.root.join("d.txt"), "d on main\n");
     git(&fx.root, &["commit", "-qm", "main moves", "--", "d.txt"]);
-    let p = fx.wt.promote("second", PromoteMode::Merge).unwrap();
+    let p = fx.wt.promote("second", PromoteMode::Merge, false).unwrap();
     assert!(!p.fast_forward);
     let parents = git(&fx.root, &["rev-list", "--parents", "-n1", "main"]);
     assert_eq!(parents.split_whitespace().count(), 3, "a merge commit");
@@ -443,7 +464,10 @@ fn promote_fast_forwards_merges_and_refuses_conflicts_without_changing_anything(
     write(&fx.root.join("c.txt"), "c on main again\n");
     git(&fx.root, &["commit", "-qm", "main edits c", "--", "c.txt"]);
     let main_before = git(&fx.root, &["rev-parse", "main"]);
-    let e = fx.wt.promote("clash", PromoteMode::Merge).unwrap_err();
+    let e = fx
+        .wt
+        .promote("clash", PromoteMode::Merge, false)
+        .unwrap_err();
     assert!(
         matches!(&e, GitError::MergeConflict { files, .. } if files == &vec!["c.txt".to_string()]),
         "{e}"
@@ -455,7 +479,10 @@ fn promote_fast_forwards_merges_and_refuses_conflicts_without_changing_anything(
     );
     assert!(git(&fx.root, &["status", "--porcelain", "--", "c.txt"]).is_empty());
     // Keep the branch for a pull request instead.
-    let k = fx.wt.promote("clash", PromoteMode::KeepBranch).unwrap();
+    let k = fx
+        .wt
+        .promote("clash", PromoteMode::KeepBranch, false)
+        .unwrap();
     assert_eq!(k.merged_into, None);
     assert_eq!(git(&fx.root, &["rev-parse", "mia-code/clash"]), k.head);
 }
@@ -466,7 +493,7 @@ fn promote_cleans_up_when_asked() {
     let a = create(&fx, Some("done"));
     let other = create(&fx, Some("loser"));
     write(&a.path.join("x.txt"), "x\n");
-    let p = fx.wt.promote("done", PromoteMode::Merge).unwrap();
+    let p = fx.wt.promote("done", PromoteMode::Merge, false).unwrap();
     assert!(p.removed);
     assert!(!a.path.exists());
     assert_eq!(p.others, vec!["loser"]);

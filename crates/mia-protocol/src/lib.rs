@@ -41,7 +41,8 @@ pub use view::{
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
-    PromotedView, ScriptView, WorktreeCreated, WorktreeSessionRef, WorktreeView,
+    PromotedView, ScriptView, TrashOperation, TrashView, WorktreeCreated, WorktreeSessionRef,
+    WorktreeState, WorktreeView,
 };
 
 /// Every type a front end sends or receives, as one JSON Schema document

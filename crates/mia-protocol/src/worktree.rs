@@ -31,6 +31,69 @@ pub struct WorktreeView {
     /// Nothing would be lost by removing it.
     pub merged: bool,
     pub sessions: Vec<WorktreeSessionRef>,
+    /// Whether it is as mia-code made it.
+    #[serde(default)]
+    pub state: WorktreeState,
+    /// The branch mia-code made it on (the one its commands act on).
+    #[serde(default)]
+    pub recorded_branch: String,
+    /// What removing it put in the trash first (`remove --force`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trash: Option<TrashView>,
+}
+
+/// Whether a worktree is as mia-code made it.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorktreeState {
+    #[default]
+    Ok,
+    /// Another branch is checked out there now.
+    BranchChanged,
+    /// Its directory was moved or deleted.
+    Missing,
+}
+
+/// The worktree operation that put an entry in the trash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrashOperation {
+    Remove,
+    Reset,
+    Take,
+    Promote,
+    /// `worktree.autoCleanup` after a promote.
+    AutoCleanup,
+}
+
+impl std::fmt::Display for TrashOperation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Remove => "remove",
+            Self::Reset => "reset",
+            Self::Take => "take",
+            Self::Promote => "promote",
+            Self::AutoCleanup => "auto-cleanup",
+        })
+    }
+}
+
+/// What a forced worktree operation (or a reset) kept before it dropped it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrashView {
+    pub id: String,
+    pub worktree: String,
+    pub operation: TrashOperation,
+    pub created_at: i64,
+    /// Where the files were.
+    pub root: String,
+    pub files: Vec<String>,
+    /// Commits kept (a bundle), by the ref that held them.
+    pub refs: Vec<String>,
+    /// Submodule commits kept: `path@commit`.
+    pub submodule_commits: Vec<String>,
 }
 
 /// How a start or check script ended.
@@ -136,4 +199,13 @@ pub struct PromotedView {
     pub removed: bool,
     /// Other worktrees the user may now remove.
     pub others: Vec<String>,
+    /// The worktree's uncommitted changes were committed on its branch as this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub committed: Option<String>,
+    /// Why auto-cleanup kept the worktree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<String>,
+    /// What went to the trash first (`--force`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trash: Option<TrashView>,
 }

@@ -389,6 +389,15 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
 fn core_error(e: CoreError) -> Response {
     let status = match e.kind() {
         ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        // Refused because work would be lost: a 409 that says so, for a
+        // front end to offer "anyway" (force keeps a copy in the trash).
+        ErrorKind::WouldLose => {
+            return (
+                StatusCode::CONFLICT,
+                Json(json!({ "error": e.to_string(), "kind": "would_lose" })),
+            )
+                .into_response();
+        }
         ErrorKind::Busy | ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::BadInput => StatusCode::BAD_REQUEST,
         ErrorKind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,

@@ -19,6 +19,11 @@ pub(crate) fn routes() -> axum::Router<AppState> {
         .route("/api/worktrees", get(worktree_list).post(worktree_create))
         .route("/api/worktrees/compare", get(worktree_compare))
         .route("/api/worktrees/try", post(worktree_try))
+        .route("/api/worktrees/trash", get(worktree_trash))
+        .route(
+            "/api/worktrees/trash/{id}/restore",
+            post(worktree_trash_restore),
+        )
         .route("/api/worktrees/{name}", delete(worktree_remove))
         .route("/api/worktrees/{name}/reset", post(worktree_reset))
         .route("/api/worktrees/{name}/diff", get(worktree_diff))
@@ -91,7 +96,7 @@ async fn worktree_reset(
 ) -> Response {
     match wt_dir(Some(&b.directory)) {
         Ok(d) => match s.runtime.worktree_reset(d, name).await {
-            Ok(()) => StatusCode::NO_CONTENT.into_response(),
+            Ok(trash) => Json(json!({ "trash": trash })).into_response(),
             Err(e) => core_error(e),
         },
         Err(r) => r.into_response(),
@@ -149,6 +154,44 @@ struct WtTakeBody {
     directory: String,
     path: String,
     into: String,
+    /// Take it even over the target's own version (a copy goes to the trash).
+    #[serde(default)]
+    force: bool,
+}
+
+async fn worktree_trash(State(s): State<AppState>, Query(q): Query<WtDirQuery>) -> Response {
+    match wt_dir(q.directory.as_deref()) {
+        Ok(d) => reply(s.runtime.worktree_trash(d).await),
+        Err(r) => r.into_response(),
+    }
+}
+
+#[derive(Deserialize)]
+struct WtRestoreBody {
+    directory: String,
+    /// Where the files go (default: where they were).
+    #[serde(default)]
+    into: Option<String>,
+}
+
+async fn worktree_trash_restore(
+    State(s): State<AppState>,
+    Path(id): Path<String>,
+    Json(b): Json<WtRestoreBody>,
+) -> Response {
+    match wt_dir(Some(&b.directory)) {
+        Ok(d) => match s
+            .runtime
+            .worktree_trash_restore(d, id, b.into.map(std::path::PathBuf::from))
+            .await
+        {
+            Ok((trash, into)) => {
+                Json(json!({ "trash": trash, "into": into.display().to_string() })).into_response()
+            }
+            Err(e) => core_error(e),
+        },
+        Err(r) => r.into_response(),
+    }
 }
 
 async fn worktree_take(
@@ -157,8 +200,12 @@ async fn worktree_take(
     Json(b): Json<WtTakeBody>,
 ) -> Response {
     match wt_dir(Some(&b.directory)) {
-        Ok(d) => match s.runtime.worktree_take(d, name, b.path, b.into).await {
-            Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Ok(d) => match s
+            .runtime
+            .worktree_take(d, name, b.path, b.into, b.force)
+            .await
+        {
+            Ok(trash) => Json(json!({ "trash": trash })).into_response(),
             Err(e) => core_error(e),
         },
         Err(r) => r.into_response(),
@@ -171,6 +218,9 @@ struct WtPromoteBody {
     /// `merge` (default) or `keep_branch`.
     #[serde(default)]
     mode: Option<String>,
+    /// Merge even over ignored files of the main checkout (a copy goes to the trash).
+    #[serde(default)]
+    force: bool,
 }
 
 async fn worktree_promote(
@@ -189,7 +239,7 @@ async fn worktree_promote(
         }
     };
     match wt_dir(Some(&b.directory)) {
-        Ok(d) => reply(s.runtime.worktree_promote(d, name, keep).await),
+        Ok(d) => reply(s.runtime.worktree_promote(d, name, keep, b.force).await),
         Err(r) => r.into_response(),
     }
 }

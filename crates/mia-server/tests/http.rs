@@ -1052,7 +1052,9 @@ async fn worktrees_over_http() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status(), 204);
+    assert_eq!(r.status(), 200);
+    let t: Value = r.json().await.unwrap();
+    assert_eq!(t, json!({"trash": null}), "nothing of one's was replaced");
     assert_eq!(
         std::fs::read_to_string(paths[0].join("b.txt")).unwrap(),
         "b by two\n"
@@ -1067,6 +1069,7 @@ async fn worktrees_over_http() {
     assert_eq!(r.status(), 409);
     let e: Value = r.json().await.unwrap();
     assert!(e["error"].as_str().unwrap().contains("would lose"), "{e}");
+    assert_eq!(e["kind"], "would_lose", "{e}");
     let p: Value = s
         .json(s.post(
             "/api/worktrees/one/promote",
@@ -1089,10 +1092,30 @@ async fn worktrees_over_http() {
         .await
         .unwrap();
     assert_eq!(r.status(), 200);
+    let removed: Value = r.json().await.unwrap();
+    let id = removed["trash"]["id"].as_str().expect("kept").to_string();
     let list: Value = s
         .json(s.get(&format!("/api/worktrees?directory={dir}")))
         .await;
     assert_eq!(list, json!([]));
+    // What --force kept is listed and comes back.
+    let trash: Value = s
+        .json(s.get(&format!("/api/worktrees/trash?directory={dir}")))
+        .await;
+    assert_eq!(trash[0]["id"], id.as_str(), "{trash}");
+    assert_eq!(trash[0]["worktree"], "two", "{trash}");
+    let into = s.project.join("restored-two");
+    let back: Value = s
+        .json(s.post(
+            &format!("/api/worktrees/trash/{id}/restore"),
+            json!({"directory": dir, "into": into}),
+        ))
+        .await;
+    assert_eq!(back["into"], into.to_str().unwrap(), "{back}");
+    assert_eq!(
+        std::fs::read_to_string(into.join("b.txt")).unwrap(),
+        "b by two\n"
+    );
 }
 
 /// "Try N ways": one prompt in N new worktrees, each its own session.

@@ -72,6 +72,7 @@ function setup(extra?: Handler, props: { initialA?: string; initialB?: string } 
       const name = u.pathname.split("/")[3]!;
       return { diff: diffText(u.searchParams.get("path")!, "old line", `${name}'s line`) };
     }
+    if (m === "POST" && p.endsWith("/take")) return { trash: null };
     return undefined;
   };
   const fake = fakeTransport(handler);
@@ -163,10 +164,10 @@ describe("comparison", () => {
     await user.click(screen.getByTestId("take-into-main"));
     await waitFor(() => expect(takes()).toHaveLength(4));
     expect(takes()).toEqual([
-      { method: "POST", path: "/api/worktrees/alpha/take", body: { directory: "/proj", path: "src/shared.ts", into: "beta" } },
-      { method: "POST", path: "/api/worktrees/beta/take", body: { directory: "/proj", path: "src/shared.ts", into: "alpha" } },
-      { method: "POST", path: "/api/worktrees/alpha/take", body: { directory: "/proj", path: "src/shared.ts", into: "main" } },
-      { method: "POST", path: "/api/worktrees/beta/take", body: { directory: "/proj", path: "src/shared.ts", into: "main" } },
+      { method: "POST", path: "/api/worktrees/alpha/take", body: { directory: "/proj", path: "src/shared.ts", into: "beta", force: false } },
+      { method: "POST", path: "/api/worktrees/beta/take", body: { directory: "/proj", path: "src/shared.ts", into: "alpha", force: false } },
+      { method: "POST", path: "/api/worktrees/alpha/take", body: { directory: "/proj", path: "src/shared.ts", into: "main", force: false } },
+      { method: "POST", path: "/api/worktrees/beta/take", body: { directory: "/proj", path: "src/shared.ts", into: "main", force: false } },
     ]);
     await waitFor(() => expect(requests.filter((r) => r.path.startsWith("/api/worktrees/compare")).length).toBe(5));
     // The selection stays on the file.
@@ -208,7 +209,7 @@ describe("comparison", () => {
       expect(requests).toContainEqual({
         method: "POST",
         path: "/api/worktrees/beta/promote",
-        body: { directory: "/proj", mode: "merge" },
+        body: { directory: "/proj", mode: "merge", force: false },
       }),
     );
     const result = await screen.findByTestId("promote-result");
@@ -232,7 +233,10 @@ describe("comparison", () => {
     const { requests, user } = setup((_m, p, body) => {
       if (p === "/api/worktrees/alpha/promote") {
         if ((body as { mode: string }).mode === "merge")
-          throw new ApiError(409, "merging mia/alpha into main conflicts in src/shared.ts: nothing was changed");
+          throw new ApiError(
+            409,
+            "merging mia/alpha into main conflicts in src/shared.ts: main was left as it was; the uncommitted changes were committed on mia/alpha as 1234567",
+          );
         return { name: "alpha", branch: "mia/alpha", head: "feedbeef00", fast_forward: false, removed: false, others: [] };
       }
       return undefined;
@@ -240,15 +244,15 @@ describe("comparison", () => {
     await screen.findAllByTestId("between-row");
     await user.click(screen.getByTestId("promote-a"));
     await user.click(screen.getByTestId("promote-confirm"));
-    expect(await screen.findByTestId("promote-error")).toHaveTextContent("conflicts in src/shared.ts: nothing was changed");
+    expect(await screen.findByTestId("promote-error")).toHaveTextContent("conflicts in src/shared.ts: main was left as it was");
     await user.click(screen.getByTestId("promote-mode-keep"));
     await user.click(screen.getByTestId("promote-confirm"));
     expect(await screen.findByTestId("promote-result")).toHaveTextContent(
       "Its work is committed on branch mia/alpha at feedbee; nothing was merged.",
     );
     expect(requests.filter((r) => r.path.endsWith("/promote")).map((r) => r.body)).toEqual([
-      { directory: "/proj", mode: "merge" },
-      { directory: "/proj", mode: "keep_branch" },
+      { directory: "/proj", mode: "merge", force: false },
+      { directory: "/proj", mode: "keep_branch", force: false },
     ]);
   });
 
@@ -274,6 +278,64 @@ describe("comparison", () => {
     await waitFor(() =>
       expect(one.requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=solo&b=main&check=false"),
     );
+  });
+});
+
+describe("refusals that would lose work", () => {
+  it("a refused take (409) says what the target would lose; Take anyway sends force and names the trash", async () => {
+    const { requests, user } = setup((_m, p, body) => {
+      if (p === "/api/worktrees/alpha/take") {
+        if (!(body as { force: boolean }).force)
+          {
+          const error = "beta's own version of src/shared.ts would be lost; pass --force (a copy goes to the trash)";
+          throw new ApiError(409, error, { error, kind: "would_lose" });
+        }
+        return { trash: { id: "17-beta-take", worktree: "beta", operation: "take", created_at: 1, root: "/x", files: ["src/shared.ts"], refs: [], submodule_commits: [] } };
+      }
+      return undefined;
+    });
+    await user.click((await screen.findAllByTestId("between-row"))[3]!);
+    await user.click(screen.getByTestId("take-into-b"));
+    expect(await screen.findByTestId("force-message")).toHaveTextContent("beta's own version of src/shared.ts would be lost");
+    await user.click(screen.getByTestId("force-confirm-button"));
+    await waitFor(() => expect(screen.queryByTestId("force-confirm")).not.toBeInTheDocument());
+    expect(requests.filter((r) => r.path.endsWith("/take")).map((r) => (r.body as { force: boolean }).force)).toEqual([false, true]);
+    expect(await screen.findByText(/beta's own version is in the trash \(17-beta-take\)/)).toBeInTheDocument();
+  });
+
+  it("a promote refused over ignored files offers Promote anyway, and the result names what was kept", async () => {
+    const { requests, user } = setup((_m, p, body) => {
+      if (p === "/api/worktrees/alpha/promote") {
+        if (!(body as { force: boolean }).force) {
+          const error = "the merge would overwrite ignored files of main: .env";
+          throw new ApiError(409, error, { error, kind: "would_lose" });
+        }
+        return {
+          name: "alpha",
+          branch: "mia/alpha",
+          head: "feedbeef00",
+          merged_into: "main",
+          commit: "feedbeef00",
+          fast_forward: true,
+          removed: false,
+          others: [],
+          committed: "abcabc1234",
+          kept: "it has 1 untracked file(s) (notes.md)",
+          trash: { id: "18-main-promote", worktree: "main", operation: "promote", created_at: 1, root: "/proj", files: [".env"], refs: [], submodule_commits: [] },
+        } satisfies PromotedView;
+      }
+      return undefined;
+    });
+    await screen.findAllByTestId("between-row");
+    await user.click(screen.getByTestId("promote-a"));
+    await user.click(screen.getByTestId("promote-confirm"));
+    expect(await screen.findByTestId("promote-kept")).toHaveTextContent("would overwrite ignored files of main: .env");
+    await user.click(screen.getByTestId("promote-force"));
+    const result = await screen.findByTestId("promote-result");
+    expect(within(result).getByTestId("promote-committed")).toHaveTextContent("committed on its branch as abcabc1");
+    expect(within(result).getByTestId("promote-kept-reason")).toHaveTextContent("Kept because it has 1 untracked file(s)");
+    expect(within(result).getByTestId("promote-trash")).toHaveTextContent(".env");
+    expect(requests.filter((r) => r.path.endsWith("/promote")).map((r) => (r.body as { force: boolean }).force)).toEqual([false, true]);
   });
 });
 
@@ -304,7 +366,7 @@ describe("between list keyboard", () => {
       expect(requests).toContainEqual({
         method: "POST",
         path: "/api/worktrees/alpha/take",
-        body: { directory: "/proj", path: "src/shared.ts", into: "beta" },
+        body: { directory: "/proj", path: "src/shared.ts", into: "beta", force: false },
       }),
     );
   });

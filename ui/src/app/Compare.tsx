@@ -1,19 +1,18 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { TipButton } from "./TipButton";
 import { ListBox, ListBoxItem } from "react-aria-components";
-import type { AttemptView, BetweenView, ComparisonView, PromotedView, ScriptView } from "../protocol/generated";
+import type { AttemptView, BetweenView, ComparisonView, PromotedView } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
-import { formatCost, formatDuration, formatTokens } from "../lib/format";
 import { parseUnifiedDiff } from "../lib/unifiedDiff";
 import { useServices, useToast } from "./context";
 import { filesToDiff, LazyDiffView } from "./DiffSlot";
-import { Modal } from "./Modal";
-import { useRemoveWorktree } from "./useRemoveWorktree";
+import { AttemptCard } from "./AttemptCard";
+import { PromoteDialog, PromoteResult } from "./Promote";
+import { useForced } from "./useForced";
 import { useWorktreeLog } from "./useWorktreeLog";
-import { scriptOk, scriptStatus, shortSha } from "./Worktrees";
+import { shortSha } from "./Worktrees";
 
 type Side = "a" | "b";
-type PromoteMode = "merge" | "keep_branch";
 
 export const BETWEEN_LABEL: Record<string, string> = {
   same: "same in both",
@@ -53,6 +52,7 @@ export function Compare({
   const [promoting, setPromoting] = useState<Side | null>(null);
   const [promoted, setPromoted] = useState<PromotedView | null>(null);
   const checkLog = useWorktreeLog(directory);
+  const forced = useForced((m) => toast(m));
 
   const loadNames = useCallback(() => {
     api.worktrees(directory).then(
@@ -119,14 +119,13 @@ export function Compare({
     if (!cmp || !row) return;
     const path = row.path;
     const fromName = from === "a" ? cmp.a.name : cmp.b.name;
-    try {
-      await api.take(directory, fromName, path, into);
-      toast(`Copied ${path} from ${from.toUpperCase()} (${fromName}) into ${into}`, "info");
+    await forced.attempt(`Take ${path} into ${into}?`, "Take", async (force) => {
+      const r = await api.take(directory, fromName, path, into, force);
+      const kept = r.trash ? `; ${into}'s own version is in the trash (${r.trash.id})` : "";
+      toast(`Copied ${path} from ${from.toUpperCase()} (${fromName}) into ${into}${kept}`, "info");
       setReloadKey((k) => k + 1);
       setRev((r) => r + 1);
-    } catch (e) {
-      toast(errorMessage(e));
-    }
+    });
   };
 
   const swap = () => {
@@ -314,6 +313,7 @@ export function Compare({
           }}
         />
       )}
+      {forced.dialog}
     </div>
   );
 }
@@ -338,100 +338,6 @@ function CompareHeader({
   );
 }
 
-function AttemptCard({
-  side,
-  attempt,
-  testId,
-  onPromote,
-}: {
-  side: "A" | "B";
-  attempt: AttemptView;
-  testId: string;
-  onPromote: () => void;
-}) {
-  const u = attempt.usage;
-  return (
-    <section className="cmp-attempt" data-testid={testId} aria-label={`Attempt ${side}: ${attempt.name}`}>
-      <header className="row">
-        <h3>
-          {side} · <span className="mono">{attempt.name}</span>
-        </h3>
-        <button
-          type="button"
-          className="btn small primary"
-          data-testid={`promote-${side.toLowerCase()}`}
-          disabled={attempt.name === "main"}
-          title={attempt.name === "main" ? "main is already the main tree" : `Promote ${attempt.name}`}
-          onClick={onPromote}
-        >
-          Promote {side}
-        </button>
-      </header>
-      <dl className="cmp-stats">
-        <div>
-          <dt>Files</dt>
-          <dd data-testid="stat-files">{attempt.stats.files}</dd>
-        </div>
-        <div>
-          <dt>Lines</dt>
-          <dd data-testid="stat-lines">
-            <span className="add">+{attempt.stats.additions}</span> <span className="del">−{attempt.stats.deletions}</span>
-          </dd>
-        </div>
-        <div>
-          <dt>Steps</dt>
-          <dd data-testid="stat-steps">{u.steps}</dd>
-        </div>
-        <div>
-          <dt>Tokens</dt>
-          <dd data-testid="stat-tokens" title={`${u.input_tokens} in, ${u.output_tokens} out`}>
-            {formatTokens(u.input_tokens)} in · {formatTokens(u.output_tokens)} out
-          </dd>
-        </div>
-        <div>
-          <dt>Cost</dt>
-          <dd data-testid="stat-cost">
-            {u.sessions === 0 ? "—" : u.cost === null || u.cost === undefined ? "unknown" : formatCost(u.cost)}
-          </dd>
-        </div>
-        <div>
-          <dt>Time</dt>
-          <dd data-testid="stat-duration">{u.sessions === 0 ? "—" : formatDuration(u.duration_ms)}</dd>
-        </div>
-        <div>
-          <dt>Sessions</dt>
-          <dd>{u.sessions}</dd>
-        </div>
-      </dl>
-      <CheckResult check={attempt.check ?? null} />
-    </section>
-  );
-}
-
-function CheckResult({ check }: { check: ScriptView | null }) {
-  if (!check)
-    return (
-      <p className="small muted" data-testid="check-result">
-        Check: not run
-      </p>
-    );
-  const ok = scriptOk(check);
-  return (
-    <details className="cmp-check" data-testid="check-result" data-ok={ok}>
-      <summary className={ok ? "add" : "del"}>
-        Check {ok ? "✓" : "✗"} {scriptStatus(check)} <span className="mono muted small">{check.command}</span>
-      </summary>
-      <pre className="wt-log" data-testid="check-output">
-        {check.output || "(no output)"}
-      </pre>
-    </details>
-  );
-}
-
-/**
- * The files either attempt changed, with how they compare: a react-aria-components listbox (one
- * tab stop; ArrowUp/ArrowDown/Home/End and typing a name move the selection with the focus).
- */
 export function BetweenList({
   rows,
   selected,
@@ -536,168 +442,5 @@ function DiffColumn({
         )}
       </div>
     </section>
-  );
-}
-
-function PromoteDialog({
-  directory,
-  side,
-  attempt,
-  onClose,
-  onDone,
-}: {
-  directory: string;
-  side: Side;
-  attempt: AttemptView;
-  onClose: () => void;
-  onDone: (p: PromotedView) => void;
-}) {
-  const { api } = useServices();
-  const [mode, setMode] = useState<PromoteMode>("merge");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const go = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      onDone(await api.promote(directory, attempt.name, mode));
-    } catch (e) {
-      setError(errorMessage(e));
-      setBusy(false);
-    }
-  };
-  return (
-    <Modal title={`Promote ${side.toUpperCase()} (${attempt.name})?`} onClose={onClose} testId="promote-dialog">
-      <p>Its uncommitted changes are committed on its branch first.</p>
-      <fieldset className="stack cmp-modes">
-        <legend className="sr-only">How to promote</legend>
-        <label className="check">
-          <input
-            type="radio"
-            name="promote-mode"
-            value="merge"
-            checked={mode === "merge"}
-            onChange={() => setMode("merge")}
-            data-testid="promote-mode-merge"
-          />
-          Merge into the branch it started from (fast-forward when possible; a conflict changes nothing)
-        </label>
-        <label className="check">
-          <input
-            type="radio"
-            name="promote-mode"
-            value="keep_branch"
-            checked={mode === "keep_branch"}
-            onChange={() => setMode("keep_branch")}
-            data-testid="promote-mode-keep"
-          />
-          Keep the branch (nothing is merged: push it or open a pull request yourself)
-        </label>
-      </fieldset>
-      {error && (
-        <p className="error-text" role="alert" data-testid="promote-error">
-          {error}
-        </p>
-      )}
-      <div className="row-end">
-        <button type="button" className="btn" onClick={onClose}>
-          Cancel
-        </button>
-        <button type="button" className="btn primary" disabled={busy} onClick={() => void go()} data-testid="promote-confirm">
-          {busy ? "Promoting…" : "Promote"}
-        </button>
-      </div>
-    </Modal>
-  );
-}
-
-function PromoteResult({
-  directory,
-  promoted,
-  onBack,
-  onAgain,
-}: {
-  directory: string;
-  promoted: PromotedView;
-  onBack: () => void;
-  onAgain: () => void;
-}) {
-  const [gone, setGone] = useState<string[]>([]);
-  const removal = useRemoveWorktree(directory, (w) => setGone((g) => [...g, w.name]));
-  const left = promoted.others.filter((o) => !gone.includes(o));
-  const removeAll = async () => {
-    for (const name of left) {
-      // Stops at the first one that would lose work: its confirmation is then open.
-      if (!(await removal.remove(name))) break;
-    }
-  };
-  return (
-    <div className="cmp-body pad" data-testid="promote-result" role="status">
-      <h3>Promoted {promoted.name}</h3>
-      {promoted.merged_into ? (
-        <p>
-          Branch <span className="mono">{promoted.branch}</span> was merged into{" "}
-          <strong className="mono">{promoted.merged_into}</strong>{" "}
-          {promoted.fast_forward ? "as a fast-forward" : "with a merge commit"}
-          {promoted.commit ? (
-            <>
-              {" "}
-              (now at <span className="mono">{shortSha(promoted.commit)}</span>)
-            </>
-          ) : null}
-          . {promoted.removed ? "Its worktree was removed." : "Its worktree is kept."}
-        </p>
-      ) : (
-        <p>
-          Its work is committed on branch <strong className="mono">{promoted.branch}</strong> at{" "}
-          <span className="mono">{shortSha(promoted.head)}</span>; nothing was merged. The worktree is kept.
-        </p>
-      )}
-      {promoted.others.length > 0 && (
-        <section className="wt-card" data-testid="promote-others">
-          <p>Other attempts you may remove now:</p>
-          <ul className="wt-sessions">
-            {promoted.others.map((o) => (
-              <li key={o} className="row" data-testid="promote-other" data-name={o}>
-                <span className="mono">{o}</span>
-                {gone.includes(o) ? (
-                  <span className="muted small">removed</span>
-                ) : (
-                  <button
-                    type="button"
-                    className="btn small danger"
-                    disabled={removal.busy !== null}
-                    onClick={() => void removal.remove(o)}
-                    data-testid="remove-other"
-                  >
-                    Remove
-                  </button>
-                )}
-              </li>
-            ))}
-          </ul>
-          {left.length > 1 && (
-            <button
-              type="button"
-              className="btn small danger"
-              disabled={removal.busy !== null}
-              onClick={() => void removeAll()}
-              data-testid="remove-others"
-            >
-              Remove all {left.length}
-            </button>
-          )}
-        </section>
-      )}
-      <div className="row">
-        <button type="button" className="btn" onClick={onBack} data-testid="promote-back">
-          Back to worktrees
-        </button>
-        <button type="button" className="btn" onClick={onAgain}>
-          Compare others
-        </button>
-      </div>
-      {removal.dialog}
-    </div>
   );
 }

@@ -23,6 +23,8 @@ function wt(name: string, over: Partial<WorktreeView> = {}): WorktreeView {
     ahead: 0,
     merged: true,
     sessions: [],
+    state: "ok",
+    recorded_branch: `mia/${name}`,
     ...over,
   };
 }
@@ -237,6 +239,61 @@ describe("remove and reset", () => {
         body: { directory: "/proj" },
       }),
     );
+    expect(dialog).toHaveTextContent("A copy goes to the worktree trash first");
+  });
+
+  it("a moved or vanished worktree, or one on another branch, says so and cannot be reset", async () => {
+    const gone = wt("gone-one", { state: "missing" });
+    const other = wt("other-one", { state: "branch-changed", branch: "feature", recorded_branch: "mia/other-one" });
+    setup((m) => (m === "GET" ? [gone, other, clean] : undefined));
+    await screen.findAllByTestId("worktree-row");
+    expect(within(row("gone-one")).getByTestId("worktree-missing")).toHaveTextContent("folder missing");
+    expect(within(row("other-one")).getByTestId("worktree-branch-changed")).toHaveAttribute(
+      "title",
+      expect.stringContaining("mia-code made it on mia/other-one; feature is checked out there now"),
+    );
+    expect(within(row("gone-one")).getByTestId("worktree-reset")).toBeDisabled();
+    expect(within(row("other-one")).getByTestId("worktree-reset")).toBeDisabled();
+    expect(within(row("calm-heron")).getByTestId("worktree-reset")).toBeEnabled();
+  });
+});
+
+describe("trash", () => {
+  it("is read when opened, lists what was kept and restores an entry (into a chosen folder)", async () => {
+    const entry = {
+      id: "1700-brave-otter-remove",
+      worktree: "brave-otter",
+      operation: "remove" as const,
+      created_at: Date.now() - HOUR,
+      root: "/proj/.mia/worktrees/brave-otter",
+      files: [".env", "logs/run.log"],
+      refs: ["refs/heads/mia/brave-otter"],
+      submodule_commits: [],
+    };
+    const { requests, user } = setup((m, p) => {
+      if (m === "GET" && p.startsWith("/api/worktrees/trash?")) return [entry];
+      if (m === "POST" && p.endsWith("/restore")) return { trash: entry, into: "/tmp/back" };
+      if (m === "GET") return [clean];
+      return undefined;
+    });
+    await screen.findAllByTestId("worktree-row");
+    expect(requests.some((r) => r.path.startsWith("/api/worktrees/trash"))).toBe(false);
+    const trash = screen.getByTestId("worktree-trash");
+    await user.click(within(trash).getByText("Trash"));
+    const item = await within(trash).findByTestId("worktree-trash-entry");
+    expect(item).toHaveTextContent("brave-otter removed");
+    expect(item).toHaveTextContent("2 file(s)");
+    expect(item).toHaveTextContent("refs/heads/mia/brave-otter");
+    await user.type(within(trash).getByTestId("worktree-trash-into"), "/tmp/back");
+    await user.click(within(item).getByTestId("worktree-trash-restore"));
+    await waitFor(() =>
+      expect(requests).toContainEqual({
+        method: "POST",
+        path: "/api/worktrees/trash/1700-brave-otter-remove/restore",
+        body: { directory: "/proj", into: "/tmp/back" },
+      }),
+    );
+    expect(await screen.findByText(/Restored 2 file\(s\) into \/tmp\/back; its commits are on branch/)).toBeInTheDocument();
   });
 });
 

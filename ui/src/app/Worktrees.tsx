@@ -1,24 +1,17 @@
 import { useCallback, useState } from "react";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
-import type { ScriptView, WorktreeCreated, WorktreeSessionRef, WorktreeView } from "../protocol/generated";
+import type { WorktreeSessionRef, WorktreeView } from "../protocol/generated";
 import { errorMessage, type TryAttempt } from "../lib/api";
-import { formatBytes, formatDuration, relativeTime } from "../lib/format";
+import { formatBytes, relativeTime } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Modal } from "./Modal";
 import { useRemoveWorktree } from "./useRemoveWorktree";
-import { useWorktreeLog, type LogLine } from "./useWorktreeLog";
+import { CreateForm } from "./WorktreeCreate";
+import { scriptOk, shortSha } from "./worktreeFormat";
+import { WorktreeTrash } from "./WorktreeTrash";
 
-export const shortSha = (sha: string) => sha.slice(0, 7);
-
-/** Whether a start or check script succeeded. */
-export const scriptOk = (s: ScriptView) => !s.cancelled && s.exit_code === 0;
-
-export function scriptStatus(s: ScriptView): string {
-  if (s.cancelled) return `cancelled after ${formatDuration(s.duration_ms)}`;
-  if (s.exit_code === null || s.exit_code === undefined) return `killed after ${formatDuration(s.duration_ms)}`;
-  return `${s.exit_code === 0 ? "passed" : "failed"} (exit ${s.exit_code}) in ${formatDuration(s.duration_ms)}`;
-}
+export { scriptOk, scriptStatus, shortSha } from "./worktreeFormat";
 
 /** The project's worktrees: list with state, create (live start-script log), remove, reset, "try N ways". */
 export function Worktrees({
@@ -55,8 +48,9 @@ export function Worktrees({
   const reset = async (w: WorktreeView) => {
     setResetting(null);
     try {
-      await api.resetWorktree(directory, w.name);
-      toast(`Reset ${w.name} to ${shortSha(w.base)}`, "info");
+      const r = await api.resetWorktree(directory, w.name);
+      const kept = r.trash ? `; what it dropped is in the trash (${r.trash.id})` : "";
+      toast(`Reset ${w.name} to ${shortSha(w.base)}${kept}`, "info");
       await reload();
     } catch (e) {
       toast(errorMessage(e));
@@ -138,6 +132,7 @@ export function Worktrees({
             onOpenSession={onOpenSession}
             onCompare={onCompare}
           />
+          <WorktreeTrash directory={directory} />
         </div>
       </div>
       {removal.dialog}
@@ -146,6 +141,7 @@ export function Worktrees({
           <p>
             Back to its base <span className="mono">{shortSha(resetting.base)}</span>:{" "}
             {lossText(resetting) || "it has no changes of its own, so nothing is lost"}.
+            {lossText(resetting) && " A copy goes to the worktree trash first (Trash, below), from where it can be restored."}
           </p>
           <div className="row-end">
             <button type="button" className="btn" onClick={() => setResetting(null)} autoFocus>
@@ -205,7 +201,21 @@ function WorktreeRow({
         {relativeTime(w.created_at)}
       </td>
       <td className="small">{formatBytes(w.size_bytes)}</td>
-      <td className="small wt-state" data-testid="worktree-state">
+      <td className="small wt-state" data-testid="worktree-state" data-state={w.state}>
+        {w.state === "missing" && (
+          <span className="chip wt-unmerged" title={`${w.path} is gone: moved or deleted by hand`} data-testid="worktree-missing">
+            folder missing
+          </span>
+        )}
+        {w.state === "branch-changed" && (
+          <span
+            className="chip wt-unmerged"
+            title={`mia-code made it on ${w.recorded_branch}; ${w.branch} is checked out there now. Its commands act only on ${w.recorded_branch}.`}
+            data-testid="worktree-branch-changed"
+          >
+            on another branch
+          </span>
+        )}
         {w.dirty.length > 0 && (
           <span className="chip wt-dirty" title={w.dirty.join("\n")}>
             {w.dirty.length} uncommitted
@@ -239,7 +249,14 @@ function WorktreeRow({
         <button type="button" className="btn small" onClick={onCompare} data-testid="worktree-compare">
           Compare
         </button>
-        <button type="button" className="btn small" onClick={onReset} data-testid="worktree-reset">
+        <button
+          type="button"
+          className="btn small"
+          onClick={onReset}
+          disabled={w.state !== "ok"}
+          title={w.state !== "ok" ? "Only a worktree on the branch mia-code made it on can be reset" : undefined}
+          data-testid="worktree-reset"
+        >
           Reset
         </button>
         <button type="button" className="btn small danger" onClick={onRemove} disabled={busy} data-testid="worktree-remove">
@@ -258,143 +275,6 @@ function SessionLink({ s, onOpen }: { s: WorktreeSessionRef; onOpen: (id: string
       </button>
       {s.status !== "idle" && <span className="muted"> · {s.status === "busy" ? "running" : s.status}</span>}
     </li>
-  );
-}
-
-function LogView({ lines }: { lines: LogLine[] }) {
-  return (
-    <pre className="wt-log" data-testid="worktree-log" aria-live="polite">
-      {lines.map((l, i) => (
-        <div key={i} className={l.stderr ? "wt-log-err" : undefined}>
-          {l.line}
-        </div>
-      ))}
-    </pre>
-  );
-}
-
-function CreateForm({ directory, onCreated }: { directory: string; onCreated: () => void }) {
-  const { api } = useServices();
-  const log = useWorktreeLog(directory);
-  const [name, setName] = useState("");
-  const [base, setBase] = useState("");
-  const [running, setRunning] = useState(false);
-  const [result, setResult] = useState<WorktreeCreated | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const submit = async () => {
-    const n = name.trim();
-    setRunning(true);
-    setResult(null);
-    setError(null);
-    log.start(n ? [n] : undefined);
-    try {
-      const created = await api.createWorktree(directory, n || undefined, base.trim() || undefined);
-      log.narrow([created.name]);
-      setResult(created);
-      setName("");
-      setBase("");
-      onCreated();
-    } catch (e) {
-      log.stop();
-      setError(errorMessage(e));
-    } finally {
-      setRunning(false);
-    }
-  };
-
-  return (
-    <section className="wt-card" aria-label="Create a worktree">
-      <h3>New worktree</h3>
-      <form
-        className="wt-form"
-        data-testid="worktree-create"
-        onSubmit={(e) => {
-          e.preventDefault();
-          if (!running) void submit();
-        }}
-      >
-        <label>
-          Name <span className="muted small">(optional)</span>
-          <input
-            className="input mono"
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            placeholder="a generated adjective-noun"
-            data-testid="worktree-name"
-          />
-        </label>
-        <label>
-          Base <span className="muted small">(optional)</span>
-          <input
-            className="input mono"
-            value={base}
-            onChange={(e) => setBase(e.target.value)}
-            placeholder="HEAD, a branch, tag or commit"
-            data-testid="worktree-base"
-          />
-        </label>
-        <button type="submit" className="btn primary" disabled={running} data-testid="worktree-create-submit">
-          {running ? "Creating…" : "Create"}
-        </button>
-      </form>
-      {error && (
-        <p className="error-text" role="alert" data-testid="worktree-create-error">
-          {error}
-        </p>
-      )}
-      {(running || log.lines.length > 0) && (
-        <>
-          <p className="small muted">{running ? "Running the start scripts…" : "Start-script output"}</p>
-          <LogView lines={log.lines} />
-        </>
-      )}
-      {result && <CreatedResult created={result} />}
-    </section>
-  );
-}
-
-function CreatedResult({ created }: { created: WorktreeCreated }) {
-  const failed = created.scripts.filter((s) => !scriptOk(s));
-  return (
-    <div className="wt-result" data-testid="worktree-result" role="status">
-      <p>
-        Created <strong className="mono">{created.name}</strong> on branch <span className="mono">{created.branch}</span> from{" "}
-        <span className="mono">{shortSha(created.base)}</span> at <span className="mono small">{created.path}</span>
-        {created.submodules ? " (submodules initialised)" : ""}.
-      </p>
-      {failed.length > 0 && (
-        <p className="warning" data-testid="worktree-script-failed">
-          {failed.length === 1 ? "A start script" : `${failed.length} start scripts`} failed; the worktree was kept so you
-          can look at it (or remove it).
-        </p>
-      )}
-      <p className="small">
-        {created.included.length === 0 ? (
-          <span className="muted">No ignored files copied (.worktreeinclude).</span>
-        ) : (
-          <>
-            Copied from .worktreeinclude:{" "}
-            <span data-testid="worktree-included">
-              {created.included.map((f) => (
-                <span key={f} className="chip mono">
-                  {f}
-                </span>
-              ))}
-            </span>
-          </>
-        )}
-      </p>
-      {created.scripts.length > 0 && (
-        <ul className="wt-scripts" data-testid="worktree-scripts">
-          {created.scripts.map((s, i) => (
-            <li key={i} className={scriptOk(s) ? "add" : "del"}>
-              <span aria-hidden>{scriptOk(s) ? "✓" : "✗"}</span> <span className="mono">{s.command}</span> — {scriptStatus(s)}
-            </li>
-          ))}
-        </ul>
-      )}
-    </div>
   );
 }
 

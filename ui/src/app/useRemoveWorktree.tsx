@@ -24,7 +24,12 @@ export function useRemoveWorktree(directory: string, onRemoved: (removed: Worktr
     try {
       const removed = await api.removeWorktree(directory, name, force);
       setKept(null);
-      toast(`Removed worktree ${name}`, "info");
+      toast(
+        removed.trash
+          ? `Removed worktree ${name}; what it would have lost is in the trash (${removed.trash.id})`
+          : `Removed worktree ${name}`,
+        "info",
+      );
       onRemoved(removed);
       return true;
     } catch (e) {
@@ -44,7 +49,10 @@ export function useRemoveWorktree(directory: string, onRemoved: (removed: Worktr
       <p className="warning" data-testid="worktree-remove-message">
         {kept.message}
       </p>
-      <p>Removing it anyway deletes its folder and its branch; what is listed above is lost.</p>
+      <p>
+        Removing it anyway deletes its folder and its branch; what is listed above is first kept in the worktree trash
+        (Worktrees → Trash), from where it can be restored.
+      </p>
       <div className="row-end">
         <button type="button" className="btn" onClick={() => setKept(null)} autoFocus>
           Keep it

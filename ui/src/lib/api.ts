@@ -30,6 +30,7 @@ import type {
   ShareRecord,
   ShareRequest,
   TimelineStep,
+  TrashView,
   WorktreeCreated,
   WorktreeView,
 } from "../protocol/generated";
@@ -148,17 +149,29 @@ export function makeApi(t: Transport) {
     /** A 409 (work would be lost) throws ApiError with the server's message; `force` removes anyway. */
     removeWorktree: (directory: string, name: string, force = false) =>
       t.request<WorktreeView>("DELETE", `${wt(name)}?${q({ directory, force: force ? "true" : "false" })}`),
-    resetWorktree: (directory: string, name: string) => t.request<void>("POST", `${wt(name)}/reset`, { directory }),
+    /** Back to its base; what it drops is kept in the trash first (`trash`). */
+    resetWorktree: (directory: string, name: string) =>
+      t.request<{ trash: TrashView | null }>("POST", `${wt(name)}/reset`, { directory }),
+    /** What forced worktree operations and resets kept, newest first. */
+    worktreeTrash: (directory: string) => t.request<TrashView[]>("GET", `/api/worktrees/trash?${q({ directory })}`),
+    /** Bring a trash entry back (its files where they were, or into `into`; its commits as a branch). */
+    restoreTrash: (directory: string, id: string, into?: string) =>
+      t.request<{ trash: TrashView; into: string }>("POST", `/api/worktrees/trash/${enc(id)}/restore`, {
+        directory,
+        ...(into ? { into } : {}),
+      }),
     /** `a`/`b`: worktree names or `main`; `check` runs worktree.checkCommand in both. */
     compare: (directory: string, a: string, b: string, check = false) =>
       t.request<ComparisonView>("GET", `/api/worktrees/compare?${q({ directory, a, b, check: check ? "true" : "false" })}`),
     /** One file of an attempt against `base`, as unified diff text. */
     attemptDiff: (directory: string, name: string, base: string, path: string) =>
       t.request<{ diff: string }>("GET", `${wt(name)}/diff?${q({ directory, base, path })}`),
-    take: (directory: string, from: string, path: string, into: string) =>
-      t.request<void>("POST", `${wt(from)}/take`, { directory, path, into }),
-    promote: (directory: string, name: string, mode: "merge" | "keep_branch") =>
-      t.request<PromotedView>("POST", `${wt(name)}/promote`, { directory, mode }),
+    /** A 409 (the target's own version would be lost) throws; `force` takes it anyway, keeping a copy (`trash`). */
+    take: (directory: string, from: string, path: string, into: string, force = false) =>
+      t.request<{ trash: TrashView | null }>("POST", `${wt(from)}/take`, { directory, path, into, force }),
+    /** A 409 (ignored files of the base checkout would be overwritten) throws; `force` merges anyway, keeping a copy. */
+    promote: (directory: string, name: string, mode: "merge" | "keep_branch", force = false) =>
+      t.request<PromotedView>("POST", `${wt(name)}/promote`, { directory, mode, force }),
     tryWays: (directory: string, text: string, n: number, agent?: string, model?: string) =>
       t.request<{ attempts: TryAttempt[] }>("POST", "/api/worktrees/try", {
         directory,

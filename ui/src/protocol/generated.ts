@@ -582,6 +582,13 @@ export type PermissionReplyKind =
       kind: "reject_with_feedback";
     };
 /**
+ * The worktree operation that put an entry in the trash.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TrashOperation".
+ */
+export type TrashOperation = ("remove" | "reset" | "take" | "promote") | "auto-cleanup";
+/**
  * What a file will go through if a planned undo/revert/redo is applied.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -654,6 +661,13 @@ export type RedactionPlace =
  * via the `definition` "StepKindView".
  */
 export type StepKindView = "tool" | "revert" | "redo";
+/**
+ * Whether a worktree is as mia-code made it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeState".
+ */
+export type WorktreeState = "ok" | "branch-changed" | "missing";
 
 export interface Protocol {
   agent_info: AgentInfo;
@@ -1704,8 +1718,16 @@ export interface ProjectSummary {
 export interface PromotedView {
   branch: string;
   commit?: string | null;
+  /**
+   * The worktree's uncommitted changes were committed on its branch as this.
+   */
+  committed?: string | null;
   fast_forward: boolean;
   head: string;
+  /**
+   * Why auto-cleanup kept the worktree.
+   */
+  kept?: string | null;
   merged_into?: string | null;
   name: string;
   /**
@@ -1713,6 +1735,35 @@ export interface PromotedView {
    */
   others: string[];
   removed: boolean;
+  /**
+   * What went to the trash first (`--force`).
+   */
+  trash?: TrashView | null;
+}
+/**
+ * What a forced worktree operation (or a reset) kept before it dropped it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TrashView".
+ */
+export interface TrashView {
+  created_at: number;
+  files: string[];
+  id: string;
+  operation: TrashOperation;
+  /**
+   * Commits kept (a bundle), by the ref that held them.
+   */
+  refs: string[];
+  /**
+   * Where the files were.
+   */
+  root: string;
+  /**
+   * Submodule commits kept: `path@commit`.
+   */
+  submodule_commits: string[];
+  worktree: string;
 }
 /**
  * Exactly which files an undo/revert/redo will change, computed without changing anything.
@@ -2343,8 +2394,20 @@ export interface WorktreeView {
   merged: boolean;
   name: string;
   path: string;
+  /**
+   * The branch mia-code made it on (the one its commands act on).
+   */
+  recorded_branch?: string;
   sessions: WorktreeSessionRef[];
   size_bytes: number;
+  /**
+   * Whether it is as mia-code made it.
+   */
+  state?: "ok" | "branch-changed" | "missing";
+  /**
+   * What removing it put in the trash first (`remove --force`).
+   */
+  trash?: TrashView | null;
 }
 /**
  * A session working in a worktree.

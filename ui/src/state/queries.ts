@@ -28,6 +28,8 @@ export const keys = {
   /** A session's diff: the whole session, a message's or a step's changes. */
   diff: (session: string, scope: unknown) => ["diff", session, scope] as const,
   worktrees: (directory: string) => ["worktrees", directory] as const,
+  /** Under `worktrees(directory)`: invalidating the list reads the trash again too. */
+  worktreeTrash: (directory: string) => ["worktrees", directory, "trash"] as const,
 };
 
 export function createQueryClient(): QueryClient {

@@ -37,7 +37,8 @@ pub enum WorktreeCommand {
         #[command(flatten)]
         common: Common,
     },
-    /// Remove a worktree and its branch (refused when work would be lost, unless --force).
+    /// Remove a worktree and its branch (refused when work would be lost,
+    /// unless --force, which keeps a copy in the trash first).
     Remove {
         name: String,
         #[arg(long)]
@@ -45,7 +46,8 @@ pub enum WorktreeCommand {
         #[command(flatten)]
         common: Common,
     },
-    /// Put a worktree back to its base (its changes and commits are dropped).
+    /// Put a worktree back to its base (its changes and commits are dropped;
+    /// a copy goes to the trash first).
     Reset {
         name: String,
         #[command(flatten)]
@@ -61,12 +63,22 @@ pub enum WorktreeCommand {
         #[command(flatten)]
         common: Common,
     },
-    /// Copy a file as it is in one attempt into another (or `main`).
+    /// Copy what one attempt changed at a path into another (or `main`):
+    /// never over the target's own version unless --force (a copy goes to the trash).
     Take {
         from: String,
         path: String,
         #[arg(long, default_value = "main")]
         into: String,
+        #[arg(long)]
+        force: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// What forced operations and resets kept; `trash restore ID` brings one back.
+    Trash {
+        #[command(subcommand)]
+        action: Option<TrashAction>,
         #[command(flatten)]
         common: Common,
     },
@@ -79,9 +91,51 @@ pub enum WorktreeCommand {
         /// Commit its changes on its branch and keep it (for a pull request).
         #[arg(long)]
         keep_branch: bool,
+        /// Merge even over ignored files of the main checkout (a copy goes to the trash).
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         common: Common,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TrashAction {
+    /// Bring an entry back: its files where they were (or --into DIR),
+    /// never over a file that differs; its commits as the branch
+    /// `mia-code-restored/<id>`.
+    Restore {
+        id: String,
+        #[arg(long)]
+        into: Option<PathBuf>,
+    },
+}
+
+fn print_trash(t: &mia_protocol::TrashView) {
+    println!(
+        "{}  {} of {}, {}: {} file(s){}{}",
+        t.id,
+        t.operation,
+        t.worktree,
+        age(t.created_at),
+        t.files.len(),
+        if t.refs.is_empty() {
+            String::new()
+        } else {
+            format!(", {} commit ref(s)", t.refs.len())
+        },
+        if t.submodule_commits.is_empty() {
+            String::new()
+        } else {
+            format!(", {} submodule commit(s)", t.submodule_commits.len())
+        }
+    );
+    for f in t.files.iter().take(20) {
+        println!("    {f}");
+    }
+    if t.files.len() > 20 {
+        println!("    … and {} more", t.files.len() - 20);
+    }
 }
 
 fn age(ms: i64) -> String {
@@ -232,15 +286,69 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
             if common.json {
                 print_json(&removed)?;
             } else {
-                println!("removed {} and its branch {}", removed.name, removed.branch);
+                println!(
+                    "removed {}{}",
+                    removed.name,
+                    if removed.recorded_branch.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" and its branch {}", removed.recorded_branch)
+                    }
+                );
+                if let Some(t) = &removed.trash {
+                    println!(
+                        "kept in the trash as {} (`mia-code worktree trash restore {}`)",
+                        t.id, t.id
+                    );
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
         WorktreeCommand::Reset { name, common } => {
             let dir = context::project_dir(common.project.as_deref())?;
-            local.block(core.worktree_reset(dir, name.clone()))?;
-            if !common.json {
+            let trash = local.block(core.worktree_reset(dir, name.clone()))?;
+            if common.json {
+                print_json(&serde_json::json!({ "trash": trash }))?;
+            } else {
                 println!("{name} is back at its base");
+                if let Some(t) = &trash {
+                    println!(
+                        "what it dropped is in the trash as {} (`mia-code worktree trash restore {}`)",
+                        t.id, t.id
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        WorktreeCommand::Trash { action, common } => {
+            let dir = context::project_dir(common.project.as_deref())?;
+            match action {
+                None => {
+                    let list = local.block(core.worktree_trash(dir))?;
+                    if common.json {
+                        print_json(&list)?;
+                    } else if list.is_empty() {
+                        println!("the trash is empty");
+                    } else {
+                        for t in &list {
+                            print_trash(t);
+                        }
+                    }
+                }
+                Some(TrashAction::Restore { id, into }) => {
+                    let into = into.map(|p| if p.is_absolute() { p } else { dir.join(p) });
+                    let (t, to) = local.block(core.worktree_trash_restore(dir, id, into))?;
+                    if common.json {
+                        print_json(
+                            &serde_json::json!({ "trash": t, "into": to.display().to_string() }),
+                        )?;
+                    } else {
+                        println!("restored {} file(s) into {}", t.files.len(), to.display());
+                        if !t.refs.is_empty() {
+                            println!("its commits are on the branch mia-code-restored/{}", t.id);
+                        }
+                    }
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -304,12 +412,24 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
             from,
             path,
             into,
+            force,
             common,
         } => {
             let dir = context::project_dir(common.project.as_deref())?;
-            local.block(core.worktree_take(dir, from.clone(), path.clone(), into.clone()))?;
-            if !common.json {
+            let trash = local.block(core.worktree_take(
+                dir,
+                from.clone(),
+                path.clone(),
+                into.clone(),
+                force,
+            ))?;
+            if common.json {
+                print_json(&serde_json::json!({ "trash": trash }))?;
+            } else {
                 println!("{path}: {into} now has {from}'s version");
+                if let Some(t) = &trash {
+                    println!("{into}'s own version is in the trash as {}", t.id);
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -317,10 +437,11 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
             name,
             merge: _,
             keep_branch,
+            force,
             common,
         } => {
             let dir = context::project_dir(common.project.as_deref())?;
-            let p = local.block(core.worktree_promote(dir, name, keep_branch))?;
+            let p = local.block(core.worktree_promote(dir, name, keep_branch, force))?;
             if common.json {
                 print_json(&p)?;
             } else {
@@ -340,6 +461,21 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
                         }
                     ),
                     _ => println!("{} is ready for a pull request at {}", p.branch, p.head),
+                }
+                if let Some(c) = &p.committed {
+                    println!(
+                        "its uncommitted changes were committed on {} as {c}",
+                        p.branch
+                    );
+                }
+                if let Some(why) = &p.kept {
+                    println!("the worktree was kept: {why}");
+                }
+                if let Some(t) = &p.trash {
+                    println!(
+                        "ignored files the merge overwrote are in the trash as {}",
+                        t.id
+                    );
                 }
                 if !p.others.is_empty() {
                     println!(
