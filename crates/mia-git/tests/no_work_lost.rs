@@ -65,6 +65,9 @@ fn fixture() -> Fx {
     write(&root.join(".worktreeinclude"), ".env\n");
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "one"]);
+    // A person's stash: shared by every worktree, never touched.
+    write(&root.join("a.txt"), "stashed edit\n");
+    git(&root, &["stash", "-q"]);
     write(&root.join(".env"), "KEY=main\n");
     let wt = Worktrees::new(Repo::discover(&root).unwrap(), Settings::default());
     Fx {
@@ -87,6 +90,79 @@ fn create(fx: &Fx, name: &str) -> PathBuf {
         )
         .unwrap()
         .path
+}
+
+/// Everything a refusal must leave as it was: for the main checkout and
+/// every worktree, `git status --ignored`, every file's bytes (`.git` aside);
+/// and the repository's `git log --all`, `git stash list` and worktree list.
+fn state(fx: &Fx) -> Vec<(String, String)> {
+    fn files(dir: &Path, rel: &str, out: &mut Vec<(String, String)>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name == ".git" {
+                continue;
+            }
+            let r = format!("{rel}/{name}");
+            let ty = e.file_type().unwrap();
+            if ty.is_dir() {
+                files(&e.path(), &r, out);
+            } else if ty.is_file() {
+                out.push((
+                    r,
+                    String::from_utf8_lossy(&std::fs::read(e.path()).unwrap()).into(),
+                ));
+            }
+        }
+    }
+    let mut out = vec![
+        (
+            "log".into(),
+            git(&fx.root, &["log", "--all", "--format=%H %D"]),
+        ),
+        ("stash".into(), git(&fx.root, &["stash", "list"])),
+        (
+            "worktrees".into(),
+            git(&fx.root, &["worktree", "list", "--porcelain"]),
+        ),
+    ];
+    let mut dirs = vec![fx.root.clone()];
+    if let Ok(rd) = std::fs::read_dir(fx.root.join(".mia-code/worktrees")) {
+        let mut more: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        more.sort();
+        dirs.extend(more);
+    }
+    for d in dirs {
+        if d.join(".git").exists() {
+            out.push((
+                format!("status {}", d.display()),
+                git(&d, &["status", "--ignored", "--porcelain=v1", "-uall"]),
+            ));
+        }
+    }
+    files(&fx.root, "", &mut out);
+    out
+}
+
+/// Runs an operation that must be refused because it would lose work:
+/// the message, after checking that nothing at all changed.
+fn refused<T: std::fmt::Debug>(fx: &Fx, op: impl FnOnce() -> mia_git::Result<T>) -> String {
+    let before = state(fx);
+    let m = would_lose(op().unwrap_err());
+    let after = state(fx);
+    for (b, a) in before.iter().zip(after.iter()) {
+        assert_eq!(b, a, "a refusal changed something ({m})");
+    }
+    assert_eq!(
+        before.len(),
+        after.len(),
+        "a refusal added or removed files ({m})"
+    );
+    m
 }
 
 fn would_lose(e: GitError) -> String {
@@ -118,7 +194,7 @@ fn take_copies_only_what_the_attempt_changed_and_never_deletes_the_targets_own_f
     assert_eq!(read(&fx.root.join(".env")), "KEY=mine\n");
     // t1 changed a.txt, main has its own edit: refused unless forced.
     write(&t1.join("a.txt"), "t1's a\n");
-    let m = would_lose(fx.wt.take("t1", "a.txt", "main", false).unwrap_err());
+    let m = refused(&fx, || fx.wt.take("t1", "a.txt", "main", false));
     assert!(m.contains("a.txt") && m.contains("--force"), "{m}");
     assert_eq!(read(&fx.root.join("a.txt")), "my edit\n");
     // Forced: taken, and main's version is in the trash.
@@ -132,7 +208,7 @@ fn take_copies_only_what_the_attempt_changed_and_never_deletes_the_targets_own_f
     // t1 deleted b.txt: deleted in main only while main's copy is the base's.
     std::fs::remove_file(t1.join("b.txt")).unwrap();
     write(&fx.root.join("b.txt"), "main changed b\n");
-    would_lose(fx.wt.take("t1", "b.txt", "main", false).unwrap_err());
+    refused(&fx, || fx.wt.take("t1", "b.txt", "main", false));
     assert!(fx.root.join("b.txt").exists());
     write(&fx.root.join("b.txt"), "b\n");
     fx.wt.take("t1", "b.txt", "main", false).unwrap();
@@ -153,7 +229,7 @@ fn remove_keeps_ignored_work_and_force_puts_it_in_the_trash() {
     write(&t1.join(".env"), "KEY=edited-in-t1\n");
     write(&t1.join("logs/run.log"), "what happened\n");
     write(&t1.join("node_modules/x/index.js"), "regenerable\n");
-    let m = would_lose(fx.wt.remove("t1", false).unwrap_err());
+    let m = refused(&fx, || fx.wt.remove("t1", false));
     assert!(m.contains(".env") && m.contains("logs/run.log"), "{m}");
     assert!(!m.contains("node_modules"), "build output is not work: {m}");
     assert!(t1.join(".env").exists());
@@ -163,9 +239,16 @@ fn remove_keeps_ignored_work_and_force_puts_it_in_the_trash() {
     fx.wt.remove("t2", false).unwrap();
     assert!(!t2.exists());
     // Forced: gone, and kept.
+    let stash = git(&fx.root, &["stash", "list", "--format=%H"]);
     let (_, trash) = fx.wt.remove("t1", true).unwrap();
     let trash = trash.unwrap();
     assert!(!t1.exists());
+    assert_eq!(
+        git(&fx.root, &["stash", "list", "--format=%H"]),
+        stash,
+        "stashes are the repository's"
+    );
+    assert!(!stash.is_empty());
     assert!(
         trash.files.contains(&".env".to_string())
             && trash.files.contains(&"logs/run.log".to_string()),
@@ -189,7 +272,7 @@ fn commits_only_the_branch_holds_are_kept_and_restored_as_a_branch() {
     git(&t1, &["add", "-A"]);
     git(&t1, &["commit", "-qm", "attempt work"]);
     let tip = git(&t1, &["rev-parse", "HEAD"]);
-    let m = would_lose(fx.wt.remove("t1", false).unwrap_err());
+    let m = refused(&fx, || fx.wt.remove("t1", false));
     assert!(m.contains("1 commit(s) only mia-code/t1 holds"), "{m}");
     let (_, trash) = fx.wt.remove("t1", true).unwrap();
     let trash = trash.unwrap();
@@ -234,7 +317,7 @@ fn commands_act_only_on_the_recorded_branch() {
     let info = fx.wt.get("t1").unwrap();
     assert_eq!(info.state, WorktreeState::BranchChanged);
     assert!(fx.wt.reset("t1").is_err());
-    let m = would_lose(fx.wt.remove("t1", false).unwrap_err());
+    let m = refused(&fx, || fx.wt.remove("t1", false));
     assert!(m.contains("my-branch"), "{m}");
     let tip = git(&fx.root, &["rev-parse", "my-branch"]);
     // Forced: the worktree goes, the person's branch and its reflog stay.
@@ -269,7 +352,7 @@ fn a_moved_or_vanished_worktree_is_reported_and_others_records_are_not_pruned() 
     );
     fx.wt.remove("t2", false).unwrap();
     // Gone by hand: maybe moved, so forgetting it takes --force.
-    let m = would_lose(fx.wt.remove("t1", false).unwrap_err());
+    let m = refused(&fx, || fx.wt.remove("t1", false));
     assert!(
         m.contains("git worktree repair") && m.contains("--force"),
         "{m}"
@@ -308,7 +391,7 @@ fn promote_refuses_a_base_checked_out_elsewhere_and_ignored_files_it_would_overw
     git(&t2, &["add", "-A"]);
     git(&t2, &["commit", "-qm", "track .env"]);
     write(&fx.root.join(".env"), "KEY=precious\n");
-    let m = would_lose(fx.wt.promote("t2", PromoteMode::Merge, false).unwrap_err());
+    let m = refused(&fx, || fx.wt.promote("t2", PromoteMode::Merge, false));
     assert!(m.contains(".env"), "{m}");
     assert_eq!(read(&fx.root.join(".env")), "KEY=precious\n");
     let p = fx.wt.promote("t2", PromoteMode::Merge, true).unwrap();
@@ -354,7 +437,7 @@ fn submodule_commits_made_in_a_worktree_are_not_lost() {
     git(&t1.join("sub"), &["commit", "-qam", "sub work"]);
     let sub_commit = git(&t1.join("sub"), &["rev-parse", "HEAD"]);
     git(&t1, &["commit", "-qam", "bump sub"]);
-    let m = would_lose(fx.wt.remove("t1", false).unwrap_err());
+    let m = refused(&fx, || fx.wt.remove("t1", false));
     assert!(m.contains("submodule commit"), "{m}");
     let (_, trash) = fx.wt.remove("t1", true).unwrap();
     assert!(
