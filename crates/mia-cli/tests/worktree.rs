@@ -259,6 +259,56 @@ fn scripts_from_an_untrusted_project_config_do_not_run() {
     );
 }
 
+#[test]
+fn a_project_cannot_point_the_worktree_directory_outside_the_repository() {
+    let env = env(json!({}));
+    // The person's own worktree next to the project.
+    let sibling = env.project.parent().unwrap().join("theirs");
+    git(
+        &env.project,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "theirs",
+            sibling.to_str().unwrap(),
+        ],
+    );
+    std::fs::write(
+        env.project.join(".mia-code.json"),
+        r#"{"worktree": {"directory": ".."}}"#,
+    )
+    .unwrap();
+    // Untrusted: the project's value is not read; the default stands.
+    let list = env.json(&["worktree", "list"]);
+    assert_eq!(list, json!([]), "the sibling worktree is not listed");
+    let c = env.json(&["worktree", "create", "--name", "t1"]);
+    assert_eq!(
+        PathBuf::from(c["path"].as_str().unwrap()),
+        env.project.join(".mia-code/worktrees/t1")
+    );
+    let out = env
+        .cmd()
+        .args(["worktree", "remove", "theirs", "--force"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(sibling.exists());
+    // Trusted: read, and refused with the way out.
+    let out = env.cmd().args(["permissions", "trust"]).output().unwrap();
+    assert!(out.status.success());
+    let out = env.cmd().args(["worktree", "list"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("worktree.directory `..`") && err.contains("must stay inside the repository"),
+        "{err}"
+    );
+    assert!(sibling.exists());
+    assert!(git(&env.project, &["branch", "--list", "theirs"]).contains("theirs"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_in_a_new_worktree_leaves_the_main_tree_alone() {
     let scenario: Scenario = serde_json::from_value(json!({"steps": [

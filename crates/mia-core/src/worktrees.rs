@@ -140,9 +140,29 @@ impl Runtime {
                 layers.iter().copied().find(|w| f(w))
             };
             let defaults = mia_git::Settings::default();
+            // Where worktrees go: a project's value only once trusted, and
+            // then only inside the repository; a person's global value
+            // anywhere they like.
+            let directory = config
+                .layers
+                .iter()
+                .rev()
+                .filter(|l| trusted || l.kind != mia_config::LayerKind::Project)
+                .find_map(|l| {
+                    let d = l.file.worktree.as_ref()?.directory.as_ref()?;
+                    Some((l.kind, PathBuf::from(d)))
+                });
+            let (directory, contained) = match directory {
+                Some((mia_config::LayerKind::Global, d)) => (d, false),
+                Some((_, d)) => (d, true),
+                None => (defaults.directory, true),
+            };
             let settings = mia_git::Settings {
-                directory: w.directory.map(PathBuf::from).unwrap_or(defaults.directory),
-                branch_prefix: w.branch_prefix.unwrap_or(defaults.branch_prefix),
+                directory,
+                contained,
+                branch_prefix: pick(&|w| w.branch_prefix.is_some())
+                    .and_then(|w| w.branch_prefix.clone())
+                    .unwrap_or(defaults.branch_prefix),
                 run_hooks: pick(&|w| w.run_hooks.is_some())
                     .and_then(|w| w.run_hooks)
                     .unwrap_or(false),

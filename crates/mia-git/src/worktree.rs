@@ -73,6 +73,10 @@ pub struct Settings {
     pub check_command: Option<String>,
     /// Remove a worktree once it has been promoted (merged).
     pub auto_cleanup: bool,
+    /// `directory` must stay inside the repository, symlinks followed (the
+    /// default, and whenever the value came from the project's own config);
+    /// `false` only for a directory the person chose in their global config.
+    pub contained: bool,
 }
 
 impl Default for Settings {
@@ -84,6 +88,7 @@ impl Default for Settings {
             start_scripts: Vec::new(),
             check_command: None,
             auto_cleanup: true,
+            contained: true,
         }
     }
 }
@@ -251,6 +256,47 @@ impl Worktrees {
         }
     }
 
+    /// [`Worktrees::dir`], refused when it must stay inside the repository
+    /// and does not: `..`, an absolute path, or a symlinked component
+    /// (`.mia-code -> ..` committed by the project) leading out.
+    fn checked_dir(&self) -> Result<PathBuf> {
+        let dir = self.dir();
+        if !self.settings.contained {
+            return Ok(dir);
+        }
+        let shown = self.settings.directory.display();
+        let bad = |why: &str| {
+            GitError::Invalid(format!(
+                "worktree.directory `{shown}` {why}: it must stay inside the repository (a relative path like `.mia-code/worktrees`); set another in your global config if you want worktrees elsewhere"
+            ))
+        };
+        if !self.settings.directory.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        }) {
+            return Err(bad("leaves the repository"));
+        }
+        // The longest part that exists, symlinks resolved, must be inside.
+        let mut existing = dir.as_path();
+        while !existing.exists() {
+            match existing.parent() {
+                Some(p) => existing = p,
+                None => break,
+            }
+        }
+        let real =
+            dunce::canonicalize(existing).map_err(|e| GitError::io("resolve", existing, e))?;
+        if !real.starts_with(&self.repo.root) {
+            return Err(bad(&format!(
+                "resolves to {} through a symlink",
+                real.display()
+            )));
+        }
+        Ok(dir)
+    }
+
     fn meta_dir(&self) -> PathBuf {
         self.repo.common_dir.join("mia-code").join("worktrees")
     }
@@ -397,7 +443,7 @@ impl Worktrees {
         on_line: OnLine<'_>,
     ) -> Result<Created> {
         let (base, base_ref) = self.resolve_base(opts.base.as_deref())?;
-        let dir = self.dir();
+        let dir = self.checked_dir()?;
         let registered = self.registered()?;
         let taken = |name: &str| -> Result<Option<String>> {
             let branch = format!("{}{name}", self.settings.branch_prefix);
@@ -464,9 +510,8 @@ impl Worktrees {
         let path = dir.join(&name);
         self.prepare_dir(&dir)?;
         let path_s = path.to_string_lossy().to_string();
-        self.root_git()
-            .ok(&["worktree", "add", "--quiet", "-b", &branch, &path_s, &base])?;
-        let path = dunce::canonicalize(&path).unwrap_or(path);
+        // The record first: a worktree without one is not mia-code's (never
+        // listed, never removed), so a crash must not leave one behind.
         let meta = Meta {
             name: name.clone(),
             branch: branch.clone(),
@@ -480,6 +525,14 @@ impl Worktrees {
             serde_json::to_string_pretty(&meta).map_err(|e| GitError::Invalid(e.to_string()))?;
         std::fs::write(self.meta_path(&name), json)
             .map_err(|e| GitError::io("write", self.meta_path(&name), e))?;
+        if let Err(e) = self
+            .root_git()
+            .ok(&["worktree", "add", "--quiet", "-b", &branch, &path_s, &base])
+        {
+            let _ = std::fs::remove_file(self.meta_path(&name));
+            return Err(e);
+        }
+        let path = dunce::canonicalize(&path).unwrap_or(path);
         let submodules = path.join(".gitmodules").is_file();
         if submodules {
             self.git(&path).ok(&[
@@ -594,7 +647,8 @@ impl Worktrees {
 
     /// The mia-code worktrees (those under [`Worktrees::dir`]), oldest first.
     pub fn list(&self) -> Result<Vec<WorktreeInfo>> {
-        let dir = dunce::canonicalize(self.dir()).unwrap_or_else(|_| self.dir());
+        let dir = self.checked_dir()?;
+        let dir = dunce::canonicalize(&dir).unwrap_or(dir);
         let mut out = Vec::new();
         for (path, head, branch) in self.registered()? {
             if !path.starts_with(&dir) || path == dir {
@@ -603,6 +657,12 @@ impl Worktrees {
             let Some(name) = path.file_name().map(|n| n.to_string_lossy().to_string()) else {
                 continue;
             };
+            // Only what mia-code made (it wrote the record): a person's own
+            // worktree that happens to sit in this directory is not ours to
+            // list, reset, promote or remove.
+            if self.read_meta(&name).is_none() {
+                continue;
+            }
             out.push(self.info(&name, &path, head, branch)?);
         }
         out.sort_by_key(|w| w.created_at_ms);
@@ -875,7 +935,8 @@ impl Worktrees {
     /// A worktree's path, head and recorded metadata, without the status
     /// work of [`Worktrees::get`] (no `git status`, no size walk).
     pub(crate) fn locate(&self, name: &str) -> Result<(PathBuf, String, Option<Meta>)> {
-        let dir = dunce::canonicalize(self.dir()).unwrap_or_else(|_| self.dir());
+        let dir = self.checked_dir()?;
+        let dir = dunce::canonicalize(&dir).unwrap_or(dir);
         self.registered()?
             .into_iter()
             .find(|(p, _, _)| {

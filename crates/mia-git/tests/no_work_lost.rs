@@ -504,3 +504,80 @@ fn one_operation_per_repository_at_a_time() {
     rx.recv_timeout(std::time::Duration::from_secs(10)).unwrap();
     waiter.join().unwrap();
 }
+
+#[test]
+fn the_worktree_directory_stays_inside_the_repository_and_only_ours_are_listed() {
+    let fx = fixture();
+    // A person's own worktree next to the repository.
+    let sibling = fx.base.join("mine");
+    git(
+        &fx.root,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "mine",
+            sibling.to_str().unwrap(),
+        ],
+    );
+    let repo = || Repo::discover(&fx.root).unwrap();
+    // `..` (from a project's config) is refused, naming the fix.
+    let out = Worktrees::new(
+        repo(),
+        Settings {
+            directory: "..".into(),
+            ..Settings::default()
+        },
+    );
+    let e = out.list().unwrap_err().to_string();
+    assert!(e.contains("must stay inside the repository"), "{e}");
+    assert!(out.remove("mine", true).is_err());
+    assert!(sibling.exists());
+    // A committed symlink leading out is refused too.
+    #[cfg(unix)]
+    symlink_leading_out_is_refused(&fx);
+    // The person's own choice (global config) may be anywhere; even there,
+    // only worktrees mia-code made are listed: their own stays theirs.
+    let chosen = Worktrees::new(
+        repo(),
+        Settings {
+            directory: fx.base.clone(),
+            contained: false,
+            ..Settings::default()
+        },
+    );
+    assert!(chosen.list().unwrap().is_empty());
+    assert!(matches!(
+        chosen.remove("mine", true),
+        Err(GitError::NotFound(_))
+    ));
+    assert!(sibling.exists());
+    assert!(git(&fx.root, &["branch", "--list", "mine"]).contains("mine"));
+}
+
+#[cfg(unix)]
+fn symlink_leading_out_is_refused(fx: &Fx) {
+    std::os::unix::fs::symlink("..", fx.root.join("wt-link")).unwrap();
+    let linked = Worktrees::new(
+        Repo::discover(&fx.root).unwrap(),
+        Settings {
+            directory: "wt-link".into(),
+            ..Settings::default()
+        },
+    );
+    let e = linked.list().unwrap_err().to_string();
+    assert!(e.contains("through a symlink"), "{e}");
+    let e = linked
+        .create(
+            &CreateOptions {
+                name: Some("x".into()),
+                base: None,
+            },
+            &Cancel::default(),
+            &mut |_| {},
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("through a symlink"), "{e}");
+}
