@@ -452,11 +452,13 @@ async fn a_git_plugin_needs_allow_git_and_speaks_the_protocol_by_hand() {
         repo_dir.join("main.js"),
         r#"const rl = require("readline").createInterface({ input: process.stdin });
 const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
+let project = "";
 rl.on("line", (line) => {
   const m = JSON.parse(line);
   if (m.id === undefined) return;
+  if (m.method === "initialize") project = m.params.project;
   if (m.method === "initialize") send({ id: m.id, result: { protocol: 1, name: "git-plugin", tools: [{ name: "git_hello", description: "says hello", input_schema: { type: "object", properties: {} } }], hooks: ["permission.ask", "chat.params"] } });
-  else if (m.method === "tool.call") send({ id: m.id, result: { output: "hello from git; key=" + (process.env.ANTHROPIC_API_KEY ? "LEAKED" : "none") + "; cwd=" + process.cwd() } });
+  else if (m.method === "tool.call") send({ id: m.id, result: { output: "hello from git; key=" + (process.env.ANTHROPIC_API_KEY ? "LEAKED" : "none") + "; cwd=" + process.cwd() + "; project=" + project } });
   else if (m.method === "permission.ask") send({ id: m.id, result: m.params.tool === "bash" ? { action: "deny", reason: "no shell here" } : { action: "allow" } });
   else if (m.method === "chat.params") send({ id: m.id, result: { temperature: 0.25 } });
   else send({ id: m.id, error: { code: -32601, message: "unknown" } });
@@ -541,7 +543,15 @@ rl.on("line", (line) => {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(
         result_of(&stdout, "g1")["output"],
-        format!("hello from git; key=none; cwd={}", env.project.display()),
+        format!(
+            "hello from git; key=none; cwd={}; project={}",
+            env.home
+                .join(
+                    ".mia-code/plugin-data/git_https___git.example.invalid_acme_mia-git-plugin.git"
+                )
+                .display(),
+            env.project.display()
+        ),
         "{stdout}"
     );
     // permission.ask only tightens: bash (allowed by the config) is denied.

@@ -125,6 +125,11 @@ pub struct PluginOptions {
     /// Never contact a registry: use installed plugins only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offline: Option<bool>,
+    /// Where a plugin may write besides its data directory
+    /// (`~/.mia-code/plugin-data/<name>`), per package name: paths, `~/…`,
+    /// or `{project}` for the project it serves. From your own config only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writable: Option<std::collections::BTreeMap<String, Vec<String>>>,
 }
 
 /// `mcp.<name>`: an MCP server, in the shape of Claude Code's `.mcp.json`
@@ -158,6 +163,11 @@ pub struct McpServerConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 3600))]
     pub timeout: Option<u64>,
+    /// Where one of your own stdio servers may write besides its data
+    /// directory (`~/.mia-code/mcp/<name>`): paths, `~/…`, or `{project}`
+    /// for the project it serves. Read from your global config only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writable: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

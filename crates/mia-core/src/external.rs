@@ -57,3 +57,69 @@ pub(crate) fn cap_output(text: &mut String, note: impl FnOnce(usize) -> String) 
     text.push_str(&note(total));
     true
 }
+
+/// A program the person configured themselves (a global MCP server or
+/// plugin) runs the same in every project, and nothing of a project reaches
+/// it: not its working directory (npx, npm, uv and pyenv read
+/// `package.json`, `node_modules`, `.npmrc`, `uv.toml`, `.python-version`
+/// from there), not `PATH` entries inside it or relative ones, not a
+/// same-named program in it. The project is passed only where the person's
+/// config says `{project}`.
+pub(crate) struct Outside<'a> {
+    pub project: &'a std::path::Path,
+    pub home: &'a std::path::Path,
+}
+
+/// The placeholder a person's config writes for the project's path.
+pub(crate) const PROJECT_PLACEHOLDER: &str = "{project}";
+
+impl Outside<'_> {
+    /// `{project}` replaced by the project's path.
+    pub(crate) fn expand(&self, s: &str) -> String {
+        s.replace(PROJECT_PLACEHOLDER, &self.project.display().to_string())
+    }
+
+    fn inside(&self, p: &std::path::Path) -> bool {
+        let real = dunce::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        real.starts_with(self.project)
+    }
+
+    /// `PATH` without relative entries and entries inside the project.
+    pub(crate) fn path(&self, path: &str) -> String {
+        let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
+            .filter(|p| p.is_absolute() && !self.inside(p))
+            .collect();
+        std::env::join_paths(kept)
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+
+    /// `command` as an absolute executable outside the project: a bare
+    /// name looked up on `path` (already [`Outside::path`]), `~/…` under the
+    /// person's home, an absolute path as it is.
+    pub(crate) fn program(&self, command: &str, path: &str) -> Result<std::path::PathBuf, String> {
+        let c = std::path::Path::new(command);
+        let found = if let Some(rest) = command.strip_prefix("~/") {
+            self.home.join(rest)
+        } else if c.is_absolute() {
+            c.to_path_buf()
+        } else if c.components().count() > 1 {
+            return Err(format!(
+                "`{command}` is a relative path: it would name a different program in every project; use an absolute path (or `~/…`)"
+            ));
+        } else {
+            which::which_in(command, Some(path), self.home).map_err(|_| {
+                format!(
+                    "`{command}` is not on PATH (programs inside the project are not looked up for your own servers and plugins)"
+                )
+            })?
+        };
+        if self.inside(&found) {
+            return Err(format!(
+                "`{command}` resolves to {} inside the project; your own servers and plugins run nothing of a project's",
+                found.display()
+            ));
+        }
+        Ok(found)
+    }
+}

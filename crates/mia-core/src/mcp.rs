@@ -39,9 +39,36 @@ pub(crate) struct ServerDef {
     /// Defined by the project (its config or `.mcp.json`): starts only in a
     /// trusted workspace.
     project_level: bool,
+    /// A person's own stdio server: its data directory (its working
+    /// directory, where it may write) and what else their config lets it
+    /// write.
+    own: Option<OwnServer>,
     transport: Result<Transport, String>,
     timeout: Duration,
     enabled: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct OwnServer {
+    data_dir: PathBuf,
+    writable: Vec<PathBuf>,
+}
+
+/// What defining a server needs to know.
+pub(crate) struct DefContext<'a> {
+    /// The project, canonical.
+    pub project: &'a Path,
+    /// Whether the workspace is trusted: a project's secrets (`${VAR}` in
+    /// `.mcp.json` or its config) are resolved only then.
+    pub trusted: bool,
+    pub paths: &'a mia_config::Paths,
+}
+
+impl DefContext<'_> {
+    /// Where a person's own server `name` keeps its data.
+    fn data_dir(&self, name: &str) -> PathBuf {
+        self.paths.home.join("mcp").join(sanitize(name))
+    }
 }
 
 enum SlotState {
@@ -104,14 +131,27 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     full.chars().take(64).collect()
 }
 
+/// A server's transport. A person's own stdio server (`own`) runs outside
+/// the project ([`crate::external::Outside`]); a project's server's `${VAR}`
+/// references stay unresolved (and unprinted) until the workspace is trusted.
 fn transport_of(
     name: &str,
     cfg: &McpServerConfig,
-    project: &Path,
+    ctx: &DefContext<'_>,
+    own: Option<&OwnServer>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Transport, String> {
-    let expand = |v: &str, key: String| {
-        mia_config::resolve_env_refs_with(v, &key, env).map_err(|e| e.to_string())
+    let resolve = own.is_some() || ctx.trusted;
+    let outside = crate::external::Outside {
+        project: ctx.project,
+        home: &ctx.paths.user_home,
+    };
+    let expand = |v: &str, key: String| -> Result<String, String> {
+        if !resolve {
+            return Ok(v.to_string());
+        }
+        let v = mia_config::resolve_env_refs_with(v, &key, env).map_err(|e| e.to_string())?;
+        Ok(if own.is_some() { outside.expand(&v) } else { v })
     };
     let kind = cfg.kind.unwrap_or(if cfg.url.is_some() {
         McpKind::Http
@@ -126,6 +166,11 @@ fn transport_of(
                 ));
             };
             let mut full_env = crate::external::base_env(&["SHELL", "TERM"], env);
+            if own.is_some()
+                && let Some(path) = full_env.get_mut("PATH")
+            {
+                *path = outside.path(path);
+            }
             for (k, v) in cfg.env.iter().flatten() {
                 full_env.insert(k.clone(), expand(v, format!("mcp.{name}.env.{k}"))?);
             }
@@ -136,11 +181,21 @@ fn transport_of(
                 .enumerate()
                 .map(|(i, a)| expand(a, format!("mcp.{name}.args[{i}]")))
                 .collect::<Result<Vec<_>, _>>()?;
+            let (command, cwd) = match own {
+                Some(o) => {
+                    let path = full_env.get("PATH").cloned().unwrap_or_default();
+                    let program = outside
+                        .program(&command, &path)
+                        .map_err(|e| format!("mcp.{name}.command: {e}"))?;
+                    (program.display().to_string(), o.data_dir.clone())
+                }
+                None => (command, ctx.project.to_path_buf()),
+            };
             Ok(Transport::Stdio {
                 command,
                 args,
                 env: full_env,
-                cwd: project.to_path_buf(),
+                cwd,
                 confine: None,
             })
         }
@@ -161,19 +216,51 @@ fn transport_of(
     }
 }
 
-/// Every server `config` and the project's `.mcp.json` define.
-pub(crate) fn server_defs(config: &Config, project: &Path) -> Vec<ServerDef> {
+/// Every server `config` and the project's `.mcp.json` define. A project
+/// adds servers; it never replaces one of the person's own (a same-named
+/// entry of the project is ignored), and may switch one off
+/// (`enabled: false`) only once the workspace is trusted.
+pub(crate) fn server_defs(config: &Config, ctx: &DefContext<'_>) -> Vec<ServerDef> {
     let env = |k: &str| std::env::var(k).ok();
     let mut by_name: BTreeMap<String, ServerDef> = BTreeMap::new();
     for layer in &config.layers {
+        let project_level = layer.kind == LayerKind::Project;
         for (name, cfg) in layer.file.mcp.iter().flatten() {
+            if project_level
+                && let Some(mine) = by_name.get_mut(name)
+                && !mine.project_level
+            {
+                if ctx.trusted && cfg.enabled == Some(false) {
+                    mine.enabled = false;
+                    mine.source = format!("{} (switched off by {})", mine.source, layer.source());
+                } else {
+                    tracing::warn!(server = %name, source = %layer.source(), "a project's config names one of your own MCP servers; yours stands");
+                }
+                continue;
+            }
+            let own = (!project_level && cfg.command.is_some() && cfg.url.is_none()).then(|| {
+                let outside = crate::external::Outside {
+                    project: ctx.project,
+                    home: &ctx.paths.user_home,
+                };
+                OwnServer {
+                    data_dir: ctx.data_dir(name),
+                    writable: cfg
+                        .writable
+                        .iter()
+                        .flatten()
+                        .map(|w| expand_home(&outside.expand(w), &ctx.paths.user_home))
+                        .collect(),
+                }
+            });
             by_name.insert(
                 name.clone(),
                 ServerDef {
                     name: name.clone(),
                     source: layer.source(),
-                    project_level: layer.kind == LayerKind::Project,
-                    transport: transport_of(name, cfg, project, &env),
+                    project_level,
+                    transport: transport_of(name, cfg, ctx, own.as_ref(), &env),
+                    own,
                     timeout: cfg
                         .timeout
                         .map(Duration::from_secs)
@@ -183,75 +270,77 @@ pub(crate) fn server_defs(config: &Config, project: &Path) -> Vec<ServerDef> {
             );
         }
     }
-    let dot = project.join(".mcp.json");
-    if let Ok(text) = std::fs::read_to_string(&dot) {
-        let source = dot.display().to_string();
-        match serde_json::from_str::<DotMcp>(&text) {
-            Ok(file) => {
-                for (name, s) in file.mcp_servers {
-                    if by_name.contains_key(&name) {
-                        continue; // the config's definition wins
-                    }
-                    let kind = match s.kind.as_deref() {
-                        None => None,
-                        Some("stdio") => Some(McpKind::Stdio),
-                        Some("http" | "streamable-http" | "streamableHttp") => Some(McpKind::Http),
-                        Some(other) => {
-                            by_name.insert(
-                                name.clone(),
-                                ServerDef {
-                                    name: name.clone(),
-                                    source: source.clone(),
-                                    project_level: true,
-                                    transport: Err(format!(
-                                        "transport {other:?} is not supported (use stdio or the server's streamable HTTP endpoint)"
-                                    )),
-                                    timeout: DEFAULT_CALL_TIMEOUT,
-                                    enabled: true,
-                                },
-                            );
-                            continue;
-                        }
-                    };
-                    let cfg = McpServerConfig {
-                        kind,
-                        command: s.command,
-                        args: s.args,
-                        env: s.env,
-                        url: s.url,
-                        headers: s.headers,
-                        enabled: None,
-                        timeout: None,
-                    };
-                    by_name.insert(
-                        name.clone(),
-                        ServerDef {
-                            name: name.clone(),
-                            source: source.clone(),
-                            project_level: true,
-                            transport: transport_of(&name, &cfg, project, &env),
-                            timeout: DEFAULT_CALL_TIMEOUT,
-                            enabled: true,
-                        },
-                    );
-                }
-            }
-            Err(e) => {
-                by_name.insert(
-                    ".mcp.json".into(),
-                    ServerDef {
-                        name: ".mcp.json".into(),
-                        source: source.clone(),
-                        project_level: true,
-                        transport: Err(format!("{source} is not valid: {e}")),
-                        timeout: DEFAULT_CALL_TIMEOUT,
-                        enabled: true,
-                    },
-                );
-            }
-        }
-    }
+    dot_mcp(&mut by_name, ctx, &env);
     by_name.into_values().collect()
+}
+
+/// `~/…` under the person's home.
+fn expand_home(p: &str, home: &Path) -> PathBuf {
+    match p.strip_prefix("~/") {
+        Some(rest) => home.join(rest),
+        None => PathBuf::from(p),
+    }
+}
+
+/// The project's `.mcp.json` (Claude Code's format): its servers, where no
+/// config layer defines the name.
+fn dot_mcp(
+    by_name: &mut BTreeMap<String, ServerDef>,
+    ctx: &DefContext<'_>,
+    env: &dyn Fn(&str) -> Option<String>,
+) {
+    let dot = ctx.project.join(".mcp.json");
+    let Ok(text) = std::fs::read_to_string(&dot) else {
+        return;
+    };
+    let source = dot.display().to_string();
+    let project_def = |name: &str, transport: Result<Transport, String>| ServerDef {
+        name: name.to_string(),
+        source: source.clone(),
+        project_level: true,
+        own: None,
+        transport,
+        timeout: DEFAULT_CALL_TIMEOUT,
+        enabled: true,
+    };
+    let file = match serde_json::from_str::<DotMcp>(&text) {
+        Ok(file) => file,
+        Err(e) => {
+            by_name.insert(
+                ".mcp.json".into(),
+                project_def(".mcp.json", Err(format!("{source} is not valid: {e}"))),
+            );
+            return;
+        }
+    };
+    for (name, s) in file.mcp_servers {
+        if by_name.contains_key(&name) {
+            continue; // the config's definition wins
+        }
+        let kind = match s.kind.as_deref() {
+            None => None,
+            Some("stdio") => Some(McpKind::Stdio),
+            Some("http" | "streamable-http" | "streamableHttp") => Some(McpKind::Http),
+            Some(other) => {
+                let why = format!(
+                    "transport {other:?} is not supported (use stdio or the server's streamable HTTP endpoint)"
+                );
+                by_name.insert(name.clone(), project_def(&name, Err(why)));
+                continue;
+            }
+        };
+        let cfg = McpServerConfig {
+            kind,
+            command: s.command,
+            args: s.args,
+            env: s.env,
+            url: s.url,
+            headers: s.headers,
+            ..McpServerConfig::default()
+        };
+        let transport = transport_of(&name, &cfg, ctx, None, env);
+        by_name.insert(name.clone(), project_def(&name, transport));
+    }
 }
 
 impl McpHub {
@@ -529,18 +618,45 @@ impl Tool for McpTool {
 
 impl Runtime {
     /// The project's hub, made again when its servers' definitions changed.
-    fn mcp_hub(&self, project: &Path, config: &Config) -> Arc<McpHub> {
-        let mut defs = server_defs(config, project);
-        // A project's own stdio servers run in the OS sandbox.
-        for d in defs.iter_mut().filter(|d| d.project_level) {
+    fn mcp_hub(&self, project: &Path, config: &Config, trusted: bool) -> Arc<McpHub> {
+        let project = dunce::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+        let project = project.as_path();
+        let paths = &self.inner.opts.paths;
+        let ctx = DefContext {
+            project,
+            trusted,
+            paths,
+        };
+        let mut defs = server_defs(config, &ctx);
+        // Every stdio server runs in the OS sandbox: a project's read-only
+        // in the project; a person's own in its data directory, reading
+        // the project, writing only there and where their config says.
+        for d in &mut defs {
+            if !matches!(d.transport, Ok(Transport::Stdio { .. })) {
+                continue;
+            }
+            let sandbox = match &d.own {
+                Some(own) => {
+                    if let Err(e) = std::fs::create_dir_all(&own.data_dir) {
+                        d.transport = Err(format!(
+                            "cannot create its data directory {}: {e}",
+                            own.data_dir.display()
+                        ));
+                        continue;
+                    }
+                    crate::sandbox::own_server_confinement(
+                        config,
+                        &own.data_dir,
+                        project,
+                        &own.writable,
+                        paths,
+                        Vec::new(),
+                    )
+                }
+                None => crate::sandbox::server_confinement(config, project, paths, false),
+            };
             if let Ok(Transport::Stdio { confine, .. }) = &mut d.transport {
-                *confine = crate::sandbox::server_confinement(
-                    config,
-                    project,
-                    &self.inner.opts.paths,
-                    false,
-                )
-                .map(Box::new);
+                *confine = sandbox.map(Box::new);
             }
         }
         let mut hubs = lock(&self.inner.mcp);
@@ -562,7 +678,7 @@ impl Runtime {
         config: &Config,
         trusted: bool,
     ) -> ExtraTools {
-        let hub = self.mcp_hub(project, config);
+        let hub = self.mcp_hub(project, config, trusted);
         if hub.slots.is_empty() {
             return ExtraTools::default();
         }
@@ -580,7 +696,7 @@ impl Runtime {
             .store()
             .call(move |db| db.is_workspace_trusted(&key))
             .await?;
-        let hub = self.mcp_hub(&project, &config);
+        let hub = self.mcp_hub(&project, &config, trusted);
         hub.start(trusted).await;
         Ok(hub.views(trusted).await)
     }

@@ -27,6 +27,19 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 const INIT_TIMEOUT: Duration = Duration::from_secs(15);
 const HOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A directory name for a plugin key (`@scope/name`, a path).
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct PluginDef {
     entry: String,
@@ -34,6 +47,9 @@ pub(crate) struct PluginDef {
     project_level: bool,
     parsed: Result<PluginRef, String>,
     env: BTreeMap<String, String>,
+    /// Where it may write besides its data directory (one of the person's
+    /// own: `plugin.writable`).
+    writable: Vec<PathBuf>,
 }
 
 enum PState {
@@ -69,6 +85,7 @@ pub(crate) struct TurnPlugins {
 pub(crate) fn plugin_defs(
     config: &Config,
     project: &Path,
+    home: &Path,
 ) -> (Vec<PluginDef>, mia_config::PluginOptions) {
     let mut by_entry: BTreeMap<String, PluginDef> = BTreeMap::new();
     let mut bases: BTreeMap<String, PathBuf> = BTreeMap::new();
@@ -91,6 +108,9 @@ pub(crate) fn plugin_defs(
             let mut env = opts.env.take().unwrap_or_default();
             env.extend(o.env.clone().unwrap_or_default());
             opts.env = Some(env);
+            let mut writable = opts.writable.take().unwrap_or_default();
+            writable.extend(o.writable.clone().unwrap_or_default());
+            opts.writable = Some(writable);
         }
         let base = match layer.kind {
             LayerKind::Project => project.to_path_buf(),
@@ -102,6 +122,14 @@ pub(crate) fn plugin_defs(
                 .unwrap_or_else(|| project.to_path_buf()),
         };
         for entry in setting.packages() {
+            // A project adds plugins; it never replaces or switches off one
+            // of the person's own by naming the same entry.
+            if layer.kind == LayerKind::Project
+                && by_entry.get(entry).is_some_and(|d| !d.project_level)
+            {
+                tracing::warn!(plugin = %entry, source = %layer.source(), "a project's config names one of your own plugins; yours stands");
+                continue;
+            }
             by_entry.insert(
                 entry.clone(),
                 PluginDef {
@@ -110,6 +138,7 @@ pub(crate) fn plugin_defs(
                     project_level: layer.kind == LayerKind::Project,
                     parsed: Err(String::new()),
                     env: BTreeMap::new(),
+                    writable: Vec::new(),
                 },
             );
             bases.insert(entry.clone(), base.clone());
@@ -117,8 +146,14 @@ pub(crate) fn plugin_defs(
     }
     let allow_git = opts.allow_git == Some(true);
     let envs = opts.env.clone().unwrap_or_default();
+    let grants = opts.writable.clone().unwrap_or_default();
     let lookup = |k: &str| std::env::var(k).ok();
-    let defs = by_entry
+    let canonical = dunce::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+    let outside = crate::external::Outside {
+        project: &canonical,
+        home,
+    };
+    let defs: Vec<PluginDef> = by_entry
         .into_values()
         .map(|mut d| {
             let base = bases
@@ -138,22 +173,52 @@ pub(crate) fn plugin_defs(
                     &lookup,
                 ) {
                     Ok(v) => {
-                        env.insert(k.clone(), v);
+                        env.insert(k.clone(), outside.expand(&v));
                     }
                     Err(e) => d.parsed = Err(e.to_string()),
                 }
             }
+            if !d.project_level
+                && let Some(path) = env.get_mut("PATH")
+            {
+                *path = outside.path(path);
+            }
             d.env = env;
+            d.writable = grants
+                .get(&key)
+                .into_iter()
+                .flatten()
+                .map(|w| {
+                    let w = outside.expand(w);
+                    match w.strip_prefix("~/") {
+                        Some(rest) => home.join(rest),
+                        None => PathBuf::from(w),
+                    }
+                })
+                .collect();
             d
         })
+        .collect();
+    // The same package from a project and from the person: theirs only.
+    let own: Vec<String> = defs
+        .iter()
+        .filter(|d| !d.project_level)
+        .map(PluginHub::slot_name)
+        .collect();
+    let defs = defs
+        .into_iter()
+        .filter(|d| !d.project_level || !own.contains(&PluginHub::slot_name(d)))
         .collect();
     (defs, opts)
 }
 
-fn node_binary() -> PathBuf {
-    std::env::var_os("MIA_CODE_NODE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("node"))
+/// Node.js (`MIA_CODE_NODE`, else `node` on PATH), as an absolute path
+/// outside the project.
+fn node_binary(outside: &crate::external::Outside<'_>, path: &str) -> Result<PathBuf, String> {
+    let node = std::env::var("MIA_CODE_NODE").unwrap_or_else(|_| "node".into());
+    outside
+        .program(&node, path)
+        .map_err(|e| format!("{e} (Node.js is needed for plugins)"))
 }
 
 impl PluginHub {
@@ -288,22 +353,48 @@ impl PluginHub {
         if lock(&slot.version).is_none() {
             *lock(&slot.version) = Some(version);
         }
-        // A plugin a project's config names runs in the OS sandbox.
-        let confine = if slot.def.project_level {
-            match rt.load_config(Some(project.to_path_buf())).await {
-                Ok(config) => {
-                    crate::sandbox::server_confinement(&config, project, &rt.options().paths, true)
-                }
-                Err(e) => return PState::Failed(e.to_string()),
-            }
+        // Every plugin runs in the OS sandbox: a project's read-only in the
+        // project; a person's own in its data directory, outside the project.
+        let config = match rt.load_config(Some(project.to_path_buf())).await {
+            Ok(c) => c,
+            Err(e) => return PState::Failed(e.to_string()),
+        };
+        let paths = &rt.options().paths;
+        let canonical = dunce::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+        let outside = crate::external::Outside {
+            project: &canonical,
+            home: &paths.user_home,
+        };
+        let path = slot.def.env.get("PATH").cloned().unwrap_or_default();
+        let node = match node_binary(&outside, &path) {
+            Ok(n) => n,
+            Err(e) => return PState::Failed(e),
+        };
+        let (cwd, confine) = if slot.def.project_level {
+            let c = crate::sandbox::server_confinement(&config, project, paths, true);
+            (project.to_path_buf(), c)
         } else {
-            None
+            let data = paths.home.join("plugin-data").join(sanitize(&name));
+            if let Err(e) = std::fs::create_dir_all(&data) {
+                return PState::Failed(format!("cannot create {}: {e}", data.display()));
+            }
+            let visible = vec![paths.plugins_dir(), dir.clone()];
+            let c = crate::sandbox::own_server_confinement(
+                &config,
+                &data,
+                &canonical,
+                &slot.def.writable,
+                paths,
+                visible,
+            );
+            (data, c)
         };
         let launch = mia_plugins::Launch {
-            node: node_binary(),
+            node,
             dir,
             main: manifest.main,
-            cwd: project.to_path_buf(),
+            cwd,
+            project: project.to_path_buf(),
             env: slot.def.env.clone(),
             init_timeout: INIT_TIMEOUT,
             config: Value::Null,
@@ -415,7 +506,7 @@ impl Tool for PluginTool {
 
 impl Runtime {
     fn plugin_hub(&self, project: &Path, config: &Config) -> Arc<PluginHub> {
-        let (defs, opts) = plugin_defs(config, project);
+        let (defs, opts) = plugin_defs(config, project, &self.inner.opts.paths.user_home);
         let offline = opts.offline == Some(true) || self.inner.opts.offline;
         let install_timeout = opts.install_timeout.unwrap_or(30);
         let timeout = opts.timeout.unwrap_or(DEFAULT_TIMEOUT.as_secs());

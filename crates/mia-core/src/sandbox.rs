@@ -224,6 +224,34 @@ fn unattended(
     read_only: bool,
     visible: Vec<PathBuf>,
 ) -> Option<mia_sandbox::Confinement> {
+    unattended_with(
+        config,
+        project_root,
+        paths,
+        read_only,
+        visible,
+        Grants::default(),
+    )
+}
+
+/// What a person's config grants one of their own servers or plugins
+/// beyond its data directory.
+#[derive(Default)]
+struct Grants {
+    writable: Vec<PathBuf>,
+    /// Inside those, what stays read-only (a granted project's `.git`
+    /// config and hooks, `.mcp.json`, …).
+    protect: Vec<PathBuf>,
+}
+
+fn unattended_with(
+    config: &Config,
+    project_root: &Path,
+    paths: &mia_config::Paths,
+    read_only: bool,
+    visible: Vec<PathBuf>,
+    grants: Grants,
+) -> Option<mia_sandbox::Confinement> {
     let global = config.merged.sandbox.clone().unwrap_or_default();
     let configured = global
         .mode
@@ -241,6 +269,8 @@ fn unattended(
     let mut inputs = inputs(config, project_root, paths);
     inputs.git_common_dir = mia_git::main_root_of(project_root).map(|m| m.join(".git"));
     inputs.visible = visible;
+    inputs.writable.extend(grants.writable);
+    inputs.protect.extend(grants.protect);
     let policy = SandboxPolicy::build(mode, network, inputs);
     let mut input = crate::permissions::policy_input(
         config,
@@ -289,6 +319,39 @@ pub(crate) fn server_confinement(
         Vec::new()
     };
     unattended(config, project_root, paths, true, visible)
+}
+
+/// The sandbox of one of the person's own MCP servers or plugins (from
+/// their global config): it runs in its data directory (`data_dir`, inside
+/// mia-code's home, which stays hidden otherwise) and may write there, in
+/// `writable` (their config's grant; what makes code run later stays
+/// read-only there as in a project) and the package caches (npx, uvx); it
+/// reads `project` and the rest of the machine that is not hidden; its
+/// connections go through the proxy under the person's `fetch` rules.
+pub(crate) fn own_server_confinement(
+    config: &Config,
+    data_dir: &Path,
+    project: &Path,
+    writable: &[PathBuf],
+    paths: &mia_config::Paths,
+    mut visible: Vec<PathBuf>,
+) -> Option<mia_sandbox::Confinement> {
+    visible.push(data_dir.to_path_buf());
+    visible.push(project.to_path_buf());
+    let mut protect = Vec::new();
+    for w in writable {
+        protect.extend(mia_sandbox::PROTECTED_NAMES.iter().map(|n| w.join(n)));
+        protect.extend(
+            mia_sandbox::PROTECTED_GIT
+                .iter()
+                .map(|n| w.join(".git").join(n)),
+        );
+    }
+    let grants = Grants {
+        writable: writable.to_vec(),
+        protect,
+    };
+    unattended_with(config, data_dir, paths, false, visible, grants)
 }
 
 /// How `bash` runs under `policy` on this machine.

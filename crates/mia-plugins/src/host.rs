@@ -126,7 +126,11 @@ pub struct Launch {
     pub node: PathBuf,
     pub dir: PathBuf,
     pub main: String,
+    /// Its working directory (its data directory, or the project for a
+    /// project's own plugin).
     pub cwd: PathBuf,
+    /// The project it serves (sent in `initialize`).
+    pub project: PathBuf,
     /// The whole environment of the process.
     pub env: BTreeMap<String, String>,
     pub init_timeout: Duration,
@@ -292,7 +296,7 @@ impl PluginProcess {
                 json!({
                     "protocol": PROTOCOL,
                     "client": {"name": "mia-code", "version": env!("CARGO_PKG_VERSION")},
-                    "project": l.cwd.display().to_string(),
+                    "project": l.project.display().to_string(),
                     "config": l.config,
                 }),
                 l.init_timeout,
