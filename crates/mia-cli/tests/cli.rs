@@ -361,6 +361,79 @@ fn config_show_names_sources() {
     assert_eq!(v["unused"], serde_json::json!(["smallModel"]));
 }
 
+/// A project's plugin options never apply, and its worktree commands only
+/// once trusted: `config show` says so and shows what applies instead.
+#[test]
+fn config_show_does_not_list_a_projects_values_that_do_not_apply() {
+    let env = Env::new();
+    std::fs::write(
+        env.home.join(".mia-code.json"),
+        r#"{"plugin": {"packages": [], "allowScripts": ["mine"]}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        env.project.join(".mia-code.json"),
+        r#"{"plugin": {"allowScripts": ["evil"], "allowGit": true}, "worktree": {"startScripts": ["make"]}}"#,
+    )
+    .unwrap();
+    let show = || {
+        let out = env
+            .cmd()
+            .args(["config", "show", "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let v = show();
+    let global = env.home.join(".mia-code.json").display().to_string();
+    assert_eq!(
+        v["config"]["plugin"]["allowScripts"],
+        serde_json::json!(["mine"]),
+        "{v}"
+    );
+    assert_eq!(v["origins"]["plugin.allowScripts"], global.as_str());
+    assert!(v["config"]["plugin"].get("allowGit").is_none(), "{v}");
+    assert!(v["config"]["worktree"].get("startScripts").is_none(), "{v}");
+    let keys: Vec<&str> = v["not_applied"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "plugin.allowGit",
+            "plugin.allowScripts",
+            "worktree.startScripts"
+        ],
+        "{v}"
+    );
+    let text = stdout(&env.cmd().args(["config", "show"]).output().unwrap());
+    assert!(
+        text.contains("Set by the project but not applied")
+            && text.contains("worktree.startScripts")
+            && text.contains("permissions trust"),
+        "{text}"
+    );
+    // Trusted: its worktree commands apply; its plugin options still not.
+    assert!(
+        env.cmd()
+            .args(["permissions", "trust"])
+            .output()
+            .unwrap()
+            .status
+            .success()
+    );
+    let v = show();
+    assert_eq!(
+        v["config"]["worktree"]["startScripts"],
+        serde_json::json!(["make"])
+    );
+    assert_eq!(v["not_applied"].as_array().unwrap().len(), 2, "{v}");
+}
+
 #[test]
 fn doctor_passes_then_fails_on_broken_config() {
     let env = Env::new();

@@ -241,17 +241,25 @@ async fn install_use_lock_update_and_reinstall() {
     );
     assert!(stdout.contains("Counted."), "{stdout}");
     let lock = env.lock();
-    assert_eq!(lock["version"], 1);
-    assert_eq!(
-        lock["plugins"]["mia-code-plugin-example"]["version"],
-        "1.0.0"
-    );
+    assert_eq!(lock["version"], 2);
+    let example = &lock["plugins"]["mia-code-plugin-example"];
+    assert_eq!(example["version"], "1.0.0");
+    // The registry's integrity (what npm checked the tarball against), and
+    // the installed files' hash, for the package and every dependency.
     assert!(
-        lock["plugins"]["mia-code-plugin-example"]["integrity"]
+        example["integrity"]
             .as_str()
             .unwrap()
-            .starts_with("sha256-")
+            .starts_with("sha512-"),
+        "{example}"
     );
+    assert!(example["files"].as_str().unwrap().starts_with("sha256-"));
+    let sdk = &example["dependencies"]["node_modules/@mia-code/plugin-sdk"];
+    assert!(
+        sdk["integrity"].as_str().unwrap().starts_with("sha512-"),
+        "{example}"
+    );
+    assert!(sdk["files"].as_str().unwrap().starts_with("sha256-"));
     assert!(
         lock["plugins"]["mia-code-plugin-example"]["resolved"]
             .as_str()
@@ -576,4 +584,226 @@ rl.on("line", (line) => {
     );
     assert_eq!(lock["plugins"]["mia-git-plugin"]["range"], url);
     llm.assert_no_violations();
+}
+
+fn plugin_of<'a>(list: &'a Value, name: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {list}"))
+}
+
+/// The lock means something: a version-1 lock is migrated without asking;
+/// an edited dependency is noticed offline (skipped, said why) and
+/// reinstalled online; a version already installed that a registry serves
+/// with other bytes is refused and nothing of it runs; `plugin remove`
+/// runs no one's install scripts (npm reinstalls a missing package on the
+/// way, and would run its `postinstall`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_covers_every_dependency_and_refuses_changed_bytes() {
+    let Some(registry) = Registry::start() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no Verdaccio (tests/registry): scripts/setup installs it"
+        );
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let (sdk, example, crashy) = packages(work.path(), "1.0.0");
+    registry.publish(&sdk);
+    registry.publish(&example);
+    registry.publish(&crashy);
+    let llm = MockServer::start(serde_json::from_value(json!({"steps": []})).unwrap())
+        .await
+        .unwrap();
+    // The person's npmrc: pointed at one registry, then another.
+    let npmrc = work.path().join("npmrc");
+    std::fs::copy(registry.npmrc(), &npmrc).unwrap();
+    let env = Env::new(npmrc);
+    let plugins = json!([
+        "mia-code-plugin-example@1.0.0",
+        "mia-code-plugin-crashy@^1.0.0"
+    ]);
+    env.config(&llm, plugins.clone());
+    let list = |offline: bool| {
+        let env = &env;
+        async move {
+            let args: &[&str] = if offline {
+                &["plugin", "list", "--offline", "--json"]
+            } else {
+                &["plugin", "list", "--json"]
+            };
+            let out = env.out(args).await;
+            serde_json::from_slice::<Value>(&out.stdout).unwrap_or_else(|_| panic!("{out:?}"))
+        }
+    };
+    let l = list(false).await;
+    assert_eq!(
+        plugin_of(&l, "mia-code-plugin-example")["state"],
+        "loaded",
+        "{l}"
+    );
+    let v2 = env.lock();
+
+    // A version-1 lock (a hash of the package's files only): migrated
+    // offline, with the registry's integrity from npm's records.
+    let mut v1 = json!({"version": 1, "plugins": {}});
+    for (name, e) in v2["plugins"].as_object().unwrap() {
+        v1["plugins"][name] = json!({
+            "version": e["version"], "resolved": e["resolved"], "integrity": e["files"],
+            "installedAt": e["installedAt"], "range": e["range"]
+        });
+    }
+    let lock_path = env.home.join(".mia-code/plugin-lock.json");
+    std::fs::write(&lock_path, v1.to_string()).unwrap();
+    let l = list(true).await;
+    assert_eq!(
+        plugin_of(&l, "mia-code-plugin-example")["state"],
+        "loaded",
+        "{l}"
+    );
+    let migrated = env.lock();
+    assert_eq!(migrated["version"], 2);
+    assert_eq!(
+        migrated["plugins"]["mia-code-plugin-example"]["integrity"],
+        v2["plugins"]["mia-code-plugin-example"]["integrity"]
+    );
+    assert_eq!(
+        migrated["plugins"]["mia-code-plugin-example"]["dependencies"],
+        v2["plugins"]["mia-code-plugin-example"]["dependencies"]
+    );
+
+    // An edited dependency: offline, skipped and said why (it does not run).
+    let sdk_index = env.installed("@mia-code/plugin-sdk").join("dist/index.js");
+    let original = std::fs::read_to_string(&sdk_index).unwrap();
+    std::fs::write(&sdk_index, format!("{original}\n// edited by someone\n")).unwrap();
+    let l = list(true).await;
+    let ex = plugin_of(&l, "mia-code-plugin-example");
+    assert_eq!(ex["state"], "skipped", "{l}");
+    assert!(
+        ex["error"]
+            .as_str()
+            .unwrap()
+            .contains("node_modules/@mia-code/plugin-sdk (a dependency of mia-code-plugin-example) was changed"),
+        "{ex}"
+    );
+    // Online: installed again, as the registry has it.
+    let l = list(false).await;
+    assert_eq!(
+        plugin_of(&l, "mia-code-plugin-example")["state"],
+        "loaded",
+        "{l}"
+    );
+    assert_eq!(std::fs::read_to_string(&sdk_index).unwrap(), original);
+
+    // Another registry serves other bytes for example@1.0.0. With npm's
+    // own records and cache gone, only mia-code's lock knows: refused.
+    let other = Registry::start().unwrap();
+    let changed = work.path().join("changed");
+    let (_, ex2, _) = packages(&changed, "1.0.0");
+    std::fs::write(ex2.join("extra.js"), "// not what was installed before\n").unwrap();
+    other.publish(&sdk);
+    other.publish(&ex2);
+    std::fs::copy(other.npmrc(), &env.npmrc).unwrap();
+    let plugins_dir = env.home.join(".mia-code/plugins");
+    let _ = std::fs::remove_file(plugins_dir.join("package-lock.json"));
+    let _ = std::fs::remove_file(plugins_dir.join("node_modules/.package-lock.json"));
+    let _ = std::fs::remove_dir_all(&env.cache);
+    let before = env.lock();
+    std::fs::remove_dir_all(env.installed("mia-code-plugin-example")).unwrap();
+    let l = list(false).await;
+    let ex = plugin_of(&l, "mia-code-plugin-example");
+    assert_eq!(ex["state"], "failed", "{l}");
+    let err = ex["error"].as_str().unwrap();
+    assert!(
+        err.contains("Refused plugin mia-code-plugin-example") && err.contains("other contents"),
+        "{err}"
+    );
+    assert!(
+        !env.installed("mia-code-plugin-example")
+            .join("extra.js")
+            .exists()
+    );
+    assert_eq!(
+        env.lock()["plugins"]["mia-code-plugin-example"],
+        before["plugins"]["mia-code-plugin-example"],
+        "the lock keeps what was first installed"
+    );
+
+    // Back on the first registry: the bytes the lock has, so installed.
+    std::fs::copy(registry.npmrc(), &env.npmrc).unwrap();
+    let l = list(false).await;
+    assert_eq!(
+        plugin_of(&l, "mia-code-plugin-example")["state"],
+        "loaded",
+        "{l}"
+    );
+
+    // `plugin remove` runs no scripts, not even of a package npm
+    // reinstalls on the way (crashy has a postinstall).
+    std::fs::remove_dir_all(env.installed("mia-code-plugin-crashy")).unwrap();
+    let out = env
+        .out(&["plugin", "remove", "mia-code-plugin-example"])
+        .await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(!env.installed("mia-code-plugin-example").exists());
+    assert!(
+        env.installed("mia-code-plugin-crashy").exists(),
+        "npm put the missing package back on the way"
+    );
+    assert!(
+        !env.home.join("postinstall-ran").exists(),
+        "an install script ran during remove"
+    );
+    drop(other);
+    drop(registry);
+}
+
+/// Install scripts run only for a package the person's own config allows
+/// (`plugin.allowScripts`), and only that package's: a project's config
+/// listing it does nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn install_scripts_run_only_where_your_own_config_allows() {
+    let Some(registry) = Registry::start() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no Verdaccio (tests/registry): scripts/setup installs it"
+        );
+        return;
+    };
+    let work = tempfile::tempdir().unwrap();
+    let (sdk, _, crashy) = packages(work.path(), "1.0.0");
+    registry.publish(&sdk);
+    registry.publish(&crashy);
+    let llm = MockServer::start(serde_json::from_value(json!({"steps": []})).unwrap())
+        .await
+        .unwrap();
+    let env = Env::new(registry.npmrc());
+    env.config(&llm, json!(["mia-code-plugin-crashy@^1.0.0"]));
+    // The project's config asks for the scripts: not the person's say.
+    std::fs::write(
+        env.project.join(".mia-code.json"),
+        json!({"plugin": {"allowScripts": ["mia-code-plugin-crashy"]}}).to_string(),
+    )
+    .unwrap();
+    env.out(&["permissions", "trust"]).await;
+    let out = env.out(&["plugin", "list", "--json"]).await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(env.installed("mia-code-plugin-crashy").exists());
+    assert!(!env.home.join("postinstall-ran").exists());
+    // The person's own config allows them: its postinstall runs (and the
+    // lock records the files as they are after it).
+    std::fs::remove_dir_all(env.home.join(".mia-code/plugins")).unwrap();
+    std::fs::remove_file(env.home.join(".mia-code/plugin-lock.json")).unwrap();
+    env.config(
+        &llm,
+        json!({"packages": ["mia-code-plugin-crashy@^1.0.0"], "allowScripts": ["mia-code-plugin-crashy"]}),
+    );
+    let out = env.out(&["plugin", "list", "--json"]).await;
+    assert!(out.status.success(), "{out:?}");
+    assert!(env.home.join("postinstall-ran").exists());
+    let again = env.out(&["plugin", "list", "--offline", "--json"]).await;
+    let list: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(list[0]["state"], "loaded", "{list}");
 }

@@ -18,8 +18,8 @@ mod types;
 pub use env::{resolve_env_refs, resolve_env_refs_with};
 pub use error::ConfigError;
 pub use load::{
-    Config, Layer, LayerKind, NOT_YET_USED, PROJECT_AGENTS_DIR, PROJECT_FILE_NAMES, ShareSettings,
-    builtin_defaults, parse_file,
+    Config, Layer, LayerKind, NOT_YET_USED, NotApplied, PROJECT_AGENTS_DIR, PROJECT_FILE_NAMES,
+    PROJECT_NEVER, PROJECT_ONCE_TRUSTED, ShareSettings, builtin_defaults, parse_file,
 };
 pub use paths::{Paths, Platform};
 pub use types::{

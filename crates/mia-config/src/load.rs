@@ -58,6 +58,46 @@ pub const PROJECT_AGENTS_DIR: &str = ".mia-code/agents";
 
 pub const NOT_YET_USED: &[&str] = &["smallModel"];
 
+/// Keys only the person's own config sets: a project's value never applies.
+pub const PROJECT_NEVER: &[&str] = &[
+    "plugin.allowScripts",
+    "plugin.allowGit",
+    "plugin.env",
+    "plugin.installTimeout",
+    "plugin.timeout",
+    "plugin.offline",
+    "plugin.writable",
+];
+
+/// Keys a project's config sets that apply once the workspace is trusted.
+pub const PROJECT_ONCE_TRUSTED: &[&str] = &[
+    "worktree.startScripts",
+    "worktree.checkCommand",
+    "worktree.runHooks",
+    "worktree.directory",
+    "worktree.branchPrefix",
+];
+
+/// Why a project's value does not apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotApplied {
+    /// Only the person's own config sets it.
+    YoursOnly,
+    /// It applies once the workspace is trusted.
+    UntilTrusted,
+}
+
+impl NotApplied {
+    pub fn why(self) -> &'static str {
+        match self {
+            Self::YoursOnly => "only your own config sets this; a project's value never applies",
+            Self::UntilTrusted => {
+                "applies once you trust the workspace (`mia-code permissions trust`)"
+            }
+        }
+    }
+}
+
 /// `share` as the share client uses it (docs/sharing.md).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ShareSettings {
@@ -92,6 +132,34 @@ impl Config {
             redact_patterns,
             ttl_days: merged.ttl_days.unwrap_or(30).clamp(1, 3650),
         }
+    }
+
+    /// Keys a project's config sets that do not apply, with the file and
+    /// why: plugin options (a repository may list plugins, never widen what
+    /// they get), and until the workspace is trusted the worktree commands
+    /// and places. `config show` leaves them out of what applies.
+    pub fn not_applied_from_project(&self, trusted: bool) -> Vec<(String, String, NotApplied)> {
+        let project: Vec<String> = self
+            .layers
+            .iter()
+            .filter(|l| l.kind == LayerKind::Project)
+            .map(Layer::source)
+            .collect();
+        let under = |k: &str, p: &str| k == p || k.starts_with(&format!("{p}."));
+        self.origins
+            .iter()
+            .filter(|(_, src)| project.contains(src))
+            .filter_map(|(k, src)| {
+                let why = if PROJECT_NEVER.iter().any(|p| under(k, p)) {
+                    NotApplied::YoursOnly
+                } else if !trusted && PROJECT_ONCE_TRUSTED.iter().any(|p| under(k, p)) {
+                    NotApplied::UntilTrusted
+                } else {
+                    return None;
+                };
+                Some((k.clone(), src.clone(), why))
+            })
+            .collect()
     }
 
     /// Keys set by a file (not the built-in defaults) that have no effect yet,

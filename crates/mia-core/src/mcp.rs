@@ -686,6 +686,16 @@ impl Runtime {
         ExtraTools(Arc::new(hub.tools().await))
     }
 
+    /// Whether the workspace of `directory` is trusted (its project's
+    /// scripts, servers and plugins may run).
+    pub async fn workspace_trusted(&self, directory: &Path) -> Result<bool, CoreError> {
+        let project = self.project_dir(directory)?;
+        let key = crate::worktrees::project_key(&project);
+        self.store()
+            .call(move |db| db.is_workspace_trusted(&key))
+            .await
+    }
+
     /// Every MCP server of `directory` with its state and tools (servers
     /// that may run are started first).
     pub async fn mcp_servers(&self, directory: PathBuf) -> Result<Vec<McpServerView>, CoreError> {

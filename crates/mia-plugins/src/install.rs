@@ -1,120 +1,20 @@
 //! Installing npm plugins into `~/.mia-code/plugins` (spec 073): a lock file
-//! (`$MIA_CODE_HOME/plugin-lock.json`, the spec's format plus `integrity`),
-//! no registry contact while the lock is satisfied and the installed files
-//! match it, the detected package manager run with an argv (never a shell),
-//! `--ignore-scripts` unless allowed, a timeout per attempt and 3 attempts
-//! with 1 s / 2 s backoff. The package manager's own configuration
-//! (`.npmrc`: registry, proxy, CA) is what it uses.
+//! ([`crate::lock`]: the registry's integrity of the package and every
+//! dependency, and their installed files' hashes), no registry contact
+//! while the lock is satisfied and every installed file matches it, the
+//! detected package manager run with an argv (never a shell), every
+//! invocation with `--ignore-scripts` (a package the person's own config
+//! allows gets its own scripts run afterwards, `npm rebuild <name>`, and no
+//! one else's), a timeout per attempt that kills the whole process group,
+//! and 3 attempts with 1 s / 2 s backoff. The package manager's own
+//! configuration (`.npmrc`: registry, proxy, CA) is what it uses.
 
-use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-
 use crate::PluginError;
+use crate::lock::{LOCK_VERSION, LockEntry, LockFile, Locked, NpmLock, differs, tree_integrity};
 use crate::spec::{PluginRef, satisfies};
-
-pub const LOCK_VERSION: u32 = 1;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct LockEntry {
-    pub version: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resolved: Option<String>,
-    /// `sha256-<base16>` over the installed package's files (paths and
-    /// contents), so a changed or damaged install is noticed.
-    pub integrity: String,
-    pub installed_at: String,
-    /// The range the config asked for when this was installed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LockFile {
-    pub version: u32,
-    #[serde(default)]
-    pub plugins: BTreeMap<String, LockEntry>,
-}
-
-impl LockFile {
-    pub fn load(path: &Path) -> Result<Self, PluginError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| PluginError::Lock {
-                path: path.display().to_string(),
-                message: format!("{e}; delete it to reinstall the plugins"),
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self {
-                version: LOCK_VERSION,
-                plugins: BTreeMap::new(),
-            }),
-            Err(e) => Err(PluginError::Lock {
-                path: path.display().to_string(),
-                message: e.to_string(),
-            }),
-        }
-    }
-
-    pub fn save(&self, path: &Path) -> Result<(), PluginError> {
-        let err = |e: &dyn std::fmt::Display| PluginError::Lock {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        };
-        let dir = path.parent().ok_or_else(|| err(&"no parent directory"))?;
-        std::fs::create_dir_all(dir).map_err(|e| err(&e))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".plugin-lock-")
-            .tempfile_in(dir)
-            .map_err(|e| err(&e))?;
-        let text = serde_json::to_string_pretty(self).map_err(|e| err(&e))?;
-        tmp.write_all(text.as_bytes()).map_err(|e| err(&e))?;
-        tmp.write_all(b"\n").map_err(|e| err(&e))?;
-        tmp.persist(path).map_err(|e| err(&e.error))?;
-        Ok(())
-    }
-}
-
-/// `sha256-…` over every file under `dir` (sorted relative paths and
-/// contents; `node_modules` inside it excluded).
-pub fn tree_integrity(dir: &Path) -> Result<String, std::io::Error> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        for e in std::fs::read_dir(dir)? {
-            let e = e?;
-            let p = e.path();
-            let ft = e.file_type()?;
-            if ft.is_dir() {
-                if e.file_name() != "node_modules" {
-                    walk(root, &p, out)?;
-                }
-            } else if ft.is_file() {
-                out.push(p.strip_prefix(root).unwrap_or(&p).to_path_buf());
-            }
-        }
-        Ok(())
-    }
-    let mut files = Vec::new();
-    walk(dir, dir, &mut files)?;
-    files.sort();
-    let mut h = Sha256::new();
-    for f in files {
-        h.update(f.to_string_lossy().as_bytes());
-        h.update([0]);
-        h.update(std::fs::read(dir.join(&f))?);
-        h.update([0]);
-    }
-    let digest = h.finalize();
-    Ok(format!(
-        "sha256-{}",
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    ))
-}
 
 /// Which package manager installs into the plugins directory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,8 +35,9 @@ impl PackageManager {
         }
     }
 
-    /// The argv installing `spec` (`name@version`).
-    pub fn argv(self, spec: &str, scripts: bool) -> Vec<String> {
+    /// The argv installing `spec` (`name@version`): never running
+    /// anyone's install scripts.
+    pub fn argv(self, spec: &str) -> Vec<String> {
         let mut v: Vec<String> = match self {
             PackageManager::Npm => vec![
                 "npm".into(),
@@ -149,14 +50,30 @@ impl PackageManager {
             PackageManager::Pnpm => vec!["pnpm".into(), "add".into(), "--save-exact".into()],
             PackageManager::Bun => vec!["bun".into(), "add".into(), "--exact".into()],
         };
-        if !scripts {
-            v.push("--ignore-scripts".into());
-        }
+        v.push("--ignore-scripts".into());
         v.push("--".into());
         v.push(spec.to_string());
         v
     }
 
+    /// The argv running `name`'s own install scripts (and no one else's):
+    /// for a package the person's global config allows scripts for.
+    pub fn scripts_argv(self, name: &str) -> Vec<String> {
+        match self {
+            PackageManager::Npm => vec![
+                "npm".into(),
+                "rebuild".into(),
+                "--no-update-notifier".into(),
+                "--".into(),
+                name.into(),
+            ],
+            PackageManager::Pnpm => vec!["pnpm".into(), "rebuild".into(), "--".into(), name.into()],
+            PackageManager::Bun => vec!["bun".into(), "pm".into(), "trust".into(), name.into()],
+        }
+    }
+
+    /// The argv uninstalling `name`: without running scripts, which npm
+    /// would otherwise run for any package it reinstalls on the way.
     pub fn remove_argv(self, name: &str) -> Vec<String> {
         match self {
             PackageManager::Npm => vec![
@@ -164,11 +81,24 @@ impl PackageManager {
                 "uninstall".into(),
                 "--no-audit".into(),
                 "--no-fund".into(),
+                "--no-update-notifier".into(),
+                "--ignore-scripts".into(),
                 "--".into(),
                 name.into(),
             ],
-            PackageManager::Pnpm => vec!["pnpm".into(), "remove".into(), "--".into(), name.into()],
-            PackageManager::Bun => vec!["bun".into(), "remove".into(), name.into()],
+            PackageManager::Pnpm => vec![
+                "pnpm".into(),
+                "remove".into(),
+                "--ignore-scripts".into(),
+                "--".into(),
+                name.into(),
+            ],
+            PackageManager::Bun => vec![
+                "bun".into(),
+                "remove".into(),
+                "--ignore-scripts".into(),
+                name.into(),
+            ],
         }
     }
 }
@@ -252,18 +182,197 @@ impl Installer {
         Ok(())
     }
 
+    /// The lock; a version-1 lock is written back migrated at once.
+    fn load_lock(&self) -> Result<LockFile, PluginError> {
+        let mut lock = LockFile::load(&self.lock_path, &self.dir)?;
+        if lock.migrated {
+            lock.save(&self.lock_path)?;
+            lock.migrated = false;
+        }
+        Ok(lock)
+    }
+
+    /// Why the lock's entry for `name` is not usable as is for `range`
+    /// (`None`: it is — the version in range and every installed file of
+    /// the package and its dependencies as recorded).
+    pub fn lock_miss(&self, lock: &LockFile, name: &str, range: &str) -> Option<String> {
+        let Some(e) = lock.plugins.get(name) else {
+            return Some(format!("{name} is not in the lock"));
+        };
+        let version = &e.package.version;
+        if !(satisfies(range, version) || e.range.as_deref() == Some(range)) {
+            return Some(format!("the lock has {name}@{version}, not in {range}"));
+        }
+        if self.installed_version(name).as_deref() != Some(version.as_str()) {
+            return Some(format!("node_modules/{name} is not version {version}"));
+        }
+        differs(e, name, &self.dir)
+    }
+
     /// Whether the lock's entry for `name` is usable as is for `range`.
     pub fn lock_hit(&self, lock: &LockFile, name: &str, range: &str) -> bool {
-        let Some(e) = lock.plugins.get(name) else {
-            return false;
+        self.lock_miss(lock, name, range).is_none()
+    }
+
+    /// Installed files that do not match the lock: removed (the package
+    /// and each changed dependency), or the package manager, which trusts
+    /// its own records, would keep them.
+    fn remove_changed(&self, name: &str, e: &LockEntry) {
+        let here = self.package_dir(name);
+        if tree_integrity(&here).ok().as_deref() != Some(e.package.files.as_str()) {
+            let _ = std::fs::remove_dir_all(&here);
+        }
+        for (at, dep) in e.dependencies.iter().flatten() {
+            let dir = self.dir.join(at);
+            if tree_integrity(&dir).ok().as_deref() != Some(dep.files.as_str()) {
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+        }
+        // npm's cache of the tree: read again from the files.
+        let _ = std::fs::remove_file(self.dir.join("node_modules/.package-lock.json"));
+    }
+
+    /// The lock entry for what is installed now: the registry's integrity
+    /// of the package and every dependency as npm recorded them (npm
+    /// checked each tarball against it), and their files' hashes.
+    fn record(&self, name: &str, range: &str) -> Result<LockEntry, PluginError> {
+        let err = |message: String| PluginError::Install {
+            name: name.to_string(),
+            message,
         };
-        if !(satisfies(range, &e.version) || e.range.as_deref() == Some(range)) {
-            return false;
+        let version = self.installed_version(name).ok_or_else(|| {
+            err(format!(
+                "the package manager finished but {} has no package.json",
+                self.package_dir(name).display()
+            ))
+        })?;
+        let files = tree_integrity(&self.package_dir(name)).map_err(|e| err(e.to_string()))?;
+        let here = format!("node_modules/{name}");
+        let (resolved, integrity, dependencies) = match NpmLock::read(&self.dir) {
+            Some(npm) => {
+                let own = npm.packages.get(&here);
+                (
+                    own.and_then(|p| p.resolved.clone()),
+                    own.and_then(|p| p.integrity.clone()),
+                    npm.closure(&here, &self.dir).map_err(err)?,
+                )
+            }
+            // pnpm or bun: their lockfiles are their own; the files only.
+            None => (
+                None,
+                None,
+                crate::lock::fs_closure(&self.dir, name).map_err(err)?,
+            ),
+        };
+        Ok(LockEntry {
+            package: Locked {
+                version,
+                resolved,
+                integrity,
+                files,
+            },
+            installed_at: now_rfc3339(),
+            range: Some(range.to_string()),
+            dependencies: Some(dependencies),
+        })
+    }
+
+    /// After an install: refused when a version the lock had came with
+    /// other bytes (the registry changed it, or another registry served
+    /// it); what was installed is removed, the lock stays as it was.
+    fn check_same_bytes(
+        &self,
+        name: &str,
+        old: &LockEntry,
+        new: &LockEntry,
+    ) -> Result<(), PluginError> {
+        let mut changed = Vec::new();
+        let mut compare = |what: &str, a: &Locked, b: &Locked| {
+            if a.version == b.version
+                && let (Some(x), Some(y)) = (&a.integrity, &b.integrity)
+                && x != y
+            {
+                changed.push(format!(
+                    "{what}@{}: the lock has {x}, the registry gave {y}",
+                    a.version
+                ));
+            }
+        };
+        compare(name, &old.package, &new.package);
+        for (at, dep) in new.dependencies.iter().flatten() {
+            if let Some(was) = old.dependencies.as_ref().and_then(|d| d.get(at)) {
+                compare(at, was, dep);
+            }
         }
-        if self.installed_version(name).as_deref() != Some(e.version.as_str()) {
-            return false;
+        if changed.is_empty() {
+            return Ok(());
         }
-        tree_integrity(&self.package_dir(name)).is_ok_and(|i| i == e.integrity)
+        let _ = std::fs::remove_dir_all(self.package_dir(name));
+        Err(PluginError::IntegrityChanged {
+            name: name.to_string(),
+            changes: changed.join("; "),
+        })
+    }
+
+    /// Install `spec` (checked, scripts only where allowed) and record it
+    /// under its name (`name_hint`, or for a git URL what the package
+    /// manager recorded), with `range` as the range asked for.
+    async fn install(
+        &self,
+        lock: &mut LockFile,
+        name_hint: &str,
+        spec: &str,
+        range: &str,
+        git: bool,
+    ) -> Result<(String, String), PluginError> {
+        let pm = PackageManager::detect(&self.dir);
+        // npm's own records as they were: put back if what came is refused
+        // (or npm would hold the refused integrity against the right bytes).
+        let records: Vec<(PathBuf, Option<Vec<u8>>)> = ["package.json", "package-lock.json"]
+            .iter()
+            .map(|f| (self.dir.join(f), std::fs::read(self.dir.join(f)).ok()))
+            .collect();
+        self.run_with_retries(name_hint, &pm.argv(spec)).await?;
+        let name = if git {
+            self.git_name(spec)?
+        } else {
+            name_hint.to_string()
+        };
+        let entry = self.record(&name, range)?;
+        if let Some(old) = lock.plugins.get(&name)
+            && let Err(e) = self.check_same_bytes(&name, old, &entry)
+        {
+            for (path, bytes) in &records {
+                let _ = match bytes {
+                    Some(b) => std::fs::write(path, b),
+                    None => std::fs::remove_file(path),
+                };
+            }
+            let _ = std::fs::remove_file(self.dir.join("node_modules/.package-lock.json"));
+            return Err(e);
+        }
+        let entry = if self.allow_scripts.contains(&name) {
+            self.run_once(&pm.scripts_argv(&name))
+                .await
+                .map_err(|message| PluginError::Install {
+                    name: name.clone(),
+                    message: format!(
+                        "its install scripts (allowed by plugin.allowScripts): {message}"
+                    ),
+                })?;
+            // What its scripts built belongs to what the lock checks.
+            LockEntry {
+                installed_at: entry.installed_at.clone(),
+                ..self.record(&name, range)?
+            }
+        } else {
+            entry
+        };
+        let version = entry.package.version.clone();
+        lock.version = LOCK_VERSION;
+        lock.plugins.insert(name.clone(), entry);
+        lock.save(&self.lock_path)?;
+        Ok((name, version))
     }
 
     /// Make `name@range` installed: from the lock when it is satisfied (no
@@ -278,63 +387,37 @@ impl Installer {
         update: bool,
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<Outcome, PluginError> {
-        let mut lock = LockFile::load(&self.lock_path)?;
-        if !update && self.lock_hit(&lock, name, range) {
-            let version = lock.plugins[name].version.clone();
+        let mut lock = self.load_lock()?;
+        let miss = if update {
+            Some("update".to_string())
+        } else {
+            self.lock_miss(&lock, name, range)
+        };
+        let Some(why) = miss else {
+            let version = lock.plugins[name].package.version.clone();
             return Ok(Outcome::Cached { version });
-        }
+        };
         if offline {
             let reason = match lock.plugins.get(name) {
                 Some(_) if self.installed_version(name).is_some() => format!(
-                    "Plugin {name}'s installed files do not match the lock file, and installing is off (offline mode)"
+                    "Plugin {name}'s installed files do not match the lock file ({why}), and installing is off (offline mode)"
                 ),
                 _ => format!("Plugin {name} not cached, skipping (offline mode)"),
             };
             return Ok(Outcome::Skipped { reason });
         }
         self.ensure_dir()?;
-        // Files that do not match the lock: removed first, or the package
-        // manager (which trusts its own records) would keep them.
-        if lock.plugins.contains_key(name) && self.package_dir(name).exists() {
-            let _ = std::fs::remove_dir_all(self.package_dir(name));
+        if let Some(e) = lock.plugins.get(name) {
+            self.remove_changed(name, e);
         }
         // A satisfied lock with damaged files reinstalls the locked version.
         let target = match lock.plugins.get(name) {
-            Some(e) if !update && satisfies(range, &e.version) => e.version.clone(),
+            Some(e) if !update && satisfies(range, &e.package.version) => e.package.version.clone(),
             _ => range.to_string(),
         };
         let spec = format!("{name}@{target}");
         progress(format!("Installing plugin {spec}..."));
-        let pm = PackageManager::detect(&self.dir);
-        let argv = pm.argv(&spec, self.allow_scripts.iter().any(|a| a == name));
-        self.run_with_retries(name, &argv).await?;
-        let version = self
-            .installed_version(name)
-            .ok_or_else(|| PluginError::Install {
-                name: name.to_string(),
-                message: format!(
-                    "{} finished but {} has no package.json",
-                    argv[0],
-                    self.package_dir(name).display()
-                ),
-            })?;
-        let integrity =
-            tree_integrity(&self.package_dir(name)).map_err(|e| PluginError::Install {
-                name: name.to_string(),
-                message: e.to_string(),
-            })?;
-        lock.version = LOCK_VERSION;
-        lock.plugins.insert(
-            name.to_string(),
-            LockEntry {
-                version: version.clone(),
-                resolved: self.resolved(name),
-                integrity,
-                installed_at: now_rfc3339(),
-                range: Some(range.to_string()),
-            },
-        );
-        lock.save(&self.lock_path)?;
+        let (_, version) = self.install(&mut lock, name, &spec, range, false).await?;
         progress(format!("✓ Installed plugin {name}@{version}"));
         Ok(Outcome::Installed { version })
     }
@@ -349,7 +432,7 @@ impl Installer {
         update: bool,
         progress: &(dyn Fn(String) + Send + Sync),
     ) -> Result<(String, Outcome), PluginError> {
-        let mut lock = LockFile::load(&self.lock_path)?;
+        let mut lock = self.load_lock()?;
         let locked = lock
             .plugins
             .iter()
@@ -359,7 +442,7 @@ impl Installer {
             && !update
             && self.lock_hit(&lock, name, url)
         {
-            let version = lock.plugins[name].version.clone();
+            let version = lock.plugins[name].package.version.clone();
             return Ok((name.clone(), Outcome::Cached { version }));
         }
         if offline {
@@ -371,19 +454,25 @@ impl Installer {
             ));
         }
         self.ensure_dir()?;
-        if let Some(name) = &locked {
-            let _ = std::fs::remove_dir_all(self.package_dir(name));
+        if let Some(name) = &locked
+            && let Some(e) = lock.plugins.get(name)
+        {
+            self.remove_changed(name, e);
         }
         progress(format!("Installing plugin {url}..."));
-        let argv = PackageManager::detect(&self.dir).argv(url, false);
-        self.run_with_retries(url, &argv).await?;
-        // The name is what the package manager recorded for the URL.
+        let (name, version) = self.install(&mut lock, url, url, url, true).await?;
+        progress(format!("✓ Installed plugin {name}@{version} from {url}"));
+        Ok((name, Outcome::Installed { version }))
+    }
+
+    /// The name the package manager recorded for a git URL.
+    fn git_name(&self, url: &str) -> Result<String, PluginError> {
         let pkg: serde_json::Value = std::fs::read_to_string(self.dir.join("package.json"))
             .ok()
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default();
         let bare = url.trim_start_matches("git+");
-        let name = pkg["dependencies"]
+        pkg["dependencies"]
             .as_object()
             .and_then(|deps| {
                 deps.iter()
@@ -397,44 +486,7 @@ impl Installer {
                 name: url.to_string(),
                 message: "installed, but its package name is not in the plugins' package.json"
                     .into(),
-            })?;
-        let version = self
-            .installed_version(&name)
-            .ok_or_else(|| PluginError::Install {
-                name: url.to_string(),
-                message: format!("{} has no package.json", self.package_dir(&name).display()),
-            })?;
-        let integrity =
-            tree_integrity(&self.package_dir(&name)).map_err(|e| PluginError::Install {
-                name: url.to_string(),
-                message: e.to_string(),
-            })?;
-        lock.version = LOCK_VERSION;
-        lock.plugins.insert(
-            name.clone(),
-            LockEntry {
-                version: version.clone(),
-                resolved: self.resolved(&name),
-                integrity,
-                installed_at: now_rfc3339(),
-                range: Some(url.to_string()),
-            },
-        );
-        lock.save(&self.lock_path)?;
-        progress(format!("✓ Installed plugin {name}@{version} from {url}"));
-        Ok((name, Outcome::Installed { version }))
-    }
-
-    /// npm's record of where the tarball came from.
-    fn resolved(&self, name: &str) -> Option<String> {
-        let text =
-            std::fs::read_to_string(self.dir.join("node_modules/.package-lock.json")).ok()?;
-        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
-        v.get("packages")?
-            .get(format!("node_modules/{name}"))?
-            .get("resolved")?
-            .as_str()
-            .map(str::to_string)
+            })
     }
 
     async fn run_with_retries(&self, name: &str, argv: &[String]) -> Result<(), PluginError> {
@@ -483,36 +535,40 @@ impl Installer {
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(true);
+        // Its own process group: a timeout ends npm and everything it started.
+        #[cfg(unix)]
+        cmd.process_group(0);
         let child = cmd
             .spawn()
             .map_err(|e| format!("cannot run {prog}: {e} (is it installed and on PATH?)"))?;
+        let pid = child.id();
         match tokio::time::timeout(self.attempt_timeout, child.wait_with_output()).await {
-            Err(_) => Err(format!(
-                "network timeout: {prog} did not finish within {} s",
-                self.attempt_timeout.as_secs()
-            )),
+            Err(_) => {
+                kill_tree(pid);
+                Err(format!(
+                    "network timeout: {prog} did not finish within {} s",
+                    self.attempt_timeout.as_secs()
+                ))
+            }
             Ok(Err(e)) => Err(format!("{prog} failed: {e}")),
             Ok(Ok(out)) if out.status.success() => Ok(()),
-            Ok(Ok(out)) => {
-                let err = String::from_utf8_lossy(&out.stderr);
-                let line = err
-                    .lines()
-                    .rev()
-                    .find(|l| l.contains("ERR") || l.contains("error"))
-                    .or_else(|| err.lines().last())
-                    .unwrap_or("")
-                    .trim()
-                    .to_string();
-                Err(format!("{prog} exited with {}: {line}", out.status))
-            }
+            Ok(Ok(out)) => Err(format!(
+                "{prog} exited with {}: {}",
+                out.status,
+                error_lines(&String::from_utf8_lossy(&out.stderr))
+            )),
         }
     }
 
     /// Uninstall and forget a plugin.
     pub async fn remove(&self, name: &str) -> Result<bool, PluginError> {
-        let mut lock = LockFile::load(&self.lock_path)?;
+        let mut lock = self.load_lock()?;
+        let listed = std::fs::read_to_string(self.dir.join("package.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|v| v["dependencies"].get(name).is_some());
         let known = lock.plugins.remove(name).is_some() || self.package_dir(name).exists();
-        if self.dir.join("package.json").exists() && self.package_dir(name).exists() {
+        if listed || (self.dir.join("package.json").exists() && self.package_dir(name).exists()) {
             let argv = PackageManager::detect(&self.dir).remove_argv(name);
             self.run_once(&argv)
                 .await
@@ -523,6 +579,45 @@ impl Installer {
         }
         lock.save(&self.lock_path)?;
         Ok(known)
+    }
+}
+
+/// What a package manager said went wrong: its error lines (npm's code
+/// and summary, not the pointer to its log), at most three.
+fn error_lines(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| (l.contains("ERR") || l.contains("error")) && !l.contains("complete log"))
+        .filter(|l| !l.trim_start_matches("npm error").trim().is_empty())
+        .take(3)
+        .collect();
+    if lines.is_empty() {
+        stderr.lines().last().unwrap_or("").trim().to_string()
+    } else {
+        lines.join(" / ")
+    }
+}
+
+/// End a timed-out install: its whole process group (it was started as
+/// the leader), so no child (a git clone, a script) keeps running.
+fn kill_tree(pid: Option<u32>) {
+    let Some(pid) = pid else { return };
+    #[cfg(unix)]
+    if let Ok(pid) = i32::try_from(pid)
+        && pid > 1
+    {
+        use nix::sys::signal::{Signal, killpg};
+        let _ = killpg(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    #[cfg(windows)]
+    {
+        // The tree below npm.cmd (node, git): taskkill walks it.
+        let _ = std::process::Command::new("taskkill")
+            .args(["/T", "/F", "/PID", &pid.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
     }
 }
 

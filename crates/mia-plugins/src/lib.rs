@@ -5,10 +5,12 @@
 
 pub mod host;
 pub mod install;
+pub mod lock;
 pub mod spec;
 
 pub use host::{InitResult, Launch, PROTOCOL, PluginProcess, PluginToolDef, read_manifest};
-pub use install::{Installer, LockEntry, LockFile, Outcome, PackageManager, tree_integrity};
+pub use install::{Installer, Outcome, PackageManager};
+pub use lock::{LOCK_VERSION, LockEntry, LockFile, Locked, tree_integrity};
 pub use spec::{PluginRef, parse, satisfies};
 
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +21,10 @@ pub enum PluginError {
     Lock { path: String, message: String },
     #[error("Failed to install {name}: {message}")]
     Install { name: String, message: String },
+    #[error(
+        "Refused plugin {name}: a version already installed came back with other contents ({changes}). The registry changed it, or another registry served it; nothing of it runs. If you trust the new contents, `mia-code plugin remove {name}` and add it again"
+    )]
+    IntegrityChanged { name: String, changes: String },
     #[error("{dir} is not a usable plugin: {message}")]
     Manifest { dir: String, message: String },
     #[error(

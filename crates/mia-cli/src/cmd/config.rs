@@ -28,7 +28,27 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<ExitCode> {
             let paths = context::paths()?;
             let dir = context::project_dir(project.as_deref())?;
             let cfg = context::load_config(&paths, Some(&dir))?;
-            let merged = serde_json::to_value(&cfg.merged)?;
+            let mut merged = serde_json::to_value(&cfg.merged)?;
+            let mut origins = cfg.origins.clone();
+            // A project's values that do not apply are shown apart, with
+            // what applies instead (your own value, or none).
+            let trusted = {
+                let local = context::local(mia_core::RuntimeOptions::new(paths.clone()))?;
+                local.block(local.core.workspace_trusted(&dir))?
+            };
+            let not_applied = cfg.not_applied_from_project(trusted);
+            for (key, _, _) in &not_applied {
+                match own_value(&cfg, key) {
+                    Some((value, source)) => {
+                        set(&mut merged, key, Some(value));
+                        origins.insert(key.clone(), source);
+                    }
+                    None => {
+                        set(&mut merged, key, None);
+                        origins.remove(key);
+                    }
+                }
+            }
             if json {
                 let layers: Vec<Value> = cfg
                     .layers
@@ -41,9 +61,16 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<ExitCode> {
                         })
                     })
                     .collect();
+                let not_applied: Vec<Value> = not_applied
+                    .iter()
+                    .map(|(key, source, why)| {
+                        serde_json::json!({"key": key, "source": source, "why": why.why()})
+                    })
+                    .collect();
                 return print_json(&serde_json::json!({
                     "config": merged,
-                    "origins": cfg.origins,
+                    "origins": origins,
+                    "not_applied": not_applied,
                     "layers": layers,
                     "unused": cfg.unused_settings().into_iter().map(|(k, _)| k).collect::<Vec<_>>(),
                 }))
@@ -58,8 +85,8 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<ExitCode> {
                 );
             }
             println!("\nValues:");
-            let width = cfg.origins.keys().map(String::len).max().unwrap_or(0);
-            for (key, source) in &cfg.origins {
+            let width = origins.keys().map(String::len).max().unwrap_or(0);
+            for (key, source) in &origins {
                 if key == "permissions" || key.ends_with(".permissions") {
                     continue;
                 }
@@ -67,6 +94,12 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<ExitCode> {
                     .map(|v| v.to_string())
                     .unwrap_or_default();
                 println!("  {key:<width$} = {value}    ({source})");
+            }
+            if !not_applied.is_empty() {
+                println!("\nSet by the project but not applied:");
+                for (key, source, why) in &not_applied {
+                    println!("  {key}    ({source}: {})", why.why());
+                }
             }
             let unused = cfg.unused_settings();
             if !unused.is_empty() {
@@ -101,4 +134,39 @@ pub fn run(cmd: ConfigCommand) -> anyhow::Result<ExitCode> {
 
 fn lookup<'a>(value: &'a Value, dotted: &str) -> Option<&'a Value> {
     dotted.split('.').try_fold(value, |v, k| v.get(k))
+}
+
+/// `key`'s value in the highest of the person's own layers that sets it.
+fn own_value(cfg: &mia_config::Config, key: &str) -> Option<(Value, String)> {
+    cfg.layers
+        .iter()
+        .rev()
+        .filter(|l| l.kind != mia_config::LayerKind::Project)
+        .find_map(|l| {
+            let v = serde_json::to_value(&l.file).ok()?;
+            lookup(&v, key).cloned().map(|v| (v, l.source()))
+        })
+}
+
+/// Set (or with `None` remove) the value at a dotted key.
+fn set(value: &mut Value, dotted: &str, to: Option<Value>) {
+    let mut parts: Vec<&str> = dotted.split('.').collect();
+    let Some(last) = parts.pop() else { return };
+    let mut at = value;
+    for p in parts {
+        match at.get_mut(p) {
+            Some(v) => at = v,
+            None => return,
+        }
+    }
+    if let Some(map) = at.as_object_mut() {
+        match to {
+            Some(v) => {
+                map.insert(last.to_string(), v);
+            }
+            None => {
+                map.remove(last);
+            }
+        }
+    }
 }
