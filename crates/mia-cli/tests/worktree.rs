@@ -259,6 +259,50 @@ fn scripts_from_an_untrusted_project_config_do_not_run() {
     );
 }
 
+/// Two promotes at once (two processes): one after the other, both whole.
+#[test]
+fn two_promotes_at_once_do_not_interleave() {
+    let env = env(json!({"worktree": {"autoCleanup": false}}));
+    let mut paths = Vec::new();
+    for n in ["one", "two"] {
+        let c = env.json(&["worktree", "create", "--name", n]);
+        let p = PathBuf::from(c["path"].as_str().unwrap());
+        std::fs::write(p.join(format!("{n}.txt")), format!("{n}\n")).unwrap();
+        paths.push(p);
+    }
+    let start = |n: &str| {
+        let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("mia-code"));
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &env.home)
+            .env("MIA_CODE_HOME", env.home.join(".mia-code"))
+            .current_dir(&env.project)
+            .args(["worktree", "promote", n, "--merge", "--json"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start("one"), start("two"));
+    for out in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Both merged into main, main's checkout has both, nothing else changed.
+    for n in ["one", "two"] {
+        assert_eq!(git(&env.project, &["show", &format!("main:{n}.txt")]), n);
+        assert_eq!(
+            std::fs::read_to_string(env.project.join(format!("{n}.txt"))).unwrap(),
+            format!("{n}\n")
+        );
+    }
+    assert_eq!(git(&env.project, &["status", "--porcelain"]), "M b.txt");
+    git(&env.project, &["fsck", "--no-progress"]);
+}
+
 #[test]
 fn a_project_cannot_point_the_worktree_directory_outside_the_repository() {
     let env = env(json!({}));

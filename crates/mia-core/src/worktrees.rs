@@ -86,6 +86,7 @@ fn worktree_view(
         dirty: w.dirty,
         ahead: w.ahead,
         merged: w.merged,
+        would_lose: w.would_lose,
         sessions,
         state: state_view(w.state),
         recorded_branch: w.recorded_branch,

@@ -120,6 +120,10 @@ pub struct WorktreeInfo {
     pub dirty: Vec<String>,
     /// Commits on its branch that the base branch does not have.
     pub ahead: u32,
+    /// What removing it would lose, said for a person (`None`: nothing;
+    /// filled by [`Worktrees::list`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub would_lose: Option<String>,
     /// Nothing would be lost by removing it: clean, and merged into its base
     /// branch (or no commits of its own).
     pub merged: bool,
@@ -647,6 +651,22 @@ impl Worktrees {
 
     /// The mia-code worktrees (those under [`Worktrees::dir`]), oldest first.
     pub fn list(&self) -> Result<Vec<WorktreeInfo>> {
+        let mut list = self.list_records()?;
+        // What removing each would lose, in full (ignored files, commits
+        // only its branch holds, submodule commits): `merged` means that
+        // is nothing.
+        for info in &mut list {
+            let risk = self.at_risk(info)?;
+            if !risk.is_empty() {
+                info.would_lose = Some(risk.describe(&info.recorded_branch));
+                info.merged = false;
+            }
+        }
+        Ok(list)
+    }
+
+    /// The worktrees mia-code made, without the full loss check.
+    fn list_records(&self) -> Result<Vec<WorktreeInfo>> {
         let dir = self.checked_dir()?;
         let dir = dunce::canonicalize(&dir).unwrap_or(dir);
         let mut out = Vec::new();
@@ -671,7 +691,7 @@ impl Worktrees {
 
     /// One worktree by name.
     pub fn get(&self, name: &str) -> Result<WorktreeInfo> {
-        self.list()?
+        self.list_records()?
             .into_iter()
             .find(|w| w.name == name)
             .ok_or_else(|| GitError::NotFound(name.to_string()))
@@ -700,6 +720,7 @@ impl Worktrees {
                 dirty: Vec::new(),
                 ahead: 0,
                 merged: false,
+                would_lose: None,
                 state: WorktreeState::Missing,
                 recorded_branch,
             });
@@ -751,6 +772,7 @@ impl Worktrees {
             created_at_ms,
             size_bytes: dir_size(path),
             merged: dirty.is_empty() && counted == Some(0),
+            would_lose: None,
             dirty,
             ahead,
             state,

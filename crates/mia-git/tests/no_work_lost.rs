@@ -439,6 +439,25 @@ fn submodule_commits_made_in_a_worktree_are_not_lost() {
     git(&t1, &["commit", "-qam", "bump sub"]);
     let m = refused(&fx, || fx.wt.remove("t1", false));
     assert!(m.contains("submodule commit"), "{m}");
+    // With `ignore = all`, git status says nothing; `list` still says what
+    // would be lost instead of "nothing to lose".
+    git(&fx.root, &["config", "submodule.sub.ignore", "all"]);
+    let t2 = create(&fx, "t2");
+    write(&t2.join("sub/s.txt"), "only in t2's submodule\n");
+    git(&t2.join("sub"), &["commit", "-qam", "t2 sub work"]);
+    assert_eq!(git(&t2, &["status", "--porcelain"]), "");
+    let listed = fx.wt.list().unwrap();
+    let t2_info = listed.iter().find(|w| w.name == "t2").unwrap();
+    assert!(!t2_info.merged, "{t2_info:?}");
+    assert!(
+        t2_info
+            .would_lose
+            .as_deref()
+            .unwrap_or("")
+            .contains("submodule commit"),
+        "{t2_info:?}"
+    );
+    refused(&fx, || fx.wt.remove("t2", false));
     let (_, trash) = fx.wt.remove("t1", true).unwrap();
     assert!(
         trash

@@ -30,6 +30,11 @@ pub struct WorktreeView {
     pub ahead: u32,
     /// Nothing would be lost by removing it.
     pub merged: bool,
+    /// What removing it would lose, said for a person (uncommitted,
+    /// untracked and ignored files, commits only its branch holds,
+    /// submodule commits); absent when nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub would_lose: Option<String>,
     pub sessions: Vec<WorktreeSessionRef>,
     /// Whether it is as mia-code made it.
     #[serde(default)]

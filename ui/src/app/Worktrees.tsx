@@ -231,7 +231,7 @@ function WorktreeRow({
             merged
           </span>
         ) : (
-          <span className="chip wt-unmerged" title="It has work its base does not have">
+          <span className="chip wt-unmerged" title={w.would_lose ? `Removing it would lose ${w.would_lose}` : "It has work its base does not have"}>
             unmerged work
           </span>
         )}

@@ -2408,6 +2408,12 @@ export interface WorktreeView {
    * What removing it put in the trash first (`remove --force`).
    */
   trash?: TrashView | null;
+  /**
+   * What removing it would lose, said for a person (uncommitted,
+   * untracked and ignored files, commits only its branch holds,
+   * submodule commits); absent when nothing.
+   */
+  would_lose?: string | null;
 }
 /**
  * A session working in a worktree.

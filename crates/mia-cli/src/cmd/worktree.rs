@@ -216,12 +216,21 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
                 println!("No mia-code worktrees (`mia-code worktree create` makes one).");
             } else {
                 for w in &list {
-                    let state = if !w.dirty.is_empty() {
-                        format!("dirty ({} changed)", w.dirty.len())
-                    } else if w.ahead > 0 {
-                        format!("{} commit(s) not merged", w.ahead)
-                    } else {
-                        "clean, merged".into()
+                    let state = match w.state {
+                        mia_protocol::WorktreeState::Missing => {
+                            "missing (moved or deleted by hand)".into()
+                        }
+                        mia_protocol::WorktreeState::BranchChanged => {
+                            format!("on {} (made on {})", w.branch, w.recorded_branch)
+                        }
+                        mia_protocol::WorktreeState::Ok if !w.dirty.is_empty() => {
+                            format!("dirty ({} changed)", w.dirty.len())
+                        }
+                        mia_protocol::WorktreeState::Ok if w.ahead > 0 => {
+                            format!("{} commit(s) not merged", w.ahead)
+                        }
+                        mia_protocol::WorktreeState::Ok if !w.merged => "work to keep".into(),
+                        mia_protocol::WorktreeState::Ok => "clean, merged".into(),
                     };
                     println!(
                         "{:<22} {:<32} {:>4} {:>9}  {}  base {}{}",
@@ -257,21 +266,10 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
                             .join(", ")
                     );
                 }
-                let dirty: Vec<&str> = rest
-                    .iter()
-                    .filter(|w| !w.dirty.is_empty())
-                    .map(|w| w.name.as_str())
-                    .collect();
-                let unmerged: Vec<&str> = rest
-                    .iter()
-                    .filter(|w| w.dirty.is_empty())
-                    .map(|w| w.name.as_str())
-                    .collect();
-                if !dirty.is_empty() {
-                    println!("uncommitted work: {}", dirty.join(", "));
-                }
-                if !unmerged.is_empty() {
-                    println!("unmerged commits: {}", unmerged.join(", "));
+                for w in &rest {
+                    if let Some(what) = &w.would_lose {
+                        println!("{}: removing it would lose {what}", w.name);
+                    }
                 }
             }
             Ok(ExitCode::SUCCESS)
