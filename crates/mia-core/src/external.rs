@@ -70,6 +70,31 @@ pub(crate) struct Outside<'a> {
     pub home: &'a std::path::Path,
 }
 
+/// What a person's own server must be able to read in its sandbox although
+/// it may lie under the sandbox's private `/tmp`: the directory of its
+/// program and of every existing file its arguments name, and every
+/// existing directory they name (read-only).
+pub(crate) fn named_paths(command: &str, args: &[String]) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for p in std::iter::once(command).chain(args.iter().map(String::as_str)) {
+        let p = std::path::Path::new(p);
+        if !p.is_absolute() || p.parent().is_none() {
+            continue;
+        }
+        let dir = if p.is_dir() {
+            Some(p.to_path_buf())
+        } else if p.is_file() {
+            p.parent().map(std::path::Path::to_path_buf)
+        } else {
+            None
+        };
+        if let Some(d) = dir.filter(|d| d.parent().is_some() && !out.contains(d)) {
+            out.push(d);
+        }
+    }
+    out
+}
+
 /// The placeholder a person's config writes for the project's path.
 pub(crate) const PROJECT_PLACEHOLDER: &str = "{project}";
 

@@ -632,9 +632,12 @@ impl Runtime {
         // in the project; a person's own in its data directory, reading
         // the project, writing only there and where their config says.
         for d in &mut defs {
-            if !matches!(d.transport, Ok(Transport::Stdio { .. })) {
-                continue;
-            }
+            let named = match &d.transport {
+                Ok(Transport::Stdio { command, args, .. }) => {
+                    crate::external::named_paths(command, args)
+                }
+                _ => continue,
+            };
             let sandbox = match &d.own {
                 Some(own) => {
                     if let Err(e) = std::fs::create_dir_all(&own.data_dir) {
@@ -650,7 +653,7 @@ impl Runtime {
                         project,
                         &own.writable,
                         paths,
-                        Vec::new(),
+                        named,
                     )
                 }
                 None => crate::sandbox::server_confinement(config, project, paths, false),

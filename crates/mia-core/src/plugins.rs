@@ -378,7 +378,11 @@ impl PluginHub {
             if let Err(e) = std::fs::create_dir_all(&data) {
                 return PState::Failed(format!("cannot create {}: {e}", data.display()));
             }
-            let visible = vec![paths.plugins_dir(), dir.clone()];
+            let mut visible = vec![paths.plugins_dir(), dir.clone()];
+            visible.extend(crate::external::named_paths(
+                &node.display().to_string(),
+                &[],
+            ));
             let c = crate::sandbox::own_server_confinement(
                 &config,
                 &data,

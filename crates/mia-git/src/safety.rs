@@ -504,7 +504,7 @@ impl Worktrees {
             }
         }
         if !clashes.is_empty() {
-            return Err(GitError::WouldLose(format!(
+            return Err(GitError::Conflict(format!(
                 "nothing was restored: {} would be overwritten in {} ({}); restore --into another directory",
                 if clashes.len() == 1 {
                     "a file"

@@ -262,6 +262,17 @@ fn remove_keeps_ignored_work_and_force_puts_it_in_the_trash() {
         .unwrap();
     assert_eq!(read(&into.join(".env")), "KEY=edited-in-t1\n");
     assert_eq!(read(&into.join("logs/run.log")), "what happened\n");
+    // A restore never overwrites a file that differs: nothing is restored.
+    write(&into.join(".env"), "KEY=changed-since\n");
+    std::fs::remove_file(into.join("logs/run.log")).unwrap();
+    let e = fx
+        .wt
+        .trash_restore(&trash.id, Some(&into))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(".env") && e.contains("--into"), "{e}");
+    assert_eq!(read(&into.join(".env")), "KEY=changed-since\n");
+    assert!(!into.join("logs/run.log").exists());
 }
 
 #[test]
@@ -283,8 +294,6 @@ fn commits_only_the_branch_holds_are_kept_and_restored_as_a_branch() {
         &["rev-parse", &format!("mia-code-restored/{}", trash.id)],
     );
     assert_eq!(restored, tip);
-    // A restore never overwrites a file that differs.
-    write(&fx.root.join("clash.txt"), "x\n");
 }
 
 #[test]

@@ -342,6 +342,9 @@ impl Installer {
         if let Some(old) = lock.plugins.get(&name)
             && let Err(e) = self.check_same_bytes(&name, old, &entry)
         {
+            // Nothing of what came runs: its dependencies that differ
+            // from what the lock has go too.
+            self.remove_changed(&name, old);
             for (path, bytes) in &records {
                 let _ = match bytes {
                     Some(b) => std::fs::write(path, b),
