@@ -526,7 +526,7 @@ async fn bash_allow_and_a_script_the_engine_cannot_read_still_stay_inside_the_wa
     let outside = base.join("outside.txt");
     std::fs::write(&outside, "v").unwrap();
     std::fs::set_permissions(&outside, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let sock = base.join("agent.sock");
+    let sock = lasting_socket_dir().join("agent.sock");
     let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     std::thread::spawn(move || {
         for s in listener.incoming().flatten() {
@@ -852,4 +852,25 @@ async fn a_headless_run_refuses_a_new_host_and_a_fetch_rule_allows_it() {
         "{}",
         results[0].1
     );
+}
+
+/// A directory for a listening socket that stays for the whole test run:
+/// every sandbox started meanwhile (other tests run in parallel) masks the
+/// sockets the kernel lists, and one whose directory vanished in the
+/// instant a sandbox starts makes bubblewrap fail to set it up. The socket
+/// closes with this process; the directory is swept after an hour.
+fn lasting_socket_dir() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sockets");
+    std::fs::create_dir_all(&root).unwrap();
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 3600));
+        if old {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let dir = tempfile::Builder::new().tempdir_in(&root).unwrap().keep();
+    dir.canonicalize().unwrap()
 }

@@ -36,7 +36,7 @@ fn without_user_namespaces_landlock_holds_what_it_can_and_names_what_it_cannot()
     std::fs::create_dir_all(&vault).unwrap();
     std::fs::write(vault.join("secret"), "SECRET").unwrap();
     std::fs::write(root.join("outside.txt"), "v").unwrap();
-    let sock = root.join("s.sock");
+    let sock = lasting_socket_dir().join("s.sock");
     let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     std::thread::spawn(move || {
         for s in l.incoming().flatten() {
@@ -111,4 +111,25 @@ print("caps", [l.split()[1] for l in open("/proc/self/status") if l.startswith("
     assert!(!std::path::Path::new("/tmp/mia-fallback-test").exists());
     drop(p.guard);
     drop(tcp);
+}
+
+/// A directory for a listening socket that stays for the whole test run:
+/// every sandbox started meanwhile (other tests run in parallel) masks the
+/// sockets the kernel lists, and one whose directory vanished in the
+/// instant a sandbox starts makes bubblewrap fail to set it up. The socket
+/// closes with this process; the directory is swept after an hour.
+fn lasting_socket_dir() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sockets");
+    std::fs::create_dir_all(&root).unwrap();
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 3600));
+        if old {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let dir = tempfile::Builder::new().tempdir_in(&root).unwrap().keep();
+    dir.canonicalize().unwrap()
 }

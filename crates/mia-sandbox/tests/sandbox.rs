@@ -512,8 +512,7 @@ fn unix_sockets_outside_the_project_are_unreachable_unless_allowed() {
         });
     };
     // Outside the temp dirs, so the private /tmp is not what hides it.
-    let home_dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let far = canon(home_dir.path()).join("tmux.sock");
+    let far = lasting_socket_dir().join("tmux.sock");
     serve(far.clone());
     serve(project.join("inside.sock"));
     let code = format!(
@@ -802,4 +801,25 @@ fn a_traced_command_inside_a_traced_command_runs_untraced_instead_of_failing() {
     let (ok, out, set) = run_traced(&outer, &canon(b.path()), &script);
     assert!(ok && out.contains("1 passed"), "{out}");
     assert!(set.complete);
+}
+
+/// A directory for a listening socket that stays for the whole test run:
+/// every sandbox started meanwhile (other tests run in parallel) masks the
+/// sockets the kernel lists, and one whose directory vanished in the
+/// instant a sandbox starts makes bubblewrap fail to set it up. The socket
+/// closes with this process; the directory is swept after an hour.
+fn lasting_socket_dir() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("sockets");
+    std::fs::create_dir_all(&root).unwrap();
+    for e in std::fs::read_dir(&root).unwrap().flatten() {
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 3600));
+        if old {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+    let dir = tempfile::Builder::new().tempdir_in(&root).unwrap().keep();
+    dir.canonicalize().unwrap()
 }
