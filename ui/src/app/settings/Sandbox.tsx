@@ -1,4 +1,4 @@
-import type { SandboxView } from "../protocol/generated";
+import type { SandboxView } from "../../protocol/generated";
 
 /** Settings → Sandbox: how shell commands are confined on this machine
  * (`sandbox.*`, docs/security.md), which mechanism runs, and what the
