@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use mia_config::agent_file::{render_agent_file, valid_key};
 use mia_config::{AgentConfig, AgentMode, Config};
-use mia_permission::{Checker, PathContext, PermissionAction, PermissionRule, Policy, Request};
+use mia_permission::{Checker, PathContext, PermissionAction, PermissionRule, Request};
 use mia_protocol::{AgentProposal, ProposedRule};
 use mia_providers::{ChatMessage, ChatRequest, ChatRole, ContentPart, ModelRef};
 use serde_json::Value;
@@ -188,16 +188,9 @@ impl Runtime {
             })
             .await?;
         let home = self.options().paths.user_home.clone();
-        let mut input = crate::permissions::policy_input(
-            config,
-            creator,
-            Vec::new(),
-            approvals,
-            trusted,
-            Some(home.display().to_string()),
-        );
-        crate::permissions::protect_mia_home(&mut input, &self.options().paths);
-        let policy = Policy::compile(&input);
+        let policy = crate::permissions::PolicyRecipe::new(config, creator, &self.options().paths)
+            .project(approvals, trusted)
+            .compile();
         let ctx =
             PathContext::new(directory, Some(home)).map_err(|e| CoreError::Setup(e.to_string()))?;
         let checker = Checker::new(&policy, &ctx);

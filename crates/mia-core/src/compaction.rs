@@ -385,34 +385,8 @@ impl Runtime {
             ));
         }
         // The model the session talks to, and the one that summarises.
-        let agents = crate::agents::Agents::from_config(config);
-        let session_model: ModelRef = match model_hint {
-            Some(m) => m.clone(),
-            None => {
-                let text = session
-                    .model
-                    .clone()
-                    .or_else(|| config.merged.model.clone())
-                    .ok_or(CoreError::NoModel)?;
-                text.parse()
-                    .map_err(|_| CoreError::BadModel(text.clone()))?
-            }
-        };
+        let (session_model, compactor) = models(&session, config, &settings, model_hint)?;
         let catalog = mia_providers::catalog::builtin();
-        let compactor: ModelRef = match agents
-            .get("compaction")
-            .ok()
-            .and_then(|a| a.model.clone())
-            .or_else(|| settings.model.clone())
-        {
-            Some(text) => text
-                .parse()
-                .map_err(|_| CoreError::BadModel(text.clone()))?,
-            None => catalog
-                .fast_model(&session_model.provider_id)
-                .filter(|m| m.provider_id == session_model.provider_id)
-                .unwrap_or_else(|| session_model.clone()),
-        };
         let (window, budget) = window_and_budget(&settings, &session_model);
 
         // The whole session once: the archive for the user's words, the
@@ -452,20 +426,7 @@ impl Runtime {
             ));
         }
         // How many messages of the conversation the new summary stands for.
-        let stands_for: u64 = old
-            .iter()
-            .map(|m| {
-                m.parts
-                    .iter()
-                    .find_map(|p| match &p.content {
-                        PartContent::CompactionSummary {
-                            compacted_messages, ..
-                        } => Some(u64::from(*compacted_messages)),
-                        _ => None,
-                    })
-                    .unwrap_or(1)
-            })
-            .sum();
+        let stands_for = stands_for(old);
         self.emit(Event::CompactionStarted {
             session_id,
             trigger: trigger.as_str().into(),
@@ -477,21 +438,7 @@ impl Runtime {
         // they survive every round), the todo list, the files changed.
         let user_words = user_words(&all);
         let todos = lock(&state.todos).clone();
-        let records = self.step_records(session_id).await?;
-        let undone = mia_snapshot::undone_steps(&records);
-        let mut files: Vec<(String, String)> = Vec::new();
-        for r in &records {
-            if undone.contains(&r.id) || r.kind != mia_snapshot::StepKind::Tool {
-                continue;
-            }
-            for c in &r.changes {
-                let kind = format!("{:?}", c.kind).to_lowercase();
-                match files.iter_mut().find(|(p, _)| *p == c.path) {
-                    Some(f) => f.1 = kind,
-                    None => files.push((c.path.clone(), kind)),
-                }
-            }
-        }
+        let files = changed_files(&self.step_records(session_id).await?);
         let update = old
             .iter()
             .any(|m| m.message_type == mia_protocol::MessageType::CompactionSummary);
@@ -509,91 +456,36 @@ impl Runtime {
         let plugin_context = self
             .plugin_compaction_context(&state.directory, &session_id.to_string())
             .await;
-        let mut drop_outputs = false;
-        let mut failures: Vec<String> = Vec::new();
-        let summary = loop {
-            if failures.len() >= MAX_ATTEMPTS {
-                return Err(CoreError::Setup(format!(
-                    "compaction failed {MAX_ATTEMPTS} times ({}); nothing was changed. Try /compact again later, fork from an earlier message, or start a new session",
-                    failures.join("; ")
-                )));
-            }
-            let mut transcript = String::new();
-            for m in old {
-                transcript.push_str(&transcript_of(m, drop_outputs));
-            }
-            // Too big for the compaction model: leave tool outputs out first.
-            if !drop_outputs
-                && (transcript.len() as u64 / CHARS_PER_TOKEN) > compactor_window * 6 / 10
-            {
-                drop_outputs = true;
-                continue;
-            }
-            let mut text = format!("{transcript}\n---\n{}\n{STRUCTURE}", instructions(update));
-            if !plugin_context.is_empty() {
-                text.push_str("\n\nAlso keep in the summary (from the project's plugins):\n");
-                text.push_str(&plugin_context.join("\n"));
-            }
-            let mut request = ChatRequest::new(
-                wire.clone(),
-                vec![ChatMessage {
-                    role: ChatRole::User,
-                    content: vec![ContentPart::text(text)],
-                }],
-            );
-            request.system = system.clone();
-            match crate::llm::complete_once(&provider, request, cancel).await {
-                Ok(c) if !c.text.trim().is_empty() => break c,
-                Ok(_) => failures.push("the compaction model answered with nothing".into()),
-                Err(ProviderError::Cancelled) => {
-                    return Err(CoreError::Setup(
-                        "compaction was stopped; nothing was changed".into(),
-                    ));
-                }
-                Err(e @ ProviderError::ContextTooLong { .. }) => {
-                    failures.push(e.to_string());
-                    drop_outputs = true;
-                }
-                Err(e) => failures.push(e.to_string()),
-            }
-        };
+        let summary = summarise(
+            &provider,
+            Summarise {
+                wire,
+                system,
+                old,
+                update,
+                plugin_context,
+                compactor_window,
+            },
+            cancel,
+        )
+        .await?;
 
         let usage = summary.usage;
-        let mut text = summary.text.trim().to_string();
-        text.push_str("\n\n## The user's words (verbatim)\n");
-        text.push_str(&user_words);
-        if !todos.items.is_empty() {
-            text.push_str("\n\n## Todo list (as it stands)\n");
-            for t in &todos.items {
-                text.push_str(&format!("- [{:?}] #{} {}\n", t.status, t.id, t.content));
-            }
-        }
-        if !files.is_empty() {
-            text.push_str("\n\n## Files changed in this session (from its snapshot steps)\n");
-            for (p, k) in &files {
-                text.push_str(&format!("- {p} ({k})\n"));
-            }
-        }
+        let text = summary_text(&summary.text, &user_words, &todos, &files);
         let summary_tokens = text.len() as u64 / CHARS_PER_TOKEN;
         let tail_tokens: u64 = tail.iter().map(|m| est.of(m)).sum();
         let tokens_after = summary_tokens + tail_tokens;
-        let compacted = old.len() as u64;
-        // What the compaction call itself cost, on its own message.
-        let mut metadata = MessageMetadata {
-            agent: Some("compaction".into()),
-            model: Some(compactor.to_string()),
-            tokens: usage,
-            cost_usd: usage.and_then(|u| catalog.cost(&compactor, &u)),
-            ..Default::default()
-        };
-        let extra = &mut metadata.extra;
-        extra.insert("original_message_count".into(), compacted.into());
-        extra.insert("compacted_at".into(), mia_protocol::now_ms().into());
-        extra.insert("summary_token_count".into(), summary_tokens.into());
-        extra.insert("trigger".into(), trigger.as_str().into());
-        extra.insert("tokens_before".into(), tokens_before.into());
-        extra.insert("tokens_after".into(), tokens_after.into());
-        extra.insert("retained".into(), (tail.len() as u64).into());
+        let metadata = Figures {
+            compactor: &compactor,
+            usage,
+            compacted: old.len() as u64,
+            summary_tokens,
+            trigger,
+            tokens_before,
+            tokens_after,
+            retained: tail.len() as u64,
+        }
+        .metadata();
         let req = mia_store::CompactRequest {
             session: session_id,
             archive: old.iter().map(|m| m.id).collect(),
@@ -621,6 +513,213 @@ impl Runtime {
             message_id: message_id.to_string(),
         })
     }
+}
+
+/// How many messages of the conversation `old` stands for (a summary
+/// among them counts as those it stood for).
+fn stands_for(old: &[&Message]) -> u64 {
+    old.iter()
+        .map(|m| {
+            m.parts
+                .iter()
+                .find_map(|p| match &p.content {
+                    PartContent::CompactionSummary {
+                        compacted_messages, ..
+                    } => Some(u64::from(*compacted_messages)),
+                    _ => None,
+                })
+                .unwrap_or(1)
+        })
+        .sum()
+}
+
+/// The figures of one compaction, recorded on the summary message.
+struct Figures<'a> {
+    compactor: &'a ModelRef,
+    usage: Option<mia_protocol::TokenUsage>,
+    compacted: u64,
+    summary_tokens: u64,
+    trigger: Trigger,
+    tokens_before: u64,
+    tokens_after: u64,
+    retained: u64,
+}
+
+impl Figures<'_> {
+    /// What the compaction call itself cost, on its own message.
+    fn metadata(&self) -> MessageMetadata {
+        let catalog = mia_providers::catalog::builtin();
+        let mut metadata = MessageMetadata {
+            agent: Some("compaction".into()),
+            model: Some(self.compactor.to_string()),
+            tokens: self.usage,
+            cost_usd: self.usage.and_then(|u| catalog.cost(self.compactor, &u)),
+            ..Default::default()
+        };
+        let extra = &mut metadata.extra;
+        extra.insert("original_message_count".into(), self.compacted.into());
+        extra.insert("compacted_at".into(), mia_protocol::now_ms().into());
+        extra.insert("summary_token_count".into(), self.summary_tokens.into());
+        extra.insert("trigger".into(), self.trigger.as_str().into());
+        extra.insert("tokens_before".into(), self.tokens_before.into());
+        extra.insert("tokens_after".into(), self.tokens_after.into());
+        extra.insert("retained".into(), self.retained.into());
+        metadata
+    }
+}
+
+/// The model the session talks to (this turn's, else the session's or the
+/// config's) and the one that summarises (the compaction agent's, else
+/// `compaction.model`, else the provider's fast model).
+fn models(
+    session: &mia_protocol::Session,
+    config: &Config,
+    settings: &Settings,
+    model_hint: Option<&ModelRef>,
+) -> Result<(ModelRef, ModelRef), CoreError> {
+    let agents = crate::agents::Agents::from_config(config);
+    let session_model: ModelRef = match model_hint {
+        Some(m) => m.clone(),
+        None => {
+            let text = session
+                .model
+                .clone()
+                .or_else(|| config.merged.model.clone())
+                .ok_or(CoreError::NoModel)?;
+            text.parse()
+                .map_err(|_| CoreError::BadModel(text.clone()))?
+        }
+    };
+    let catalog = mia_providers::catalog::builtin();
+    let compactor: ModelRef = match agents
+        .get("compaction")
+        .ok()
+        .and_then(|a| a.model.clone())
+        .or_else(|| settings.model.clone())
+    {
+        Some(text) => text
+            .parse()
+            .map_err(|_| CoreError::BadModel(text.clone()))?,
+        None => catalog
+            .fast_model(&session_model.provider_id)
+            .filter(|m| m.provider_id == session_model.provider_id)
+            .unwrap_or_else(|| session_model.clone()),
+    };
+    Ok((session_model, compactor))
+}
+
+/// The files the session's (not undone) tool steps changed, each with how
+/// it last changed.
+fn changed_files(records: &[mia_snapshot::StepRecord]) -> Vec<(String, String)> {
+    let undone = mia_snapshot::undone_steps(records);
+    let mut files: Vec<(String, String)> = Vec::new();
+    for r in records {
+        if undone.contains(&r.id) || r.kind != mia_snapshot::StepKind::Tool {
+            continue;
+        }
+        for c in &r.changes {
+            let kind = format!("{:?}", c.kind).to_lowercase();
+            match files.iter_mut().find(|(p, _)| *p == c.path) {
+                Some(f) => f.1 = kind,
+                None => files.push((c.path.clone(), kind)),
+            }
+        }
+    }
+    files
+}
+
+/// What the compaction model is asked to summarise.
+struct Summarise<'a> {
+    wire: String,
+    system: String,
+    old: &'a [&'a Message],
+    /// An earlier summary is among `old`: the new one updates it.
+    update: bool,
+    plugin_context: Vec<String>,
+    compactor_window: u64,
+}
+
+/// Ask the compaction model, up to [`MAX_ATTEMPTS`] times; tool outputs
+/// are left out when the transcript is too big for it.
+async fn summarise(
+    provider: &Arc<dyn mia_providers::Provider>,
+    s: Summarise<'_>,
+    cancel: &CancellationToken,
+) -> Result<mia_providers::Completion, CoreError> {
+    let mut drop_outputs = false;
+    let mut failures: Vec<String> = Vec::new();
+    loop {
+        if failures.len() >= MAX_ATTEMPTS {
+            return Err(CoreError::Setup(format!(
+                "compaction failed {MAX_ATTEMPTS} times ({}); nothing was changed. Try /compact again later, fork from an earlier message, or start a new session",
+                failures.join("; ")
+            )));
+        }
+        let mut transcript = String::new();
+        for m in s.old {
+            transcript.push_str(&transcript_of(m, drop_outputs));
+        }
+        // Too big for the compaction model: leave tool outputs out first.
+        if !drop_outputs
+            && (transcript.len() as u64 / CHARS_PER_TOKEN) > s.compactor_window * 6 / 10
+        {
+            drop_outputs = true;
+            continue;
+        }
+        let mut text = format!("{transcript}\n---\n{}\n{STRUCTURE}", instructions(s.update));
+        if !s.plugin_context.is_empty() {
+            text.push_str("\n\nAlso keep in the summary (from the project's plugins):\n");
+            text.push_str(&s.plugin_context.join("\n"));
+        }
+        let mut request = ChatRequest::new(
+            s.wire.clone(),
+            vec![ChatMessage {
+                role: ChatRole::User,
+                content: vec![ContentPart::text(text)],
+            }],
+        );
+        request.system = s.system.clone();
+        match crate::llm::complete_once(provider, request, cancel).await {
+            Ok(c) if !c.text.trim().is_empty() => return Ok(c),
+            Ok(_) => failures.push("the compaction model answered with nothing".into()),
+            Err(ProviderError::Cancelled) => {
+                return Err(CoreError::Setup(
+                    "compaction was stopped; nothing was changed".into(),
+                ));
+            }
+            Err(e @ ProviderError::ContextTooLong { .. }) => {
+                failures.push(e.to_string());
+                drop_outputs = true;
+            }
+            Err(e) => failures.push(e.to_string()),
+        }
+    }
+}
+
+/// The summary as stored: the model's text, then the facts from the store
+/// (the user's words, the todo list, the files changed).
+fn summary_text(
+    summary: &str,
+    user_words: &str,
+    todos: &mia_tools::TodoList,
+    files: &[(String, String)],
+) -> String {
+    let mut text = summary.trim().to_string();
+    text.push_str("\n\n## The user's words (verbatim)\n");
+    text.push_str(user_words);
+    if !todos.items.is_empty() {
+        text.push_str("\n\n## Todo list (as it stands)\n");
+        for t in &todos.items {
+            text.push_str(&format!("- [{:?}] #{} {}\n", t.status, t.id, t.content));
+        }
+    }
+    if !files.is_empty() {
+        text.push_str("\n\n## Files changed in this session (from its snapshot steps)\n");
+        for (p, k) in files {
+            text.push_str(&format!("- {p} ({k})\n"));
+        }
+    }
+    text
 }
 
 /// Every user message's own text, oldest first, verbatim (shortened in the

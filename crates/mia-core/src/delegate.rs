@@ -121,6 +121,8 @@ impl Runtime {
         Box::pin(self.delegate_inner(parent, call, ctx))
     }
 
+    /// Stages of a `task` call: pick the subagent → wait for a slot →
+    /// create the child session → run its turn → report.
     async fn delegate_inner(
         &self,
         parent: &Arc<SessionState>,
@@ -136,52 +138,10 @@ impl Runtime {
         };
         let lineage = lock(&parent.lineage).clone();
         let parent_id = lock(&parent.session).id;
-        let agents = Agents::from_config(&step.config);
-        let callable = callable(&agents, &step.agent, &lineage);
-        let names = || {
-            callable
-                .iter()
-                .map(|a| a.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+        let def = match pick_subagent(&step, &lineage, &input.agent) {
+            Ok(def) => def,
+            Err(refused) => return Ok(refused),
         };
-        if lineage.depth >= MAX_DEPTH {
-            return Ok(failed(
-                "depth",
-                format!("subagents stop {MAX_DEPTH} levels deep; do this task yourself"),
-            ));
-        }
-        let def = match agents.get(&input.agent) {
-            Ok(d) => d.clone(),
-            Err(_) => {
-                return Ok(failed(
-                    "agent_not_found",
-                    format!(
-                        "there is no agent `{}`; you can call: {}",
-                        input.agent,
-                        names()
-                    ),
-                ));
-            }
-        };
-        if !callable.iter().any(|a| a.name == def.name) {
-            let why = if def.name == step.agent || lineage.agents.contains(&def.name) {
-                "it is this agent or one that delegated to it (no circular delegation)"
-            } else if def.hidden {
-                "it is an internal agent"
-            } else {
-                "it is a primary agent, not a subagent"
-            };
-            return Ok(failed(
-                "not_callable",
-                format!(
-                    "`{}` cannot be called: {why}; you can call: {}",
-                    def.name,
-                    names()
-                ),
-            ));
-        }
-
         // A slot: at most MAX_CONCURRENT at once; more wait, visibly.
         let permit = match parent.children.clone().try_acquire_owned() {
             Ok(p) => p,
@@ -200,33 +160,45 @@ impl Runtime {
                 }
             }
         };
+        let child = Child {
+            parent_id,
+            call,
+            def: &def,
+            description: input
+                .description
+                .clone()
+                .filter(|d| !d.trim().is_empty())
+                .unwrap_or_else(|| crate::turn::title_from(&input.prompt)),
+        };
+        let child_state = self.spawn_child(parent, &step, &lineage, &child).await?;
+        let text = self.task_text(parent_id, &input, &parent.directory).await?;
+        let ran = self.run_child(&child_state, &child, text, ctx).await?;
+        drop(permit);
+        self.child_result(&child, ran, ctx).await
+    }
 
-        // Model: the agent's own, else (explore) the provider's fast model, else the caller's.
-        let catalog = mia_providers::catalog::builtin();
-        let model = def
-            .model
-            .clone()
-            .or_else(|| {
-                (def.name == "explore")
-                    .then(|| catalog.fast_model(&step.model.provider_id))
-                    .flatten()
-                    .map(|m| m.to_string())
-            })
-            .unwrap_or_else(|| step.model.to_string());
-        let description = input
-            .description
-            .clone()
-            .filter(|d| !d.trim().is_empty())
-            .unwrap_or_else(|| crate::turn::title_from(&input.prompt));
+    /// The child session, linked from the parent's message, with its
+    /// place in the delegation chain.
+    async fn spawn_child(
+        &self,
+        parent: &Arc<SessionState>,
+        step: &StepContext,
+        lineage: &Lineage,
+        child: &Child<'_>,
+    ) -> Result<Arc<SessionState>, CoreError> {
+        let (def, parent_id) = (child.def, child.parent_id);
         let directory = parent.directory.display().to_string();
         let spawned = SpawnInfo {
             session_id: parent_id,
-            call_id: call.id.clone(),
+            call_id: child.call.id.clone(),
             agent: step.agent.clone(),
         };
-        let (agent_name, model_text, title) =
-            (def.name.clone(), model.clone(), description.clone());
-        let child = self
+        let (agent_name, model_text, title) = (
+            def.name.clone(),
+            child_model(def, step),
+            child.description.clone(),
+        );
+        let session = self
             .store()
             .call(move |db| {
                 db.create_session(mia_store::NewSession {
@@ -239,17 +211,15 @@ impl Runtime {
                 })
             })
             .await?;
-        let child_id = child.id;
-        self.emit(Event::SessionUpdated {
-            session: child.clone(),
-        });
+        let child_id = session.id;
+        self.emit(Event::SessionUpdated { session });
         // The parent's message links the call to the child session (a reload
         // finds the child without searching the session list).
-        let call_id = call.id.clone();
+        let call_id = child.call.id.clone();
         let link = PartContent::Subagent {
             session_id: child_id,
             agent: def.name.clone(),
-            description: description.clone(),
+            description: child.description.clone(),
             status: "started".into(),
         };
         self.store()
@@ -263,21 +233,29 @@ impl Runtime {
             })
             .await?;
         let child_state = self.state(child_id).await?;
-        {
-            let mut ancestors = vec![step.policy.clone()];
-            ancestors.extend(lineage.ancestors.iter().cloned());
-            let mut agents_up = vec![step.agent.clone()];
-            agents_up.extend(lineage.agents.iter().cloned());
-            *lock(&child_state.lineage) = Lineage {
-                depth: lineage.depth + 1,
-                ancestors,
-                agents: agents_up,
-                root: Some(lineage.root.unwrap_or(parent_id)),
-            };
-        }
-        let text = self.task_text(parent_id, &input, &parent.directory).await?;
+        let mut ancestors = vec![step.policy.clone()];
+        ancestors.extend(lineage.ancestors.iter().cloned());
+        let mut agents_up = vec![step.agent.clone()];
+        agents_up.extend(lineage.agents.iter().cloned());
+        *lock(&child_state.lineage) = Lineage {
+            depth: lineage.depth + 1,
+            ancestors,
+            agents: agents_up,
+            root: Some(lineage.root.unwrap_or(parent_id)),
+        };
+        Ok(child_state)
+    }
 
-        let cancel = self.claim(&child_state, "turn").await?;
+    /// The child's turn, stopped with the parent's or at its timeout.
+    async fn run_child(
+        &self,
+        child_state: &Arc<SessionState>,
+        child: &Child<'_>,
+        text: String,
+        ctx: &ToolContext,
+    ) -> Result<ChildRun, CoreError> {
+        let child_id = lock(&child_state.session).id;
+        let cancel = self.claim(child_state, "turn").await?;
         // Stopping the parent stops the child.
         let link = {
             let parent_cancel = ctx.cancel.clone();
@@ -288,11 +266,11 @@ impl Runtime {
             })
         };
         self.emit(Event::SubagentStarted {
-            session_id: parent_id,
+            session_id: child.parent_id,
             child_session_id: child_id,
-            call_id: call.id.clone(),
-            agent: def.name.clone(),
-            description: description.clone(),
+            call_id: child.call.id.clone(),
+            agent: child.def.name.clone(),
+            description: child.description.clone(),
         });
         let started = Instant::now();
         // The child's own report of how its turn ended (errors before any step too).
@@ -303,7 +281,7 @@ impl Runtime {
             let cancel = cancel.clone();
             tokio::spawn(async move { rt.turn(state, text, None, None, cancel).await })
         };
-        let timeout = Duration::from_secs(u64::from(def.timeout_secs));
+        let timeout = Duration::from_secs(u64::from(child.def.timeout_secs));
         let timed_out = tokio::select! {
             _ = &mut turn => false,
             () = tokio::time::sleep(timeout) => {
@@ -313,87 +291,61 @@ impl Runtime {
             }
         };
         link.abort();
-        drop(permit);
-        let mut child_end = None;
-        let mut child_error = None;
+        let mut run = ChildRun {
+            child_id,
+            timed_out,
+            end: None,
+            error: None,
+            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        };
         while let Ok(e) = watch.try_recv() {
             match e {
                 Event::Error {
                     session_id: Some(s),
                     message,
                     ..
-                } if s == child_id => child_error = Some(message),
+                } if s == child_id => run.error = Some(message),
                 Event::TurnFinished {
                     session_id, end, ..
-                } if session_id == child_id => {
-                    child_end = Some(end);
-                }
+                } if session_id == child_id => run.end = Some(end),
                 _ => {}
             }
         }
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        Ok(run)
+    }
 
-        // What the child produced.
+    /// What the child produced, as the `task` call's result.
+    async fn child_result(
+        &self,
+        child: &Child<'_>,
+        run: ChildRun,
+        ctx: &ToolContext,
+    ) -> Result<(String, bool), CoreError> {
+        let child_id = run.child_id;
         let messages: Vec<Message> = self
             .store()
             .call(move |db| db.get_messages(&child_id, &mia_store::MessageQuery::default()))
             .await?;
         let mut report = ChildReport::of(&messages);
         if report.error.is_none() {
-            report.error = child_error;
+            report.error = run.error.clone();
         }
-        let status = if timed_out {
-            "timeout"
-        } else if ctx.cancel.is_cancelled() || child_end == Some(mia_protocol::TurnEnd::Cancelled) {
-            "cancelled"
-        } else if report.error.is_some()
-            || matches!(
-                child_end,
-                Some(mia_protocol::TurnEnd::Error | mia_protocol::TurnEnd::Blocked)
-            )
-        {
-            "error"
-        } else {
-            "completed"
-        };
+        let status = run.status(&report, ctx.cancel.is_cancelled());
         self.emit(Event::SubagentFinished {
-            session_id: parent_id,
+            session_id: child.parent_id,
             child_session_id: child_id,
-            call_id: call.id.clone(),
-            agent: def.name.clone(),
+            call_id: child.call.id.clone(),
+            agent: child.def.name.clone(),
             status: status.into(),
-            duration_ms,
+            duration_ms: run.duration_ms,
             steps: report.steps,
             tool_calls: report.tool_calls,
             cost_usd: report.cost,
         });
-        let mut out = match (status, report.text.trim().is_empty()) {
-            (_, false) => report.text.trim().to_string(),
-            ("timeout", true) => "(no answer before the timeout)".to_string(),
-            (_, true) => "(no answer)".to_string(),
-        };
-        if let Some(e) = &report.error {
-            out.push_str(&format!("\n\nThe subagent's last error: {e}"));
-        }
-        let cost = report
-            .cost
-            .map(|c| format!(", ${c:.4}"))
-            .unwrap_or_default();
-        out.push_str(&format!(
-            "\n\n[subagent {} — {status}{}, {} steps, {} tool calls, {} input / {} output tokens{cost}, {:.1} s; session {child_id}]",
-            def.name,
-            if timed_out {
-                format!(" after {} s (partial result)", def.timeout_secs)
-            } else {
-                String::new()
-            },
-            report.steps,
-            report.tool_calls,
-            report.input_tokens,
-            report.output_tokens,
-            duration_ms as f64 / 1000.0,
-        ));
-        Ok((out, status != "completed"))
+        Ok((
+            report.render(child.def, status, &run),
+            status != "completed",
+        ))
     }
 
     /// The child's one message: the task, the parent's last messages, the project.
@@ -454,6 +406,104 @@ impl Runtime {
     }
 }
 
+/// The subagent a `task` call names, if the caller may call it; else the
+/// failure the model gets back, naming whom it can call.
+fn pick_subagent(
+    step: &StepContext,
+    lineage: &Lineage,
+    name: &str,
+) -> Result<AgentDef, (String, bool)> {
+    let agents = Agents::from_config(&step.config);
+    let callable = callable(&agents, &step.agent, lineage);
+    let names = || {
+        callable
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if lineage.depth >= MAX_DEPTH {
+        return Err(failed(
+            "depth",
+            format!("subagents stop {MAX_DEPTH} levels deep; do this task yourself"),
+        ));
+    }
+    let Ok(def) = agents.get(name) else {
+        return Err(failed(
+            "agent_not_found",
+            format!("there is no agent `{name}`; you can call: {}", names()),
+        ));
+    };
+    if !callable.iter().any(|a| a.name == def.name) {
+        let why = if def.name == step.agent || lineage.agents.contains(&def.name) {
+            "it is this agent or one that delegated to it (no circular delegation)"
+        } else if def.hidden {
+            "it is an internal agent"
+        } else {
+            "it is a primary agent, not a subagent"
+        };
+        return Err(failed(
+            "not_callable",
+            format!(
+                "`{}` cannot be called: {why}; you can call: {}",
+                def.name,
+                names()
+            ),
+        ));
+    }
+    Ok(def.clone())
+}
+
+/// The child's model: the agent's own, else (explore) the provider's
+/// fast model, else the caller's.
+fn child_model(def: &AgentDef, step: &StepContext) -> String {
+    let catalog = mia_providers::catalog::builtin();
+    def.model
+        .clone()
+        .or_else(|| {
+            (def.name == "explore")
+                .then(|| catalog.fast_model(&step.model.provider_id))
+                .flatten()
+                .map(|m| m.to_string())
+        })
+        .unwrap_or_else(|| step.model.to_string())
+}
+
+/// One delegation: who asked (the parent session and its call), whom, what for.
+struct Child<'a> {
+    parent_id: SessionId,
+    call: &'a mia_providers::ToolCall,
+    def: &'a AgentDef,
+    description: String,
+}
+
+/// How a child's turn went.
+struct ChildRun {
+    child_id: SessionId,
+    timed_out: bool,
+    end: Option<mia_protocol::TurnEnd>,
+    /// The child's last error Event.
+    error: Option<String>,
+    duration_ms: u64,
+}
+
+impl ChildRun {
+    fn status(&self, report: &ChildReport, parent_cancelled: bool) -> &'static str {
+        use mia_protocol::TurnEnd;
+        if self.timed_out {
+            "timeout"
+        } else if parent_cancelled || self.end == Some(TurnEnd::Cancelled) {
+            "cancelled"
+        } else if report.error.is_some()
+            || matches!(self.end, Some(TurnEnd::Error | TurnEnd::Blocked))
+        {
+            "error"
+        } else {
+            "completed"
+        }
+    }
+}
+
 /// The figures of a child's work, from its stored messages.
 #[derive(Debug, Default)]
 struct ChildReport {
@@ -467,6 +517,35 @@ struct ChildReport {
 }
 
 impl ChildReport {
+    /// The tool result: the child's answer, its last error, its figures.
+    fn render(&self, def: &AgentDef, status: &str, run: &ChildRun) -> String {
+        let mut out = match (status, self.text.trim().is_empty()) {
+            (_, false) => self.text.trim().to_string(),
+            ("timeout", true) => "(no answer before the timeout)".to_string(),
+            (_, true) => "(no answer)".to_string(),
+        };
+        if let Some(e) = &self.error {
+            out.push_str(&format!("\n\nThe subagent's last error: {e}"));
+        }
+        let cost = self.cost.map(|c| format!(", ${c:.4}")).unwrap_or_default();
+        out.push_str(&format!(
+            "\n\n[subagent {} — {status}{}, {} steps, {} tool calls, {} input / {} output tokens{cost}, {:.1} s; session {}]",
+            def.name,
+            if run.timed_out {
+                format!(" after {} s (partial result)", def.timeout_secs)
+            } else {
+                String::new()
+            },
+            self.steps,
+            self.tool_calls,
+            self.input_tokens,
+            self.output_tokens,
+            run.duration_ms as f64 / 1000.0,
+            run.child_id,
+        ));
+        out
+    }
+
     fn of(messages: &[Message]) -> Self {
         let mut r = Self::default();
         let mut last_text = String::new();
@@ -521,7 +600,6 @@ impl Runtime {
             return Ok(());
         }
         let mut lineage = Lineage::default();
-        let home = self.options().paths.user_home.display().to_string();
         loop {
             let rules = self
                 .loaded_state(up.session_id)
@@ -531,16 +609,12 @@ impl Runtime {
                         .map(|r| r.rules().to_vec())
                 })
                 .unwrap_or_default();
-            let mut input = crate::permissions::policy_input(
-                config,
-                &up.agent,
-                rules,
-                approvals.to_vec(),
-                trusted,
-                Some(home.clone()),
-            );
-            crate::permissions::protect_mia_home(&mut input, &self.options().paths);
-            lineage.ancestors.push(Arc::new(Policy::compile(&input)));
+            let policy =
+                crate::permissions::PolicyRecipe::new(config, &up.agent, &self.options().paths)
+                    .session(rules)
+                    .project(approvals.to_vec(), trusted)
+                    .compile();
+            lineage.ancestors.push(Arc::new(policy));
             lineage.agents.push(up.agent.clone());
             lineage.depth += 1;
             lineage.root = Some(up.session_id);

@@ -7,8 +7,75 @@ use mia_permission::{
 use mia_protocol::{CommandSegment, PermissionReplyKind, PermissionRequest, SessionId};
 use serde_json::Value;
 
+/// The one recipe for an agent's permission policy in a session: the
+/// config layers, the agent's own rules, the session's answers, the
+/// project's approvals and trust, and mia-code's own data protected. The
+/// turn, the read-only check, subagents' ancestors, `permissions check`,
+/// the desktop and serve all compile their policy here, so no caller can
+/// forget a part (as a copy once forgot [`protect_mia_home`]).
+#[derive(Debug, Clone)]
+pub struct PolicyRecipe<'a> {
+    pub config: &'a Config,
+    pub agent: &'a str,
+    pub paths: &'a mia_config::Paths,
+    /// "Always"/"never" answers of the session (and `--allow` rules).
+    pub session: Vec<PermissionRule>,
+    /// "Always for this project" approvals.
+    pub approvals: Vec<PermissionRule>,
+    pub trusted: bool,
+}
+
+impl<'a> PolicyRecipe<'a> {
+    /// The agent's policy from the config alone: no answers, no
+    /// approvals, an untrusted workspace.
+    pub fn new(config: &'a Config, agent: &'a str, paths: &'a mia_config::Paths) -> Self {
+        Self {
+            config,
+            agent,
+            paths,
+            session: Vec::new(),
+            approvals: Vec::new(),
+            trusted: false,
+        }
+    }
+
+    /// With the session's answers (and `--allow` rules).
+    #[must_use]
+    pub fn session(mut self, rules: Vec<PermissionRule>) -> Self {
+        self.session = rules;
+        self
+    }
+
+    /// With the project's approvals and whether the workspace is trusted.
+    #[must_use]
+    pub fn project(mut self, approvals: Vec<PermissionRule>, trusted: bool) -> Self {
+        self.approvals = approvals;
+        self.trusted = trusted;
+        self
+    }
+
+    /// The engine's input.
+    pub fn input(&self) -> PolicyInput {
+        let mut input = policy_input(
+            self.config,
+            self.agent,
+            self.session.clone(),
+            self.approvals.clone(),
+            self.trusted,
+            Some(self.paths.user_home.display().to_string()),
+        );
+        protect_mia_home(&mut input, self.paths);
+        input
+    }
+
+    /// The compiled policy.
+    pub fn compile(&self) -> mia_permission::Policy {
+        mia_permission::Policy::compile(&self.input())
+    }
+}
+
 /// The engine input for `agent` from the config layers and session state.
-pub fn policy_input(
+fn policy_input(
     config: &Config,
     agent: &str,
     session: Vec<PermissionRule>,
@@ -75,7 +142,7 @@ pub(crate) fn shell_dialect() -> mia_permission::ShellDialect {
 /// mia-code's own data (sessions, approvals, logs, credentials) is a
 /// protected path wherever `MIA_CODE_HOME` points, and reading it or the
 /// global config files (API keys) asks.
-pub fn protect_mia_home(input: &mut PolicyInput, paths: &mia_config::Paths) {
+fn protect_mia_home(input: &mut PolicyInput, paths: &mia_config::Paths) {
     let mia_home = paths.home.as_path();
     input.private.push(format!("{}/**", mia_home.display()));
     for c in &paths.global_configs {

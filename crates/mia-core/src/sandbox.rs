@@ -272,20 +272,12 @@ fn unattended_with(
     inputs.writable.extend(grants.writable);
     inputs.protect.extend(grants.protect);
     let policy = SandboxPolicy::build(mode, network, inputs);
-    let mut input = crate::permissions::policy_input(
-        config,
-        config.default_agent(),
-        Vec::new(),
-        Vec::new(),
-        false,
-        Some(paths.user_home.display().to_string()),
-    );
-    crate::permissions::protect_mia_home(&mut input, paths);
+    let recipe = crate::permissions::PolicyRecipe::new(config, config.default_agent(), paths);
     let gate = mia_permission::PathContext::new(project_root, Some(paths.user_home.clone()))
         .ok()
         .map(|path_ctx| {
             std::sync::Arc::new(RulesGate {
-                policy: mia_permission::Policy::compile(&input),
+                policy: recipe.compile(),
                 path_ctx,
                 mode: network,
             }) as std::sync::Arc<dyn mia_sandbox::proxy::HostGate>

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mia_config::Config;
-use mia_permission::Policy;
 use mia_protocol::{
     AgentInfo, AgentModeView, ApprovalView, DiffScope, DiffView, FileDiff, HistoryAction,
     PartContent, PermissionsView, PreviewAction, PreviewFile, ProjectSummary, ProviderInfo,
@@ -519,7 +518,7 @@ impl Runtime {
     pub fn agents(&self, directory: &Path) -> Result<Vec<AgentInfo>, CoreError> {
         let directory = self.project_dir(directory)?;
         let config = Config::load(&self.options().paths, Some(&directory))?;
-        Ok(agent_infos(&config))
+        Ok(agent_infos(&config, &self.options().paths))
     }
 
     /// Models to pick from (the composer's picker): the catalog's, for the
@@ -612,7 +611,7 @@ impl Runtime {
             providers,
             default_agent: config.default_agent().to_string(),
             model: config.merged.model.clone(),
-            agents: agent_infos(&config),
+            agents: agent_infos(&config, paths),
             global_config: settings_file(paths).display().to_string(),
             config_files: config
                 .layers
@@ -791,16 +790,9 @@ impl Runtime {
                 ))
             })
             .await?;
-        let mut input = crate::permissions::policy_input(
-            &config,
-            &agent,
-            Vec::new(),
-            approvals,
-            trusted,
-            Some(paths.user_home.display().to_string()),
-        );
-        crate::permissions::protect_mia_home(&mut input, &paths);
-        let policy = Policy::compile(&input);
+        let policy = crate::permissions::PolicyRecipe::new(&config, &agent, &paths)
+            .project(approvals, trusted)
+            .compile();
         let mut warnings: Vec<String> = policy.errors.iter().map(|e| e.to_string()).collect();
         warnings.extend(policy.lint.iter().map(|l| l.message.clone()));
         Ok(PermissionsView {
@@ -959,7 +951,7 @@ fn settings_file(paths: &mia_config::Paths) -> PathBuf {
         .unwrap_or_else(|| paths.user_home.join(".config/mia-code/config.json"))
 }
 
-fn agent_infos(config: &Config) -> Vec<AgentInfo> {
+fn agent_infos(config: &Config, paths: &mia_config::Paths) -> Vec<AgentInfo> {
     let agents = Agents::from_config(config);
     let mut list: Vec<AgentInfo> = agents
         .all()
@@ -974,7 +966,7 @@ fn agent_infos(config: &Config) -> Vec<AgentInfo> {
             },
             model: a.model.clone(),
             builtin: a.builtin,
-            read_only: is_read_only(config, &a.name),
+            read_only: is_read_only(config, &a.name, paths),
             source: {
                 let key = format!("agent.{}", a.name);
                 config
@@ -1004,10 +996,8 @@ fn agent_infos(config: &Config) -> Vec<AgentInfo> {
 }
 
 /// Whether the agent's compiled rules can never allow `edit` or `write`.
-fn is_read_only(config: &Config, agent: &str) -> bool {
-    let input =
-        crate::permissions::policy_input(config, agent, Vec::new(), Vec::new(), false, None);
-    let policy = Policy::compile(&input);
+fn is_read_only(config: &Config, agent: &str, paths: &mia_config::Paths) -> bool {
+    let policy = crate::permissions::PolicyRecipe::new(config, agent, paths).compile();
     let Ok(cwd) = std::env::current_dir() else {
         return false;
     };

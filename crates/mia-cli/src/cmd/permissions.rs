@@ -102,17 +102,9 @@ fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
     let agent = agent.map_or_else(|| cfg.default_agent().to_string(), str::to_string);
     let local = context::local_default(&paths)?;
     let (approvals, trusted) = local.block(local.core.project_permission_inputs(&dir, &agent))?;
-    let home = paths.user_home.to_string_lossy().to_string();
-    let mut input = mia_core::permissions::policy_input(
-        &cfg,
-        &agent,
-        Vec::new(),
-        approvals,
-        trusted,
-        Some(home),
-    );
-    mia_core::permissions::protect_mia_home(&mut input, &paths);
-    let policy = Policy::compile(&input);
+    let policy = mia_core::permissions::PolicyRecipe::new(&cfg, &agent, &paths)
+        .project(approvals, trusted)
+        .compile();
     for e in &policy.errors {
         eprintln!("warning: {e}");
     }

@@ -1,11 +1,16 @@
 //! A turn: record the user message, resolve agent and model, then steps
 //! (prompt → stream → record → tool calls) until the model stops.
 
+mod calls;
+mod equip;
+mod offer;
+mod policy;
+mod record;
 mod setup;
 mod step;
+mod stream;
 
 pub(crate) use setup::TurnSetup;
-mod stream;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,6 @@
 //! Setting a turn up: config, agent, model, the user message, the
 //! provider, paths, approvals.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use mia_config::Config;
@@ -29,7 +28,6 @@ pub(crate) struct TurnSetup {
     pub(crate) provider: Arc<dyn mia_providers::Provider>,
     pub(crate) catalog: &'static mia_providers::catalog::Catalog,
     pub(crate) wire_model: String,
-    pub(crate) home: PathBuf,
     pub(crate) path_ctx: PathContext,
     pub(crate) answerer: Answerer,
     pub(crate) tool_ctx: ToolContext,
@@ -78,91 +76,9 @@ impl Runtime {
             agents.session_agent(a)?;
             self.set_agent(state, a).await?;
         }
-        let session = lock(&state.session).clone();
-        let agent_name = session
-            .agent
-            .clone()
-            .unwrap_or_else(|| config.default_agent().to_string());
-        // A subagent's own session runs that subagent; every other session a
-        // visible primary agent.
-        let agent = if session.spawned_by.is_some() {
-            let def = agents.get(&agent_name)?;
-            if let crate::agents::PromptSource::Refused(why) = &def.prompt {
-                return Err(CoreError::Setup(why.clone()));
-            }
-            def.clone()
-        } else {
-            agents.session_agent(&agent_name)?.clone()
-        };
-        // Spec 016's order: explicit override (this turn's, then `/model`'s
-        // pick for the agent) > agent config > session > global config; the
-        // source is recorded with every step's message.
-        let (model_text, model_source) = model_override
-            .map(|m| (m, "override"))
-            .or_else(|| {
-                session
-                    .agent_models
-                    .get(&agent_name)
-                    .cloned()
-                    .map(|m| (m, "picked"))
-            })
-            .or_else(|| agent.model.clone().map(|m| (m, "agent")))
-            .or_else(|| session.model.clone().map(|m| (m, "session")))
-            .or_else(|| config.merged.model.clone().map(|m| (m, "config")))
-            .ok_or(CoreError::NoModel)?;
-        tracing::info!(session = %session_id, agent = %agent_name, model = %model_text, source = model_source, "model chosen");
-        let model: ModelRef = model_text
-            .parse()
-            .map_err(|_| CoreError::BadModel(model_text.clone()))?;
-
-        // Tell the model when build takes over from plan (spec 014): compare
-        // with the agent of the previous user message, as stored.
-        let previous = self
-            .inner
-            .store
-            .call(move |db| {
-                db.get_messages(
-                    &session_id,
-                    &mia_store::MessageQuery {
-                        limit: Some(50),
-                        tail: true,
-                        ..Default::default()
-                    },
-                )
-            })
-            .await?
-            .into_iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .and_then(|m| m.metadata.agent);
-        // `@explore find …`: a delegation the user asked for (file mentions
-        // like `@src/x.rs` are not agent names and stay as they are).
-        let mentioned: Vec<String> = {
-            let lineage = lock(&state.lineage).clone();
-            let callable = crate::delegate::callable(&agents, &agent_name, &lineage);
-            crate::delegate::mentions(&text)
-                .into_iter()
-                .filter(|m| callable.iter().any(|a| a.name == *m))
-                .collect()
-        };
-        let mut user_parts = vec![PartContent::text(text)];
-        for m in &mentioned {
-            user_parts.push(PartContent::Text {
-                text: format!(
-                    "[The user asks you to delegate to @{m}: call the task tool with agent \"{m}\" and the part of the request meant for it as the prompt.]"
-                ),
-                synthetic: true,
-            });
-        }
-        if previous.as_deref() == Some("plan") && agent_name != "plan" {
-            user_parts.push(PartContent::Text {
-                text: format!(
-                    "[The user switched from plan mode to {agent_name} mode: you may now make changes.]"
-                ),
-                synthetic: true,
-            });
-        }
-
+        let (agent_name, agent, model, model_source) =
+            resolve_agent_model(state, &config, &agents, model_override)?;
+        let user_parts = self.user_parts(state, &agents, &agent_name, text).await?;
         self.add_message(
             session_id,
             NewMessage {
@@ -194,7 +110,7 @@ impl Runtime {
         let wire_model = catalog.wire_id(&model.provider_id, &model.model_id);
 
         let home = opts.paths.user_home.clone();
-        let path_ctx = PathContext::new(&state.directory, Some(home.clone()))
+        let path_ctx = PathContext::new(&state.directory, Some(home))
             .map_err(|e| CoreError::Setup(e.to_string()))?;
         let answerer = if opts.interactive {
             Answerer::Person
@@ -202,19 +118,7 @@ impl Runtime {
             Answerer::Headless
         };
 
-        let tool_ctx = ToolContext {
-            project_root: path_ctx.root.clone(),
-            cancel: cancel.clone(),
-            todos: state.todos.clone(),
-            read_filter: None,
-            read_only_shell: false,
-            sandbox: mia_tools::ShellSandbox::Off {
-                env: mia_sandbox::EnvRule::default(),
-            },
-            network: None,
-            progress: None,
-            extra_tools: mia_tools::ExtraTools::default(),
-        };
+        let tool_ctx = tool_context(state, &path_ctx, cancel);
 
         // "Always for this project" approvals and workspace trust (persisted).
         // A worktree shares its repository's approvals and trust.
@@ -233,9 +137,6 @@ impl Runtime {
                 .await?
         };
         let snapshot_config = snapshot_config(&config, &opts.paths);
-        let policy_cache: Option<(Vec<PermissionRule>, Arc<mia_permission::Policy>)> = None;
-        let recent_calls: Vec<(String, String)> = Vec::new();
-        let _step = 0u32;
         Ok(TurnSetup {
             config,
             agent_name,
@@ -245,19 +146,147 @@ impl Runtime {
             provider,
             catalog,
             wire_model,
-            home,
+
             path_ctx,
             answerer,
             tool_ctx,
             approvals,
             trusted,
             snapshot_config,
-            policy_cache,
+            policy_cache: None,
             prompt_policy: None,
-            recent_calls,
+            recent_calls: Vec::new(),
             compaction_failed: false,
             overflow_retried: false,
             plugins: crate::plugins::TurnPlugins::default(),
         })
+    }
+}
+
+/// The session's agent (a subagent's own session runs that subagent;
+/// every other session a visible primary agent) and its model, in spec
+/// 016's order: explicit override (this turn's, then `/model`'s pick for
+/// the agent) > agent config > session > global config. The source is
+/// recorded with every step's message.
+fn resolve_agent_model(
+    state: &SessionState,
+    config: &Config,
+    agents: &Agents,
+    model_override: Option<String>,
+) -> Result<(String, AgentDef, ModelRef, &'static str), CoreError> {
+    let session = lock(&state.session).clone();
+    let agent_name = session
+        .agent
+        .clone()
+        .unwrap_or_else(|| config.default_agent().to_string());
+    let agent = if session.spawned_by.is_some() {
+        let def = agents.get(&agent_name)?;
+        if let crate::agents::PromptSource::Refused(why) = &def.prompt {
+            return Err(CoreError::Setup(why.clone()));
+        }
+        def.clone()
+    } else {
+        agents.session_agent(&agent_name)?.clone()
+    };
+    let (model_text, model_source) = model_override
+        .map(|m| (m, "override"))
+        .or_else(|| {
+            session
+                .agent_models
+                .get(&agent_name)
+                .cloned()
+                .map(|m| (m, "picked"))
+        })
+        .or_else(|| agent.model.clone().map(|m| (m, "agent")))
+        .or_else(|| session.model.clone().map(|m| (m, "session")))
+        .or_else(|| config.merged.model.clone().map(|m| (m, "config")))
+        .ok_or(CoreError::NoModel)?;
+    tracing::info!(session = %session.id, agent = %agent_name, model = %model_text, source = model_source, "model chosen");
+    let model: ModelRef = model_text
+        .parse()
+        .map_err(|_| CoreError::BadModel(model_text.clone()))?;
+    Ok((agent_name, agent, model, model_source))
+}
+
+/// What the turn's tools start with; each step equips it further.
+fn tool_context(
+    state: &SessionState,
+    path_ctx: &PathContext,
+    cancel: &CancellationToken,
+) -> ToolContext {
+    ToolContext {
+        project_root: path_ctx.root.clone(),
+        cancel: cancel.clone(),
+        todos: state.todos.clone(),
+        read_filter: None,
+        read_only_shell: false,
+        sandbox: mia_tools::ShellSandbox::Off {
+            env: mia_sandbox::EnvRule::default(),
+        },
+        network: None,
+        progress: None,
+        extra_tools: mia_tools::ExtraTools::default(),
+    }
+}
+
+impl Runtime {
+    /// The user message's parts: the text, a note for each `@agent` the
+    /// user asked to delegate to, and a note when build takes over from
+    /// plan (spec 014; compared with the agent of the previous user
+    /// message, as stored).
+    async fn user_parts(
+        &self,
+        state: &SessionState,
+        agents: &Agents,
+        agent_name: &str,
+        text: String,
+    ) -> Result<Vec<PartContent>, CoreError> {
+        let session_id = lock(&state.session).id;
+        let previous = self
+            .inner
+            .store
+            .call(move |db| {
+                db.get_messages(
+                    &session_id,
+                    &mia_store::MessageQuery {
+                        limit: Some(50),
+                        tail: true,
+                        ..Default::default()
+                    },
+                )
+            })
+            .await?
+            .into_iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .and_then(|m| m.metadata.agent);
+        // `@explore find …`: a delegation the user asked for (file mentions
+        // like `@src/x.rs` are not agent names and stay as they are).
+        let mentioned: Vec<String> = {
+            let lineage = lock(&state.lineage).clone();
+            let callable = crate::delegate::callable(agents, agent_name, &lineage);
+            crate::delegate::mentions(&text)
+                .into_iter()
+                .filter(|m| callable.iter().any(|a| a.name == *m))
+                .collect()
+        };
+        let mut user_parts = vec![PartContent::text(text)];
+        for m in &mentioned {
+            user_parts.push(PartContent::Text {
+                text: format!(
+                    "[The user asks you to delegate to @{m}: call the task tool with agent \"{m}\" and the part of the request meant for it as the prompt.]"
+                ),
+                synthetic: true,
+            });
+        }
+        if previous.as_deref() == Some("plan") && agent_name != "plan" {
+            user_parts.push(PartContent::Text {
+                text: format!(
+                    "[The user switched from plan mode to {agent_name} mode: you may now make changes.]"
+                ),
+                synthetic: true,
+            });
+        }
+        Ok(user_parts)
     }
 }

@@ -1,0 +1,251 @@
+//! Stages "snapshot → run → record" of a call: plugins' before hook, a
+//! snapshot of what the call may change (a shell command waits for
+//! another one on the same work tree), the tool itself with its output
+//! live, then the result stored with the snapshot and rich content.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mia_protocol::{Event, PartContent, TurnEnd};
+
+use super::judge::Cleared;
+use super::{CallEnv, CallSite, Outcome};
+use crate::CoreError;
+use crate::runtime::Runtime;
+use crate::snapshots::SnapFail;
+
+/// A snapshot begun before the call: `Err` says why none could be taken.
+type Begun = Option<Result<mia_snapshot::PendingStep, String>>;
+
+/// What a run brought besides its output.
+struct Ran {
+    outcome: Outcome,
+    /// Images and links an MCP server returned, for the UI.
+    rich: Vec<mia_protocol::ResultContent>,
+    sandbox: Option<Box<mia_protocol::SandboxNote>>,
+    /// Every file a sandboxed command changed, traced by the kernel.
+    written: Option<Vec<std::path::PathBuf>>,
+}
+
+impl Runtime {
+    pub(super) async fn execute(
+        &self,
+        site: &CallSite<'_>,
+        env: CallEnv<'_>,
+        plan: &mia_tools::ToolPlan,
+        cleared: Cleared,
+    ) -> Result<Option<TurnEnd>, CoreError> {
+        let call = site.call;
+        // Plugins' tool.execute.before: a veto stops the call here; notes
+        // go with the result. Arguments are never changed.
+        let (veto, mut notes) = if env.plugins.hooked.is_empty() {
+            (None, Vec::new())
+        } else {
+            self.plugin_before(
+                env.plugins,
+                &call.name,
+                &call.input,
+                &site.session_id.to_string(),
+                &call.id,
+            )
+            .await
+        };
+        if let Some(why) = veto {
+            self.record(site, Outcome::refused(why), Vec::new(), None, None)
+                .await?;
+            return Ok(None);
+        }
+        let pending = match self.begin_call_snapshot(site, env, plan).await {
+            Ok(p) => p,
+            Err(Stop::Cancelled) => {
+                return self
+                    .record_stopped(site, Vec::new(), cleared.permission)
+                    .await;
+            }
+            Err(Stop::Busy(msg)) => {
+                self.record(
+                    site,
+                    Outcome::refused(msg),
+                    Vec::new(),
+                    cleared.permission,
+                    None,
+                )
+                .await?;
+                return Ok(None);
+            }
+        };
+        // Stop pressed after the answer, while the snapshot was taken: the
+        // call does not run (its step is closed with no change).
+        if site.ctx.cancel.is_cancelled() {
+            let parts = self.close_snapshot(site, pending).await;
+            return self.record_stopped(site, parts, cleared.permission).await;
+        }
+        let mut ran = self.run_call(site).await;
+        if !env.plugins.hooked.is_empty() {
+            notes.extend(
+                self.plugin_after(
+                    env.plugins,
+                    &call.name,
+                    &call.input,
+                    &ran.outcome.output,
+                    ran.outcome.is_error,
+                )
+                .await,
+            );
+        }
+        if !notes.is_empty() {
+            ran.outcome.output = format!("{}\n\n{}", ran.outcome.output, notes.join("\n"));
+        }
+        if let Some(note) = cleared.rule_note {
+            ran.outcome.output = format!("{}\n\n{note}", ran.outcome.output);
+        }
+        let pending = pending.map(|p| {
+            p.map(|mut p| {
+                p.written = ran.written.take();
+                p
+            })
+        });
+        let mut parts = self.close_snapshot(site, pending).await;
+        if !ran.rich.is_empty() {
+            self.emit(Event::ToolContent {
+                session_id: site.session_id,
+                message_id: site.message_id,
+                call_id: call.id.clone(),
+                items: ran.rich.clone(),
+            });
+            parts.push(PartContent::ToolContent {
+                call_id: call.id.clone(),
+                items: ran.rich,
+            });
+        }
+        self.record(site, ran.outcome, parts, cleared.permission, ran.sandbox)
+            .await?;
+        if site.ctx.cancel.is_cancelled() {
+            return Ok(Some(TurnEnd::Cancelled));
+        }
+        Ok(None)
+    }
+
+    /// Snapshot what the call may change. A shell command waits for
+    /// another one running on the same work tree (their changes could not
+    /// be told apart); past the wait, or on Stop, it does not run.
+    async fn begin_call_snapshot(
+        &self,
+        site: &CallSite<'_>,
+        env: CallEnv<'_>,
+        plan: &mia_tools::ToolPlan,
+    ) -> Result<Begun, Stop> {
+        let cfg = match (&plan.modifies, env.snapshot_config) {
+            (Some(paths), _) if paths.is_empty() => return Ok(None),
+            (_, None) => return Ok(None),
+            (_, Some(cfg)) => cfg,
+        };
+        let begin = self.begin_snapshot(
+            site.state,
+            site.session_id,
+            site.message_id,
+            &site.call.id,
+            plan.modifies.clone(),
+            cfg.clone(),
+        );
+        let began = tokio::select! {
+            r = begin => r,
+            () = site.ctx.cancel.cancelled() => return Err(Stop::Cancelled),
+        };
+        match began {
+            Err(SnapFail::Busy(msg)) => Err(Stop::Busy(msg)),
+            Err(SnapFail::Unavailable(reason)) => Ok(Some(Err(reason))),
+            Ok(p) => Ok(Some(Ok(p))),
+        }
+    }
+
+    /// Close a begun snapshot: its part, and its Event sent.
+    async fn close_snapshot(&self, site: &CallSite<'_>, pending: Begun) -> Vec<PartContent> {
+        let Some(pending) = pending else {
+            return Vec::new();
+        };
+        let (part, event) = self
+            .finish_snapshot(site.state, site.session_id, &site.call.id, pending)
+            .await;
+        self.emit(event);
+        vec![part]
+    }
+
+    /// Run the tool, its output live to every subscriber. A command
+    /// stopped by a timeout or a cancel did not do its job: shown as failed.
+    async fn run_call(&self, site: &CallSite<'_>) -> Ran {
+        let call = site.call;
+        let started = Instant::now();
+        let result = match self.inner.tools.get_with(&call.name, site.ctx) {
+            // A subagent runs in its own session (delegate.rs).
+            Some(_) if call.name == "task" => {
+                match self.delegate(site.state, call, site.ctx).await {
+                    Ok((output, failed)) => Ok(mia_tools::ToolOutput {
+                        output,
+                        metadata: serde_json::json!({ "subagent_failed": failed }),
+                    }),
+                    Err(e) => Err(mia_tools::ToolError::Invalid(e.to_string())),
+                }
+            }
+            Some(t) => {
+                let mut live_ctx = site.ctx.clone();
+                let rt = self.clone();
+                let (session_id, message_id) = (site.session_id, site.message_id);
+                let call_id = call.id.clone();
+                live_ctx.progress = Some(mia_tools::Progress(Arc::new(move |text: &str| {
+                    rt.emit(Event::ToolOutput {
+                        session_id,
+                        message_id,
+                        call_id: call_id.clone(),
+                        text: text.to_string(),
+                    });
+                })));
+                t.run(call.input.clone(), &live_ctx).await
+            }
+            None => Err(mia_tools::ToolError::Invalid(format!(
+                "unknown tool {}",
+                call.name
+            ))),
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        match result {
+            Ok(out) => {
+                let flag = |k: &str| out.metadata.get(k) == Some(&serde_json::Value::Bool(true));
+                let stopped = flag("cancelled") || flag("timed_out") || flag("subagent_failed");
+                Ran {
+                    rich: out
+                        .metadata
+                        .get("content")
+                        .and_then(|v| serde_json::from_value(v.clone()).ok())
+                        .unwrap_or_default(),
+                    sandbox: out
+                        .metadata
+                        .get("sandbox")
+                        .and_then(|v| serde_json::from_value(v.clone()).ok()),
+                    written: crate::snapshots::traced_writes(&out.metadata),
+                    outcome: Outcome {
+                        output: out.output,
+                        is_error: stopped,
+                        duration_ms,
+                    },
+                }
+            }
+            Err(e) => Ran {
+                outcome: Outcome {
+                    output: e.to_string(),
+                    is_error: true,
+                    duration_ms,
+                },
+                rich: Vec::new(),
+                sandbox: None,
+                written: None,
+            },
+        }
+    }
+}
+
+/// Why a call stops before it runs, at its snapshot.
+enum Stop {
+    Cancelled,
+    Busy(String),
+}
