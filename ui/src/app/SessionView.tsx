@@ -1,8 +1,7 @@
-import { memo, startTransition, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import { memo, startTransition, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
-import type { AgentInfo, Event, PermissionReplyKind, RevertSummary, ShareRecord } from "../protocol/generated";
-import { PermissionDialog } from "../components/permission/PermissionDialog";
+import type { AgentInfo, ShareRecord } from "../protocol/generated";
 import { isCompacting, sessionTotals, userTexts } from "../state/session";
 import { useSessionState } from "../state/store";
 import { LOAD_FAILED } from "../state/liveSessions";
@@ -10,28 +9,28 @@ import { useDelegations } from "./useDelegations";
 import { useTranscriptSearch, type SearchState } from "./useTranscriptSearch";
 import { Panel, PanelGroup, PanelResizeHandle } from "react-resizable-panels";
 import { errorMessage } from "../lib/api";
-import { formatCost, formatTokens, toolTarget } from "../lib/format";
-import { compactingDetail, compactResultText } from "../lib/compaction";
+import { toolTarget } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Conversation } from "./Conversation";
 import type { MessageActions } from "./MessageView";
-import { PromptInput, restoreDraft } from "./PromptInput";
-import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
+import { PromptInput } from "./PromptInput";
+import { primaryAgents, toggleTarget } from "./ModeBadge";
 import { RightPanel, type PanelTab } from "./RightPanel";
-import { Modal } from "./Modal";
-import { LoadedDiff } from "./DiffSlot";
-import { HelpText } from "./Help";
 import { useLocalFlag } from "./useLocalFlag";
 import { ErrorBoundary } from "./ErrorBoundary";
-import { EditableTitle } from "./EditableTitle";
-import { ContextMeter } from "./ContextMeter";
 import { OpenFileContext } from "./openFile";
 import { TranscriptSearch } from "./TranscriptSearch";
-import { ModelPicker, modelHint } from "./ModelPicker";
-import { ShareDialog, UnshareConfirm } from "./ShareDialog";
 import { SESSION_COMMAND, type SessionCommand } from "./commands";
-
-const filesCache = new Map<string, Promise<string[]>>();
+import { InputTools } from "./session/InputTools";
+import { QueuedList } from "./session/QueuedList";
+import { SessionDialogs, type DiffTarget } from "./session/SessionDialogs";
+import { SessionHeader } from "./session/SessionHeader";
+import { SessionStatus } from "./session/SessionStatus";
+import { useSessionActions } from "./session/useSessionActions";
+import { useSessionCommand } from "./session/useSessionCommand";
+import { useParentTitle } from "./session/useParentTitle";
+import { useSend } from "./session/useSend";
+import { useProjectFiles, useSessionEvents } from "./session/useSessionEvents";
 
 export interface SessionViewProps {
   sessionId: string;
@@ -60,18 +59,22 @@ export interface SessionViewProps {
   listedUpdatedAt?: number;
 }
 
-type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;
-
-/** A memo: the shell renders with every list read and stream status; this view renders with its session. */
+/**
+ * One session: the header, the conversation with the lines that say how it stands, the composer
+ * (session/*: its tools, the queued follow-ups, the input), the side panel, and what opens over
+ * them. A memo: the shell renders with every list read and stream status; this view renders with
+ * its session.
+ */
 export const SessionView = memo(function SessionView(props: SessionViewProps) {
   const { sessionId, directory, agents } = props;
-  const { api, transport, platform, sessions } = useServices();
+  const { api, sessions } = useServices();
   const toast = useToast();
   // The session, kept live outside React (switching back shows it at once, as it is now), and
   // what its compaction markers show (open summaries and archives).
   const live = useMemo(() => sessions.get(sessionId, (e) => toast(errorMessage(e))), [sessions, sessionId, toast]);
   const { store, markers } = live;
   const listedAt = useRef(props.listedUpdatedAt);
+  // eslint-disable-next-line react-hooks/refs -- the latest value, read by the effect below (never during render)
   listedAt.current = props.listedUpdatedAt;
   useEffect(() => {
     sessions.show(live, listedAt.current);
@@ -100,162 +103,42 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   /** `/unshare`: the share about to be revoked (asked first). */
   const [unsharing, setUnsharing] = useState<ShareRecord | null>(null);
   const [inputKey, setInputKey] = useState(0);
+  const remountInput = useCallback(() => setInputKey((k) => k + 1), []);
   /** Transcript search (Ctrl/Cmd+F): the query and which match is current. */
   const [search, setSearch] = useState<SearchState>(null);
   const propsRef = useRef(props);
+  // eslint-disable-next-line react-hooks/refs -- the latest props, read by callbacks when they run (never during render)
   propsRef.current = props;
+  // The latest props' callbacks, stable (read when called).
+  const sessionsChanged = useCallback(() => propsRef.current.onSessionsChanged(), []);
+  const openSessionLink = useCallback((id: string) => propsRef.current.onOpenSession?.(id), []);
+  const knownTitle = useCallback((id: string) => propsRef.current.sessionTitle?.(id), []);
 
-  const load = useCallback(() => live.load(), [live]);
-
-  // What this view does on the session's events (the store applies them on its own; the
-  // session list is made stale by the same events in state/queries.ts).
-  useEffect(() => {
-    const sideEffects = (e: Event) => {
-      switch (e.type) {
-        case "permission_asked":
-          platform.notify("mia-code needs permission", `${e.request.tool} ${e.request.target}`);
-          break;
-        case "turn_finished":
-          if (e.session_id !== sessionId) break;
-          // The agent may have created or removed files: @-completion lists them afresh.
-          filesCache.clear();
-          platform.notify("mia-code", `Turn finished (${e.end})`);
-          setTimelineKey((k) => k + 1);
-          break;
-        case "snapshot":
-        case "message_stored":
-        case "subagent_finished":
-          setTimelineKey((k) => k + 1);
-          break;
-        case "compaction_finished":
-          // The messages it replaced left the session's list: load it as the store has it now.
-          setTimelineKey((k) => k + 1);
-          void live.load();
-          break;
-        default:
-      }
-    };
-    return transport.subscribe(sessionId, sideEffects);
-  }, [live, platform, sessionId, transport]);
+  const bumpSteps = useCallback(() => setTimelineKey((k) => k + 1), []);
+  useSessionEvents(live, sessionId, bumpSteps);
 
   const children = useDelegations(sessionId, directory, store, state);
 
   // The parent's title for the fork marker, when the caller does not know it.
   const parentId = state.session?.fork?.source_session_id ?? state.session?.spawned_by?.session_id ?? null;
-  const [fetchedParent, setFetchedParent] = useState<{ id: string; title: string } | null>(null);
-  useEffect(() => {
-    if (!parentId || propsRef.current.sessionTitle?.(parentId)) return;
-    let alive = true;
-    api
-      .session(parentId)
-      .then((d) => alive && setFetchedParent({ id: parentId, title: d.session.title || d.session.slug }))
-      .catch(() => undefined);
-    return () => {
-      alive = false;
-    };
-  }, [api, parentId]);
+  const fetchedParent = useParentTitle(parentId, knownTitle);
 
-  const fork = useCallback(
-    async (messageId: string | null, withFiles: boolean) => {
-      try {
-        const r = await api.fork(sessionId, messageId, withFiles);
-        toast(
-          r.files ? `Forked with files into worktree ${r.files.worktree}: ${r.title}` : `Forked: ${r.title}`,
-          "info",
-        );
-        if (r.files && r.files.left_out.length > 0) toast(`Not carried over: ${r.files.left_out.join("; ")}`, "info");
-        propsRef.current.onSessionsChanged();
-        propsRef.current.onOpenSession?.(r.id);
-      } catch (e) {
-        toast(errorMessage(e));
-      }
-    },
-    [api, sessionId, toast],
-  );
-
-  const promote = useCallback(async () => {
-    const s = store.getState().session;
-    if (!s?.parent_id) {
-      toast(
-        s?.fork
-          ? "This session is top-level already (it was promoted)."
-          : "Not a fork: /promote makes a fork a top-level session. Fork first (/fork, or Fork from here in a message's ⋯ menu).",
-        "info",
-      );
-      return;
-    }
-    try {
-      const updated = await api.promoteFork(sessionId);
-      store.update((x) => ({ ...x, session: updated }));
-      toast(`Promoted: “${updated.title}” is a top-level session now`, "info");
-      propsRef.current.onSessionsChanged();
-    } catch (e) {
-      toast(errorMessage(e));
-    }
-  }, [api, sessionId, store, toast]);
-
-  const compact = useCallback(async () => {
-    const s = store.getState();
-    if (s.running) {
-      toast("A turn is running: /compact works once it has finished (or press Stop first).", "info");
-      return;
-    }
-    if (isCompacting(s)) {
-      toast("The conversation is being compacted already.", "info");
-      return;
-    }
-    store.update((x) => ({ ...x, compaction: { state: "running", trigger: "manual" } }));
-    try {
-      const r = await api.compact(sessionId);
-      store.update((x) => (x.compaction?.state === "running" ? { ...x, compaction: null } : x));
-      toast(compactResultText(r), "info");
-      await load();
-      propsRef.current.onSessionsChanged();
-    } catch (e) {
-      // 400 (nothing to compact, compaction off) and 409 (a turn runs) say what to do.
-      store.update((x) => ({ ...x, compaction: { state: "failed", trigger: "manual", message: errorMessage(e) } }));
-    }
-  }, [api, load, sessionId, store, toast]);
-
-  // `/unshare`: this session's share, if it has one, is revoked once confirmed.
-  const unshare = useCallback(async () => {
-    try {
-      const list = await api.shares();
-      const record = (Array.isArray(list) ? list : []).find((r) => r.session_id === sessionId && !r.session_deleted);
-      if (record) setUnsharing(record);
-      else toast("This session is not shared", "info");
-    } catch (e) {
-      toast(errorMessage(e));
-    }
-  }, [api, sessionId, toast]);
+  const closePicker = useCallback(() => setPicker(false), []);
+  const sessionActions = useSessionActions({
+    sessionId,
+    live,
+    onSessionsChanged: sessionsChanged,
+    onOpenSession: openSessionLink,
+    ownChange,
+    onUnshare: setUnsharing,
+    onPicked: closePicker,
+  });
+  const { fork, switchTo, reply, stop } = sessionActions;
 
   const history = useMemo(() => userTexts(state.messages), [state.messages]);
   const totals = useMemo(() => sessionTotals(state.messages), [state.messages]);
 
-  /** Follow-ups typed while a turn runs: kept (and sent, oldest first, as turns complete) by the live session. */
-  const followUps = live.followUps;
-  const queued = useSyncExternalStore(followUps.subscribe, followUps.getSnapshot);
-  const send = useCallback(
-    async (text: string): Promise<boolean> => {
-      if (store.getState().running) {
-        followUps.add(text);
-        return true;
-      }
-      if (isCompacting(store.getState())) {
-        toast("The conversation is being compacted: send your message once it has finished.", "info");
-        return false;
-      }
-      return live.start(text);
-    },
-    [followUps, live, store, toast],
-  );
-  const sendQueued = () => void live.sendNext();
-  const editQueued = (i: number) => {
-    const text = followUps.take(i);
-    if (text === undefined) return;
-    restoreDraft(sessionId, text);
-    setInputKey((k) => k + 1);
-  };
+  const { queued, send, sendQueued, editQueued, cancelQueued } = useSend(live, sessionId, remountInput);
 
   const retry = useCallback(() => {
     if (store.getState().error?.kind === LOAD_FAILED) {
@@ -266,23 +149,6 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     const last = userTexts(store.getState().messages).at(-1);
     if (last) void send(last);
   }, [live, send, store]);
-
-  const switchTo = useCallback(
-    async (agent: string) => {
-      setPicker(false);
-      const s = store.getState();
-      if (agent === s.agent && !s.queuedAgent) return;
-      const prev = { agent: s.agent, queuedAgent: s.queuedAgent };
-      store.update((x) => (x.running ? { ...x, queuedAgent: agent } : { ...x, agent, queuedAgent: null }));
-      try {
-        await api.switchAgent(sessionId, agent);
-      } catch (e) {
-        store.update((x) => ({ ...x, ...prev }));
-        toast(errorMessage(e));
-      }
-    },
-    [api, sessionId, store, toast],
-  );
 
   const toggleMode = useCallback(() => {
     if (primaryAgents(agents).length >= 3) {
@@ -309,110 +175,16 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     return () => document.removeEventListener("keydown", onKey);
   }, [toggleMode]);
 
-  const reportHistory = useCallback(
-    (r: RevertSummary) => {
-      if (r.applied) toast(r.message, "info");
-      else
-        toast(
-          r.conflicts.length ? `Nothing changed: ${r.conflicts.map((c) => `${c.path} (${c.reason})`).join(", ")}` : r.message,
-        );
-      ownChange();
-    },
-    [toast, ownChange],
-  );
-
-  const setModel = useCallback(
-    async (model: string | null) => {
-      // The server says what is wrong with a reference (400): the caller shows it.
-      const updated = await api.setModel(sessionId, model);
-      if (updated && typeof updated === "object" && "id" in updated) store.update((x) => ({ ...x, session: updated }));
-      else store.update((x) => (x.session ? { ...x, session: { ...x.session, model } } : x));
-      toast(model ? `Model for this session: ${model}` : "Model: back to the defaults", "info");
-    },
-    [api, sessionId, store, toast],
-  );
-
-  const onCommand = useCallback(
-    (name: string, args?: string) => {
-      const run = async (p: Promise<RevertSummary>) => {
-        try {
-          reportHistory(await p);
-        } catch (e) {
-          toast(errorMessage(e));
-        }
-      };
-      switch (name) {
-        case "undo":
-          void run(api.undo(sessionId));
-          break;
-        case "redo":
-          void run(api.redo(sessionId));
-          break;
-        case "revert":
-        case "snapshots":
-          setPanel("changes");
-          break;
-        case "diff":
-          setPanel("diff");
-          break;
-        case "new":
-          props.onNewSession();
-          break;
-        case "plan":
-        case "build":
-          void switchTo(name);
-          break;
-        case "help":
-          setHelp(true);
-          break;
-        case "worktrees":
-          props.onWorktrees?.();
-          break;
-        case "compare":
-          props.onCompare?.();
-          break;
-        case "fork":
-          void fork(null, false);
-          break;
-        case "forks":
-          props.onForkTree?.(sessionId);
-          break;
-        case "promote":
-          void promote();
-          break;
-        case "compact":
-          void compact();
-          break;
-        case "cost":
-          setPanel("cost");
-          break;
-        case "history":
-          setPanel("history");
-          break;
-        case "model": {
-          const ref = args?.trim();
-          if (!ref) setModelPicker(true);
-          else
-            setModel(ref === "default" ? null : ref).catch((e: unknown) => toast(`/model ${ref}: ${errorMessage(e)}`));
-          break;
-        }
-        case "share":
-          setSharing(true);
-          break;
-        case "unshare":
-          void unshare();
-          break;
-        case "agent": {
-          const m = /^create\b\s*([\s\S]*)$/.exec(args?.trim() ?? "create");
-          if (m) props.onCreateAgent?.(m[1]?.trim() || undefined, store.getState().agent);
-          else toast("Usage: /agent create [what the agent should do]", "info");
-          break;
-        }
-        default:
-      }
-    },
-    [api, compact, fork, promote, props, reportHistory, sessionId, setModel, store, switchTo, toast, unshare],
-  );
+  const onCommand = useSessionCommand({
+    sessionId,
+    props,
+    store,
+    actions: sessionActions,
+    setPanel,
+    setHelp,
+    setModelPicker,
+    setSharing,
+  });
 
   const actions: MessageActions = useMemo(
     () => ({
@@ -436,28 +208,6 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     [api, children, fetchedParent, fork, markers, retry, sessionId, store],
   );
 
-  const reply = useCallback(
-    async (requestId: string, r: PermissionReplyKind) => {
-      // A subagent's ask is answered in its own session (the child's id, not this one's).
-      const target = store.getState().permissions.find((p) => p.id === requestId)?.session_id ?? sessionId;
-      store.update((s) => ({ ...s, replies: { ...s.replies, [requestId]: r.kind } }));
-      try {
-        await api.reply(target, requestId, r);
-      } catch (e) {
-        toast(errorMessage(e));
-        throw e;
-      }
-    },
-    [api, sessionId, store, toast],
-  );
-
-  const stop = useCallback(async () => {
-    try {
-      await api.cancel(sessionId);
-    } catch (e) {
-      toast(errorMessage(e));
-    }
-  }, [api, sessionId, toast]);
   // What the composer is given is stable across a streamed answer's frames, so the composer (a
   // memo) does not render again with every delta.
   const onNotice = useCallback((m: string) => toast(m, "info"), [toast]);
@@ -477,37 +227,16 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   }, []);
   // The session's own folder: a worktree session mentions the worktree's files.
   const sessionDir = state.session?.directory || directory;
-  const loadFiles = useCallback(() => {
-    let p = filesCache.get(sessionDir);
-    if (!p) {
-      p = api.files(sessionDir);
-      filesCache.set(sessionDir, p);
-      p.catch(() => filesCache.delete(sessionDir));
-    }
-    return p;
-  }, [api, sessionDir]);
+  const loadFiles = useProjectFiles(sessionDir);
 
   const title = state.session?.title || state.session?.slug || "New session";
   const compacting = isCompacting(state);
-  const running = state.compaction?.state === "running" ? state.compaction : null;
-  const failed = state.compaction?.state === "failed" ? state.compaction : null;
 
   const canRetry = state.error?.kind === LOAD_FAILED || (!state.running && history.length > 0);
   const spawned = state.session?.spawned_by ?? null;
   const fetchedTitle = (id: string) => (fetchedParent?.id === id ? fetchedParent.title : undefined);
   const spawnedTitle =
     (spawned && (props.sessionTitle?.(spawned.session_id) ?? fetchedTitle(spawned.session_id))) || "the parent session";
-  const agentModel = agents.find((a) => a.name === state.agent)?.model ?? null;
-  const sessionModel = state.session?.model ?? null;
-  // /model's pick for the current agent comes first (the runtime's order).
-  const picked = state.session?.agent_models?.[state.agent] ?? null;
-  const lastModel = useMemo(() => {
-    for (let i = state.messages.length - 1; i >= 0; i--) {
-      const m = state.messages[i]!.metadata.model;
-      if (m) return m;
-    }
-    return null;
-  }, [state.messages]);
   const mentionAgents = useMemo(
     () =>
       agents
@@ -525,7 +254,6 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   );
   // Stable, so the side panel does not draw again on every frame of a streaming answer.
   const bumpTimeline = ownChange;
-  const openSessionLink = useCallback((id: string) => propsRef.current.onOpenSession?.(id), []);
   const openFile = useCallback(
     (path: string, line?: number) => {
       api.openInEditor(sessionDir, path, line).then(
@@ -554,95 +282,21 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
       >
         <Panel id="conversation" order={1} defaultSize={66} minSize={40}>
           <section className="main-col" aria-label="Conversation">
-            <header className="conv-header">
-              <EditableTitle
-                title={title}
-                hint={state.session?.slug}
-                onRename={async (t) => {
-                  try {
-                    await api.updateSession(sessionId, { title: t });
-                  } catch (e) {
-                    toast(errorMessage(e));
-                  }
-                }}
-              />
-              {spawned && (
-                <span className="subagent-of small" data-testid="subagent-of">
-                  ↳ subagent <span className="agent-tag">{state.session?.agent ?? "?"}</span> of{" "}
-                  {props.onOpenSession ? (
-                    <button
-                      type="button"
-                      className="link-btn"
-                      data-testid="subagent-parent-link"
-                      title="Open the session that delegated this task"
-                      onClick={() => props.onOpenSession?.(spawned.session_id)}
-                    >
-                      {spawnedTitle}
-                    </button>
-                  ) : (
-                    <strong>{spawnedTitle}</strong>
-                  )}
-                </span>
-              )}
-              <button
-                type="button"
-                className="session-cost link-btn muted small"
-                data-testid="session-cost"
-                title="Session total: tokens in / out, cost. Per agent and model, with subagents: /cost"
-                onClick={() => setPanel("cost")}
-              >
-                ↑{formatTokens(totals.input)} ↓{formatTokens(totals.output)}
-                {totals.priced ? ` · ${formatCost(totals.cost)}` : ""}
-              </button>
-              <button
-                type="button"
-                className={`btn small toggle${hideCommentary ? " on" : ""}`}
-                data-testid="toggle-commentary"
-                aria-pressed={hideCommentary}
-                onClick={() => setHideCommentary(!hideCommentary)}
-              >
-                {hideCommentary ? "Show commentary" : "Hide commentary"}
-              </button>
-              {props.onForkTree && (
-                <button
-                  type="button"
-                  className="btn small"
-                  data-testid="open-fork-tree"
-                  title="This project's sessions and their forks as a tree (/forks)"
-                  onClick={() => props.onForkTree?.(sessionId)}
-                >
-                  Fork tree
-                </button>
-              )}
-              {parent && props.onCompareSessions && (
-                <button
-                  type="button"
-                  className="btn small"
-                  data-testid="compare-parent"
-                  title="This fork's file changes and its parent's, since the fork point"
-                  onClick={() => props.onCompareSessions?.(sessionId, parent)}
-                >
-                  Compare with parent
-                </button>
-              )}
-              <button
-                type="button"
-                className="btn small"
-                data-testid="share-session"
-                title="Publish a redacted copy of this session to the share server: preview first (/share)"
-                onClick={() => setSharing(true)}
-              >
-                Share
-              </button>
-              <button
-                type="button"
-                className="btn small"
-                onClick={() => setPanel(panel ? null : "changes")}
-                aria-pressed={panel !== null}
-              >
-                {panel ? "Hide panel" : "Changes"}
-              </button>
-            </header>
+            <SessionHeader
+              sessionId={sessionId}
+              state={state}
+              title={title}
+              spawnedTitle={spawnedTitle}
+              totals={totals}
+              hideCommentary={hideCommentary}
+              onHideCommentary={setHideCommentary}
+              panel={panel}
+              onPanel={setPanel}
+              onShare={() => setSharing(true)}
+              onOpenSession={props.onOpenSession}
+              onForkTree={props.onForkTree}
+              onCompareSessions={props.onCompareSessions}
+            />
             {search && (
               <TranscriptSearch
                 query={search.query}
@@ -661,133 +315,29 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
                 highlight={currentMatch ?? props.highlightMessage ?? null}
               />
             </ErrorBoundary>
-            {!state.running && state.lastTurn && state.lastTurn.end !== "completed" && state.lastTurn.end !== "error" && (
-              <div className="status-line muted small" role="status" data-testid="turn-end">
-                {state.lastTurn.end === "cancelled"
-                  ? "Stopped."
-                  : state.lastTurn.end === "step_limit"
-                    ? `Stopped after ${state.lastTurn.steps} steps (the agent's step limit). Send a message to continue.`
-                    : "The turn was blocked (see the last tool result)."}
-              </div>
-            )}
-            {compacting && (
-              <div className="status-line compaction-status" role="status" data-testid="compacting">
-                <span className="compaction-dot" aria-hidden>
-                  ⇊
-                </span>{" "}
-                Compacting the conversation…
-                <span className="muted"> {compactingDetail(running?.trigger, running?.tokensBefore)}</span>
-              </div>
-            )}
-            {failed && (
-              <div className="error-banner" role="alert" data-testid="compaction-failed">
-                <span>Could not compact the conversation: {failed.message}</span>
-                <button
-                  type="button"
-                  className="icon-btn"
-                  aria-label="Dismiss the compaction error"
-                  onClick={() => store.update((s) => (s.compaction?.state === "failed" ? { ...s, compaction: null } : s))}
-                >
-                  ×
-                </button>
-              </div>
-            )}
-            {state.retrying && (
-              <div className="status-line muted small" role="status">
-                Retrying (attempt {state.retrying.attempt}) in {Math.round(state.retrying.delayMs / 1000)} s: {state.retrying.reason}
-              </div>
-            )}
-            {state.error && (
-              <div className="error-banner" role="alert" data-testid="error-banner">
-                <span>{state.error.message}</span>
-                {canRetry && (
-                  <button type="button" className="btn small" data-testid="retry" onClick={retry}>
-                    Retry
-                  </button>
-                )}
-                <button
-                  type="button"
-                  className="icon-btn"
-                  aria-label="Dismiss error"
-                  onClick={() => store.update((s) => ({ ...s, error: null }))}
-                >
-                  ×
-                </button>
-              </div>
-            )}
+            <SessionStatus state={state} store={store} canRetry={canRetry} onRetry={retry} />
             <div className="input-row">
-              <div className="input-tools">
-                <ModeBadge agent={state.agent} queued={state.queuedAgent} onClick={toggleMode} />
-                {picker && (
-                  <AgentPicker
-                    agents={agents}
-                    current={state.agent}
-                    onPick={(a) => void switchTo(a)}
-                    onClose={() => setPicker(false)}
-                  />
-                )}
-                <span className="model-wrap">
-                  <button
-                    type="button"
-                    className="model-btn small"
-                    data-testid="model-button"
-                    aria-haspopup="listbox"
-                    aria-expanded={modelPicker}
-                    title={modelHint(picked, agentModel, sessionModel, state.agent)}
-                    onClick={() => setModelPicker(!modelPicker)}
-                  >
-                    <span className="mono">{picked ?? agentModel ?? sessionModel ?? lastModel ?? "default model"}</span>
-                    {!picked && !agentModel && !sessionModel && lastModel && <span className="muted"> (default)</span>}
-                    {picked && <span className="muted"> (picked)</span>}
-                    {!picked && agentModel && <span className="muted"> ({state.agent}'s)</span>} ▾
-                  </button>
-                  {modelPicker && (
-                    <ModelPicker
-                      load={loadModels}
-                      current={picked}
-                      onPick={async (m) => {
-                        await setModel(m);
-                        setModelPicker(false);
-                      }}
-                      onClose={() => setModelPicker(false)}
-                    />
-                  )}
-                </span>
-                {state.context && <ContextMeter usage={state.context} />}
-                {state.running && (
-                  <button type="button" className="btn danger small" data-testid="stop" onClick={() => void stop()}>
-                    ■ Stop
-                  </button>
-                )}
-                {state.running && !compacting && <span className="muted small running-dot">working…</span>}
-                {compacting && <span className="muted small running-dot">compacting…</span>}
-              </div>
-              {queued.length > 0 && (
-                <ul className="queued-list" data-testid="queued-messages" aria-label="Queued follow-ups">
-                  {queued.map((q, i) => (
-                    <li key={`${i}:${q}`} className="queued" data-testid="queued-message">
-                      <span className="muted small">Queued{state.running ? " (sent when the turn ends)" : ""}:</span>{" "}
-                      <span className="queued-text">{q.length > 160 ? `${q.slice(0, 160)}…` : q}</span>
-                      {!state.running && i === 0 && (
-                        <button type="button" className="link-btn" data-testid="queued-send" onClick={() => sendQueued()}>
-                          Send now
-                        </button>
-                      )}
-                      <button type="button" className="link-btn" data-testid="queued-edit" onClick={() => editQueued(i)}>
-                        Edit
-                      </button>
-                      <button
-                        type="button"
-                        className="link-btn"
-                        data-testid="queued-cancel"
-                        onClick={() => followUps.take(i)}
-                      >
-                        Cancel
-                      </button>
-                    </li>
-                  ))}
-                </ul>
-              )}
+              <InputTools
+                state={state}
+                agents={agents}
+                compacting={compacting}
+                picker={picker}
+                onClosePicker={closePicker}
+                onSwitch={(a) => void switchTo(a)}
+                onToggleMode={toggleMode}
+                modelPicker={modelPicker}
+                onModelPicker={setModelPicker}
+                loadModels={loadModels}
+                setModel={sessionActions.setModel}
+                onStop={() => void stop()}
+              />
+              <QueuedList
+                queued={queued}
+                running={state.running}
+                onSendNow={sendQueued}
+                onEdit={editQueued}
+                onCancel={cancelQueued}
+              />
               <PromptInput
                 projectDir={sessionDir}
                 onNotice={onNotice}
@@ -830,29 +380,20 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
           </>
         )}
       </PanelGroup>
-      <ErrorBoundary label="The permission dialog">
-        {!props.hideAsks && <PermissionDialog requests={state.permissions} onReply={reply} />}
-      </ErrorBoundary>
-      {diff && (
-        <Modal title={diff.title} onClose={() => setDiff(null)} wide testId="diff-modal">
-          <ErrorBoundary label="The diff">
-            <LoadedDiff queryKey={keys.diff(sessionId, diff.scope)} load={() => api.diff(sessionId, diff.scope)} />
-          </ErrorBoundary>
-        </Modal>
-      )}
-      {sharing && (
-        <ErrorBoundary label="The share dialog">
-          <ShareDialog sessionId={sessionId} onClose={() => setSharing(false)} />
-        </ErrorBoundary>
-      )}
-      {unsharing && (
-        <UnshareConfirm sessionId={sessionId} record={unsharing} onClose={() => setUnsharing(null)} />
-      )}
-      {help && (
-        <Modal title="Help" onClose={() => setHelp(false)}>
-          <HelpText />
-        </Modal>
-      )}
+      <SessionDialogs
+        sessionId={sessionId}
+        permissions={state.permissions}
+        hideAsks={props.hideAsks}
+        onReply={reply}
+        diff={diff}
+        onCloseDiff={() => setDiff(null)}
+        sharing={sharing}
+        onCloseShare={() => setSharing(false)}
+        unsharing={unsharing}
+        onCloseUnshare={() => setUnsharing(null)}
+        help={help}
+        onCloseHelp={() => setHelp(false)}
+      />
     </OpenFileContext.Provider>
   );
 });
@@ -877,3 +418,4 @@ function useAfterFirstPaint(): boolean {
   }, []);
   return ready;
 }
+
