@@ -38,6 +38,39 @@ pub struct AgentDef {
     pub timeout_secs: u32,
     pub hidden: bool,
     pub builtin: bool,
+    /// Behaviour follows these capabilities, never the agent's name.
+    pub caps: Capabilities,
+}
+
+/// What an agent is, whatever it is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Plans rather than changes (plan, explore): prompts speak of plan
+    /// mode, and a switch from it to another agent tells the model it may
+    /// now make changes. Its rules deny writes besides.
+    pub read_only: bool,
+    /// May be offered the `task` tool (its rules still decide).
+    pub can_delegate: bool,
+    /// Runs on the provider's fast model when it names none (explore).
+    pub fast_model: bool,
+}
+
+impl Capabilities {
+    /// A configured agent's: it may change things and delegate.
+    pub const DEFAULT: Self = Self {
+        read_only: false,
+        can_delegate: true,
+        fast_model: false,
+    };
+    const INTERNAL: Self = Self {
+        read_only: false,
+        can_delegate: false,
+        fast_model: false,
+    };
+    const PLANNER: Self = Self {
+        read_only: true,
+        ..Self::DEFAULT
+    };
 }
 
 impl AgentDef {
@@ -57,6 +90,7 @@ fn builtin(
     description: &str,
     mode: AgentMode,
     prompt: &'static str,
+    caps: Capabilities,
     hidden: bool,
 ) -> AgentDef {
     AgentDef {
@@ -70,6 +104,7 @@ fn builtin(
         timeout_secs: DEFAULT_TIMEOUT_SECS,
         hidden,
         builtin: true,
+        caps,
     }
 }
 
@@ -87,6 +122,7 @@ impl Agents {
                 "Implements changes: reads, edits and runs code with full tool access.",
                 AgentMode::Primary,
                 "build",
+                Capabilities::DEFAULT,
                 false,
             ),
             builtin(
@@ -94,6 +130,7 @@ impl Agents {
                 "Plans changes without making them: read-only analysis.",
                 AgentMode::Primary,
                 "plan",
+                Capabilities::PLANNER,
                 false,
             ),
             builtin(
@@ -101,6 +138,10 @@ impl Agents {
                 "Searches the codebase quickly and reports findings (read-only).",
                 AgentMode::Subagent,
                 "explore",
+                Capabilities {
+                    fast_model: true,
+                    ..Capabilities::PLANNER
+                },
                 false,
             ),
             builtin(
@@ -108,6 +149,7 @@ impl Agents {
                 "General-purpose subagent for multi-step tasks.",
                 AgentMode::Subagent,
                 "general",
+                Capabilities::DEFAULT,
                 false,
             ),
             builtin(
@@ -115,6 +157,7 @@ impl Agents {
                 "Summarises long sessions.",
                 AgentMode::Primary,
                 "compaction",
+                Capabilities::INTERNAL,
                 true,
             ),
             builtin(
@@ -122,6 +165,7 @@ impl Agents {
                 "Names sessions.",
                 AgentMode::Primary,
                 "title",
+                Capabilities::INTERNAL,
                 true,
             ),
         ]
@@ -145,6 +189,7 @@ impl Agents {
                 timeout_secs: DEFAULT_TIMEOUT_SECS,
                 hidden: false,
                 builtin: false,
+                caps: Capabilities::DEFAULT,
             });
             if let Some(d) = &cfg.description {
                 entry.description = d.clone();

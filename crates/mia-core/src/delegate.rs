@@ -14,7 +14,7 @@ use mia_config::{AgentMode, Config};
 use mia_permission::Policy;
 use mia_protocol::{Event, Message, PartContent, Role, SessionId, SpawnInfo};
 use mia_providers::ModelRef;
-use mia_tools::{TASK_DESCRIPTION, TaskInput, ToolContext};
+use mia_tools::{Delegate, TASK_DESCRIPTION, TaskInput, ToolContext};
 
 use crate::CoreError;
 use crate::agents::{AgentDef, Agents, PromptSource};
@@ -50,7 +50,7 @@ pub(crate) struct Lineage {
 /// What a `task` call of the running step needs from its turn.
 #[derive(Clone)]
 pub(crate) struct StepContext {
-    pub(crate) config: Config,
+    pub(crate) config: Arc<Config>,
     pub(crate) model: ModelRef,
     pub(crate) agent: String,
     /// The calling agent's compiled policy this step.
@@ -108,6 +108,42 @@ fn failed(kind: &str, message: String) -> (String, bool) {
     (format!("Delegation failed ({kind}): {message}"), true)
 }
 
+/// The step's subagents: the `task` tool's [`Delegate`]. Its description
+/// names whom the agent may call; `None` when nobody (delegation as deep
+/// as it goes, no callable subagent, or an agent that cannot delegate).
+pub(crate) struct Subagents {
+    pub(crate) runtime: Runtime,
+    pub(crate) parent: Arc<SessionState>,
+    pub(crate) step: StepContext,
+    pub(crate) description: Option<String>,
+}
+
+#[async_trait::async_trait]
+impl Delegate for Subagents {
+    fn description(&self) -> Option<String> {
+        self.description.clone()
+    }
+
+    async fn delegate(
+        &self,
+        input: TaskInput,
+        ctx: &ToolContext,
+    ) -> Result<mia_tools::ToolOutput, mia_tools::ToolError> {
+        let call_id = ctx.call_id.clone().unwrap_or_default();
+        match self
+            .runtime
+            .delegate(&self.parent, &self.step, &call_id, input, ctx)
+            .await
+        {
+            Ok((output, failed)) => Ok(mia_tools::ToolOutput {
+                output,
+                metadata: serde_json::json!({ "subagent_failed": failed }),
+            }),
+            Err(e) => Err(mia_tools::ToolError::Invalid(e.to_string())),
+        }
+    }
+}
+
 impl Runtime {
     /// Run one `task` call of `parent`'s step; returns the tool result
     /// (and whether it failed). Boxed: the subagent's turn runs the same
@@ -115,10 +151,12 @@ impl Runtime {
     pub(crate) fn delegate<'a>(
         &'a self,
         parent: &'a Arc<SessionState>,
-        call: &'a mia_providers::ToolCall,
+        step: &'a StepContext,
+        call_id: &'a str,
+        input: TaskInput,
         ctx: &'a ToolContext,
     ) -> TaskFuture<'a> {
-        Box::pin(self.delegate_inner(parent, call, ctx))
+        Box::pin(self.delegate_inner(parent, step, call_id, input, ctx))
     }
 
     /// Stages of a `task` call: pick the subagent → wait for a slot →
@@ -126,19 +164,14 @@ impl Runtime {
     async fn delegate_inner(
         &self,
         parent: &Arc<SessionState>,
-        call: &mia_providers::ToolCall,
+        step: &StepContext,
+        call_id: &str,
+        input: TaskInput,
         ctx: &ToolContext,
     ) -> Result<(String, bool), CoreError> {
-        let input: TaskInput = match serde_json::from_value(call.input.clone()) {
-            Ok(i) => i,
-            Err(e) => return Ok(failed("invalid_input", e.to_string())),
-        };
-        let Some(step) = lock(&parent.step_context).clone() else {
-            return Err(CoreError::Internal("a task call outside a turn".into()));
-        };
         let lineage = lock(&parent.lineage).clone();
         let parent_id = lock(&parent.session).id;
-        let def = match pick_subagent(&step, &lineage, &input.agent) {
+        let def = match pick_subagent(step, &lineage, &input.agent) {
             Ok(def) => def,
             Err(refused) => return Ok(refused),
         };
@@ -148,7 +181,7 @@ impl Runtime {
             Err(_) => {
                 self.emit(Event::SubagentQueued {
                     session_id: parent_id,
-                    call_id: call.id.clone(),
+                    call_id: call_id.to_string(),
                     agent: def.name.clone(),
                 });
                 tokio::select! {
@@ -162,7 +195,7 @@ impl Runtime {
         };
         let child = Child {
             parent_id,
-            call,
+            call_id,
             def: &def,
             description: input
                 .description
@@ -170,7 +203,7 @@ impl Runtime {
                 .filter(|d| !d.trim().is_empty())
                 .unwrap_or_else(|| crate::turn::title_from(&input.prompt)),
         };
-        let child_state = self.spawn_child(parent, &step, &lineage, &child).await?;
+        let child_state = self.spawn_child(parent, step, &lineage, &child).await?;
         let text = self.task_text(parent_id, &input, &parent.directory).await?;
         let ran = self.run_child(&child_state, &child, text, ctx).await?;
         drop(permit);
@@ -190,7 +223,7 @@ impl Runtime {
         let directory = parent.directory.display().to_string();
         let spawned = SpawnInfo {
             session_id: parent_id,
-            call_id: child.call.id.clone(),
+            call_id: child.call_id.to_string(),
             agent: step.agent.clone(),
         };
         let (agent_name, model_text, title) = (
@@ -215,7 +248,7 @@ impl Runtime {
         self.emit(Event::SessionUpdated { session });
         // The parent's message links the call to the child session (a reload
         // finds the child without searching the session list).
-        let call_id = child.call.id.clone();
+        let call_id = child.call_id.to_string();
         let link = PartContent::Subagent {
             session_id: child_id,
             agent: def.name.clone(),
@@ -268,7 +301,7 @@ impl Runtime {
         self.emit(Event::SubagentStarted {
             session_id: child.parent_id,
             child_session_id: child_id,
-            call_id: child.call.id.clone(),
+            call_id: child.call_id.to_string(),
             agent: child.def.name.clone(),
             description: child.description.clone(),
         });
@@ -334,7 +367,7 @@ impl Runtime {
         self.emit(Event::SubagentFinished {
             session_id: child.parent_id,
             child_session_id: child_id,
-            call_id: child.call.id.clone(),
+            call_id: child.call_id.to_string(),
             agent: child.def.name.clone(),
             status: status.into(),
             duration_ms: run.duration_ms,
@@ -461,7 +494,8 @@ fn child_model(def: &AgentDef, step: &StepContext) -> String {
     def.model
         .clone()
         .or_else(|| {
-            (def.name == "explore")
+            def.caps
+                .fast_model
                 .then(|| catalog.fast_model(&step.model.provider_id))
                 .flatten()
                 .map(|m| m.to_string())
@@ -472,7 +506,7 @@ fn child_model(def: &AgentDef, step: &StepContext) -> String {
 /// One delegation: who asked (the parent session and its call), whom, what for.
 struct Child<'a> {
     parent_id: SessionId,
-    call: &'a mia_providers::ToolCall,
+    call_id: &'a str,
     def: &'a AgentDef,
     description: String,
 }

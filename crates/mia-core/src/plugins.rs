@@ -454,6 +454,15 @@ impl Tool for PluginTool {
         }
     }
 
+    fn offered_under(&self) -> Option<String> {
+        Some(
+            self.def
+                .permission
+                .clone()
+                .unwrap_or_else(|| self.def.name.clone()),
+        )
+    }
+
     fn plan(&self, input: &Value, _ctx: &ToolContext) -> Result<ToolPlan, ToolError> {
         if !(input.is_object() || input.is_null()) {
             return Err(ToolError::InvalidInput {

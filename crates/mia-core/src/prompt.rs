@@ -84,7 +84,7 @@ pub fn assemble(inputs: &PromptInputs<'_>) -> (String, Vec<String>) {
     vars.insert("session_id", inputs.session_id.clone());
     vars.insert(
         "mode_hint",
-        if agent.name == "plan" {
+        if agent.caps.read_only {
             "plan mode: what the plan implies"
         } else {
             "build mode: what changed"

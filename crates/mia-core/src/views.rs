@@ -983,12 +983,16 @@ fn agent_infos(config: &Config, paths: &mia_config::Paths) -> Vec<AgentInfo> {
             timeout_secs: a.timeout_secs,
         })
         .collect();
-    // Primary agents first, build before plan (the default order of Tab), then by name.
+    // Primary agents first: built-in ones before configured ones, the one
+    // that changes things before the planner (build, then plan: the
+    // default order of Tab); then by name.
+    let planner = |name: &str| agents.get(name).is_ok_and(|a| a.caps.read_only);
     list.sort_by_key(|a| {
+        let subagent = matches!(a.mode, AgentModeView::Subagent);
         (
-            matches!(a.mode, AgentModeView::Subagent),
-            a.name != "build",
-            a.name != "plan",
+            subagent,
+            !subagent && !a.builtin,
+            !subagent && a.builtin && planner(&a.name),
             a.name.clone(),
         )
     });

@@ -30,7 +30,7 @@ pub use error::ToolError;
 pub use fetch::{FetchInput, FetchTool};
 pub use fs_tools::{ReadInput, ReadTool, WriteInput, WriteTool};
 pub use search::{GlobInput, GlobTool, GrepInput, GrepTool};
-pub use task::{TASK_DESCRIPTION, TaskInput, TaskTool};
+pub use task::{Delegate, Delegator, TASK_DESCRIPTION, TaskInput, TaskTool};
 pub use todo::{Todo, TodoInput, TodoList, TodoStatus, TodoTool};
 
 /// What a tool will touch, known before it runs.
@@ -138,6 +138,10 @@ pub struct ToolContext {
     pub progress: Option<Progress>,
     /// This turn's tools from MCP servers and plugins.
     pub extra_tools: ExtraTools,
+    /// Who runs `task` calls this step (`None`: `task` is not offered).
+    pub delegator: Option<Delegator>,
+    /// The id of the call the tool is running for (set per call).
+    pub call_id: Option<String>,
 }
 
 /// How `bash` runs commands: under the OS sandbox, or not.
@@ -188,6 +192,8 @@ impl ToolContext {
             network: None,
             progress: None,
             extra_tools: ExtraTools::default(),
+            delegator: None,
+            call_id: None,
         }
     }
 }
@@ -236,6 +242,22 @@ pub trait Tool: Send + Sync {
     fn proposed(&self, _input: &Value, _ctx: &ToolContext) -> Option<Proposed> {
         None
     }
+    /// The definition offered to the model this step; `None` when the tool
+    /// cannot be used here at all (`task` with nobody to delegate to).
+    fn offer(&self, _ctx: &ToolContext) -> Option<ToolSpec> {
+        Some(self.spec())
+    }
+    /// The permission whose rules decide whether the tool is offered, when
+    /// it is not the tool's name (`todo` → `todo_create`, a plugin tool's
+    /// declared permission).
+    fn offered_under(&self) -> Option<String> {
+        None
+    }
+    /// Several calls of this tool in one step run at once (`task`: each
+    /// subagent in its own session); other calls run in order.
+    fn concurrent(&self) -> bool {
+        false
+    }
 }
 
 /// A file's content before and after a proposed write or edit.
@@ -273,33 +295,120 @@ pub(crate) fn schema_of<T: schemars::JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
 }
 
-/// The built-in tools, by name.
+/// The built-in tools: a closed set, in the order they are offered.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum BuiltinTool {
+    Read,
+    Write,
+    Edit,
+    Glob,
+    Grep,
+    Bash,
+    Fetch,
+    Todo,
+    Task,
+}
+
+impl BuiltinTool {
+    pub const ALL: [Self; 9] = [
+        Self::Read,
+        Self::Write,
+        Self::Edit,
+        Self::Glob,
+        Self::Grep,
+        Self::Bash,
+        Self::Fetch,
+        Self::Todo,
+        Self::Task,
+    ];
+
+    /// The name the model calls it by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Edit => "edit",
+            Self::Glob => "glob",
+            Self::Grep => "grep",
+            Self::Bash => "bash",
+            Self::Fetch => "fetch",
+            Self::Todo => "todo",
+            Self::Task => "task",
+        }
+    }
+
+    /// The built-in tool called `name`, if one is.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    fn tool(self) -> Box<dyn Tool> {
+        match self {
+            Self::Read => Box::new(ReadTool),
+            Self::Write => Box::new(WriteTool),
+            Self::Edit => Box::new(EditTool),
+            Self::Glob => Box::new(GlobTool),
+            Self::Grep => Box::new(GrepTool),
+            Self::Bash => Box::new(BashTool),
+            Self::Fetch => Box::new(FetchTool),
+            Self::Todo => Box::new(TodoTool),
+            Self::Task => Box::new(TaskTool),
+        }
+    }
+}
+
+impl std::fmt::Display for BuiltinTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The built-in tools, keyed by [`BuiltinTool`].
 pub struct ToolRegistry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<(BuiltinTool, Box<dyn Tool>)>,
 }
 
 impl ToolRegistry {
     pub fn builtin() -> Self {
         Self {
-            tools: vec![
-                Box::new(ReadTool),
-                Box::new(WriteTool),
-                Box::new(EditTool),
-                Box::new(GlobTool),
-                Box::new(GrepTool),
-                Box::new(BashTool),
-                Box::new(FetchTool),
-                Box::new(TodoTool),
-                Box::new(TaskTool),
-            ],
+            tools: BuiltinTool::ALL
+                .into_iter()
+                .map(|t| (t, t.tool()))
+                .collect(),
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        let kind = BuiltinTool::from_name(name)?;
         self.tools
             .iter()
-            .find(|t| t.spec().name == name)
-            .map(AsRef::as_ref)
+            .find(|(k, _)| *k == kind)
+            .map(|(_, t)| t.as_ref())
+    }
+
+    /// What the model may be offered this step, built-in tools first, then
+    /// the turn's extra tools in name order (the prompt prefix must not
+    /// change between steps), each with the permission deciding whether it
+    /// is offered.
+    pub fn offers(&self, ctx: &ToolContext) -> Vec<(ToolSpec, String)> {
+        self.tools
+            .iter()
+            .map(|(_, t)| t.as_ref())
+            .chain(ctx.extra_tools.0.values().map(|t| t.as_ref()))
+            .filter_map(|t| {
+                let spec = t.offer(ctx)?;
+                let permission = t.offered_under().unwrap_or_else(|| spec.name.to_string());
+                Some((spec, permission))
+            })
+            .collect()
+    }
+
+    /// Whether calls of `name` in one step run at once.
+    pub fn concurrent(&self, name: &str, ctx: &ToolContext) -> bool {
+        self.get_with(name, ctx).is_some_and(|t| t.concurrent())
     }
 
     /// A built-in tool, else one of the turn's extra tools (MCP, plugins).
@@ -309,7 +418,7 @@ impl ToolRegistry {
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.iter().map(|t| t.spec()).collect()
+        self.tools.iter().map(|(_, t)| t.spec()).collect()
     }
 
     /// See [`Tool::proposed`].
@@ -337,7 +446,7 @@ impl ToolRegistry {
                 known: self
                     .tools
                     .iter()
-                    .map(|t| t.spec().name.into_owned())
+                    .map(|(k, _)| k.name().to_string())
                     .chain(ctx.extra_tools.0.keys().cloned())
                     .collect::<Vec<_>>()
                     .join(", "),

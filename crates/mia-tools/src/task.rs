@@ -1,8 +1,8 @@
-//! `task`: delegate a piece of work to a subagent (spec 015). The tool's
-//! arguments and permission are judged here like any tool's; running it is
-//! the runtime's job (a child session with the subagent's own prompt, model
-//! and an intersection of permissions), so the dispatcher in mia-core runs
-//! `task` calls itself and never calls [`TaskTool::run`].
+//! `task`: delegate a piece of work to a subagent (spec 015). A tool like
+//! any other: its arguments and permission are judged like every tool's,
+//! and it runs through the step's [`Delegator`] (the runtime's subagents:
+//! a child session with the subagent's own prompt, model and an
+//! intersection of permissions). Without a delegator it is not offered.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -27,6 +27,27 @@ pub struct TaskInput {
 }
 
 pub struct TaskTool;
+
+/// Runs `task` calls: whom the step may delegate to, and the delegation.
+#[async_trait::async_trait]
+pub trait Delegate: Send + Sync {
+    /// The tool's description this step, naming the subagents that may be
+    /// called; `None` when none may be (the tool is not offered).
+    fn description(&self) -> Option<String>;
+    /// Run the subagent for the call `ctx.call_id`; the output is its final
+    /// answer and figures (`metadata.subagent_failed` when it failed).
+    async fn delegate(&self, input: TaskInput, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+}
+
+/// The step's [`Delegate`].
+#[derive(Clone)]
+pub struct Delegator(pub std::sync::Arc<dyn Delegate>);
+
+impl std::fmt::Debug for Delegator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Delegator")
+    }
+}
 
 /// The tool's description without the list of subagents (the runtime adds
 /// the agents that may be called).
@@ -58,9 +79,25 @@ impl Tool for TaskTool {
         })
     }
 
-    async fn run(&self, _input: Value, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        Err(ToolError::Invalid(
-            "task calls are run by the runtime, not by the tool registry".into(),
-        ))
+    fn offer(&self, ctx: &ToolContext) -> Option<ToolSpec> {
+        let description = ctx.delegator.as_ref()?.0.description()?;
+        Some(ToolSpec {
+            description: description.into(),
+            ..self.spec()
+        })
+    }
+
+    fn concurrent(&self) -> bool {
+        true
+    }
+
+    async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let input: TaskInput = parse_input("task", &input)?;
+        let Some(delegator) = &ctx.delegator else {
+            return Err(ToolError::Invalid(
+                "there is no subagent to delegate to here".into(),
+            ));
+        };
+        delegator.0.delegate(input, ctx).await
     }
 }

@@ -93,6 +93,10 @@ impl Tool for TodoTool {
         })
     }
 
+    fn offered_under(&self) -> Option<String> {
+        Some("todo_create".into())
+    }
+
     async fn run(&self, input: Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let input: TodoInput = parse_input("todo", &input)?;
         let mut list = ctx

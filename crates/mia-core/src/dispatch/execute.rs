@@ -177,18 +177,9 @@ impl Runtime {
         let call = site.call;
         let started = Instant::now();
         let result = match self.inner.tools.get_with(&call.name, site.ctx) {
-            // A subagent runs in its own session (delegate.rs).
-            Some(_) if call.name == "task" => {
-                match self.delegate(site.state, call, site.ctx).await {
-                    Ok((output, failed)) => Ok(mia_tools::ToolOutput {
-                        output,
-                        metadata: serde_json::json!({ "subagent_failed": failed }),
-                    }),
-                    Err(e) => Err(mia_tools::ToolError::Invalid(e.to_string())),
-                }
-            }
             Some(t) => {
                 let mut live_ctx = site.ctx.clone();
+                live_ctx.call_id = Some(call.id.clone());
                 let rt = self.clone();
                 let (session_id, message_id) = (site.session_id, site.message_id);
                 let call_id = call.id.clone();

@@ -43,8 +43,6 @@ pub(crate) struct SessionState {
     pub(crate) new_approvals: Mutex<Vec<(String, PermissionRule)>>,
     /// Where the session sits in a delegation chain (depth, ancestors' policies).
     pub(crate) lineage: Mutex<crate::delegate::Lineage>,
-    /// What a `task` call of the running step needs from its turn.
-    pub(crate) step_context: Mutex<Option<crate::delegate::StepContext>>,
     /// Slots for subagents running at once.
     pub(crate) children: Arc<tokio::sync::Semaphore>,
     /// Token estimates of the session's messages (compaction decides from them).
@@ -195,7 +193,6 @@ impl Runtime {
             estimates: Mutex::default(),
             last_context: Mutex::new(None),
             lineage: Mutex::default(),
-            step_context: Mutex::new(None),
             children: Arc::new(tokio::sync::Semaphore::new(crate::delegate::MAX_CONCURRENT)),
             last_used: std::sync::atomic::AtomicI64::new(now),
         });

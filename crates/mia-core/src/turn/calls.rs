@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use mia_permission::{Checker, Policy};
+use mia_permission::Checker;
 use mia_protocol::{Event, MessageId, TurnEnd};
 use mia_providers::ToolCall;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +19,6 @@ use crate::turn::setup::TurnSetup;
 /// What the calls of one step run with.
 pub(crate) struct StepCalls<'c> {
     pub(crate) checker: &'c Checker<'c>,
-    pub(crate) policy: &'c Arc<Policy>,
     pub(crate) net_gate: Option<Arc<StepNetGate>>,
     pub(crate) message_id: MessageId,
 }
@@ -34,19 +33,11 @@ impl Runtime {
         calls: Vec<ToolCall>,
         cancel: &CancellationToken,
     ) -> Result<Option<TurnEnd>, CoreError> {
-        // What a `task` call needs from this step (only when there is one:
-        // it clones the config and the compiled policy).
-        if calls.iter().any(|c| c.name == "task") {
-            *lock(&state.step_context) = Some(crate::delegate::StepContext {
-                config: t.config.clone(),
-                model: t.model.clone(),
-                agent: t.agent_name.clone(),
-                policy: step.policy.clone(),
-            });
-        }
-        // Several `task` calls in one step run concurrently (each waits for
-        // one of the session's subagent slots); everything else in order.
-        if calls.len() > 1 && calls.iter().all(|c| c.name == "task") {
+        // Calls of tools that run at once (`task`: each waits for one of
+        // the session's subagent slots) run concurrently when the step has
+        // nothing else; everything else in order.
+        let tools = &self.inner.tools;
+        if calls.len() > 1 && calls.iter().all(|c| tools.concurrent(&c.name, &t.tool_ctx)) {
             return self.run_concurrently(state, t, &step, &calls).await;
         }
         for call in calls {

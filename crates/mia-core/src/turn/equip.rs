@@ -61,7 +61,36 @@ impl Runtime {
         t.tool_ctx.extra_tools = mia_tools::ExtraTools(Arc::new(extra));
         t.plugins = plugins;
         t.tool_ctx.read_filter = read_filter(policy, t);
+        t.tool_ctx.delegator = Some(self.subagents(state, t, policy, lineage));
         net_gate
+    }
+
+    /// Who the step's `task` calls delegate to: subagents the agent may
+    /// call while delegation may go deeper.
+    fn subagents(
+        &self,
+        state: &Arc<SessionState>,
+        t: &TurnSetup,
+        policy: &Arc<Policy>,
+        lineage: &Lineage,
+    ) -> mia_tools::Delegator {
+        let agents = crate::agents::Agents::from_config(&t.config);
+        let callable = crate::delegate::callable(&agents, &t.agent_name, lineage);
+        let description = (t.agent.caps.can_delegate
+            && lineage.depth < crate::delegate::MAX_DEPTH
+            && !callable.is_empty())
+        .then(|| crate::delegate::task_description(&callable));
+        mia_tools::Delegator(Arc::new(crate::delegate::Subagents {
+            runtime: self.clone(),
+            parent: state.clone(),
+            step: crate::delegate::StepContext {
+                config: t.config.clone(),
+                model: t.model.clone(),
+                agent: t.agent_name.clone(),
+                policy: policy.clone(),
+            },
+            description,
+        }))
     }
 
     /// A sandboxed command's connections are judged here (its proxy asks).

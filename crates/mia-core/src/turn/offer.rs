@@ -35,44 +35,15 @@ impl Runtime {
             };
         };
         let checker = step_checker(prompt_policy, &t.path_ctx, t.answerer, lineage);
-        // `task` is offered while delegation may go deeper and someone can be called.
-        let agents = crate::agents::Agents::from_config(&t.config);
-        let callable = crate::delegate::callable(&agents, &t.agent_name, lineage);
-        let offer_task = lineage.depth < crate::delegate::MAX_DEPTH && !callable.is_empty();
-        let task_description = crate::delegate::task_description(&callable);
-        let extra = &t.tool_ctx.extra_tools.0;
         let tools: Vec<ToolDefinition> = self
             .inner
             .tools
-            .specs()
+            .offers(&t.tool_ctx)
             .into_iter()
-            // MCP servers' and plugins' tools, in name order (the prompt
-            // prefix must not change between steps).
-            .chain(extra.values().map(|tool| tool.spec()))
-            .filter(|s| {
-                // A plugin tool is judged under the permission it
-                // declares, which need not be its name.
-                let declared = extra
-                    .get(s.name.as_ref())
-                    .and_then(|tool| {
-                        tool.plan(&serde_json::Value::Object(Default::default()), &t.tool_ctx)
-                            .ok()
-                    })
-                    .map(|plan| plan.permission);
-                let perm = match &declared {
-                    Some(p) => p.as_str(),
-                    None if s.name == "todo" => "todo_create",
-                    None => s.name.as_ref(),
-                };
-                (s.name != "task" || offer_task) && permissions::tool_offered(&checker, perm)
-            })
-            .map(|s| ToolDefinition {
+            .filter(|(_, permission)| permissions::tool_offered(&checker, permission))
+            .map(|(s, _)| ToolDefinition {
                 name: s.name.to_string(),
-                description: if s.name == "task" {
-                    task_description.clone()
-                } else {
-                    s.description.to_string()
-                },
+                description: s.description.to_string(),
                 input_schema: s.input_schema,
             })
             .collect();

@@ -19,7 +19,8 @@ use crate::turn::title_from;
 
 /// What a turn's steps share, set up once per turn.
 pub(crate) struct TurnSetup {
-    pub(crate) config: Config,
+    /// Shared with the step's subagents (no copy per step).
+    pub(crate) config: Arc<Config>,
     pub(crate) agent_name: String,
     pub(crate) agent: AgentDef,
     pub(crate) model: ModelRef,
@@ -138,7 +139,7 @@ impl Runtime {
         };
         let snapshot_config = snapshot_config(&config, &opts.paths);
         Ok(TurnSetup {
-            config,
+            config: Arc::new(config),
             agent_name,
             agent,
             model,
@@ -226,6 +227,8 @@ fn tool_context(
         network: None,
         progress: None,
         extra_tools: mia_tools::ExtraTools::default(),
+        delegator: None,
+        call_id: None,
     }
 }
 
@@ -279,7 +282,12 @@ impl Runtime {
                 synthetic: true,
             });
         }
-        if previous.as_deref() == Some("plan") && agent_name != "plan" {
+        let was_planning = previous
+            .as_deref()
+            .and_then(|p| agents.get(p).ok())
+            .is_some_and(|p| p.caps.read_only);
+        let planning = agents.get(agent_name).is_ok_and(|a| a.caps.read_only);
+        if was_planning && !planning {
             user_parts.push(PartContent::Text {
                 text: format!(
                     "[The user switched from plan mode to {agent_name} mode: you may now make changes.]"

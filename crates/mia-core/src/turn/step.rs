@@ -72,7 +72,6 @@ impl Runtime {
             .apply(step_checker(&policy, &path_ctx, t.answerer, &lineage));
         let step = StepCalls {
             checker: &checker,
-            policy: &policy,
             net_gate,
             message_id,
         };
