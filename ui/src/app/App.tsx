@@ -1,50 +1,32 @@
-import { lazy, startTransition, Suspense, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
-import type { AgentInfo, Event as RuntimeEvent, PermissionRequest, ServerInfo, SessionSummary } from "../protocol/generated";
+import { startTransition, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import type { ServerInfo, SessionSummary } from "../protocol/generated";
 import { errorMessage, makeApi } from "../lib/api";
 import { SessionCache } from "../state/liveSessions";
 import { createQueryClient, invalidateOnEvents, keys } from "../state/queries";
-import { QueryClientProvider, useQuery, useQueryClient } from "@tanstack/react-query";
+import { QueryClientProvider, useQueryClient } from "@tanstack/react-query";
 import { Panel, PanelGroup, PanelResizeHandle, type ImperativePanelHandle } from "react-resizable-panels";
 import type { Platform, Transport } from "../transport/types";
 import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
 import { ProjectBar } from "./ProjectBar";
 import { Sidebar } from "./Sidebar";
-import { SessionView } from "./SessionView";
-import { DraftView } from "./DraftView";
 import { restoreDraft } from "./PromptInput";
 import { Settings } from "./Settings";
 import { ErrorBoundary } from "./ErrorBoundary";
-import { Worktrees } from "./Worktrees";
-import { Compare } from "./Compare";
-import { SessionCompare } from "./SessionCompare";
 import { AgentCreate } from "./AgentCreate";
-import { AttentionQueue, isAttentionShortcut, useAttention } from "./Attention";
-import { AttentionStore } from "../state/attention";
-import { installZoom, zoomStep } from "./zoom";
-import { CommandPalette, isPaletteShortcut, type PaletteAction } from "./CommandPalette";
-import { modKey, PALETTE_SESSION_COMMANDS, runSessionCommand } from "./commands";
-import { setTheme } from "./theme";
-import { HelpText } from "./Help";
-import { Modal } from "./Modal";
+import { AttentionQueue } from "./Attention";
+import { installZoom } from "./zoom";
+import { CommandPalette } from "./CommandPalette";
+import { Center, type CenterView } from "./shell/Center";
+import { ConnectionBanner } from "./shell/ConnectionBanner";
+import { paletteActions, TOGGLE_SIDEBAR } from "./shell/paletteActions";
+import { ShortcutsSheet } from "./shell/ShortcutsSheet";
+import { useShellKeys } from "./shell/useShellKeys";
+import { useProjectLists } from "./shell/useProjectLists";
+import { useWindowAttention } from "./shell/useWindowAttention";
 
-// The fork tree (with its layout library) is loaded the first time it is shown.
-const ForkTree = lazy(() => import("./ForkTree").then((m) => ({ default: m.ForkTree })));
+export { LOST_AFTER_MS } from "./shell/useWindowAttention";
 
 const LAST_PROJECT = "mia-code.lastProject";
-
-/**
- * What the center shows: the open session (or a draft), the worktrees, a comparison of two attempts
- * (reached from the worktrees or from the fork tree), the fork tree, or two sessions' changes.
- */
-type CenterView =
-  | { kind: "sessions" }
-  | { kind: "worktrees" }
-  | { kind: "compare"; a?: string; b?: string; from?: "worktrees" | "tree" }
-  | { kind: "tree"; focus?: string }
-  | { kind: "session-compare"; left: string; right: string; from: "tree" | "session" };
-
-/** How long failed reconnects show as "reconnecting…" before the banner says the connection is lost. */
-export const LOST_AFTER_MS = 15_000;
 
 export function App({ transport, platform }: { transport: Transport; platform: Platform }) {
   const services = useMemo(() => {
@@ -76,7 +58,7 @@ export function DemoBanner() {
 
 function Shell() {
   const services = useServices();
-  const { api, transport, platform } = services;
+  const { api } = services;
   const toast = useToast();
   const [info, setInfo] = useState<ServerInfo | null>(null);
   const [project, setProject] = useState<string | null>(null);
@@ -133,31 +115,7 @@ function Shell() {
 
   // The project's sessions and agents: cached, made stale by Events (state/queries.ts).
   const queryClient = useQueryClient();
-  const sessionsQuery = useQuery({
-    queryKey: keys.sessions(project ?? "", showArchived),
-    queryFn: () => api.sessions(project ?? "", showArchived),
-    enabled: project !== null,
-    // A turn this window does not hear (run by another process, e.g. `mia-code run`) shows
-    // only in the store: while any session is busy, the list is read again every few seconds
-    // (not while the window is hidden), so its "running" ends when that turn does.
-    refetchInterval: (q) => ((q.state.data ?? []).some((x) => x.status === "busy") ? BUSY_POLL_MS : false),
-  });
-  const sessions = sessionsQuery.data ?? NO_SESSIONS;
-  const agentsQuery = useQuery({
-    queryKey: keys.agents(project ?? ""),
-    queryFn: () => api.agents(project ?? ""),
-    enabled: project !== null,
-  });
-  const agents = agentsQuery.data ?? NO_AGENTS;
-  const failed = sessionsQuery.error ?? agentsQuery.error;
-  useEffect(() => {
-    if (failed) toast(errorMessage(failed));
-  }, [failed, toast]);
-  const refreshSessions = useCallback(
-    (): Promise<void> =>
-      project ? queryClient.invalidateQueries({ queryKey: keys.sessionsOf(project) }) : Promise.resolve(),
-    [project, queryClient],
-  );
+  const { sessionsQuery, sessions, agents, refreshSessions, sessionTitle } = useProjectLists(project, showArchived);
   // A project opened: its first session (not a subagent's, opened from its parent) is selected
   // once its list is there.
   const selectedFor = useRef<string | null>(null);
@@ -167,108 +125,15 @@ function Shell() {
     setCurrentId(sessionsQuery.data.find((s) => !s.archived_at && !s.spawned_by)?.id ?? null);
   }, [project, sessionsQuery.isSuccess, sessionsQuery.data]);
 
-  // Session titles by id: a new function only when a title changes (not with every list read,
-  // which would render the open session's view again for nothing).
-  const titleList = useMemo(() => JSON.stringify(sessions.map((s) => [s.id, s.title || s.slug])), [sessions]);
-  const sessionTitle = useMemo(() => {
-    const titles = new Map(JSON.parse(titleList) as [string, string][]);
-    return (id: string) => titles.get(id);
-  }, [titleList]);
-
-  // Every session of the project, live: the asks waiting anywhere and which sessions run. The
-  // server's list (filtered by project) is the truth; events say when to read it again.
-  const attention = useMemo(() => new AttentionStore(), []);
-  const live = useAttention(attention);
+  // Every session of the project, live (asks, running, finished), and the window's stream.
+  const { live, elsewhere, connection, retryNow } = useWindowAttention({
+    project,
+    currentId,
+    sessionOpen: view.kind === "sessions",
+    sessionTitle,
+    openSession,
+  });
   const [queueOpen, setQueueOpen] = useState(false);
-  /**
-   * The window's stream to the runtime: open; reconnecting (with backoff); or lost, after
-   * LOST_AFTER_MS of failed retries (still retrying, and the user can retry now).
-   */
-  const [connection, setConnection] = useState<"open" | "reconnecting" | "lost">("open");
-  useEffect(() => {
-    if (connection !== "reconnecting") return;
-    const t = setTimeout(() => setConnection("lost"), LOST_AFTER_MS);
-    return () => clearTimeout(t);
-  }, [connection]);
-  const retryNow = () => {
-    setConnection("reconnecting");
-    transport.reconnect?.();
-  };
-  // A new ask in another session: tell the OS (the platform shows it only when this window is in
-  // the background or unfocused; the open session's own asks are told by its view).
-  const notifyFresh = useEffectEvent((asks: PermissionRequest[], before: Set<string>) => {
-    const fresh = asks.filter(
-      (a) => !before.has(a.id) && a.session_id !== currentId && a.root_session_id !== currentId,
-    );
-    const a = fresh[0];
-    if (!a) return;
-    const where = sessionTitle(a.root_session_id ?? a.session_id) ?? "another session";
-    // Clicked: that session opens, with its ask.
-    platform.notify("mia-code needs you", `${a.agent} asks to use ${a.tool} in ${where}`, () =>
-      openSession(a.root_session_id ?? a.session_id),
-    );
-  });
-  // The runtime's notices (a plugin installing, skipped offline, disabled for a session): a neutral
-  // toast that goes away by itself; one of another session names it.
-  const showNotice = useEffectEvent((e: Extract<RuntimeEvent, { type: "notice" }>) => {
-    const other = e.session_id && e.session_id !== currentId ? sessionTitle(e.session_id) : undefined;
-    toast(other ? `${e.message} (in “${other}”)` : e.message, "notice");
-  });
-  useEffect(() => {
-    if (!project) return;
-    let alive = true;
-    let timer: ReturnType<typeof setTimeout> | null = null;
-    const seed = () => {
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(() => {
-        const before = new Set(attention.getState().asks.map((a) => a.id));
-        api.asks(project).then(
-          (asks) => {
-            if (!alive) return;
-            const list = Array.isArray(asks) ? asks : [];
-            attention.seed(list);
-            notifyFresh(list, before);
-          },
-          () => undefined,
-        );
-      }, 30);
-    };
-    attention.seed([]);
-    seed();
-    const stop = transport.subscribe(
-      null,
-      (e) => {
-        if (e.type === "permission_asked") seed();
-        else if (e.type === "notice") showNotice(e);
-        else attention.apply(e);
-      },
-      (st) => {
-        if (st === "open" || st === "lagged") seed();
-        if (st === "open" || st === "resumed") setConnection("open");
-        else if (st === "reconnecting") setConnection((c) => (c === "lost" ? c : "reconnecting"));
-      },
-    );
-    return () => {
-      alive = false;
-      if (timer) clearTimeout(timer);
-      stop();
-    };
-  }, [api, attention, project, transport]);
-  const elsewhere = useMemo(() => AttentionStore.elsewhere(live.asks, currentId), [live.asks, currentId]);
-  // What the open session finishes is read; opening one reads what it finished.
-  useEffect(() => {
-    attention.setOpen(view.kind === "sessions" ? currentId : null);
-  }, [attention, currentId, view.kind]);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (isAttentionShortcut(e) && elsewhere.length > 0) {
-        e.preventDefault();
-        setQueueOpen(true);
-      }
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [elsewhere.length]);
   const closeQueue = useCallback(() => setQueueOpen(false), []);
 
   // Ctrl/Cmd+K: every action of this view, with its shortcut.
@@ -281,43 +146,9 @@ function Shell() {
     if (p.isCollapsed()) p.expand();
     else p.collapse();
   }, []);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if ((e.ctrlKey || e.metaKey) && !e.altKey && !e.shiftKey && e.key.toLowerCase() === "b") {
-        e.preventDefault();
-        toggleSidebar();
-      }
-    };
-    // The palette's "Hide or show the sidebar".
-    const onToggle = () => toggleSidebar();
-    window.addEventListener("keydown", onKey);
-    window.addEventListener(TOGGLE_SIDEBAR, onToggle);
-    return () => {
-      window.removeEventListener("keydown", onKey);
-      window.removeEventListener(TOGGLE_SIDEBAR, onToggle);
-    };
-  }, [toggleSidebar]);
   /** `?` outside a text field: the keyboard shortcuts. */
   const [shortcuts, setShortcuts] = useState(false);
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      // An open permission ask keeps the keyboard.
-      if (document.querySelector("[data-testid='permission-dialog']")) return;
-      if (e.key === "?" && !e.ctrlKey && !e.metaKey && !e.altKey) {
-        const t = e.target as HTMLElement | null;
-        const typing = t?.closest?.("input, textarea, select, [contenteditable='true']");
-        if (typing || document.querySelector("[role='dialog']")) return;
-        e.preventDefault();
-        setShortcuts(true);
-        return;
-      }
-      if (!isPaletteShortcut(e)) return;
-      e.preventDefault();
-      setPalette((p) => !p);
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, []);
+  useShellKeys({ waiting: elsewhere.length, setQueueOpen, toggleSidebar, setShortcuts, setPalette });
 
   // Sessions started elsewhere (the CLI, another window) appear when this window is focused again.
   useEffect(() => {
@@ -399,26 +230,7 @@ function Shell() {
   return (
     <div className="app">
       {info?.demo && <DemoBanner />}
-      {connection === "reconnecting" && (
-        <div className="connection-banner" data-testid="connection-banner" data-state="reconnecting" role="status" aria-live="polite">
-          Lost the connection to mia-code — reconnecting… (what you see may be out of date until it is back)
-          <button type="button" className="btn small" data-testid="connection-reload" onClick={() => window.location.reload()}>
-            Reload
-          </button>
-        </div>
-      )}
-      {connection === "lost" && (
-        <div className="connection-banner connection-lost" data-testid="connection-banner" data-state="lost" role="alert">
-          The connection to mia-code is lost. It keeps retrying every few seconds; until it is back, what you see may be out
-          of date and what you send may fail.
-          <button type="button" className="btn small" data-testid="connection-retry" onClick={retryNow}>
-            Retry now
-          </button>
-          <button type="button" className="btn small" data-testid="connection-reload" onClick={() => window.location.reload()}>
-            Reload
-          </button>
-        </div>
-      )}
+      <ConnectionBanner connection={connection} onRetry={retryNow} />
       <PanelGroup direction="horizontal" autoSaveId="mia-code.layout" className="app-body">
         <Panel
           id="sidebar"
@@ -447,7 +259,7 @@ function Shell() {
                 onRetry={() => void sessionsQuery.refetch()}
                 asks={live.asks}
                 running={live.running}
-              finished={live.finished}
+                finished={live.finished}
                 waitingElsewhere={elsewhere.length}
                 onOpenQueue={() => setQueueOpen(true)}
                 currentId={currentId}
@@ -464,124 +276,31 @@ function Shell() {
         </Panel>
         <PanelResizeHandle className="resize-handle" aria-label="Resize the sidebar (Enter hides or shows it)" />
         <Panel id="center" order={2} defaultSize={78} minSize={45}>
-          <main className="center">
-            {!project && (
-              <div className="empty-state">
-                <h1>mia-code</h1>
-                <p>Open a project folder to start.</p>
-              </div>
-            )}
-            {project && view.kind === "worktrees" && (
-              <ErrorBoundary label="Worktrees">
-                <Worktrees
-                  directory={project}
-                  onBack={() => setView({ kind: "sessions" })}
-                  onCompare={showCompare}
-                  onOpenSession={openSession}
-                />
-              </ErrorBoundary>
-            )}
-            {project && view.kind === "compare" && (
-              <ErrorBoundary label="The comparison">
-                <Compare
-                  key={`${view.a ?? ""}\n${view.b ?? ""}`}
-                  directory={project}
-                  initialA={view.a}
-                  initialB={view.b}
-                  onBack={view.from === "tree" ? () => showTree(currentId ?? undefined) : showWorktrees}
-                  backLabel={view.from === "tree" ? "← Fork tree" : undefined}
-                />
-              </ErrorBoundary>
-            )}
-            {project && view.kind === "tree" && (
-              <ErrorBoundary label="The fork tree">
-                <Suspense fallback={<p className="muted pad">Loading the fork tree…</p>}>
-                  <ForkTree
-                    directory={project}
-                    currentId={currentId}
-                    focus={view.focus}
-                    onBack={() => setView({ kind: "sessions" })}
-                    onOpenSession={openSession}
-                    onCompare={compareSessions}
-                  />
-                </Suspense>
-              </ErrorBoundary>
-            )}
-            {project && view.kind === "session-compare" && (
-              <ErrorBoundary label="The comparison">
-                <SessionCompare
-                  key={`${view.left}\n${view.right}`}
-                  left={view.left}
-                  right={view.right}
-                  backLabel={view.from === "session" ? "← Session" : "← Fork tree"}
-                  onBack={() => (view.from === "session" ? openSession(view.left) : showTree(view.left))}
-                  onWorktrees={(a, b) => setView({ kind: "compare", a, b, from: "tree" })}
-                  onOpenSession={openSession}
-                />
-              </ErrorBoundary>
-            )}
-            {project && view.kind === "sessions" && currentId && (
-              <SessionView
-                key={currentId}
-                sessionId={currentId}
-                directory={project}
-                agents={agents}
-                onNewSession={newSession}
-                onSessionsChanged={sessionsChanged}
-                onWorktrees={showWorktrees}
-                onCompare={compareAttempts}
-                onOpenSession={openSession}
-                onForkTree={showTree}
-                onCompareSessions={compareWithParent}
-                sessionTitle={sessionTitle}
-                highlightMessage={highlight?.session === currentId ? highlight.message : null}
-                onCreateAgent={createAgent}
-                hideAsks={queueOpen}
-              listedUpdatedAt={sessions.find((x) => x.id === currentId)?.updated_at}
-              />
-            )}
-            {project && view.kind === "sessions" && !currentId && (
-              <DraftView
-                directory={project}
-                agents={agents}
-                onStart={startWith}
-                onWorktrees={showWorktrees}
-                onCompare={() => showCompare()}
-                onForkTree={() => showTree()}
-                onCreateAgent={createAgent}
-              />
-            )}
-          </main>
+          <Center
+            project={project}
+            view={view}
+            setView={setView}
+            currentId={currentId}
+            agents={agents}
+            sessions={sessions}
+            highlight={highlight}
+            hideAsks={queueOpen}
+            openSession={openSession}
+            newSession={newSession}
+            sessionsChanged={sessionsChanged}
+            showWorktrees={showWorktrees}
+            showCompare={showCompare}
+            compareAttempts={compareAttempts}
+            showTree={showTree}
+            compareSessions={compareSessions}
+            compareWithParent={compareWithParent}
+            sessionTitle={sessionTitle}
+            createAgent={createAgent}
+            startWith={startWith}
+          />
         </Panel>
       </PanelGroup>
-      {shortcuts && (
-        <Modal title="Keyboard shortcuts" onClose={() => setShortcuts(false)} testId="shortcuts">
-          <ul className="help">
-            <li>
-              <kbd>Ctrl/Cmd</kbd>+<kbd>K</kbd> command palette · <kbd>?</kbd> this sheet
-            </li>
-            <li>
-              <kbd>Ctrl/Cmd</kbd>+<kbd>Shift</kbd>+<kbd>A</kbd> answer the asks waiting in other sessions
-            </li>
-            <li>
-              <kbd>Esc</kbd> in the input stops a running turn (twice with a draft) · <kbd>Enter</kbd> during a turn
-              queues a follow-up
-            </li>
-            <li>
-              <kbd>Ctrl/Cmd</kbd>+<kbd>F</kbd> search this session (<kbd>Enter</kbd> next, <kbd>Shift</kbd>+<kbd>Enter</kbd>{" "}
-              previous, <kbd>Esc</kbd> close)
-            </li>
-            <li>
-              <kbd>Ctrl/Cmd</kbd>+<kbd>+</kbd> / <kbd>−</kbd> / <kbd>0</kbd> zoom
-            </li>
-            <li>
-              <kbd>Ctrl/Cmd</kbd>+<kbd>B</kbd> hide or show the sidebar; drag a panel's edge to resize it (or focus
-              the edge: arrow keys, <kbd>Enter</kbd> hides or shows)
-            </li>
-          </ul>
-          <HelpText />
-        </Modal>
-      )}
+      {shortcuts && <ShortcutsSheet onClose={() => setShortcuts(false)} />}
       {palette && (
         <CommandPalette
           onClose={() => setPalette(false)}
@@ -637,65 +356,4 @@ function Shell() {
       )}
     </div>
   );
-}
-
-const TOGGLE_SIDEBAR = "mia-toggle-sidebar";
-const NO_SESSIONS: SessionSummary[] = [];
-const BUSY_POLL_MS = 4000;
-const NO_AGENTS: AgentInfo[] = [];
-
-/**
- * What the command palette offers: the window's actions, and with a session on screen the
- * session's (its `/` commands, Stop, the plan/build toggle), each with the key that does it.
- */
-function paletteActions(v: {
-  project: boolean;
-  waiting: number;
-  newSession: () => void;
-  settings: () => void;
-  worktrees: () => void;
-  compare: () => void;
-  tree: () => void;
-  queue: () => void;
-  shortcuts: () => void;
-  sidebar: () => void;
-  /** Search the open session's transcript (null: no session open). */
-  search: (() => void) | null;
-  /** The session on screen (null: none). */
-  session: { running: boolean } | null;
-}): PaletteAction[] {
-  const mod = modKey();
-  const list: PaletteAction[] = [];
-  if (v.session) {
-    if (v.session.running) list.push({ id: "stop", label: "Stop the running turn", shortcut: "Esc", run: () => runSessionCommand({ kind: "stop" }) });
-    list.push({ id: "mode", label: "Switch between plan and build", shortcut: "Tab", run: () => runSessionCommand({ kind: "mode" }) });
-  }
-  if (v.search) list.push({ id: "search", label: "Search in this session", shortcut: `${mod}+F`, run: v.search });
-  if (v.session) {
-    for (const c of PALETTE_SESSION_COMMANDS) {
-      list.push({
-        id: `cmd-${c.name}`,
-        label: c.label,
-        shortcut: `/${c.name}${c.args ? ` ${c.args}` : ""}`,
-        run: () => runSessionCommand({ kind: "command", name: c.name, args: c.args }),
-      });
-    }
-  }
-  if (v.project) {
-    list.push({ id: "new-session", label: "New session", run: v.newSession });
-    if (v.waiting > 0) list.push({ id: "attention", label: `Answer waiting asks (${v.waiting})`, shortcut: `${mod}+Shift+A`, run: v.queue });
-    list.push({ id: "worktrees", label: "Worktrees", run: v.worktrees });
-    list.push({ id: "compare", label: "Compare attempts", run: v.compare });
-    list.push({ id: "fork-tree", label: "Fork tree", run: v.tree });
-  }
-  list.push({ id: "settings", label: "Settings", run: v.settings });
-  list.push({ id: "shortcuts", label: "Keyboard shortcuts", shortcut: "?", run: v.shortcuts });
-  list.push({ id: "sidebar", label: "Hide or show the sidebar", shortcut: `${mod}+B`, run: v.sidebar });
-  list.push({ id: "zoom-in", label: "Zoom in", shortcut: `${mod}++`, run: () => zoomStep(1) });
-  list.push({ id: "zoom-out", label: "Zoom out", shortcut: `${mod}+−`, run: () => zoomStep(-1) });
-  list.push({ id: "zoom-reset", label: "Actual size", shortcut: `${mod}+0`, run: () => zoomStep(0) });
-  list.push({ id: "theme-system", label: "Theme: follow the system", run: () => setTheme("system") });
-  list.push({ id: "theme-light", label: "Theme: light", run: () => setTheme("light") });
-  list.push({ id: "theme-dark", label: "Theme: dark", run: () => setTheme("dark") });
-  return list;
 }
