@@ -6,7 +6,8 @@ import { LoadedDiff } from "../DiffSlot";
 import { ErrorBoundary } from "../ErrorBoundary";
 import { HelpText } from "../Help";
 import { Modal } from "../Modal";
-import { ShareDialog, UnshareConfirm } from "../ShareDialog";
+import { ShareDialog } from "../ShareDialog";
+import { UnshareConfirm } from "../share/UnshareConfirm";
 
 /** A diff the view shows in a dialog: the session's, a message's or a step's. */
 export type DiffTarget = { title: string; scope: "session" | { message: string } | { step: string } } | null;

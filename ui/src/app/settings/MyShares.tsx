@@ -5,7 +5,7 @@ import { errorMessage } from "../../lib/api";
 import { formatDate, relativeTime } from "../../lib/format";
 import { keys } from "../../state/queries";
 import { useServices, useToast } from "../context";
-import { OpenLink } from "../ShareDialog";
+import { OpenLink } from "../share/ShareLink";
 
 /** Settings → My shares: every share this machine created (GET /api/shares), each revocable. */
 export function MyShares({ onOpenSession }: { onOpenSession?: (id: string) => void }) {
