@@ -1,22 +1,14 @@
-import { memo, useCallback, useDeferredValue, useEffect, useEffectEvent, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
+import { useCallback, useDeferredValue, useEffect, useEffectEvent, useId, useMemo, useRef, useState, type KeyboardEvent } from "react";
 import type { ForkTreeNode } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
-import { baseName, formatCostFine, relativeTime } from "../lib/format";
+import { baseName } from "../lib/format";
 import { useServices, useToast } from "./context";
-import { MenuButton, type MenuItem } from "./MenuButton";
-import {
-  flatten,
-  layoutTree,
-  LABEL_H,
-  LABEL_W,
-  moveFrom,
-  NODE_H,
-  NODE_W,
-  shortExcerpt,
-  visibleNodes,
-  type FlatNode,
-  type Move,
-} from "./forkTreeModel";
+import type { MenuItem } from "./MenuButton";
+import { EdgeLabels } from "./forkTree/EdgeLabels";
+import { ForkTreeHeader, PickingBanner } from "./forkTree/ForkTreeHeader";
+import { SelectionBar } from "./forkTree/SelectionBar";
+import { TreeNode } from "./forkTree/TreeNode";
+import { flatten, layoutTree, moveFrom, visibleNodes, type FlatNode, type Move } from "./forkTreeModel";
 
 const KEY_MOVES: Record<string, Move> = {
   ArrowLeft: "parent",
@@ -229,46 +221,18 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
 
   return (
     <div className="ft-view" data-testid="fork-tree-view">
-      <header className="conv-header ft-header">
-        <button type="button" className="btn small" onClick={onBack} data-testid="fork-tree-back">
-          ← Sessions
-        </button>
-        <h1 className="conv-title">Fork tree</h1>
-        <input
-          type="search"
-          className="input ft-search"
-          placeholder="Search by title"
-          aria-label="Search sessions by title"
-          data-testid="fork-tree-search"
-          value={query}
-          onChange={(e) => setQuery(e.target.value)}
-        />
-        <span className="muted small" data-testid="fork-tree-count" aria-live="polite">
-          {searching ? `${visible.matches.size} of ${total} match` : `${total} session${total === 1 ? "" : "s"}`}
-        </span>
-        <label className="small muted check">
-          <input
-            type="checkbox"
-            checked={archived}
-            onChange={(e) => setArchived(e.target.checked)}
-            data-testid="fork-tree-archived"
-          />
-          Show archived
-        </label>
-        <button type="button" className="btn small" onClick={() => void load()} aria-label="Refresh the tree">
-          ⟳
-        </button>
-      </header>
-      {picking && (
-        <div className="ft-picking" role="status" data-testid="fork-tree-picking">
-          <span>
-            Pick the session to compare with <strong>{pickingTitle}</strong>: click it, or move to it and press Enter.
-          </span>
-          <button type="button" className="btn small" onClick={() => setPicking(null)}>
-            Cancel
-          </button>
-        </div>
-      )}
+      <ForkTreeHeader
+        query={query}
+        onQuery={setQuery}
+        searching={searching}
+        matches={visible.matches.size}
+        total={total}
+        archived={archived}
+        onArchived={setArchived}
+        onRefresh={() => void load()}
+        onBack={onBack}
+      />
+      {picking && <PickingBanner title={pickingTitle} onCancel={() => setPicking(null)} />}
       {error && (
         <p className="error-text pad" role="alert">
           {error}
@@ -323,28 +287,7 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
               );
             })}
           </div>
-          {layout.edges.map((e) => {
-            const child = flat.byId.get(e.to)?.node;
-            if (!child) return null;
-            const parentTitle = flat.byId.get(e.from)?.node.title ?? "the parent";
-            const messageId = child.fork?.source_message_id;
-            return (
-              <button
-                key={`${e.from}>${e.to}`}
-                type="button"
-                tabIndex={-1}
-                className="ft-edge-label"
-                data-testid="fork-edge"
-                data-from={e.from}
-                data-to={e.to}
-                style={{ left: e.label.x - LABEL_W / 2, top: e.label.y - LABEL_H / 2, width: LABEL_W, height: LABEL_H }}
-                title={`Forked at: ${child.fork_excerpt ?? "?"}\nOpens “${parentTitle}” at this message`}
-                onClick={() => onOpenSession(e.from, messageId ?? undefined)}
-              >
-                {shortExcerpt(child.fork_excerpt)}
-              </button>
-            );
-          })}
+          <EdgeLabels layout={layout} flat={flat} onOpenSession={onOpenSession} />
         </div>
       </div>
       {activeNode && (
@@ -360,231 +303,5 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
         />
       )}
     </div>
-  );
-}
-
-const TreeNode = memo(function TreeNode({
-  f,
-  domId,
-  x,
-  y,
-  active,
-  current,
-  match,
-  collapsed,
-  actionsFor,
-  menuOpen,
-  onMenu,
-  onOpen,
-  onToggle,
-  onActivate,
-  treeRef,
-}: {
-  f: FlatNode;
-  domId: string;
-  x: number;
-  y: number;
-  active: boolean;
-  current: boolean;
-  match: boolean;
-  collapsed: boolean;
-  actionsFor: (f: FlatNode) => MenuItem[];
-  menuOpen: boolean;
-  onMenu: (id: string | null) => void;
-  onOpen: (id: string) => void;
-  onToggle: (id: string) => void;
-  onActivate: (id: string) => void;
-  treeRef: React.RefObject<HTMLDivElement | null>;
-}) {
-  const n = f.node;
-  const kids = n.children.length;
-  const menuLabel = `Actions for ${n.title || n.slug}`;
-  const cls = [
-    "ft-node",
-    active && "active",
-    current && "current",
-    match && "match",
-    n.archived_at && "archived",
-    n.status === "busy" && "busy",
-  ]
-    .filter(Boolean)
-    .join(" ");
-  return (
-    // A tree item of an aria-activedescendant tree: the tree has the focus and the keys (arrows,
-    // Enter); a click is the pointer's way to the same action.
-    // eslint-disable-next-line jsx-a11y/click-events-have-key-events, jsx-a11y/interactive-supports-focus
-    <div
-      id={domId}
-      role="treeitem"
-      aria-level={f.depth + 1}
-      aria-posinset={f.index + 1}
-      aria-setsize={f.siblings}
-      aria-expanded={kids > 0 ? !collapsed : undefined}
-      aria-selected={active}
-      aria-current={current ? "true" : undefined}
-      aria-label={nodeLabel(f, current)}
-      className={cls}
-      data-testid="fork-node"
-      data-session-id={n.id}
-      data-x={Math.round(x)}
-      data-y={Math.round(y)}
-      style={{ transform: `translate(${x}px, ${y}px)`, width: NODE_W, height: NODE_H }}
-      onClick={(e) => {
-        // Not from its menu (its button, or the menu's popover, which is elsewhere in the page).
-        const t = e.target as Node;
-        if (!e.currentTarget.contains(t) || (t instanceof Element && t.closest(".ft-menu-slot"))) return;
-        onActivate(n.id);
-        onOpen(n.id);
-      }}
-    >
-      <div className="ft-node-head">
-        {kids > 0 && (
-          <button
-            type="button"
-            tabIndex={-1}
-            className="icon-btn ft-toggle"
-            data-testid="fork-node-collapse"
-            aria-label={collapsed ? `Expand ${f.descendants} forks` : `Collapse ${f.descendants} forks`}
-            title={collapsed ? `Show the ${f.descendants} sessions below` : `Hide the ${f.descendants} sessions below`}
-            onClick={(e) => {
-              e.stopPropagation();
-              onToggle(n.id);
-            }}
-          >
-            {collapsed ? `▸ ${f.descendants}` : "▾"}
-          </button>
-        )}
-        <span className="ft-title" title={n.title || n.slug}>
-          {n.title || n.slug}
-        </span>
-        <span className="ft-menu-slot">
-          {menuOpen ? (
-            <MenuButton
-              label={menuLabel}
-              className="icon-btn ft-menu"
-              testId="fork-node-menu"
-              tabIndex={-1}
-              items={actionsFor(f)}
-              initiallyOpen
-              returnFocus={() => treeRef.current}
-              onOpenChange={(o) => !o && onMenu(null)}
-            />
-          ) : (
-            <button
-              type="button"
-              className="icon-btn ft-menu"
-              tabIndex={-1}
-              aria-label={menuLabel}
-              title={menuLabel}
-              aria-haspopup="menu"
-              aria-expanded={false}
-              data-testid="fork-node-menu"
-              onClick={() => {
-                onActivate(n.id);
-                onMenu(n.id);
-              }}
-            >
-              ⋯
-            </button>
-          )}
-        </span>
-      </div>
-      <div className="ft-meta small">
-        {n.agent && <span className="agent-tag">{n.agent}</span>}
-        <span data-testid="fork-node-messages">{n.message_count} msg</span>
-        <span data-testid="fork-node-files">
-          {n.files_changed} file{n.files_changed === 1 ? "" : "s"}
-        </span>
-        <span data-testid="fork-node-cost">{formatCostFine(n.cost_usd)}</span>
-      </div>
-      <div className="ft-meta small">
-        <span className="muted" data-testid="fork-node-updated">
-          {relativeTime(n.updated_at)}
-        </span>
-        {n.own_worktree && (
-          <span className="chip ft-badge ft-wt" data-testid="fork-node-worktree" title={`Own worktree: ${n.worktree ?? ""}`}>
-            ⎇ {n.worktree ?? "worktree"}
-          </span>
-        )}
-        {n.status === "busy" && (
-          <span className="chip ft-badge ft-busy" data-testid="fork-node-busy">
-            running
-          </span>
-        )}
-        {n.archived_at && <span className="chip ft-badge">archived</span>}
-        {current && (
-          <span className="chip ft-badge ft-current" data-testid="fork-node-current">
-            open
-          </span>
-        )}
-      </div>
-    </div>
-  );
-});
-
-function nodeLabel(f: FlatNode, current: boolean): string {
-  const n = f.node;
-  const parts = [
-    n.title || n.slug,
-    n.agent ?? "",
-    `${n.message_count} messages`,
-    `${n.files_changed} files changed`,
-    formatCostFine(n.cost_usd),
-    `updated ${relativeTime(n.updated_at)}`,
-  ];
-  if (n.own_worktree) parts.push("own worktree");
-  if (n.status === "busy") parts.push("running");
-  if (n.archived_at) parts.push("archived");
-  if (current) parts.push("open now");
-  if (f.node.children.length) parts.push(`${f.descendants} below`);
-  return parts.filter(Boolean).join(", ");
-}
-
-function SelectionBar({
-  f,
-  parentTitle,
-  actions,
-  onOpenParent,
-}: {
-  f: FlatNode;
-  parentTitle?: string;
-  actions: MenuItem[];
-  onOpenParent: () => void;
-}) {
-  const n = f.node;
-  return (
-    <footer className="ft-selbar" aria-label="Selected session" data-testid="fork-tree-selected">
-      <div className="ft-sel-text">
-        <strong>{n.title || n.slug}</strong>
-        {f.parent ? (
-          <span className="muted small">
-            {" "}
-            · forked from{" "}
-            <button type="button" className="link-btn" onClick={onOpenParent} data-testid="fork-open-parent">
-              {parentTitle ?? "its parent"}
-            </button>{" "}
-            at <q>{shortExcerpt(n.fork_excerpt, 80)}</q>
-          </span>
-        ) : (
-          <span className="muted small"> · top-level{n.fork ? " (a promoted fork)" : ""}</span>
-        )}
-      </div>
-      <div className="row ft-sel-actions">
-        {actions.map((a) => (
-          <button
-            key={a.label}
-            type="button"
-            className="btn small"
-            disabled={!!a.disabled}
-            title={a.disabled || undefined}
-            data-testid={a.testId ? `sel-${a.testId}` : undefined}
-            onClick={a.onSelect}
-          >
-            {a.label}
-          </button>
-        ))}
-      </div>
-      <span className="muted small ft-keys">←/→ parent/fork · ↑/↓ neighbours · Enter open · +/− expand/collapse · Shift+F10 actions</span>
-    </footer>
   );
 }
