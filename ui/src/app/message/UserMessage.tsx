@@ -1,0 +1,23 @@
+import type { Message } from "../../protocol/generated";
+import { textOf, type MessageActions } from "./actions";
+import { MessageMenu } from "./MessageMenu";
+
+/** What the person wrote, with the files it mentions. */
+export function UserMessage({ message, actions }: { message: Message; actions: MessageActions }) {
+  const files = message.parts.filter((p) => p.content.type === "file");
+  return (
+    <div className="msg msg-user" data-testid="message-user" data-message-id={message.id}>
+      <span className="msg-user-menu">
+        <MessageMenu message={message} actions={actions} />
+      </span>
+      <div className="user-text">{textOf(message)}</div>
+      {files.map((p) =>
+        p.content.type === "file" ? (
+          <span key={p.id} className="chip mono">
+            @{p.content.path}
+          </span>
+        ) : null,
+      )}
+    </div>
+  );
+}
