@@ -36,8 +36,24 @@ impl Platform {
     }
 }
 
+/// mia-code's data directory, by the one rule every crate uses
+/// ([`Paths::locate`]); when no home directory is known, `$MIA_CODE_HOME`
+/// alone; `None` when neither is.
+pub fn data_home() -> Option<PathBuf> {
+    Paths::from_env().map(|p| p.home).ok().or_else(|| {
+        std::env::var_os("MIA_CODE_HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from)
+    })
+}
+
 impl Paths {
     /// From the environment of this process ([`Paths::locate`]).
+    /// The data directory alone ([`data_home`]).
+    pub fn data_home() -> Option<PathBuf> {
+        data_home()
+    }
+
     pub fn from_env() -> Result<Self, ConfigError> {
         Self::locate(Platform::current(), &|k| std::env::var_os(k), &|p| {
             p.exists()

@@ -179,7 +179,8 @@ impl Runtime {
         let key = crate::worktrees::project_key(directory);
         let asked = creator.to_string();
         let (approvals, trusted) = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 Ok((
                     db.project_approval_rules(&key, &asked)?,

@@ -392,7 +392,8 @@ impl Runtime {
         // The whole session once: the archive for the user's words, the
         // visible messages for the cut.
         let all = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 db.get_messages(
                     &session_id,
@@ -493,7 +494,11 @@ impl Runtime {
             compacted_messages: u32::try_from(stands_for).unwrap_or(u32::MAX),
             metadata,
         };
-        let (stored, archived) = self.store().call(move |db| db.compact_session(req)).await?;
+        let (stored, archived) = self
+            .inner
+            .store
+            .call(move |db| db.compact_session(req))
+            .await?;
         let message_id = stored.id;
         self.emit(Event::MessageStored { message: stored });
         self.emit(Event::CompactionFinished {
@@ -832,7 +837,8 @@ impl Runtime {
             Ok(_) => {
                 let id = lock(&state.session).id;
                 Ok(self
-                    .store()
+                    .inner
+                    .store
                     .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
                     .await?)
             }
@@ -859,7 +865,8 @@ impl Runtime {
         }
         let id = lock(&state.session).id;
         let Ok(visible) = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.visible_message_count(&id))
             .await
         else {

@@ -232,7 +232,8 @@ impl Runtime {
             child.description.clone(),
         );
         let session = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 db.create_session(mia_store::NewSession {
                     directory,
@@ -255,7 +256,8 @@ impl Runtime {
             description: child.description.clone(),
             status: "started".into(),
         };
-        self.store()
+        self.inner
+            .store
             .call(move |db| {
                 if let Some(m) = db.message_with_call(&parent_id, &call_id)?
                     && let Ok(m) = m.parse::<mia_protocol::MessageId>()
@@ -356,7 +358,8 @@ impl Runtime {
     ) -> Result<(String, bool), CoreError> {
         let child_id = run.child_id;
         let messages: Vec<Message> = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.get_messages(&child_id, &mia_store::MessageQuery::default()))
             .await?;
         let mut report = ChildReport::of(&messages);
@@ -389,7 +392,8 @@ impl Runtime {
         directory: &std::path::Path,
     ) -> Result<String, CoreError> {
         let recent = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 db.get_messages(
                     &parent,
@@ -653,7 +657,7 @@ impl Runtime {
             lineage.depth += 1;
             lineage.root = Some(up.session_id);
             let id = up.session_id;
-            let parent = self.store().call(move |db| db.get_session(&id)).await?;
+            let parent = self.inner.store.call(move |db| db.get_session(&id)).await?;
             match parent.spawned_by {
                 Some(next) if lineage.depth < 8 => up = next,
                 _ => break,
@@ -690,7 +694,8 @@ impl Runtime {
     /// What a session cost per agent and model, its subagents included
     /// (`mia-code cost`, `/cost`), from each message's recorded usage.
     pub async fn cost(&self, session_id: SessionId) -> Result<mia_protocol::CostView, CoreError> {
-        self.store()
+        self.inner
+            .store
             .call(move |db| {
                 db.get_session(&session_id)?;
                 let mut children = Vec::new();

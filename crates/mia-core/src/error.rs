@@ -4,6 +4,9 @@ pub enum CoreError {
     Store(#[from] mia_store::StoreError),
     #[error(transparent)]
     Config(#[from] mia_config::ConfigError),
+    /// The snapshot store failed or refused (a missing snapshot, a locked store).
+    #[error(transparent)]
+    Snapshot(#[from] mia_snapshot::SnapshotError),
     #[error("{0}")]
     Setup(String),
     #[error("unknown agent `{name}`; available: {available}")]

@@ -41,7 +41,8 @@ impl Runtime {
         };
         let directory = files.as_ref().map(|f| f.path.clone());
         let forked = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 db.fork_session(ForkRequest {
                     source: session_id,
@@ -51,7 +52,7 @@ impl Runtime {
             })
             .await;
         // The fork left its WAL checkpoint for later: now, after the reply.
-        self.store().run_detached(|db| {
+        self.inner.store.run_detached(|db| {
             if let Err(e) = db.checkpoint() {
                 tracing::warn!(error = %e, "checkpoint after a fork failed");
             }
@@ -118,7 +119,8 @@ impl Runtime {
     ) -> Result<ForkFiles, CoreError> {
         // The fork point is checked before anything is created.
         let point = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.fork_files_point(&session_id, message_id.as_ref()))
             .await?;
         let head = {
@@ -207,7 +209,8 @@ impl Runtime {
     /// Make a fork top-level; its fork metadata is kept.
     pub async fn promote(&self, session_id: SessionId) -> Result<Session, CoreError> {
         let session = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.promote_session(&session_id))
             .await?;
         if let Some(state) = self.loaded_state(session_id) {
@@ -260,7 +263,8 @@ impl Runtime {
             ids.insert(s.session.project_id.clone());
         }
         let stats = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 let mut all = HashMap::new();
                 for p in ids {
@@ -280,7 +284,8 @@ impl Runtime {
             })
             .collect();
         let excerpts: HashMap<MessageId, String> = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 let mut out = HashMap::new();
                 for (session, message) in points {
@@ -357,7 +362,8 @@ impl Runtime {
         b: SessionId,
     ) -> Result<SessionCompare, CoreError> {
         let (sa, sb) = self
-            .store()
+            .inner
+            .store
             .call(move |db| Ok((db.get_session(&a)?, db.get_session(&b)?)))
             .await?;
         let ancestors_a = self.ancestors(&sa).await?;
@@ -398,7 +404,7 @@ impl Runtime {
             }
             out.push((f.source_session_id, f.source_message_id));
             let id = f.source_session_id;
-            fork = match self.store().call(move |db| db.get_session(&id)).await {
+            fork = match self.inner.store.call(move |db| db.get_session(&id)).await {
                 Ok(p) => p.fork,
                 Err(_) => None,
             };
@@ -419,7 +425,8 @@ impl Runtime {
         let records: Vec<StepRecord> = match after {
             Some(point) => {
                 let messages = self
-                    .store()
+                    .inner
+                    .store
                     .call(move |db| {
                         db.get_messages(
                             &id,

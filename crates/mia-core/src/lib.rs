@@ -22,6 +22,7 @@ mod llm;
 pub mod mcp;
 pub mod permissions;
 mod plugins;
+pub mod project_snapshots;
 pub mod prompt;
 pub mod queries;
 pub mod retention;
@@ -45,4 +46,18 @@ pub use runtime::{OpResult, Runtime, RuntimeOptions};
 pub use session::Resident;
 pub use snapshots::store_config;
 pub use store::StoreHandle;
+pub use turn::title_from;
 pub use views::{MAX_FILES, SessionListQuery};
+
+/// API keys: where each provider's key is found, and storing or removing
+/// one (the keychain, else a 0600 file under `$MIA_CODE_HOME`).
+pub mod credentials {
+    pub use mia_providers::credentials::{
+        CredentialSource, Credentials, FileStore, KeyringStore, StoreTarget, env_vars,
+    };
+}
+
+/// `$0.0123`, or `unknown` when the cost is not known.
+pub fn format_cost(cost_usd: Option<f64>) -> String {
+    mia_providers::catalog::format_cost(cost_usd)
+}

@@ -694,7 +694,8 @@ impl Runtime {
     pub async fn workspace_trusted(&self, directory: &Path) -> Result<bool, CoreError> {
         let project = self.project_dir(directory)?;
         let key = crate::worktrees::project_key(&project);
-        self.store()
+        self.inner
+            .store
             .call(move |db| db.is_workspace_trusted(&key))
             .await
     }
@@ -706,7 +707,8 @@ impl Runtime {
         let config = self.load_config(Some(project.clone())).await?;
         let key = crate::worktrees::project_key(&project);
         let trusted = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.is_workspace_trusted(&key))
             .await?;
         let hub = self.mcp_hub(&project, &config, trusted);

@@ -280,3 +280,110 @@ pub fn engine_reply(reply: &PermissionReplyKind) -> mia_permission::Reply {
         }
     }
 }
+
+/// An agent's compiled policy in a project, as `permissions check|explain|show`
+/// judge with it: the same recipe and wall as the agent's turns.
+pub struct AgentPolicy {
+    policy: mia_permission::Policy,
+    path_ctx: mia_permission::PathContext,
+    /// How this agent's shell commands are walled in here.
+    wall: crate::sandbox::Wall,
+}
+
+/// One request judged by [`AgentPolicy::check`].
+pub struct CheckReport {
+    /// The stable JSON object of `permissions check --json`.
+    pub json: Value,
+    /// The decision explained for people.
+    pub explanation: String,
+    /// `allow`, `ask` or `deny`.
+    pub decision: String,
+    pub reason: String,
+}
+
+impl AgentPolicy {
+    /// Judge `permission` on `subject` (a path, URL, command or text); a
+    /// headless check turns asks into denials.
+    pub fn check(&self, permission: &str, subject: Option<&str>, headless: bool) -> CheckReport {
+        let request = Request::infer(permission, subject);
+        let mut checker = self.wall.apply(Checker::new(&self.policy, &self.path_ctx));
+        if headless {
+            checker = checker.with_answerer(mia_permission::Answerer::Headless);
+        }
+        let d = checker.check(&request);
+        CheckReport {
+            json: d.to_check_json(),
+            explanation: d.explain(),
+            decision: d.decision.to_string(),
+            reason: d.reason.clone(),
+        }
+    }
+
+    /// Rules that may not do what their author meant, as JSON.
+    pub fn lint_json(&self) -> Value {
+        serde_json::to_value(&self.policy.lint).unwrap_or(Value::Null)
+    }
+
+    /// The same warnings, as sentences.
+    pub fn lint_messages(&self) -> Vec<String> {
+        self.policy.lint.iter().map(|l| l.message.clone()).collect()
+    }
+
+    /// Rules that could not be compiled, as sentences.
+    pub fn errors(&self) -> Vec<String> {
+        self.policy.errors.iter().map(ToString::to_string).collect()
+    }
+
+    /// The layered ruleset with the source of every rule, as JSON
+    /// (`permissions show --json`).
+    pub fn show_json(&self) -> Value {
+        let p = &self.policy;
+        serde_json::json!({
+            "agent": p.agent,
+            "rules": p.positions(),
+            "lint": p.lint,
+            "ignored": p.ignored,
+            "errors": p.errors,
+        })
+    }
+
+    /// The same, for people.
+    pub fn render(&self) -> String {
+        self.policy.render()
+    }
+}
+
+impl crate::Runtime {
+    /// `agent`'s policy in `directory` (the configured default agent
+    /// when `None`), with the project's approvals and trust.
+    pub async fn agent_policy(
+        &self,
+        directory: &std::path::Path,
+        agent: Option<&str>,
+    ) -> Result<AgentPolicy, crate::CoreError> {
+        let config = self.load_config(Some(directory.to_path_buf())).await?;
+        let agent = agent.map_or_else(|| config.default_agent().to_string(), str::to_string);
+        let (approvals, trusted) = self.project_permission_inputs(directory, &agent).await?;
+        let paths = &self.options().paths;
+        let policy = PolicyRecipe::new(&config, &agent, paths)
+            .project(approvals, trusted)
+            .compile();
+        let path_ctx = mia_permission::PathContext::new(directory, Some(paths.user_home.clone()))
+            .map_err(|e| {
+            crate::CoreError::Setup(format!(
+                "resolving the project directory {}: {e}",
+                directory.display()
+            ))
+        })?;
+        let wall = {
+            let checker = Checker::new(&policy, &path_ctx);
+            let read_only = !tool_offered(&checker, "edit") && !tool_offered(&checker, "write");
+            crate::sandbox::confines_shell(&config, &agent, read_only, &path_ctx.root, paths)
+        };
+        Ok(AgentPolicy {
+            policy,
+            path_ctx,
+            wall,
+        })
+    }
+}

@@ -627,7 +627,8 @@ impl Runtime {
         let config = self.load_config(Some(project.clone())).await?;
         let key = crate::worktrees::project_key(&project);
         let trusted = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.is_workspace_trusted(&key))
             .await?;
         if update {

@@ -25,7 +25,7 @@ impl Runtime {
     /// A session by full id, unique id prefix (4+ characters) or slug.
     pub async fn resolve_session(&self, reference: &str) -> Result<Session, CoreError> {
         if let Ok(id) = reference.parse::<SessionId>() {
-            return self.store().call(move |db| db.get_session(&id)).await;
+            return self.inner.store.call(move |db| db.get_session(&id)).await;
         }
         let all = self
             .session_items(SessionListQuery {
@@ -63,7 +63,10 @@ impl Runtime {
         query: SessionListQuery,
     ) -> Result<Vec<SessionListItem>, CoreError> {
         let filter = query.filter();
-        self.store().call(move |db| db.list_sessions(&filter)).await
+        self.inner
+            .store
+            .call(move |db| db.list_sessions(&filter))
+            .await
     }
 
     /// A session's messages, oldest first (compacted ones too with `all`).
@@ -72,7 +75,8 @@ impl Runtime {
         id: SessionId,
         all: bool,
     ) -> Result<Vec<Message>, CoreError> {
-        self.store()
+        self.inner
+            .store
             .call(move |db| {
                 db.get_messages(
                     &id,
@@ -86,7 +90,7 @@ impl Runtime {
     }
 
     pub async fn message_count(&self, id: SessionId) -> Result<u64, CoreError> {
-        self.store().call(move |db| db.message_count(&id)).await
+        self.inner.store.call(move |db| db.message_count(&id)).await
     }
 
     /// A project's "always for this project" rules given to `agent`, and
@@ -98,7 +102,8 @@ impl Runtime {
     ) -> Result<(Vec<PermissionRule>, bool), CoreError> {
         let key = crate::worktrees::project_key(project);
         let agent = agent.to_string();
-        self.store()
+        self.inner
+            .store
             .call(move |db| {
                 Ok((
                     db.project_approval_rules(&key, &agent)?,
@@ -114,14 +119,16 @@ impl Runtime {
         project: Option<PathBuf>,
     ) -> Result<Vec<ProjectApproval>, CoreError> {
         let key = project.map(|p| p.to_string_lossy().to_string());
-        self.store()
+        self.inner
+            .store
             .call(move |db| db.project_approvals(key.as_deref()))
             .await
     }
 
     /// Revoke an approval by its id (any project); returns what it was.
     pub async fn revoke_approval_id(&self, id: i64) -> Result<ProjectApproval, CoreError> {
-        self.store()
+        self.inner
+            .store
             .call(move |db| db.revoke_project_approval(id))
             .await
     }
@@ -134,7 +141,8 @@ impl Runtime {
         trust: bool,
     ) -> Result<bool, CoreError> {
         let key = crate::worktrees::project_key(project);
-        self.store()
+        self.inner
+            .store
             .call(move |db| {
                 if trust {
                     db.trust_workspace(&key).map(|_| true)
@@ -153,7 +161,8 @@ impl Runtime {
         snap: &mia_snapshot::Snapshot,
     ) -> Result<(), CoreError> {
         let mut row = crate::snapshots::new_snapshot(session, snap, mia_store::SnapshotKind::Step);
-        self.store()
+        self.inner
+            .store
             .call(move |db| {
                 if db.snapshots(&session)?.is_empty() {
                     row.kind = mia_store::SnapshotKind::Baseline;
@@ -166,7 +175,7 @@ impl Runtime {
 
     /// A session's snapshot rows, oldest first.
     pub async fn snapshot_rows(&self, id: SessionId) -> Result<Vec<SnapshotRow>, CoreError> {
-        self.store().call(move |db| db.snapshots(&id)).await
+        self.inner.store.call(move |db| db.snapshots(&id)).await
     }
 
     /// Retention for every session of `project` (keep `keep` each plus the
@@ -175,7 +184,8 @@ impl Runtime {
     pub async fn snapshot_gc(&self, project: PathBuf, keep: usize) -> Result<GcSummary, CoreError> {
         let key = project.to_string_lossy().to_string();
         let pruned = self
-            .store()
+            .inner
+            .store
             .call(move |db| crate::retention::prune_index(db, &key, keep))
             .await?;
         let config = crate::snapshots::store_config(&self.options().paths);

@@ -184,10 +184,6 @@ impl Runtime {
         self.inner.events.subscribe()
     }
 
-    pub fn store(&self) -> &StoreHandle {
-        &self.inner.store
-    }
-
     pub fn options(&self) -> &RuntimeOptions {
         &self.inner.opts
     }

@@ -140,7 +140,7 @@ impl Runtime {
         id: SessionId,
         req: &ShareRequest,
     ) -> Result<Prepared, CoreError> {
-        let session = self.store().call(move |db| db.get_session(&id)).await?;
+        let session = self.inner.store.call(move |db| db.get_session(&id)).await?;
         let directory = PathBuf::from(&session.directory);
         let config = self
             .load_config(Some(directory.clone()).filter(|d| d.is_dir()))
@@ -209,7 +209,8 @@ impl Runtime {
         };
         let sid = id.to_string();
         let existing = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.share_of_session(&sid))
             .await?
             .map(|s| s.record);
@@ -362,7 +363,10 @@ impl Runtime {
             record: record.clone(),
             secret_ref: key,
         };
-        self.store().call(move |db| db.put_share(&stored)).await?;
+        self.inner
+            .store
+            .call(move |db| db.put_share(&stored))
+            .await?;
         Ok(record)
     }
 
@@ -397,7 +401,8 @@ impl Runtime {
         if r.status() == reqwest::StatusCode::GONE || r.status() == reqwest::StatusCode::NOT_FOUND {
             // Revoked elsewhere or expired: forget it, so the next share is new.
             let (srv, id) = (server.clone(), existing.id.clone());
-            self.store()
+            self.inner
+                .store
                 .call(move |db| db.delete_share(&srv, &id))
                 .await?;
             self.forget_secret(&key);
@@ -425,7 +430,10 @@ impl Runtime {
             record: record.clone(),
             secret_ref: key,
         };
-        self.store().call(move |db| db.put_share(&stored)).await?;
+        self.inner
+            .store
+            .call(move |db| db.put_share(&stored))
+            .await?;
         Ok(record)
     }
 
@@ -433,7 +441,11 @@ impl Runtime {
     /// or a session (id, prefix or slug) whose share it is.
     pub async fn revoke_share(&self, reference: &str) -> Result<ShareRecord, CoreError> {
         let r = reference.to_string();
-        let mut found = self.store().call(move |db| db.shares_with_id(&r)).await?;
+        let mut found = self
+            .inner
+            .store
+            .call(move |db| db.shares_with_id(&r))
+            .await?;
         if found.is_empty() {
             let session = self.resolve_session(reference).await.map_err(|_| {
                 CoreError::NotFound(format!(
@@ -442,7 +454,8 @@ impl Runtime {
             })?;
             let sid = session.id.to_string();
             match self
-                .store()
+                .inner
+                .store
                 .call(move |db| db.share_of_session(&sid))
                 .await?
             {
@@ -473,7 +486,8 @@ impl Runtime {
     pub async fn unshare_session(&self, id: SessionId) -> Result<ShareRecord, CoreError> {
         let sid = id.to_string();
         match self
-            .store()
+            .inner
+            .store
             .call(move |db| db.share_of_session(&sid))
             .await?
         {
@@ -509,7 +523,8 @@ impl Runtime {
             )));
         }
         let (srv, id) = (server.clone(), rec.id.clone());
-        self.store()
+        self.inner
+            .store
             .call(move |db| db.delete_share(&srv, &id))
             .await?;
         self.forget_secret(&share.secret_ref);
@@ -519,7 +534,8 @@ impl Runtime {
     /// Every share this machine created, newest first.
     pub async fn shares(&self) -> Result<Vec<ShareRecord>, CoreError> {
         Ok(self
-            .store()
+            .inner
+            .store
             .call(|db| db.shares())
             .await?
             .into_iter()
@@ -584,7 +600,7 @@ impl Runtime {
     }
 
     async fn auto_share_enabled(&self, id: SessionId) -> Result<bool, CoreError> {
-        let session = self.store().call(move |db| db.get_session(&id)).await?;
+        let session = self.inner.store.call(move |db| db.get_session(&id)).await?;
         if session.spawned_by.is_some() {
             // Subagent sessions are part of their parent's conversation.
             return Ok(false);

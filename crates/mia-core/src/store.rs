@@ -44,7 +44,7 @@ impl StoreHandle {
     }
 
     /// Run `f` on the store thread and wait for its result.
-    pub async fn call<T: Send + 'static>(
+    pub(crate) async fn call<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut SessionDb) -> Result<T, mia_store::StoreError> + Send + 'static,
     ) -> Result<T, CoreError> {

@@ -101,7 +101,8 @@ impl Runtime {
         let text = outcome.message.clone();
         let pre_snapshot = outcome.pre_revert_snapshot.clone();
         let stored = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 if let Some(hash) = pre_snapshot {
                     let snap = mia_snapshot::Snapshot {

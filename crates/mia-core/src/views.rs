@@ -102,7 +102,8 @@ impl Runtime {
         let seq = self.event_seq(id);
         let epoch = self.epoch();
         let (session, messages) = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 let session = db.get_session(&id)?;
                 let messages = db.get_messages(
@@ -169,7 +170,8 @@ impl Runtime {
     ) -> Result<Vec<SessionSummary>, CoreError> {
         let filter = query.filter();
         let items = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.list_sessions(&filter))
             .await?;
         Ok(items
@@ -191,7 +193,8 @@ impl Runtime {
     /// Project directories with sessions, most recently used first.
     pub async fn projects(&self) -> Result<Vec<ProjectSummary>, CoreError> {
         let items = self
-            .store()
+            .inner
+            .store
             .call(|db| db.list_sessions(&mia_store::SessionFilter::default()))
             .await?;
         let mut by_dir: HashMap<String, ProjectSummary> = HashMap::new();
@@ -235,7 +238,8 @@ impl Runtime {
     ) -> Result<Vec<(StepRecord, Option<(SessionId, String)>)>, CoreError> {
         type Rows = Vec<(Vec<mia_store::StepRow>, Option<(SessionId, String, String)>)>;
         let rows: Rows = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 let mut out: Rows = vec![(db.snapshot_steps(&id)?, None)];
                 // (session, the top-level message its steps belong to)
@@ -343,7 +347,8 @@ impl Runtime {
         let undone = mia_snapshot::undone_steps(&records);
         // Tool names by call id, from the session's stored tool calls.
         let messages = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
             .await?;
         let mut tools: HashMap<String, String> = HashMap::new();
@@ -443,7 +448,8 @@ impl Runtime {
         let files: Vec<FileDiff> = match &scope {
             DiffScope::Session => {
                 let baseline = self
-                    .store()
+                    .inner
+                    .store
                     .call(move |db| db.snapshots(&id))
                     .await?
                     .into_iter()
@@ -782,7 +788,8 @@ impl Runtime {
         let key = crate::worktrees::project_key(&dir);
         let asked = agent.clone();
         let (approvals, trusted) = self
-            .store()
+            .inner
+            .store
             .call(move |db| {
                 Ok((
                     db.project_approval_rules(&key, &asked)?,
@@ -817,7 +824,8 @@ impl Runtime {
     pub async fn approvals(&self, directory: PathBuf) -> Result<Vec<ApprovalView>, CoreError> {
         let key = crate::worktrees::project_key(&self.project_dir(&directory)?);
         let list = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.project_approvals(Some(&key)))
             .await?;
         Ok(list
@@ -835,7 +843,8 @@ impl Runtime {
     /// Revoke one approval of `directory`'s project.
     pub async fn revoke_approval(&self, directory: PathBuf, id: i64) -> Result<(), CoreError> {
         let key = crate::worktrees::project_key(&self.project_dir(&directory)?);
-        self.store()
+        self.inner
+            .store
             .call(move |db| {
                 let of_project = db.project_approvals(Some(&key))?;
                 if !of_project.iter().any(|a| a.id == id) {

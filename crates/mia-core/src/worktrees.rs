@@ -118,7 +118,8 @@ impl Runtime {
         let key = project_key(&dir);
         let trusted = {
             let key = key.clone();
-            self.store()
+            self.inner
+                .store
                 .call(move |db| db.is_workspace_trusted(&key))
                 .await?
         };
@@ -211,7 +212,10 @@ impl Runtime {
             include_archived: false,
             ..Default::default()
         };
-        self.store().call(move |db| db.list_sessions(&filter)).await
+        self.inner
+            .store
+            .call(move |db| db.list_sessions(&filter))
+            .await
     }
 
     /// `worktree list`.
@@ -343,7 +347,8 @@ impl Runtime {
             u.sessions += 1;
             let id = s.session.id;
             let messages = self
-                .store()
+                .inner
+                .store
                 .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
                 .await?;
             if let (Some(first), Some(last)) = (messages.first(), messages.last()) {

@@ -58,19 +58,7 @@ impl Harness {
 
     async fn messages(&self, all: bool) -> Vec<Message> {
         let id = self.session.id;
-        self.runtime
-            .store()
-            .call(move |db| {
-                db.get_messages(
-                    &id,
-                    &mia_store::MessageQuery {
-                        include_compacted: all,
-                        ..Default::default()
-                    },
-                )
-            })
-            .await
-            .unwrap()
+        self.runtime.session_messages(id, all).await.unwrap()
     }
 
     /// The requests the conversation model got (not the compaction agent's).

@@ -90,11 +90,7 @@ impl Harness {
     }
 
     async fn messages(&self, id: SessionId) -> Vec<Message> {
-        self.runtime
-            .store()
-            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
-            .await
-            .unwrap()
+        self.runtime.session_messages(id, false).await.unwrap()
     }
 
     async fn fork(

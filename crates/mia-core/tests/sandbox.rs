@@ -85,12 +85,7 @@ impl Harness {
     /// The stored tool results, in order: (call id, output, sandbox note).
     async fn results(&self) -> Vec<(String, String, Option<Box<mia_protocol::SandboxNote>>)> {
         let id = self.session.id;
-        let msgs = self
-            .runtime
-            .store()
-            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
-            .await
-            .unwrap();
+        let msgs = self.runtime.session_messages(id, false).await.unwrap();
         msgs.iter()
             .flat_map(|m| m.parts.iter())
             .filter_map(|p| match &p.content {
@@ -217,11 +212,8 @@ async fn a_blocked_write_can_run_once_outside_after_a_person_says_yes() {
         Some("escalated")
     );
     // Audited: the sandbox_escape check is a stored row.
-    let rows = h
-        .runtime
-        .store()
-        .call(|db| db.permission_audit(&mia_store::AuditQuery::default()))
-        .await
+    let rows = database(&h.runtime)
+        .permission_audit(&mia_store::AuditQuery::default())
         .unwrap();
     assert!(
         rows.iter().any(|r| r.record.permission == "sandbox_escape"),
@@ -873,4 +865,10 @@ fn lasting_socket_dir() -> std::path::PathBuf {
     }
     let dir = tempfile::Builder::new().tempdir_in(&root).unwrap().keep();
     dir.canonicalize().unwrap()
+}
+
+/// The session database as another process sees it (the runtime keeps
+/// its store to itself).
+fn database(rt: &mia_core::Runtime) -> mia_store::SessionDb {
+    mia_store::SessionDb::open(rt.options().paths.data_db()).unwrap()
 }

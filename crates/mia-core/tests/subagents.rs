@@ -182,12 +182,7 @@ async fn the_parent_delegates_to_explore_and_gets_its_answer() {
     assert_eq!(tree.len(), 1, "the child is not in the fork tree");
     // The parent's message links the call to the child session.
     let pid = h.session.id;
-    let parent_msgs = h
-        .runtime
-        .store()
-        .call(move |db| db.get_messages(&pid, &mia_store::MessageQuery::default()))
-        .await
-        .unwrap();
+    let parent_msgs = h.runtime.session_messages(pid, false).await.unwrap();
     assert!(parent_msgs.iter().flat_map(|m| m.parts.iter()).any(|p| matches!(
         &p.content,
         mia_protocol::PartContent::Subagent { session_id, agent, .. } if *session_id == started && agent == "explore"
@@ -204,12 +199,7 @@ async fn the_parent_delegates_to_explore_and_gets_its_answer() {
     let mut sum = 0.0;
     let mut input = 0;
     for id in [h.session.id, started] {
-        let msgs = h
-            .runtime
-            .store()
-            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
-            .await
-            .unwrap();
+        let msgs = h.runtime.session_messages(id, false).await.unwrap();
         for m in msgs {
             sum += m.metadata.cost_usd.unwrap_or(0.0);
             input += m.metadata.tokens.map_or(0, |t| t.input);
@@ -222,12 +212,7 @@ async fn the_parent_delegates_to_explore_and_gets_its_answer() {
     );
     // The model's source is recorded with each step (spec 016).
     let id = h.session.id;
-    let msgs = h
-        .runtime
-        .store()
-        .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
-        .await
-        .unwrap();
+    let msgs = h.runtime.session_messages(id, false).await.unwrap();
     let step = msgs
         .iter()
         .find(|m| m.role == mia_protocol::Role::Assistant)
@@ -476,12 +461,7 @@ async fn undo_of_the_parents_turn_includes_what_its_children_changed() {
         "by the child\n"
     );
     let id = h.session.id;
-    let msgs = h
-        .runtime
-        .store()
-        .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
-        .await
-        .unwrap();
+    let msgs = h.runtime.session_messages(id, false).await.unwrap();
     let delegating = msgs
         .iter()
         .find(|m| {

@@ -181,11 +181,7 @@ impl Harness {
 
     async fn messages(&self) -> Vec<mia_protocol::Message> {
         let id = self.session.id;
-        self.runtime
-            .store()
-            .call(move |db| db.get_messages(&id, &mia_store::MessageQuery::default()))
-            .await
-            .unwrap()
+        self.runtime.session_messages(id, false).await.unwrap()
     }
 }
 
@@ -284,21 +280,11 @@ async fn multi_step_build_turn(provider: &str) {
 
     // The steps are indexed in the store for undo/revert (edit and bash).
     let id = h.session.id;
-    let steps = h
-        .runtime
-        .store()
-        .call(move |db| db.snapshot_steps(&id))
-        .await
-        .unwrap();
+    let steps = database(&h.runtime).snapshot_steps(&id).unwrap();
     assert_eq!(steps.len(), 2, "{steps:#?}");
     assert_eq!(steps[0].step.kind, "tool");
     assert_eq!(steps[0].step.record["changes"][0]["path"], "greet.txt");
-    let snaps = h
-        .runtime
-        .store()
-        .call(move |db| db.snapshots(&id))
-        .await
-        .unwrap();
+    let snaps = h.runtime.snapshot_rows(id).await.unwrap();
     let kinds: Vec<_> = snaps.iter().map(|s| s.snapshot.kind).collect();
     assert_eq!(
         kinds,
@@ -849,20 +835,15 @@ async fn always_for_this_project_is_persisted_and_checks_are_audited() {
     );
     assert!(h.project.join("two.txt").exists());
 
-    let project = h.project.display().to_string();
     let approvals = h
         .runtime
-        .store()
-        .call(move |db| db.project_approvals(Some(&project)))
+        .project_approvals(Some(h.project.clone()))
         .await
         .unwrap();
     assert_eq!(approvals.len(), 1);
     assert_eq!(approvals[0].rule.pattern.as_deref(), Some("touch *"));
-    let audit = h
-        .runtime
-        .store()
-        .call(|db| db.permission_audit(&mia_store::AuditQuery::default()))
-        .await
+    let audit = database(&h.runtime)
+        .permission_audit(&mia_store::AuditQuery::default())
         .unwrap();
     assert_eq!(audit.len(), 2, "{audit:#?}");
     assert!(
@@ -1068,12 +1049,7 @@ async fn retention_prunes_old_snapshots_but_keeps_the_baseline_and_undo() {
     // Snapshots before the steps: H0 (baseline and step 1), H1 (step 2), H2 (step 3).
     // Keeping 1 per session plus the baseline prunes the rows of steps 1
     // and 2. Retention runs before the turn lets go of the session.
-    let rows = h
-        .runtime
-        .store()
-        .call(move |db| db.snapshots(&id))
-        .await
-        .unwrap();
+    let rows = h.runtime.snapshot_rows(id).await.unwrap();
     let kinds: Vec<_> = rows.iter().map(|s| s.snapshot.kind).collect();
     assert_eq!(
         kinds,
@@ -1127,12 +1103,7 @@ async fn bash_steps_record_exactly_what_they_changed() {
     // Both turns used one pooled client.
     assert_eq!(h.runtime.resident().providers, 1);
     let id = h.session.id;
-    let steps = h
-        .runtime
-        .store()
-        .call(move |db| db.snapshot_steps(&id))
-        .await
-        .unwrap();
+    let steps = database(&h.runtime).snapshot_steps(&id).unwrap();
     let changed: Vec<Vec<String>> = steps
         .iter()
         .map(|s| {
@@ -1158,12 +1129,7 @@ async fn bash_steps_record_exactly_what_they_changed() {
         ]
     );
     // The watcher narrowed the bash captures instead of scanning the project.
-    let snaps = h
-        .runtime
-        .store()
-        .call(move |db| db.snapshots(&id))
-        .await
-        .unwrap();
+    let snaps = h.runtime.snapshot_rows(id).await.unwrap();
     let modes: Vec<&str> = snaps
         .iter()
         .filter(|s| s.snapshot.kind == mia_store::SnapshotKind::Step)
@@ -1832,4 +1798,10 @@ async fn grep_and_glob_skip_files_a_read_rule_denies_and_say_so() {
         "{glob}"
     );
     assert!(glob.contains("1 file skipped"), "{glob}");
+}
+
+/// The session database as another process sees it (the runtime keeps
+/// its store to itself).
+fn database(rt: &mia_core::Runtime) -> mia_store::SessionDb {
+    mia_store::SessionDb::open(rt.options().paths.data_db()).unwrap()
 }

@@ -1,30 +1,21 @@
 //! Audit records: every check produces one; the caller logs it (`tracing`)
 //! and stores it (mia-store).
 
+pub use mia_protocol::AuditRecord;
 use mia_protocol::PermissionAction;
-use serde::{Deserialize, Serialize};
 
 use crate::engine::Decision;
 
-/// One audited permission check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuditRecord {
-    /// Milliseconds since the Unix epoch.
-    pub timestamp_ms: i64,
-    pub session: Option<String>,
-    pub agent: String,
-    pub permission: String,
-    pub target: String,
-    /// The deciding rule as `action permission [pattern]`, if a rule decided.
-    pub matched_rule: Option<String>,
-    pub layer: Option<String>,
-    pub source: Option<String>,
-    pub decision: PermissionAction,
-    pub reason: String,
+/// An [`AuditRecord`] from a check's decision, and its `tracing` event.
+pub trait Audit {
+    /// The record of `decision`.
+    fn new(decision: &Decision, agent: &str, session: Option<&str>, timestamp_ms: i64) -> Self;
+    /// Emit the record as a `tracing` event: deny/ask at warn, allow at debug.
+    fn emit(&self);
 }
 
-impl AuditRecord {
-    pub fn new(decision: &Decision, agent: &str, session: Option<&str>, timestamp_ms: i64) -> Self {
+impl Audit for AuditRecord {
+    fn new(decision: &Decision, agent: &str, session: Option<&str>, timestamp_ms: i64) -> Self {
         Self {
             timestamp_ms,
             session: session.map(str::to_string),
@@ -42,8 +33,7 @@ impl AuditRecord {
         }
     }
 
-    /// Emit the record as a `tracing` event: deny/ask at warn, allow at debug.
-    pub fn emit(&self) {
+    fn emit(&self) {
         let rule = self.matched_rule.as_deref().unwrap_or("");
         let layer = self.layer.as_deref().unwrap_or("");
         let source = self.source.as_deref().unwrap_or("");

@@ -27,7 +27,7 @@ pub mod readonly;
 pub mod reply;
 pub mod rules;
 
-pub use audit::AuditRecord;
+pub use audit::{Audit, AuditRecord};
 pub use bash::ShellDialect;
 pub use engine::{
     Answerer, Checker, Decision, Matched, Request, SegmentDecision, SubCheck, Target,

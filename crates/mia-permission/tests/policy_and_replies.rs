@@ -5,8 +5,8 @@ mod common;
 
 use common::{Fixture, Setup, request, rule, rules};
 use mia_permission::{
-    Answerer, AuditRecord, Checker, Layer, PathContext, PathResolver, PermissionAction, Policy,
-    PolicyInput, Reply, ReplyError, Request, RuleList, SessionRules, apply_reply,
+    Answerer, Audit, AuditRecord, Checker, Layer, PathContext, PathResolver, PermissionAction,
+    Policy, PolicyInput, Reply, ReplyError, Request, RuleList, SessionRules, apply_reply,
 };
 
 fn policy(agent: &str, global: &[&str], project: &[&str]) -> Policy {

@@ -139,36 +139,18 @@ pub fn parse(entry: &str, base: &Path, allow_git: bool) -> Result<PluginRef, Plu
 }
 
 /// Whether `version` satisfies the npm `range` (`^1.2`, `~1.2.3`, `1.x`,
-/// `>=1 <2`, `1.0.0 - 1.5.0`, `a || b`, `*`, `latest`). A tag other than
-/// `latest` matches nothing (it must be resolved by the registry).
+/// `>=1 <2`, `1.0.0 - 1.5.0`, `a || b`, `*`, `latest`), by node-semver's
+/// rules (the `nodejs-semver` crate). A tag other than `latest` matches
+/// nothing (it must be resolved by the registry).
 pub fn satisfies(range: &str, version: &str) -> bool {
-    let Ok(v) = semver::Version::parse(version) else {
+    let Ok(v) = nodejs_semver::Version::parse(version) else {
         return false;
     };
     let r = range.trim();
-    if r.is_empty() || r == "*" || r == "latest" || r == "x" {
+    if r == "latest" {
         return true;
     }
-    r.split("||").any(|alt| {
-        let alt = alt.trim();
-        let comparators: Vec<String> = if let Some((lo, hi)) = alt.split_once(" - ") {
-            vec![format!(">={}", lo.trim()), format!("<={}", hi.trim())]
-        } else {
-            alt.split_whitespace()
-                .map(|c| {
-                    let c = c.replace(['x', 'X'], "*");
-                    let bare = c.chars().next().is_some_and(|ch| ch.is_ascii_digit());
-                    // npm: a bare full version is exact; Cargo would read `^`.
-                    if bare && c.matches('.').count() == 2 && !c.contains('*') {
-                        format!("={c}")
-                    } else {
-                        c
-                    }
-                })
-                .collect()
-        };
-        semver::VersionReq::parse(&comparators.join(", ")).is_ok_and(|req| req.matches(&v))
-    })
+    nodejs_semver::Range::parse(r).is_ok_and(|range| range.satisfies(&v))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub use message::{
     NetworkHost, NewMessage, Part, PartContent, PermissionNote, ResultContent, Role, SandboxNote,
     TokenUsage,
 };
-pub use permission::{PermissionAction, PermissionRule};
+pub use permission::{AuditRecord, PermissionAction, PermissionRule};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use share::{
     Redaction, RedactionPlace, SHARE_PAYLOAD_VERSION, SharePayload, SharePreview, ShareRecord,

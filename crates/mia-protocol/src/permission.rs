@@ -60,3 +60,21 @@ impl fmt::Display for PermissionRule {
         }
     }
 }
+
+/// One audited permission check: every check produces one; the runtime
+/// logs it and the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditRecord {
+    /// Milliseconds since the Unix epoch.
+    pub timestamp_ms: i64,
+    pub session: Option<String>,
+    pub agent: String,
+    pub permission: String,
+    pub target: String,
+    /// The deciding rule as `action permission [pattern]`, if a rule decided.
+    pub matched_rule: Option<String>,
+    pub layer: Option<String>,
+    pub source: Option<String>,
+    pub decision: PermissionAction,
+    pub reason: String,
+}

@@ -103,15 +103,10 @@ pub fn env_vars(provider: &str) -> Vec<String> {
     }
 }
 
-/// `$MIA_CODE_HOME`, else `~/.mia-code` (the same rule as mia-config's `Paths`).
+/// mia-code's data directory ([`mia_config::data_home`]); `.mia-code` in
+/// the working directory when neither a home nor `$MIA_CODE_HOME` is known.
 pub fn mia_home() -> PathBuf {
-    match mia_config::Paths::from_env() {
-        Ok(paths) => paths.home,
-        Err(_) => std::env::var_os("MIA_CODE_HOME")
-            .filter(|h| !h.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(".mia-code")),
-    }
+    mia_config::data_home().unwrap_or_else(|| PathBuf::from(".mia-code"))
 }
 
 type EnvFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

@@ -167,16 +167,10 @@ fn holder_of(path: &Path) -> String {
     }
 }
 
-/// `$MIA_CODE_HOME/snapshots`, default `~/.mia-code/snapshots`: where
-/// stores live when the configuration names no other place.
+/// `snapshots` in mia-code's data directory ([`mia_config::data_home`]):
+/// where stores live when the configuration names no other place.
 pub fn default_store_root() -> Option<PathBuf> {
-    if let Some(h) = std::env::var_os("MIA_CODE_HOME").filter(|h| !h.is_empty()) {
-        return Some(PathBuf::from(h).join("snapshots"));
-    }
-    std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .filter(|h| !h.is_empty())
-        .map(|h| PathBuf::from(h).join(".mia-code").join("snapshots"))
+    mia_config::data_home().map(|h| h.join("snapshots"))
 }
 
 fn short_hash(text: &[u8]) -> String {

@@ -29,7 +29,7 @@ pub use fork::{
 pub use leases::{LEASE_STALE_MS, Lease, LeaseOwner, this_host};
 pub use legacy::{LegacyImport, LegacySkip};
 pub use messages::MessageQuery;
-pub use permissions::{AuditQuery, PermissionAudit, ProjectApproval, StoredPermissionAudit};
+pub use permissions::{AuditQuery, ProjectApproval, StoredPermissionAudit};
 pub use sessions::{NewSession, SessionFilter, SessionListItem, SessionPatch, project_id_for};
 pub use shares::StoredShare;
 pub use snapshots::{NewSnapshot, NewStep, SessionPrune, SnapshotKind, SnapshotRow, StepRow};

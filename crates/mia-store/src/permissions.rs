@@ -3,36 +3,19 @@
 //! workspace trust. The permission engine (mia-permission) produces the values;
 //! this module only stores them.
 
-use mia_protocol::{PermissionAction, PermissionRule};
+use mia_protocol::{AuditRecord, PermissionAction, PermissionRule};
 use rusqlite::{OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::db::SessionDb;
 use crate::error::{Result, StoreError};
 
-/// One audited permission check (the fields of `mia_permission::AuditRecord`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PermissionAudit {
-    /// Milliseconds since the Unix epoch.
-    pub timestamp_ms: i64,
-    pub session: Option<String>,
-    pub agent: String,
-    pub permission: String,
-    pub target: String,
-    /// The deciding rule as `action permission [pattern]`.
-    pub matched_rule: Option<String>,
-    pub layer: Option<String>,
-    pub source: Option<String>,
-    pub decision: PermissionAction,
-    pub reason: String,
-}
-
 /// A stored audit row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredPermissionAudit {
     pub id: i64,
     #[serde(flatten)]
-    pub record: PermissionAudit,
+    pub record: AuditRecord,
 }
 
 /// Which audit rows to read (newest first).
@@ -116,7 +99,7 @@ const APPROVAL_COLUMNS: &str =
 impl SessionDb {
     /// Append audit rows (one transaction, not fsync'd on its own: they are
     /// made durable by the next synced commit, e.g. the tool result).
-    pub fn record_permission_checks(&mut self, records: &[PermissionAudit]) -> Result<()> {
+    pub fn record_permission_checks(&mut self, records: &[AuditRecord]) -> Result<()> {
         self.write_relaxed(|tx| {
             let mut stmt = tx
                 .prepare_cached(
@@ -144,7 +127,7 @@ impl SessionDb {
     }
 
     /// Append one audit row.
-    pub fn record_permission_check(&mut self, record: &PermissionAudit) -> Result<()> {
+    pub fn record_permission_check(&mut self, record: &AuditRecord) -> Result<()> {
         self.record_permission_checks(std::slice::from_ref(record))
     }
 
@@ -199,7 +182,7 @@ impl SessionDb {
                 )| {
                     Ok(StoredPermissionAudit {
                         id,
-                        record: PermissionAudit {
+                        record: AuditRecord {
                             timestamp_ms: ts,
                             session,
                             agent,
@@ -382,8 +365,8 @@ mod tests {
         }
     }
 
-    fn audit(ts: i64, session: &str, decision: PermissionAction) -> PermissionAudit {
-        PermissionAudit {
+    fn audit(ts: i64, session: &str, decision: PermissionAction) -> AuditRecord {
+        AuditRecord {
             timestamp_ms: ts,
             session: Some(session.into()),
             agent: "build".into(),

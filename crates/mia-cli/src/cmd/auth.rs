@@ -1,6 +1,6 @@
 //! `mia-code auth set|list|remove PROVIDER`: manage stored API keys.
 //! Keys are read from standard input and never printed. The logic lives in
-//! `mia_providers::credentials`; this is the adapter.
+//! `mia_core::credentials`; this is the adapter.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Subcommand, ValueEnum};
-use mia_providers::credentials::{
+use mia_core::credentials::{
     CredentialSource, Credentials, FileStore, KeyringStore, StoreTarget, env_vars,
 };
 use serde::Serialize;

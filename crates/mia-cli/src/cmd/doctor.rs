@@ -139,7 +139,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     };
 
     // Where each provider's key would come from (never the key itself).
-    let credentials = mia_providers::credentials::Credentials::system();
+    let credentials = mia_core::credentials::Credentials::system();
     let providers: Vec<&str> = PROVIDER_KEYS.iter().map(|(p, _)| *p).collect();
     for found in credentials.list(&providers) {
         let provider = found.provider.as_str();
@@ -345,7 +345,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
 /// Directories under `root` a snapshot watcher would watch (gitignored and
 /// heavy directories skipped), counting at most `cap`.
 fn count_dirs(root: &std::path::Path, cap: usize) -> usize {
-    let heavy = mia_snapshot::DEFAULT_EXCLUDED_DIRS;
+    let heavy = mia_core::project_snapshots::DEFAULT_EXCLUDED_DIRS;
     ignore::WalkBuilder::new(root)
         .hidden(false)
         .git_ignore(true)

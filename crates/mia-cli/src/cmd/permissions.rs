@@ -1,13 +1,13 @@
 //! `mia-code permissions check|explain|show|approvals|trust|untrust`: a thin
-//! adapter over mia-permission (the engine), mia-config (rules) and mia-store
-//! (approvals, workspace trust).
+//! adapter over the runtime's permission queries (the agent's policy by the
+//! one recipe every turn uses, approvals, workspace trust).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::bail;
 use clap::{Args, Subcommand};
-use mia_permission::{Answerer, Checker, PathContext, Policy, Request};
+use mia_core::permissions::AgentPolicy;
 
 use crate::context;
 use crate::output::{datetime, print_json};
@@ -88,40 +88,15 @@ pub enum ApprovalsCommand {
     Revoke { id: i64 },
 }
 
-struct Loaded {
-    policy: Policy,
-    paths: PathContext,
-    /// How this agent's shell commands are walled in here.
-    wall: mia_core::sandbox::Wall,
-}
-
-fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<Loaded> {
+fn load(agent: Option<&str>, project: Option<&Path>) -> anyhow::Result<AgentPolicy> {
     let paths = context::paths()?;
     let dir = context::project_dir(project)?;
-    let cfg = context::load_config(&paths, Some(&dir))?;
-    let agent = agent.map_or_else(|| cfg.default_agent().to_string(), str::to_string);
     let local = context::local_default(&paths)?;
-    let (approvals, trusted) = local.block(local.core.project_permission_inputs(&dir, &agent))?;
-    let policy = mia_core::permissions::PolicyRecipe::new(&cfg, &agent, &paths)
-        .project(approvals, trusted)
-        .compile();
-    for e in &policy.errors {
+    let policy = local.block(local.core.agent_policy(&dir, agent))?;
+    for e in policy.errors() {
         eprintln!("warning: {e}");
     }
-    let config_paths = paths.clone();
-    let paths = PathContext::new(&dir, Some(paths.user_home.clone()))
-        .with_context(|| format!("resolving the project directory {}", dir.display()))?;
-    let wall = {
-        let checker = Checker::new(&policy, &paths);
-        let read_only = !mia_core::permissions::tool_offered(&checker, "edit")
-            && !mia_core::permissions::tool_offered(&checker, "write");
-        mia_core::sandbox::confines_shell(&cfg, &agent, read_only, &paths.root, &config_paths)
-    };
-    Ok(Loaded {
-        policy,
-        paths,
-        wall,
-    })
+    Ok(policy)
 }
 
 fn check(args: &CheckArgs, explain: bool) -> anyhow::Result<ExitCode> {
@@ -137,47 +112,33 @@ fn check(args: &CheckArgs, explain: bool) -> anyhow::Result<ExitCode> {
         bail!("--permission must not be empty");
     }
     let subject = args.command.as_deref().or(args.pattern.as_deref());
-    let request = Request::infer(&permission, subject);
     let loaded = load(args.agent.as_deref(), args.project.as_deref())?;
-    let mut checker = loaded
-        .wall
-        .apply(Checker::new(&loaded.policy, &loaded.paths));
-    if args.headless {
-        checker = checker.with_answerer(Answerer::Headless);
-    }
-    let decision = checker.check(&request);
+    let report = loaded.check(&permission, subject, args.headless);
     if args.json && !explain {
-        println!("{}", serde_json::to_string(&decision.to_check_json())?);
+        println!("{}", serde_json::to_string(&report.json)?);
     } else if args.json {
         print_json(&serde_json::json!({
-            "check": decision.to_check_json(),
-            "explanation": decision.explain(),
-            "lint": loaded.policy.lint,
+            "check": report.json,
+            "explanation": report.explanation,
+            "lint": loaded.lint_json(),
         }))?;
     } else if explain {
-        print!("{}", decision.explain());
-        for w in &loaded.policy.lint {
-            println!("  warning: {}", w.message);
+        print!("{}", report.explanation);
+        for w in loaded.lint_messages() {
+            println!("  warning: {w}");
         }
     } else {
-        println!("{}: {}", decision.decision, decision.reason);
+        println!("{}: {}", report.decision, report.reason);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 fn show(args: &ShowArgs) -> anyhow::Result<ExitCode> {
     let loaded = load(args.agent.as_deref(), args.project.as_deref())?;
-    let p = &loaded.policy;
     if args.json {
-        print_json(&serde_json::json!({
-            "agent": p.agent,
-            "rules": p.positions(),
-            "lint": p.lint,
-            "ignored": p.ignored,
-            "errors": p.errors,
-        }))?;
+        print_json(&loaded.show_json())?;
     } else {
-        print!("{}", p.render());
+        print!("{}", loaded.render());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -153,7 +153,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             None => match runtime
                 .submit(Op::CreateSession {
                     directory: project.display().to_string(),
-                    title: Some(title_from(&prompt)),
+                    title: Some(mia_core::title_from(&prompt)),
                     agent: args.agent.clone(),
                     model: args.model.clone(),
                 })
@@ -211,19 +211,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             _ => ExitCode::SUCCESS,
         })
     })
-}
-
-fn title_from(prompt: &str) -> String {
-    let line = prompt
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut title: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        title.push('…');
-    }
-    title
 }
 
 struct Printer {
@@ -305,7 +292,7 @@ impl Printer {
                     end,
                     usage.input,
                     usage.output,
-                    mia_providers::catalog::format_cost(*cost_usd)
+                    mia_core::format_cost(*cost_usd)
                 );
             }
             _ => {}

@@ -1,7 +1,7 @@
 //! `mia-code snapshot capture|diff|restore|gc` and the session-level
 //! `snapshots` and `diff` commands (issue 7; `undo`/`redo`/`revert` go
-//! through the runtime in `history.rs`). A thin adapter over `mia-snapshot`
-//! (the engine) and `mia-store` (the index).
+//! through the runtime in `history.rs`). A thin adapter over the runtime's
+//! snapshot queries.
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -9,11 +9,9 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use clap::{Args, Subcommand, ValueEnum};
-use mia_protocol::Session;
-use mia_snapshot::{
-    CaptureContext, FileDiff, RenderOptions, RevertOutcome, SnapshotConfig, SnapshotRepo, StepKind,
-    StepRecord, render_terminal, stats, summary_line,
-};
+use mia_core::project_snapshots::{RevertOutcome, diff_summary, render_terminal};
+use mia_core::project_snapshots::{StepKind, StepRecord};
+use mia_protocol::{DiffScope, FileDiff, Session};
 use serde::Serialize;
 
 use crate::context;
@@ -122,22 +120,12 @@ pub fn run(cmd: Commands) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn open_repo(project: Option<&std::path::Path>) -> anyhow::Result<SnapshotRepo> {
-    let dir = context::project_dir(project)?;
-    Ok(SnapshotRepo::open(&dir, store_config()?)?)
-}
-
-/// The snapshot engine's defaults with the store under `$MIA_CODE_HOME`.
-fn store_config() -> anyhow::Result<SnapshotConfig> {
-    Ok(mia_core::store_config(&context::paths()?))
-}
-
 /// The `snapshot capture --json` shape (stable: scripts rely on it).
 #[derive(Serialize)]
 struct CaptureJson<'a> {
     hash: &'a str,
     files: u64,
-    excluded: &'a [mia_snapshot::ExcludedFile],
+    excluded: &'a [mia_core::project_snapshots::ExcludedFile],
     ms: u64,
 }
 
@@ -149,28 +137,21 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
             paths,
             json,
         } => {
-            let (local, session) = match &session {
-                Some(s) => {
-                    let local = context::local_default(&context::paths()?)?;
-                    let sess = crate::cmd::sessions::resolve(&local, s)?;
-                    (Some(local), Some(sess))
-                }
-                None => (None, None),
+            let local = context::local_default(&context::paths()?)?;
+            let session = match &session {
+                Some(s) => Some(crate::cmd::sessions::resolve(&local, s)?),
+                None => None,
             };
             let project = match (&project, &session) {
                 (None, Some(s)) => Some(PathBuf::from(&s.directory)),
                 _ => project,
             };
-            let mut repo = open_repo(project.as_deref())?;
-            let ctx = CaptureContext {
-                session_id: session.as_ref().map(|s| s.id.to_string()),
-                ..CaptureContext::default()
-            };
-            let snap =
-                repo.capture_unbounded(&ctx, (!paths.is_empty()).then_some(paths.as_slice()))?;
-            if let (Some(local), Some(s)) = (local, session) {
-                local.block(local.core.index_capture(s.id, &snap))?;
-            }
+            let dir = context::project_dir(project.as_deref())?;
+            let snap = local.block(local.core.capture_project(
+                &dir,
+                session.as_ref().map(|s| s.id),
+                &paths,
+            ))?;
             if json {
                 print_json(&CaptureJson {
                     hash: &snap.hash,
@@ -197,12 +178,10 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
             project,
             format,
         } => {
-            let mut repo = open_repo(project.as_deref())?;
-            let diffs = match b {
-                Some(b) => repo.diff_full(&a, &b)?,
-                None => repo.diff_worktree(&a, None)?,
-            };
-            print_diffs(&repo, &diffs, format)?;
+            let dir = context::project_dir(project.as_deref())?;
+            let local = context::local_default(&context::paths()?)?;
+            let diff = local.core.diff_snapshots(&dir, &a, b.as_deref())?;
+            print_diffs(&diff.files, &diff.patch, format)?;
             Ok(ExitCode::SUCCESS)
         }
         SnapshotCommand::Restore {
@@ -212,12 +191,9 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
             force,
             json,
         } => {
-            let mut repo = open_repo(project.as_deref())?;
-            let outcome = repo.restore(
-                &hash,
-                (!paths.is_empty()).then_some(paths.as_slice()),
-                force,
-            )?;
+            let dir = context::project_dir(project.as_deref())?;
+            let local = context::local_default(&context::paths()?)?;
+            let outcome = local.core.restore_snapshot(&dir, &hash, &paths, force)?;
             report(&outcome, json)
         }
         SnapshotCommand::Gc {
@@ -228,11 +204,11 @@ fn snapshot(cmd: SnapshotCommand) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn print_diffs(repo: &SnapshotRepo, diffs: &[FileDiff], format: Format) -> anyhow::Result<()> {
+fn print_diffs(diffs: &[FileDiff], patch: &str, format: Format) -> anyhow::Result<()> {
     match format {
         Format::Json => print_json(&diffs)?,
         // Binary files as `GIT binary patch` sections: `git apply` takes it.
-        Format::Patch => print!("{}", repo.patch(diffs)),
+        Format::Patch => print!("{patch}"),
         Format::Stat => {
             for d in diffs {
                 println!(
@@ -243,20 +219,11 @@ fn print_diffs(repo: &SnapshotRepo, diffs: &[FileDiff], format: Format) -> anyho
                     d.deletions
                 );
             }
-            println!("{}", summary_line(&stats(diffs)));
+            println!("{}", diff_summary(diffs));
         }
         Format::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            print!(
-                "{}",
-                render_terminal(
-                    diffs,
-                    RenderOptions {
-                        color,
-                        highlight: color
-                    }
-                )
-            );
+            print!("{}", render_terminal(diffs, color));
         }
     }
     Ok(())
@@ -376,59 +343,41 @@ fn list(args: SessionsArgs) -> anyhow::Result<ExitCode> {
 
 fn session_diff(args: SessionDiffArgs) -> anyhow::Result<ExitCode> {
     let ctx = session_ctx(&args.session)?;
-    let mut repo = SnapshotRepo::open(&ctx.session.directory, store_config()?)?;
-    let diffs = match &args.message {
+    let scope = match &args.message {
         Some(m) => {
-            let steps: Vec<&StepRecord> = ctx
+            if !ctx
                 .records
                 .iter()
-                .filter(|r| &r.message_id == m && r.kind == StepKind::Tool)
-                .collect();
-            let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
+                .any(|r| &r.message_id == m && r.kind == StepKind::Tool)
+            {
                 bail!("message {m} changed no files in session {}", ctx.session.id);
-            };
-            // Only the files this message's steps changed.
-            let mut files: Vec<String> = steps
-                .iter()
-                .flat_map(|r| r.changes.iter().map(|c| c.path.clone()))
-                .collect();
-            files.sort();
-            files.dedup();
-            repo.diff_paths(&first.before, &last.after, &files)?
+            }
+            DiffScope::Message {
+                message_id: m.clone(),
+            }
         }
         None => {
-            let baseline = ctx
+            let has_baseline = ctx
                 .local
                 .block(ctx.local.core.snapshot_rows(ctx.session.id))?
-                .into_iter()
-                .find(|s| {
+                .iter()
+                .any(|s| {
                     s.snapshot.kind == mia_core::queries::SnapshotKind::Baseline
                         && s.snapshot.unavailable.is_none()
-                })
-                .map(|s| s.snapshot.hash)
-                .or_else(|| ctx.records.first().map(|r| r.before.clone()));
-            let Some(base) = baseline else {
+                });
+            if !has_baseline && ctx.records.is_empty() {
                 bail!(
                     "session {} has no snapshot yet: nothing to diff",
                     ctx.session.id
                 );
-            };
-            // Only the files the session touched, against the working tree.
-            let mut files: Vec<PathBuf> = ctx
-                .records
-                .iter()
-                .flat_map(|r| r.changes.iter().map(|c| PathBuf::from(&c.path)))
-                .collect();
-            files.sort();
-            files.dedup();
-            if files.is_empty() {
-                Vec::new()
-            } else {
-                repo.diff_worktree(&base, Some(&files))?
             }
+            DiffScope::Session
         }
     };
-    print_diffs(&repo, &diffs, args.format)?;
+    let view = ctx
+        .local
+        .block(ctx.local.core.diff(ctx.session.id, scope))?;
+    print_diffs(&view.files, &view.patch, args.format)?;
     Ok(ExitCode::SUCCESS)
 }
 

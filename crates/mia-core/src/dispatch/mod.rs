@@ -194,23 +194,13 @@ impl Runtime {
     ) {
         let now = mia_protocol::now_ms();
         let session = session_id.to_string();
-        let rows: Vec<mia_store::PermissionAudit> = decisions
+        let rows: Vec<mia_protocol::AuditRecord> = decisions
             .iter()
             .map(|d| {
-                let r = mia_permission::AuditRecord::new(d, agent, Some(&session), now);
+                use mia_permission::Audit as _;
+                let r = mia_protocol::AuditRecord::new(d, agent, Some(&session), now);
                 r.emit();
-                mia_store::PermissionAudit {
-                    timestamp_ms: r.timestamp_ms,
-                    session: r.session,
-                    agent: r.agent,
-                    permission: r.permission,
-                    target: r.target,
-                    matched_rule: r.matched_rule,
-                    layer: r.layer,
-                    source: r.source,
-                    decision: r.decision,
-                    reason: r.reason,
-                }
+                r
             })
             .collect();
         if let Err(e) = self

@@ -89,7 +89,8 @@ impl Runtime {
         let owner = this_owner();
         let kind_owned = kind.to_string();
         let claimed = self
-            .store()
+            .inner
+            .store
             .call(move |db| db.claim_session(&session_id, &kind_owned, &owner, &alive))
             .await;
         let lease = match claimed {
@@ -106,7 +107,7 @@ impl Runtime {
         };
         let stop = CancellationToken::new();
         {
-            let store = self.store().clone();
+            let store = self.inner.store.clone();
             let stop = stop.clone();
             let token = lease.token.clone();
             let cancel = cancel.clone();
@@ -151,7 +152,8 @@ impl Runtime {
             h.stop.cancel();
             let token = h.token;
             if let Err(e) = self
-                .store()
+                .inner
+                .store
                 .call(move |db| db.release_claim(&session_id, &token))
                 .await
             {
@@ -166,7 +168,8 @@ impl Runtime {
     pub(crate) fn recover_dead_claims(&self) {
         // Queued at once, so every read after the runtime exists sees the
         // sessions a killed process left busy as idle again.
-        self.store()
+        self.inner
+            .store
             .run_detached(|db| match db.recover_dead_claims(&alive) {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(claims = n, "recovered the claims of stopped processes"),

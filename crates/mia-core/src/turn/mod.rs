@@ -126,7 +126,7 @@ impl Runtime {
 }
 
 /// A session title from a first message: its first line, at most 60 characters.
-pub(crate) fn title_from(text: &str) -> String {
+pub fn title_from(text: &str) -> String {
     let line = text
         .lines()
         .map(str::trim)
