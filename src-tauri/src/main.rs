@@ -291,7 +291,7 @@ fn second_launch_project(argv: &[String], cwd: &str) -> Option<String> {
 
 fn init_logging(paths: &mia_config::Paths) {
     let dir = paths.logs_dir();
-    if std::fs::create_dir_all(&dir).is_err() {
+    if mia_core::ensure_private_dir(&dir).is_err() {
         return;
     }
     let mut opts = std::fs::OpenOptions::new();
@@ -306,9 +306,12 @@ fn init_logging(paths: &mia_config::Paths) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("MIA_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // A line when a turn, a step, a tool call (and, at debug, a store
+    // request) ends, with its session and how long it took.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_writer(Mutex::new(file))
         .try_init();
 }

@@ -12,7 +12,7 @@ pub struct LogGuard;
 pub fn init() -> Option<LogGuard> {
     let paths = mia_config::Paths::from_env().ok()?;
     let dir = paths.logs_dir();
-    mia_core::queries::ensure_private_dir(&dir).ok()?;
+    mia_core::ensure_private_dir(&dir).ok()?;
     let mut opts = OpenOptions::new();
     opts.create(true).append(true);
     #[cfg(unix)]
@@ -28,9 +28,12 @@ pub fn init() -> Option<LogGuard> {
         let _ = file.set_permissions(std::fs::Permissions::from_mode(0o600));
     }
     let filter = EnvFilter::try_from_env("MIA_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
+    // A line when a turn, a step, a tool call (and, at debug, a store
+    // request) ends, with its session and how long it took.
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(false)
+        .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
         .with_writer(Mutex::new(file))
         .try_init()
         .ok()?;

@@ -75,7 +75,8 @@ async fn json_events_and_a_written_file() {
     let env = env(&server, json!({}));
     let cmd_out = {
         let mut c = env.cmd();
-        c.args(["run", "create hello.txt", "--format", "json"]);
+        c.args(["run", "create hello.txt", "--format", "json"])
+            .env("MIA_LOG", "debug");
         tokio::task::spawn_blocking(move || c.output().unwrap())
             .await
             .unwrap()
@@ -95,6 +96,23 @@ async fn json_events_and_a_written_file() {
         "hi\n"
     );
     server.assert_no_violations();
+
+    // The log says what ran, for which session and how long it took: a
+    // turn, its steps, the tool call and (at debug) the store requests.
+    let session = events[0]["session"]["id"].as_str().unwrap().to_string();
+    let log = std::fs::read_to_string(env.home.join(".mia-code/logs/mia-code.log")).unwrap();
+    for span in [
+        format!("turn{{session={session}}}: mia_core::turn: close"),
+        format!("turn{{session={session}}}:step{{session={session} n=2}}: mia_core::turn: close"),
+        format!(
+            "step{{session={session} n=1}}:tool_call{{session={session} tool=write call=c1}}: mia_core::dispatch: close"
+        ),
+        format!(
+            "tool_call{{session={session} tool=write call=c1}}:store_request: mia_core::store: close"
+        ),
+    ] {
+        assert!(log.contains(&span), "no `{span}` in the log:\n{log}");
+    }
 
     // The session is stored and can be continued.
     let out = env

@@ -39,6 +39,10 @@ pub enum CoreError {
     /// the message says which and why.
     #[error("{0}")]
     Remote(String),
+    /// A store request failed unexpectedly (it panicked, or the store
+    /// thread is gone); the store opened its database again.
+    #[error("the session store failed: {0}")]
+    StoreFailed(String),
     #[error("internal error: {0}")]
     Internal(String),
 }

@@ -24,7 +24,7 @@ pub mod permissions;
 mod plugins;
 pub mod project_snapshots;
 pub mod prompt;
-pub mod queries;
+mod queries;
 pub mod retention;
 mod runtime;
 pub mod sandbox;
@@ -42,6 +42,10 @@ pub mod worktrees;
 pub use error::{CoreError, ErrorKind};
 pub use events::{EventItem, EventStream, Reset, Resume, SeqEvent};
 pub use mia_protocol::{Event, Op};
+pub use queries::{
+    GcSummary, ProjectApproval, SessionListItem, SnapshotKind, SnapshotRow, StoreHealth,
+    ensure_private_dir, exposed_files, secure_home, store_health,
+};
 pub use runtime::{OpResult, Runtime, RuntimeOptions};
 pub use session::Resident;
 pub use snapshots::store_config;

@@ -48,7 +48,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     let paths = context::paths()?;
     push("home", Status::Ok, paths.home.display().to_string());
     // Before anything below opens (and so fixes) them.
-    let exposed = mia_core::queries::exposed_files(&paths.home);
+    let exposed = mia_core::exposed_files(&paths.home);
     if exposed.is_empty() {
         push(
             "file modes",
@@ -68,10 +68,10 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
                     .join(", ")
             ),
         );
-        let _ = mia_core::queries::secure_home(&paths.home);
+        let _ = mia_core::secure_home(&paths.home);
     }
 
-    match mia_core::queries::ensure_private_dir(&paths.logs_dir()) {
+    match mia_core::ensure_private_dir(&paths.logs_dir()) {
         Ok(()) => push("logs", Status::Ok, paths.logs_dir().display().to_string()),
         Err(e) => push(
             "logs",
@@ -80,7 +80,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         ),
     }
 
-    match mia_core::queries::store_health(&paths) {
+    match mia_core::store_health(&paths) {
         Ok(h) => {
             if let Some(r) = &h.recovery {
                 push("database", Status::Warn, r.clone());

@@ -362,7 +362,7 @@ fn session_diff(args: SessionDiffArgs) -> anyhow::Result<ExitCode> {
                 .block(ctx.local.core.snapshot_rows(ctx.session.id))?
                 .iter()
                 .any(|s| {
-                    s.snapshot.kind == mia_core::queries::SnapshotKind::Baseline
+                    s.snapshot.kind == mia_core::SnapshotKind::Baseline
                         && s.snapshot.unavailable.is_none()
                 });
             if !has_baseline && ctx.records.is_empty() {
@@ -388,7 +388,7 @@ pub fn gc(project: Option<PathBuf>, keep: Option<usize>, json: bool) -> anyhow::
     let paths = context::paths()?;
     let keep = keep.unwrap_or(mia_core::store_config(&paths).keep_per_session);
     let local = context::local_default(&paths)?;
-    let mia_core::queries::GcSummary {
+    let mia_core::GcSummary {
         pruned,
         kept,
         report,

@@ -14,6 +14,7 @@ use mia_permission::Checker;
 use mia_protocol::{Event, MessageId, PartContent, PermissionReplyKind, SessionId, TurnEnd};
 use mia_tools::ToolContext;
 use tokio::sync::oneshot;
+use tracing::Instrument as _;
 
 use crate::CoreError;
 use crate::runtime::{Runtime, lock};
@@ -63,6 +64,23 @@ impl Runtime {
     /// Resolve → judge → snapshot → run → record, for one call. `Some(end)`
     /// stops the turn.
     pub(crate) async fn run_tool(
+        &self,
+        site: &CallSite<'_>,
+        env: CallEnv<'_>,
+        doom_loop: bool,
+    ) -> Result<Option<TurnEnd>, CoreError> {
+        let span = tracing::info_span!(
+            "tool_call",
+            session = %site.session_id,
+            tool = %site.call.name,
+            call = %site.call.id
+        );
+        self.run_tool_stages(site, env, doom_loop)
+            .instrument(span)
+            .await
+    }
+
+    async fn run_tool_stages(
         &self,
         site: &CallSite<'_>,
         env: CallEnv<'_>,

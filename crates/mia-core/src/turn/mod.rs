@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use mia_protocol::{Event, MessageId, SessionId, TokenUsage, TurnEnd};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::CoreError;
 use crate::runtime::{Runtime, lock};
@@ -37,8 +38,10 @@ impl Runtime {
         let session_id = lock(&state.session).id;
         let steps_before = state.steps_taken.load(std::sync::atomic::Ordering::Relaxed);
         let mut totals = TurnTotals::default();
+        let span = tracing::info_span!("turn", session = %session_id);
         let end = match self
             .run_turn(&state, text, agent, model, &cancel, &mut totals)
+            .instrument(span)
             .await
         {
             Ok(end) => end,
@@ -115,7 +118,12 @@ impl Runtime {
             }
             step += 1;
             totals.steps = step;
-            if let Some(end) = self.run_step(state, &mut t, cancel, totals).await? {
+            let span = tracing::info_span!("step", session = %session_id, n = step);
+            if let Some(end) = self
+                .run_step(state, &mut t, cancel, totals)
+                .instrument(span)
+                .await?
+            {
                 if end == TurnEnd::Completed {
                     self.compact_at_turn_end(state, &mut t, cancel).await;
                 }
