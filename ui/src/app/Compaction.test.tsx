@@ -238,7 +238,7 @@ describe("/compact", () => {
     const input = await screen.findByTestId("prompt-input");
     await user.click(input);
     await user.keyboard("/comp");
-    const option = within(screen.getByTestId("command-menu")).getByText("/compact").closest("li")!;
+    const option = within(screen.getByTestId("command-menu")).getByText("/compact").closest("[role='option']")!;
     expect(option).toHaveTextContent("Summarise the older messages now");
     expect(option).not.toHaveAttribute("aria-disabled");
     await user.clear(input);
@@ -286,7 +286,7 @@ describe("/compact", () => {
     await waitFor(() => expect(screen.getByTestId("stop")).toBeInTheDocument());
     await user.clear(input);
     await user.keyboard("/compact");
-    const option = within(screen.getByTestId("command-menu")).getByText("/compact").closest("li")!;
+    const option = within(screen.getByTestId("command-menu")).getByText("/compact").closest("[role='option']")!;
     expect(option).toHaveAttribute("aria-disabled", "true");
     expect(option).toHaveTextContent("a turn is running");
     await user.keyboard("{Enter}");

@@ -187,6 +187,30 @@ describe("PromptInput", () => {
     expect(input.value).toBe("ask @explore ");
   });
 
+  it("the suggestions are react-aria's listbox under the combobox: the arrows wrap, a click picks, Escape closes", async () => {
+    const { props, input, user } = setup({ mentionAgents: [{ name: "explore", description: "Searches the codebase" }] });
+    await user.click(input);
+    await user.type(input, "see @");
+    const list = await screen.findByRole("listbox", { name: "Files" });
+    await screen.findAllByTestId("mention-option");
+    expect(input).toHaveAttribute("role", "combobox");
+    expect(input).toHaveAttribute("aria-expanded", "true");
+    expect(input).toHaveAttribute("aria-controls", list.id);
+    // The first option is current; Up from it wraps to the last.
+    expect(screen.getByTestId("mention-agent")).toHaveAttribute("aria-selected", "true");
+    await user.keyboard("{ArrowUp}");
+    const last = screen.getAllByTestId("mention-option").at(-1)!;
+    expect(last).toHaveAttribute("aria-selected", "true");
+    expect(input).toHaveAttribute("aria-activedescendant", last.id);
+    await user.keyboard("{Escape}");
+    expect(screen.queryByTestId("mention-popup")).not.toBeInTheDocument();
+    expect(input).toHaveAttribute("aria-expanded", "false");
+    await user.type(input, " @src/m");
+    await user.click(await screen.findByText("src/main.rs"));
+    expect(input.value).toBe("see @ @src/main.rs ");
+    expect(props.onSend).not.toHaveBeenCalled();
+  });
+
   it("a / later in the text is not a command", async () => {
     const { input, user } = setup();
     await user.click(input);

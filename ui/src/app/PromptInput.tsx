@@ -1,8 +1,11 @@
-import { useEffect, useEffectEvent, useId, useMemo, useRef, useState, type KeyboardEvent, memo } from "react";
+import { useEffect, useEffectEvent, useMemo, useRef, useState, type KeyboardEvent, memo } from "react";
 import fuzzysort from "fuzzysort";
+import { Autocomplete } from "react-aria-components";
 import { COMMANDS, type SlashCommand } from "./commands";
 import { usePlatform } from "./context";
 import { dropMentions, mentionText, type Dropped } from "../lib/dropMentions";
+import { PromptField } from "./prompt/PromptField";
+import { CommandSuggestions, focusedOption, MentionSuggestions, mentionKey, type Mention } from "./prompt/Suggestions";
 
 export interface PromptInputProps {
   /** Project files for @ mentions (cached by the caller). */
@@ -40,9 +43,6 @@ const drafts = new Map<string, string>();
 export function restoreDraft(key: string, text: string): void {
   if (text) drafts.set(key, text);
 }
-
-/** An @ option: an agent to delegate to, or a project file. */
-type Mention = { kind: "agent" | "file"; value: string; description?: string };
 
 type Popup = { kind: "mention"; start: number; query: string } | { kind: "command"; query: string } | null;
 
@@ -93,7 +93,8 @@ export const PromptInput = memo(function PromptInput({
   const [histPos, setHistPos] = useState<number | null>(null);
   const draft = useRef("");
   const ref = useRef<HTMLTextAreaElement>(null);
-  const listId = useId();
+  /** The open suggestion list (react-aria's virtual focus in it is the option Enter and Tab pick). */
+  const listRef = useRef<HTMLDivElement>(null);
 
   const popup = useMemo(() => {
     const p = findPopup(text, caret);
@@ -132,10 +133,8 @@ export const PromptInput = memo(function PromptInput({
   const optionCount = popup?.kind === "mention" ? mentionOptions.length : commandOptions.length;
   const popupOpen = popup !== null && (optionCount > 0 || (popup.kind === "mention" && files === null));
 
-  // The highlighted option: the first again whenever the popup changes (another kind or query).
+  // The suggestions open again (the first option current) whenever the popup changes (another kind or query).
   const popupKey = popup ? `${popup.kind}:${popup.query}` : "";
-  const [activeAt, setActiveAt] = useState({ popupKey, index: 0 });
-  const active = activeAt.popupKey === popupKey ? activeAt.index : 0;
 
   const setValue = (value: string, caretAt: number) => {
     setText(value);
@@ -211,20 +210,14 @@ export const PromptInput = memo(function PromptInput({
 
   const onKeyDown = (e: KeyboardEvent<HTMLTextAreaElement>) => {
     const el = e.currentTarget;
+    // The arrows move through the suggestions in PromptField (react-aria's Autocomplete).
     if (popupOpen && optionCount > 0) {
-      if (e.key === "ArrowDown" || e.key === "ArrowUp") {
-        e.preventDefault();
-        const d = e.key === "ArrowDown" ? 1 : -1;
-        setActiveAt((at) => {
-          const a = at.popupKey === popupKey ? at.index : 0;
-          return { popupKey, index: (a + d + optionCount) % optionCount };
-        });
-        return;
-      }
       if ((e.key === "Enter" && !e.shiftKey) || (e.key === "Tab" && !e.shiftKey)) {
         e.preventDefault();
-        if (popup?.kind === "mention") pickMention(mentionOptions[active] ?? mentionOptions[0]!);
-        else if (popup?.kind === "command") runCommand((commandOptions[active] ?? commandOptions[0]!).name);
+        // The option react-aria's virtual focus is on, else the first.
+        const key = focusedOption(listRef.current);
+        if (popup?.kind === "mention") pickMention(mentionOptions.find((m) => mentionKey(m) === key) ?? mentionOptions[0]!);
+        else if (popup?.kind === "command") runCommand((commandOptions.find((c) => c.name === key) ?? commandOptions[0]!).name);
         return;
       }
     }
@@ -278,112 +271,73 @@ export const PromptInput = memo(function PromptInput({
     }
   };
 
-  const activeId = popupOpen && optionCount ? `${listId}-${active}` : undefined;
-
   return (
     <div className="prompt">
-      {popupOpen && popup?.kind === "mention" && (
-        <ul className="popup" role="listbox" id={listId} data-testid="mention-popup" aria-label="Files">
-          {files === null && <li className="muted small">Loading files…</li>}
-          {mentionOptions.map((m, i) => (
-            <li
-              key={`${m.kind}:${m.value}`}
-              id={`${listId}-${i}`}
-              role="option"
-              aria-selected={i === active}
-              className={i === active ? "active" : ""}
-              data-testid={m.kind === "agent" ? "mention-agent" : "mention-option"}
-              data-kind={m.kind}
-              onMouseDown={(e) => {
-                e.preventDefault();
-                pickMention(m);
-              }}
-            >
-              {m.kind === "agent" ? (
-                <>
-                  <span className="mono">@{m.value}</span> <span className="muted small">agent · {m.description}</span>
-                </>
-              ) : (
-                <span className="mono">{m.value}</span>
-              )}
-            </li>
-          ))}
-        </ul>
-      )}
-      {popupOpen && popup?.kind === "command" && (
-        <ul className="popup" role="listbox" id={listId} data-testid="command-menu" aria-label="Commands">
-          {commandOptions.map((c, i) => {
-            const why = disabledCommands?.[c.name];
-            return (
-              <li
-                key={c.name}
-                id={`${listId}-${i}`}
-                role="option"
-                aria-selected={i === active}
-                aria-disabled={why ? true : undefined}
-                className={`${i === active ? "active" : ""}${why ? " disabled" : ""}`}
-                data-testid="command-option"
-                data-command={c.name}
-                onMouseDown={(e) => {
-                  e.preventDefault();
-                  runCommand(c.name);
-                }}
-              >
-                <span className="mono">/{c.name}</span>
-                {c.args && <span className="mono muted"> {c.args}</span>} <span className="muted">{c.description}</span>
-                {why && <span className="muted small"> — {why}</span>}
-              </li>
-            );
-          })}
-        </ul>
-      )}
-      {escAt !== null && running && (
-        <span className="esc-hint muted small" data-testid="esc-hint" role="status">
-          Press Esc again to stop the turn
-        </span>
-      )}
-      <textarea
-        ref={ref}
-        className="prompt-input"
-        data-testid="prompt-input"
-        aria-label="Message"
-        placeholder={
-          placeholder ??
-          (running
-            ? "A turn is running… Esc stops it; Enter queues a follow-up"
-            : "Ask mia-code… (@ file, / command, Tab: plan/build)")
-        }
-        rows={Math.min(10, Math.max(2, text.split("\n").length))}
-        value={text}
-        role="combobox"
-        aria-expanded={popupOpen}
-        aria-controls={popupOpen ? listId : undefined}
-        aria-activedescendant={activeId}
-        aria-autocomplete="list"
-        onDragOver={(e) => {
-          if (e.dataTransfer.types.includes("Files")) e.preventDefault();
-        }}
-        onDrop={(e) => {
-          const files = Array.from(e.dataTransfer.files);
-          if (files.length === 0) return;
-          e.preventDefault();
-          void mentionDropped(files.map((f) => ({ name: f.name })));
-        }}
-        onPaste={(e) => {
-          const files = Array.from(e.clipboardData.files);
-          if (files.length === 0) return;
-          e.preventDefault();
-          void mentionDropped(files.map((f) => ({ name: f.name })));
-        }}
-        onChange={(e) => {
-          setText(e.target.value);
-          setCaret(e.target.selectionStart);
-          setDismissed(null);
-          setHistPos(null);
-        }}
-        onSelect={(e) => setCaret(e.currentTarget.selectionStart)}
-        onKeyDown={onKeyDown}
-      />
+      <Autocomplete inputValue={text}>
+        {popupOpen && popup?.kind === "mention" && (
+          <MentionSuggestions
+            key={popupKey}
+            listRef={listRef}
+            options={mentionOptions}
+            loading={files === null}
+            onPick={pickMention}
+          />
+        )}
+        {popupOpen && popup?.kind === "command" && (
+          <CommandSuggestions
+            key={popupKey}
+            listRef={listRef}
+            options={commandOptions}
+            disabled={disabledCommands}
+            onPick={(c) => runCommand(c.name)}
+          />
+        )}
+        {escAt !== null && running && (
+          <span className="esc-hint muted small" data-testid="esc-hint" role="status">
+            Press Esc again to stop the turn
+          </span>
+        )}
+        <PromptField
+          ref={ref}
+          navigate={popupOpen && optionCount > 0}
+          className="prompt-input"
+          data-testid="prompt-input"
+          aria-label="Message"
+          placeholder={
+            placeholder ??
+            (running
+              ? "A turn is running… Esc stops it; Enter queues a follow-up"
+              : "Ask mia-code… (@ file, / command, Tab: plan/build)")
+          }
+          rows={Math.min(10, Math.max(2, text.split("\n").length))}
+          value={text}
+          role="combobox"
+          aria-expanded={popupOpen}
+          onDragOver={(e) => {
+            if (e.dataTransfer.types.includes("Files")) e.preventDefault();
+          }}
+          onDrop={(e) => {
+            const files = Array.from(e.dataTransfer.files);
+            if (files.length === 0) return;
+            e.preventDefault();
+            void mentionDropped(files.map((f) => ({ name: f.name })));
+          }}
+          onPaste={(e) => {
+            const files = Array.from(e.clipboardData.files);
+            if (files.length === 0) return;
+            e.preventDefault();
+            void mentionDropped(files.map((f) => ({ name: f.name })));
+          }}
+          onChange={(e) => {
+            setText(e.target.value);
+            setCaret(e.target.selectionStart);
+            setDismissed(null);
+            setHistPos(null);
+          }}
+          onSelect={(e) => setCaret(e.currentTarget.selectionStart)}
+          onKeyDown={onKeyDown}
+        />
+      </Autocomplete>
       <button
         type="button"
         className="btn primary"
