@@ -344,7 +344,7 @@ impl Runtime {
         model_hint: Option<&ModelRef>,
         cancel: &CancellationToken,
     ) -> Result<CompactResult, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         self.set_status(state, SessionStatus::Compacting).await?;
         let result = self
             .compact_inner(state, config, trigger, model_hint, cancel)
@@ -377,7 +377,7 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> Result<CompactResult, CoreError> {
         let settings = Settings::from_config(config);
-        let session = lock(&state.session).clone();
+        let session = state.session();
         let session_id = session.id;
         if !settings.enabled {
             return Err(CoreError::Setup(
@@ -822,20 +822,21 @@ impl Runtime {
         let (_, budget) = window_and_budget(&settings, model);
         let decision = {
             let visible: Vec<&Message> = messages.iter().collect();
-            let mut est = lock(&state.estimates);
-            est.retain_only(&visible);
-            decide(&settings, &visible, fixed, budget, &mut est)
+            state.with(|l| {
+                l.estimates.retain_only(&visible);
+                decide(&settings, &visible, fixed, budget, &mut l.estimates)
+            })
         };
         let Some((trigger, tokens)) = decision else {
             return Ok(messages);
         };
-        tracing::info!(session = %lock(&state.session).id, trigger = trigger.as_str(), tokens, budget, "compacting before the next request");
+        tracing::info!(session = %state.id, trigger = trigger.as_str(), tokens, budget, "compacting before the next request");
         match self
             .compact_claimed(state, config, trigger, Some(model), cancel)
             .await
         {
             Ok(_) => {
-                let id = lock(&state.session).id;
+                let id = state.id;
                 Ok(self
                     .inner
                     .store
@@ -863,7 +864,7 @@ impl Runtime {
         if !settings.automatic() || t.compaction_failed {
             return;
         }
-        let id = lock(&state.session).id;
+        let id = state.id;
         let Ok(visible) = self
             .inner
             .store

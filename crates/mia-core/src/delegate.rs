@@ -18,7 +18,7 @@ use mia_tools::{Delegate, TASK_DESCRIPTION, TaskInput, ToolContext};
 
 use crate::CoreError;
 use crate::agents::{AgentDef, Agents, PromptSource};
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 
 /// A `task` call's result: the tool output and whether it failed.
@@ -169,8 +169,8 @@ impl Runtime {
         input: TaskInput,
         ctx: &ToolContext,
     ) -> Result<(String, bool), CoreError> {
-        let lineage = lock(&parent.lineage).clone();
-        let parent_id = lock(&parent.session).id;
+        let lineage = parent.lineage().clone();
+        let parent_id = parent.id;
         let def = match pick_subagent(step, &lineage, &input.agent) {
             Ok(def) => def,
             Err(refused) => return Ok(refused),
@@ -272,12 +272,12 @@ impl Runtime {
         ancestors.extend(lineage.ancestors.iter().cloned());
         let mut agents_up = vec![step.agent.clone()];
         agents_up.extend(lineage.agents.iter().cloned());
-        *lock(&child_state.lineage) = Lineage {
+        child_state.set_lineage(Lineage {
             depth: lineage.depth + 1,
             ancestors,
             agents: agents_up,
             root: Some(lineage.root.unwrap_or(parent_id)),
-        };
+        });
         Ok(child_state)
     }
 
@@ -289,7 +289,7 @@ impl Runtime {
         text: String,
         ctx: &ToolContext,
     ) -> Result<ChildRun, CoreError> {
-        let child_id = lock(&child_state.session).id;
+        let child_id = child_state.id;
         let cancel = self.claim(child_state, "turn").await?;
         // Stopping the parent stops the child.
         let link = {
@@ -630,11 +630,11 @@ impl Runtime {
         approvals: &[mia_permission::PermissionRule],
         trusted: bool,
     ) -> Result<(), CoreError> {
-        let spawned = lock(&state.session).spawned_by.clone();
+        let spawned = state.with(|l| l.session.spawned_by.clone());
         let Some(mut up) = spawned else {
             return Ok(());
         };
-        if lock(&state.lineage).depth > 0 {
+        if state.lineage().depth > 0 {
             return Ok(());
         }
         let mut lineage = Lineage::default();
@@ -642,9 +642,7 @@ impl Runtime {
             let rules = self
                 .loaded_state(up.session_id)
                 .and_then(|s| {
-                    lock(&s.session_rules)
-                        .get(&up.agent)
-                        .map(|r| r.rules().to_vec())
+                    s.with(|l| l.session_rules.get(&up.agent).map(|r| r.rules().to_vec()))
                 })
                 .unwrap_or_default();
             let policy =
@@ -663,7 +661,7 @@ impl Runtime {
                 _ => break,
             }
         }
-        *lock(&state.lineage) = lineage;
+        state.set_lineage(lineage);
         Ok(())
     }
 }

@@ -96,8 +96,8 @@ impl Runtime {
         // live state: the session's "always"/"never" answers (per agent, as
         // given) and its todo list.
         let child = self.state(child_id).await?;
-        let rules = lock(&parent.session_rules).clone();
-        *lock(&child.session_rules) = rules;
+        let rules = parent.with(|l| l.session_rules.clone());
+        child.with(|l| l.session_rules = rules);
         let todos = lock(&parent.todos).clone();
         *lock(&child.todos) = todos;
         tracing::info!(parent = %session_id, child = %child_id, fork_point = %forked.fork_point, copied = forked.copied, with_files, "forked");
@@ -214,7 +214,7 @@ impl Runtime {
             .call(move |db| db.promote_session(&session_id))
             .await?;
         if let Some(state) = self.loaded_state(session_id) {
-            *lock(&state.session) = session.clone();
+            state.set_session(session.clone());
         }
         self.emit(Event::SessionUpdated {
             session: session.clone(),

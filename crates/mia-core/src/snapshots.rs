@@ -15,7 +15,7 @@ impl Runtime {
     /// A deleted session's snapshots: drop the refs it owned (the trees go
     /// at the next gc unless another session or capture keeps them).
     pub(crate) async fn release_session_snapshots(&self, state: &Arc<SessionState>) {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let Ok(config) = self.load_config(Some(state.directory.clone())).await else {
             return;
         };
@@ -38,7 +38,7 @@ impl Runtime {
     /// needs, and start `git gc` in the background only when the store is
     /// past its thresholds.
     pub(crate) async fn retain(&self, state: &Arc<SessionState>) {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let Ok(config) = self.load_config(Some(state.directory.clone())).await else {
             return;
         };
@@ -77,7 +77,7 @@ impl Runtime {
         } else {
             None
         };
-        let repo = state.snapshots.clone();
+        let repo = state.project.snapshots.clone();
         let dir = state.directory.clone();
         let removed = pruned.removed;
         let result = tokio::task::spawn_blocking(move || {
@@ -173,14 +173,14 @@ impl Runtime {
                 )
             }
         };
-        let repo = state.snapshots.clone();
+        let repo = state.project.snapshots.clone();
         let dir = state.directory.clone();
         let ctx = mia_snapshot::CaptureContext {
             session_id: Some(session_id.to_string()),
             message_id: Some(message_id.to_string()),
             tool_call_id: Some(call_id.to_string()),
         };
-        let watcher = state.watcher.clone();
+        let watcher = state.project.watcher.clone();
         let (pending, baseline) = tokio::task::spawn_blocking(move || {
             let mut guard = lock(&repo);
             if guard.is_none() {
@@ -258,8 +258,8 @@ impl Runtime {
             Err(reason) => (None, Vec::new(), Some(reason)),
             Ok(pending) => {
                 let before = pending.before.clone();
-                let repo = state.snapshots.clone();
-                let watcher = state.watcher.clone();
+                let repo = state.project.snapshots.clone();
+                let watcher = state.project.watcher.clone();
                 let record = tokio::task::spawn_blocking(move || {
                     let mut guard = lock(&repo);
                     let repo = guard.as_mut().ok_or("snapshot repository unavailable")?;

@@ -8,7 +8,7 @@ use mia_protocol::{
 };
 
 use crate::CoreError;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::snapshots::{new_snapshot, new_step};
 
 /// The plan of a history operation over the session's step records.
@@ -57,7 +57,7 @@ impl Runtime {
         // A fork's history starts at the fork: what came before is its parent's.
         let fork = self
             .loaded_state(session_id)
-            .and_then(|st| lock(&st.session).fork.clone());
+            .and_then(|st| st.with(|l| l.session.fork.clone()));
         if let Some(f) = fork
             && records.is_empty()
             && !matches!(action, HistoryAction::Redo)

@@ -120,7 +120,7 @@ impl Runtime {
         // The last request's estimate, else (below) one from the history alone.
         let last_context = self
             .loaded_state(id)
-            .and_then(|s| lock(&s.last_context).clone());
+            .and_then(|s| s.with(|l| l.last_context.clone()));
         let model = session
             .model
             .as_deref()
@@ -315,7 +315,7 @@ impl Runtime {
         let config = self.load_config(Some(state.directory.clone())).await?;
         let snapshot_config = crate::snapshots::snapshot_config(&config, &self.options().paths)
             .unwrap_or_else(|| crate::snapshots::store_config(&self.options().paths));
-        let repo = state.snapshots.clone();
+        let repo = state.project.snapshots.clone();
         let dir = state.directory.clone();
         tokio::task::spawn_blocking(move || {
             let mut guard = lock(&repo);
@@ -871,12 +871,7 @@ impl Runtime {
         let mut out: Vec<mia_protocol::PermissionRequest> = states
             .iter()
             .filter(|s| crate::worktrees::project_key(&s.directory) == key)
-            .flat_map(|s| {
-                lock(&s.pending)
-                    .values()
-                    .map(|(r, _)| r.clone())
-                    .collect::<Vec<_>>()
-            })
+            .flat_map(|s| s.pending_requests())
             .collect();
         out.sort_by(|a, b| a.id.cmp(&b.id));
         out
@@ -885,24 +880,21 @@ impl Runtime {
     fn live(&self, id: SessionId) -> (Vec<mia_protocol::PermissionRequest>, bool, Option<String>) {
         match self.loaded_state(id) {
             Some(state) => {
-                let mut pending: Vec<_> = lock(&state.pending)
-                    .values()
-                    .map(|(r, _)| r.clone())
-                    .collect();
+                let mut pending = state.pending_requests();
                 // The asks of its subagents (answered on their own session).
                 let children: Vec<_> = lock(&self.inner.sessions)
                     .values()
-                    .filter(|s| lock(&s.lineage).root == Some(id))
+                    .filter(|s| s.lineage().root == Some(id))
                     .cloned()
                     .collect();
                 for c in children {
-                    pending.extend(lock(&c.pending).values().map(|(r, _)| r.clone()));
+                    pending.extend(c.pending_requests());
                 }
                 pending.sort_by(|a, b| a.id.cmp(&b.id));
                 (
                     pending,
-                    lock(&state.running).is_some(),
-                    lock(&state.queued_agent).clone(),
+                    state.with(|l| l.running.is_some()),
+                    state.with(|l| l.queued_agent.clone()),
                 )
             }
             None => (Vec::new(), false, None),

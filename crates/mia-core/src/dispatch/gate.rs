@@ -11,7 +11,7 @@ use mia_protocol::{Event, PermissionReplyKind, PermissionRequest};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 
 /// The answer to an ask, or `None` when the call was cancelled first.
@@ -35,13 +35,14 @@ impl PermissionGate for SessionGate<'_> {
         Box::pin(async move {
             let (tx, rx) = oneshot::channel();
             let id = request.id.clone();
-            lock(&self.state.pending).insert(id.clone(), (request.clone(), tx));
+            self.state
+                .with(|l| l.pending.insert(id.clone(), (request.clone(), tx)));
             self.runtime.emit(Event::PermissionAsked { request });
             let reply = tokio::select! {
                 r = rx => r.ok(),
                 () = cancel.cancelled() => None,
             };
-            lock(&self.state.pending).remove(&id);
+            self.state.with(|l| l.pending.remove(&id));
             reply
         })
     }

@@ -6,7 +6,7 @@ use mia_permission::{Decision, PermissionAction};
 use mia_protocol::{Event, PermissionNote, PermissionReplyKind, TurnEnd};
 
 use super::{CallEnv, CallSite, DOOM_LOOP, Outcome, gate, reply_name};
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::{CoreError, permissions};
 
 /// How judging a call ended.
@@ -99,7 +99,7 @@ impl Runtime {
             .tools
             .unconfined(&call.name, &call.input, site.ctx)
             .map(|u| {
-                let subagent = lock(&site.state.lineage).depth > 0;
+                let subagent = site.state.lineage().depth > 0;
                 crate::sandbox::escape_decision(
                     env.checker,
                     &call.input,
@@ -128,7 +128,7 @@ impl Runtime {
             decision: "deny".into(),
             by: by.into(),
             reason: msg.clone(),
-            root_session_id: lock(&site.state.lineage).root,
+            root_session_id: site.state.lineage().root,
         });
         let note = PermissionNote {
             decision: "deny".into(),
@@ -173,7 +173,7 @@ impl Runtime {
             decision: decided.into(),
             by: "user".into(),
             reason: outcome.message_to_model.clone().unwrap_or_default(),
-            root_session_id: lock(&site.state.lineage).root,
+            root_session_id: site.state.lineage().root,
         });
         let note = PermissionNote {
             decision: decided.into(),
@@ -240,7 +240,7 @@ impl Runtime {
             .proposed(&call.name, &call.input, ctx)
             .map(|p| mia_snapshot::proposed_diff(&p.path, p.before.as_deref(), &p.after));
         // A subagent's ask shows in the session the user started too.
-        request.root_session_id = lock(&site.state.lineage).root;
+        request.root_session_id = site.state.lineage().root;
         if doom_loop {
             request.reason = format!(
                 "{} has been called {DOOM_LOOP} times in a row with the same arguments; it may be stuck in a loop",

@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 use tracing::Instrument as _;
 
 use crate::CoreError;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 
 /// The same tool call with identical arguments this many times in a row is a doom loop.
@@ -179,10 +179,12 @@ impl Runtime {
         session_id: SessionId,
         outcome: &mia_permission::ReplyOutcome,
     ) -> Result<(), CoreError> {
-        lock(&state.session_rules)
-            .entry(agent.to_string())
-            .or_default()
-            .add(&outcome.session_rules);
+        state.with(|l| {
+            l.session_rules
+                .entry(agent.to_string())
+                .or_default()
+                .add(&outcome.session_rules);
+        });
         if !outcome.project_rules.is_empty() {
             let rules = outcome.project_rules.clone();
             let project = crate::worktrees::project_key(&state.directory);
@@ -192,12 +194,14 @@ impl Runtime {
                 .store
                 .call(move |db| db.add_project_approvals(&project, &asked, &rules, Some(&session)))
                 .await?;
-            lock(&state.new_approvals).extend(
-                outcome
-                    .project_rules
-                    .iter()
-                    .map(|r| (agent.to_string(), r.clone())),
-            );
+            state.with(|l| {
+                l.new_approvals.extend(
+                    outcome
+                        .project_rules
+                        .iter()
+                        .map(|r| (agent.to_string(), r.clone())),
+                );
+            });
         }
         Ok(())
     }

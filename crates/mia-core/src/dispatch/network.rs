@@ -148,7 +148,7 @@ impl CallNetGate {
         );
         request.call_id = Some(self.call_id.clone());
         request.target = req.target();
-        request.root_session_id = lock(&step.state.lineage).root;
+        request.root_session_id = step.state.lineage().root;
         let gate = super::gate::SessionGate {
             runtime: &step.runtime,
             state: &step.state,
@@ -183,7 +183,7 @@ impl CallNetGate {
             decision: if outcome.proceed { "allow" } else { "deny" }.into(),
             by: "user".into(),
             reason: outcome.message_to_model.clone().unwrap_or_default(),
-            root_session_id: lock(&step.state.lineage).root,
+            root_session_id: step.state.lineage().root,
         });
         if outcome.proceed {
             Verdict::Allow

@@ -10,7 +10,7 @@ use mia_store::{LeaseOwner, StoreError};
 use tokio_util::sync::CancellationToken;
 
 use crate::CoreError;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 
 /// How often a held claim is refreshed (a claim is dead after
@@ -73,18 +73,21 @@ impl Runtime {
         state: &Arc<SessionState>,
         kind: &str,
     ) -> Result<CancellationToken, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let cancel = CancellationToken::new();
-        {
-            let mut running = lock(&state.running);
-            if running.is_some() {
-                let owner = this_owner();
-                return Err(CoreError::Busy {
-                    session: session_id.to_string(),
-                    holder: format!("another operation in {}, pid {}", owner.name, owner.pid),
-                });
+        let taken = state.with(|l| {
+            let free = l.running.is_none();
+            if free {
+                l.running = Some(cancel.clone());
             }
-            *running = Some(cancel.clone());
+            free
+        });
+        if !taken {
+            let owner = this_owner();
+            return Err(CoreError::Busy {
+                session: session_id.to_string(),
+                holder: format!("another operation in {}, pid {}", owner.name, owner.pid),
+            });
         }
         let owner = this_owner();
         let kind_owned = kind.to_string();
@@ -96,7 +99,7 @@ impl Runtime {
         let lease = match claimed {
             Ok(l) => l,
             Err(e) => {
-                *lock(&state.running) = None;
+                state.with(|l| l.running = None);
                 return Err(match e {
                     CoreError::Store(StoreError::SessionBusy { session, holder }) => {
                         CoreError::Busy { session, holder }
@@ -136,9 +139,11 @@ impl Runtime {
                 }
             });
         }
-        *lock(&state.claim) = Some(Held {
-            token: lease.token,
-            stop,
+        state.with(|l| {
+            l.claim = Some(Held {
+                token: lease.token,
+                stop,
+            });
         });
         Ok(cancel)
     }
@@ -146,8 +151,8 @@ impl Runtime {
     /// Give the session back: stop the heartbeat, drop the lease, free the
     /// slot.
     pub(crate) async fn release(&self, state: &Arc<SessionState>) {
-        let session_id = lock(&state.session).id;
-        let held = lock(&state.claim).take();
+        let session_id = state.id;
+        let held = state.with(|l| l.claim.take());
         if let Some(h) = held {
             h.stop.cancel();
             let token = h.token;
@@ -160,7 +165,7 @@ impl Runtime {
                 tracing::warn!(session = %session_id, error = %e, "could not release the session claim");
             }
         }
-        *lock(&state.running) = None;
+        state.with(|l| l.running = None);
     }
 
     /// Claims of processes that died are dropped (and the sessions they

@@ -6,7 +6,8 @@ mod ops;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mia_permission::{PermissionRule, SessionRules};
 use mia_protocol::{Event, Message, MessageId, NewMessage, PartContent, Session, SessionId};
@@ -16,55 +17,144 @@ use crate::CoreError;
 use crate::dispatch::PendingAsk;
 use crate::runtime::{Runtime, lock};
 
-/// Per-session state shared by the actor's ops and the running turn.
+/// A live session: the one owner of its state in this process.
+///
+/// Everything that changes lives in [`Live`], behind the session's one
+/// lock, private to this module: other rooms reach it only through
+/// [`SessionState::with`], whose closure cannot await, so the lock is
+/// never held across a suspension point and there is no lock order to get
+/// wrong. The second lock is the todo list's, because the `todo` tool
+/// (mia-tools) updates it while it runs. The project's snapshot
+/// repository and watcher are the project's, shared by its sessions
+/// ([`ProjectShared`]), not this session's.
+///
+/// Why not a task that owns the state and answers messages: every access
+/// is a few field reads or writes; a task would add a context switch to
+/// each on the step path and give no guarantee a private lock taken only
+/// in short closures does not already give (one order, one owner).
 pub(crate) struct SessionState {
-    pub(crate) session: Mutex<Session>,
+    pub(crate) id: SessionId,
     pub(crate) directory: PathBuf,
-    /// "Always"/"never" answers for the session, per agent: an answer
-    /// given to one agent never applies to another.
-    pub(crate) session_rules: Mutex<HashMap<String, SessionRules>>,
-    /// Pending asks by request id.
-    pub(crate) pending: Mutex<HashMap<String, PendingAsk>>,
-    pub(crate) running: Mutex<Option<CancellationToken>>,
-    /// The store claim held while `running` is set.
-    pub(crate) claim: Mutex<Option<crate::session::claim::Held>>,
-    pub(crate) queued_agent: Mutex<Option<String>>,
+    /// Lock 1: what changes (see [`Live`]).
+    live: Mutex<Live>,
+    /// Lock 2: the todo list, shared with the `todo` tool while it runs.
     pub(crate) todos: Arc<Mutex<mia_tools::TodoList>>,
-    pub(crate) snapshots: Arc<Mutex<Option<mia_snapshot::SnapshotRepo>>>,
-    /// Watches the project once the repo is open; narrows bash captures to
-    /// what changed (a scan when it cannot tell).
-    pub(crate) watcher: Arc<Mutex<Option<mia_snapshot::ProjectWatcher>>>,
+    /// The project's snapshot repository and watcher.
+    pub(crate) project: ProjectShared,
+    /// Where the session sits in a delegation chain (depth, ancestors'
+    /// policies), set once: when the subagent's session is created, or
+    /// rebuilt from the store before its first step. Unset: a session the
+    /// user started.
+    lineage: OnceLock<crate::delegate::Lineage>,
     /// File-changing steps recorded in this process (retention runs after turns that added some).
-    pub(crate) steps_taken: std::sync::atomic::AtomicUsize,
+    pub(crate) steps_taken: AtomicUsize,
     /// The session's baseline snapshot is known to exist.
-    pub(crate) has_baseline: std::sync::atomic::AtomicBool,
-    /// "Always for this project" rules granted during the running turn.
-    /// Project approvals answered during the running turn, with the agent asked.
-    pub(crate) new_approvals: Mutex<Vec<(String, PermissionRule)>>,
-    /// Where the session sits in a delegation chain (depth, ancestors' policies).
-    pub(crate) lineage: Mutex<crate::delegate::Lineage>,
+    pub(crate) has_baseline: AtomicBool,
     /// Slots for subagents running at once.
     pub(crate) children: Arc<tokio::sync::Semaphore>,
-    /// Token estimates of the session's messages (compaction decides from them).
-    pub(crate) estimates: Mutex<crate::compaction::Estimates>,
-    /// The estimate of the last request sent (the composer's context meter).
-    pub(crate) last_context: Mutex<Option<mia_protocol::ContextUsage>>,
     /// When this state was last asked for (Unix ms): idle state is evicted.
-    pub(crate) last_used: std::sync::atomic::AtomicI64,
+    pub(crate) last_used: AtomicI64,
 }
 
+/// What changes in a live session.
+pub(crate) struct Live {
+    /// The stored session, as last written.
+    pub(crate) session: Session,
+    /// "Always"/"never" answers for the session, per agent: an answer
+    /// given to one agent never applies to another.
+    pub(crate) session_rules: HashMap<String, SessionRules>,
+    /// Pending asks by request id.
+    pub(crate) pending: HashMap<String, PendingAsk>,
+    /// The running turn (or other owner), to stop it.
+    pub(crate) running: Option<CancellationToken>,
+    /// The store claim held while `running` is set.
+    pub(crate) claim: Option<crate::session::claim::Held>,
+    /// An agent switch asked for during a turn, done when it ends.
+    pub(crate) queued_agent: Option<String>,
+    /// Project approvals answered during the running turn, with the agent asked.
+    pub(crate) new_approvals: Vec<(String, PermissionRule)>,
+    /// Token estimates of the session's messages (compaction decides from them).
+    pub(crate) estimates: crate::compaction::Estimates,
+    /// The estimate of the last request sent (the composer's context meter).
+    pub(crate) last_context: Option<mia_protocol::ContextUsage>,
+}
+
+/// A session the user started: no ancestors.
+static ROOT_LINEAGE: crate::delegate::Lineage = crate::delegate::Lineage {
+    depth: 0,
+    ancestors: Vec::new(),
+    agents: Vec::new(),
+    root: None,
+};
+
 impl SessionState {
+    fn new(session: Session, directory: PathBuf, project: ProjectShared, now: i64) -> Self {
+        Self {
+            id: session.id,
+            directory,
+            live: Mutex::new(Live {
+                session,
+                session_rules: HashMap::new(),
+                pending: HashMap::new(),
+                running: None,
+                claim: None,
+                queued_agent: None,
+                new_approvals: Vec::new(),
+                estimates: crate::compaction::Estimates::default(),
+                last_context: None,
+            }),
+            todos: Arc::default(),
+            project,
+            lineage: OnceLock::new(),
+            steps_taken: AtomicUsize::new(0),
+            has_baseline: AtomicBool::new(false),
+            children: Arc::new(tokio::sync::Semaphore::new(crate::delegate::MAX_CONCURRENT)),
+            last_used: AtomicI64::new(now),
+        }
+    }
+
+    /// Read or change the live state. The closure cannot await: the lock
+    /// is held only for it.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut Live) -> R) -> R {
+        f(&mut lock(&self.live))
+    }
+
+    /// The stored session, as last written.
+    pub(crate) fn session(&self) -> Session {
+        self.with(|l| l.session.clone())
+    }
+
+    /// Keep `session` as the session's latest stored form.
+    pub(crate) fn set_session(&self, session: Session) {
+        self.with(|l| l.session = session);
+    }
+
+    /// The asks waiting for an answer.
+    pub(crate) fn pending_requests(&self) -> Vec<mia_protocol::PermissionRequest> {
+        self.with(|l| l.pending.values().map(|(r, _)| r.clone()).collect())
+    }
+
+    /// Where the session sits in a delegation chain.
+    pub(crate) fn lineage(&self) -> &crate::delegate::Lineage {
+        self.lineage.get().unwrap_or(&ROOT_LINEAGE)
+    }
+
+    /// Set the delegation chain once; a later call changes nothing.
+    pub(crate) fn set_lineage(&self, lineage: crate::delegate::Lineage) {
+        let _ = self.lineage.set(lineage);
+    }
+
     /// Nothing here that is not also in the store: it can be dropped and
     /// loaded again later without losing anything.
     fn evictable(&self, now: i64, idle_ms: i64) -> bool {
-        now - self.last_used.load(std::sync::atomic::Ordering::Relaxed) >= idle_ms
-            && lock(&self.running).is_none()
-            && lock(&self.pending).is_empty()
-            && lock(&self.session_rules)
-                .values()
-                .all(|r| r.rules().is_empty())
+        now - self.last_used.load(Ordering::Relaxed) >= idle_ms
+            && self.with(|l| {
+                l.running.is_none()
+                    && l.pending.is_empty()
+                    && l.session_rules.values().all(|r| r.rules().is_empty())
+                    && l.queued_agent.is_none()
+            })
             && lock(&self.todos).items.is_empty()
-            && lock(&self.queued_agent).is_none()
     }
 }
 
@@ -176,26 +266,7 @@ impl Runtime {
             .entry(directory.clone())
             .or_default()
             .clone();
-        let state = Arc::new(SessionState {
-            directory,
-            session: Mutex::new(session),
-            session_rules: Mutex::new(HashMap::new()),
-            pending: Mutex::new(HashMap::new()),
-            running: Mutex::new(None),
-            claim: Mutex::new(None),
-            queued_agent: Mutex::new(None),
-            todos: Arc::default(),
-            snapshots: shared.snapshots,
-            watcher: shared.watcher,
-            steps_taken: std::sync::atomic::AtomicUsize::new(0),
-            has_baseline: std::sync::atomic::AtomicBool::new(false),
-            new_approvals: Mutex::new(Vec::new()),
-            estimates: Mutex::default(),
-            last_context: Mutex::new(None),
-            lineage: Mutex::default(),
-            children: Arc::new(tokio::sync::Semaphore::new(crate::delegate::MAX_CONCURRENT)),
-            last_used: std::sync::atomic::AtomicI64::new(now),
-        });
+        let state = Arc::new(SessionState::new(session, directory, shared, now));
         Ok(lock(&self.inner.sessions)
             .entry(id)
             .or_insert(state)
@@ -226,13 +297,13 @@ impl Runtime {
         state: &SessionState,
         patch: mia_store::SessionPatch,
     ) -> Result<Session, CoreError> {
-        let id = lock(&state.session).id;
+        let id = state.id;
         let session = self
             .inner
             .store
             .call(move |db| db.update_session(&id, patch))
             .await?;
-        *lock(&state.session) = session.clone();
+        state.set_session(session.clone());
         Ok(session)
     }
 

@@ -132,20 +132,22 @@ impl Runtime {
         reply: PermissionReplyKind,
     ) -> Result<OpResult, CoreError> {
         let state = self.state(session_id).await?;
-        let mut pending = lock(&state.pending);
-        let Some((request, _)) = pending.get(&request_id) else {
-            return Err(CoreError::NoSuchRequest(request_id));
-        };
-        let offered = &request.options;
         let kind = reply_name(&reply);
-        if !offered.iter().any(|o| o == kind) {
-            // Not consumed: the ask still waits for a valid answer.
-            return Err(CoreError::Setup(format!(
-                "`{kind}` is not offered for this request (offered: {}); an \"always\" answer is not offered for commands with expansions or dangerous parts",
-                offered.join(", ")
-            )));
-        }
-        if let Some((_, tx)) = pending.remove(&request_id) {
+        let waiting = state.with(|l| {
+            let Some((request, _)) = l.pending.get(&request_id) else {
+                return Err(CoreError::NoSuchRequest(request_id.clone()));
+            };
+            let offered = &request.options;
+            if !offered.iter().any(|o| o == kind) {
+                // Not consumed: the ask still waits for a valid answer.
+                return Err(CoreError::Setup(format!(
+                    "`{kind}` is not offered for this request (offered: {}); an \"always\" answer is not offered for commands with expansions or dangerous parts",
+                    offered.join(", ")
+                )));
+            }
+            Ok(l.pending.remove(&request_id))
+        })?;
+        if let Some((_, tx)) = waiting {
             let _ = tx.send(reply);
         }
         Ok(OpResult::Done)
@@ -154,7 +156,7 @@ impl Runtime {
     /// Stop the running turn.
     async fn cancel(&self, session_id: SessionId) -> Result<OpResult, CoreError> {
         let state = self.state(session_id).await?;
-        if let Some(token) = lock(&state.running).as_ref() {
+        if let Some(token) = state.with(|l| l.running.clone()) {
             token.cancel();
         }
         Ok(OpResult::Done)
@@ -191,12 +193,11 @@ impl Runtime {
                 Agents::from_config(&config).get(&a)?;
                 a
             }
-            None => lock(&state.session)
-                .agent
-                .clone()
+            None => state
+                .with(|l| l.session.agent.clone())
                 .unwrap_or_else(|| config.default_agent().to_string()),
         };
-        let mut picked = lock(&state.session).agent_models.clone();
+        let mut picked = state.with(|l| l.session.agent_models.clone());
         match model {
             Some(m) => {
                 picked.insert(agent.clone(), m);
@@ -250,7 +251,7 @@ impl Runtime {
                     }
                 })
                 .await?;
-            *lock(&state.session) = session.clone();
+            state.set_session(session.clone());
         }
         self.emit(Event::SessionUpdated {
             session: session.clone(),
@@ -315,10 +316,10 @@ impl Runtime {
         let config = self.load_config(Some(state.directory.clone())).await?;
         let agents = Agents::from_config(&config);
         agents.session_agent(&agent)?;
-        let from = lock(&state.session).agent.clone().unwrap_or_default();
-        let running = lock(&state.running).is_some();
+        let from = state.with(|l| l.session.agent.clone()).unwrap_or_default();
+        let running = state.with(|l| l.running.is_some());
         if running {
-            *lock(&state.queued_agent) = Some(agent.clone());
+            state.with(|l| l.queued_agent = Some(agent.clone()));
         } else {
             self.set_agent(&state, &agent).await?;
         }

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::CoreError;
 use crate::dispatch::network::StepNetGate;
 use crate::dispatch::{CallEnv, CallSite, DOOM_LOOP, Outcome};
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 use crate::turn::setup::TurnSetup;
 
@@ -56,7 +56,7 @@ impl Runtime {
             });
             let site = CallSite {
                 state,
-                session_id: lock(&state.session).id,
+                session_id: state.id,
                 message_id: step.message_id,
                 agent: &t.agent_name,
                 call: &call,
@@ -77,7 +77,7 @@ impl Runtime {
         step: &StepCalls<'_>,
         calls: &[ToolCall],
     ) -> Result<Option<TurnEnd>, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let sites: Vec<CallSite<'_>> = calls
             .iter()
             .map(|call| CallSite {
@@ -124,7 +124,7 @@ impl Runtime {
         if self.inner.opts.interactive {
             return Ok(Ok(true));
         }
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let site = CallSite {
             state,
             session_id,

@@ -29,7 +29,7 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> Option<Arc<StepNetGate>> {
         let opts = &self.inner.opts;
-        let session_id = crate::runtime::lock(&state.session).id;
+        let session_id = state.id;
         let read_only_shell = {
             let checker = step_checker(policy, &t.path_ctx, t.answerer, lineage);
             !crate::permissions::tool_offered(&checker, "edit")

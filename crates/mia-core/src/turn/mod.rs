@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::CoreError;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 
 /// How text deltas are batched into Events (UIs repaint at ~60 Hz).
@@ -35,7 +35,7 @@ impl Runtime {
         model: Option<String>,
         cancel: CancellationToken,
     ) {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let steps_before = state.steps_taken.load(std::sync::atomic::Ordering::Relaxed);
         let mut totals = TurnTotals::default();
         let span = tracing::info_span!("turn", session = %session_id);
@@ -56,7 +56,7 @@ impl Runtime {
                 TurnEnd::Error
             }
         };
-        lock(&state.pending).clear();
+        state.with(|l| l.pending.clear());
         // Settle the session before another turn may start.
         if let Err(e) = self
             .set_status(&state, mia_protocol::SessionStatus::Idle)
@@ -64,7 +64,7 @@ impl Runtime {
         {
             tracing::warn!(session = %session_id, error = %e, "could not mark the session idle");
         }
-        let queued = lock(&state.queued_agent).take();
+        let queued = state.with(|l| l.queued_agent.take());
         if let Some(next) = queued
             && let Err(e) = self.set_agent(&state, &next).await
         {
@@ -98,7 +98,7 @@ impl Runtime {
         cancel: &CancellationToken,
         totals: &mut TurnTotals,
     ) -> Result<TurnEnd, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let mut t = self
             .setup_turn(state, text, agent_override, model_override, cancel)
             .await?;

@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::CoreError;
 use crate::delegate::Lineage;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 use crate::turn::policy::step_checker;
 use crate::turn::session_date;
@@ -63,7 +63,7 @@ impl Runtime {
         offer: Offer,
         cancel: &CancellationToken,
     ) -> Result<ChatRequest, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let system = self.system_prompt(state, t, session_id, &offer);
         let messages = self
             .inner
@@ -93,10 +93,18 @@ impl Runtime {
         // The composer's context meter: this request, as estimated.
         let usage = {
             let visible: Vec<&mia_protocol::Message> = messages.iter().collect();
-            let mut est = lock(&state.estimates);
-            crate::compaction::context_usage(&t.config, &t.model, &visible, Some(fixed), &mut est)
+            state.with(|l| {
+                let usage = crate::compaction::context_usage(
+                    &t.config,
+                    &t.model,
+                    &visible,
+                    Some(fixed),
+                    &mut l.estimates,
+                );
+                l.last_context = Some(usage.clone());
+                usage
+            })
         };
-        *lock(&state.last_context) = Some(usage.clone());
         self.emit(Event::ContextUsage { session_id, usage });
         let mut request = ChatRequest::new(
             t.wire_model.clone(),
@@ -136,7 +144,7 @@ impl Runtime {
             agent: &t.agent,
             project_root: &t.path_ctx.root,
             session_id: session_id.to_string(),
-            datetime: session_date(lock(&state.session).created_at),
+            datetime: session_date(state.with(|l| l.session.created_at)),
             tools: tool_lines,
             permissions: offer.permissions.clone(),
             global_skills: opts.paths.global_skills_dir(),

@@ -7,7 +7,7 @@ use mia_permission::{Checker, PathContext, PermissionRule, Policy};
 
 use crate::delegate::Lineage;
 use crate::permissions::PolicyRecipe;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 use crate::turn::setup::TurnSetup;
 
@@ -18,23 +18,23 @@ impl Runtime {
     /// compiling costs milliseconds.
     pub(crate) fn step_policy(&self, state: &SessionState, t: &mut TurnSetup) -> Arc<Policy> {
         let opts = &self.inner.opts;
-        let mut session_rules: Vec<PermissionRule> = lock(&state.session_rules)
-            .get(&t.agent_name)
-            .map(|r| r.rules().to_vec())
-            .unwrap_or_default();
+        let (mut session_rules, approved) = state.with(|l| {
+            let rules: Vec<PermissionRule> = l
+                .session_rules
+                .get(&t.agent_name)
+                .map(|r| r.rules().to_vec())
+                .unwrap_or_default();
+            (rules, std::mem::take(&mut l.new_approvals))
+        });
         session_rules.extend(opts.allow.iter().cloned());
-        {
-            let mut approved = lock(&state.new_approvals);
-            if !approved.is_empty() {
-                t.approvals.extend(
-                    approved
-                        .iter()
-                        .filter(|(agent, _)| *agent == t.agent_name)
-                        .map(|(_, r)| r.clone()),
-                );
-                approved.clear();
-                t.policy_cache = None;
-            }
+        if !approved.is_empty() {
+            t.approvals.extend(
+                approved
+                    .into_iter()
+                    .filter(|(agent, _)| *agent == t.agent_name)
+                    .map(|(_, r)| r),
+            );
+            t.policy_cache = None;
         }
         if let Some((rules, policy)) = &t.policy_cache
             && *rules == session_rules

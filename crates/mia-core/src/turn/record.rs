@@ -9,7 +9,7 @@ use mia_providers::{ProviderError, ToolCall};
 use tokio_util::sync::CancellationToken;
 
 use crate::CoreError;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 use crate::turn::TurnTotals;
 use crate::turn::setup::TurnSetup;
@@ -69,7 +69,7 @@ impl Runtime {
         streamed: Streamed,
         cancel: &CancellationToken,
     ) -> Result<Answered, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let Streamed {
             completion,
             failure,

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::CoreError;
 use crate::agents::{AgentDef, Agents};
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 use crate::snapshots::snapshot_config;
 use crate::turn::title_from;
@@ -63,12 +63,10 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> Result<TurnSetup, CoreError> {
         let opts = &self.inner.opts;
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         // A session without a title is named after its first message.
-        let new_title = lock(&state.session)
-            .title
-            .trim()
-            .is_empty()
+        let new_title = state
+            .with(|l| l.session.title.trim().is_empty())
             .then(|| title_from(&text))
             .filter(|t| !t.is_empty());
         let config = self.load_config(Some(state.directory.clone())).await?;
@@ -175,7 +173,7 @@ fn resolve_agent_model(
     agents: &Agents,
     model_override: Option<String>,
 ) -> Result<(String, AgentDef, ModelRef, &'static str), CoreError> {
-    let session = lock(&state.session).clone();
+    let session = state.session();
     let agent_name = session
         .agent
         .clone()
@@ -244,7 +242,7 @@ impl Runtime {
         agent_name: &str,
         text: String,
     ) -> Result<Vec<PartContent>, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let previous = self
             .inner
             .store
@@ -266,7 +264,7 @@ impl Runtime {
         // `@explore find …`: a delegation the user asked for (file mentions
         // like `@src/x.rs` are not agent names and stay as they are).
         let mentioned: Vec<String> = {
-            let lineage = lock(&state.lineage).clone();
+            let lineage = state.lineage().clone();
             let callable = crate::delegate::callable(agents, agent_name, &lineage);
             crate::delegate::mentions(&text)
                 .into_iter()

@@ -17,7 +17,7 @@ use mia_protocol::{Event, MessageId, TurnEnd};
 use tokio_util::sync::CancellationToken;
 
 use crate::CoreError;
-use crate::runtime::{Runtime, lock};
+use crate::runtime::Runtime;
 use crate::session::SessionState;
 use crate::turn::TurnTotals;
 use crate::turn::calls::StepCalls;
@@ -34,11 +34,11 @@ impl Runtime {
         cancel: &CancellationToken,
         totals: &mut TurnTotals,
     ) -> Result<Option<TurnEnd>, CoreError> {
-        let session_id = lock(&state.session).id;
+        let session_id = state.id;
         let policy = self.step_policy(state, t);
         self.ensure_lineage(state, &t.config, &t.approvals, t.trusted)
             .await?;
-        let lineage = lock(&state.lineage).clone();
+        let lineage = state.lineage().clone();
         let net_gate = self.equip_step(state, t, &policy, &lineage, cancel).await;
         let offer = self.offer(t, &lineage);
         let request = self.build_request(state, t, offer, cancel).await?;
