@@ -105,7 +105,9 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
     let authed = authed
         .route_layer(middleware::from_fn(same_origin))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
-    // `/api/openapi.json` answers the same document, built once by `openapi()`.
+    // Finishing (rather than a plain conversion) also empties aide's
+    // per-thread schema collection; `/api/openapi.json` answers the same
+    // document, built once from `routes()` by `openapi()`.
     let (api, _document) = openapi::finish(public.merge(authed));
     let api = api
         .route("/api", axum::routing::any(api_not_found))
@@ -194,7 +196,7 @@ fn project_routes() -> ApiRouter<AppState> {
         .api_route(
             "/api/files",
             get_with(files, |op| {
-                op.summary("The project's files (for @-mentions)")
+                op.summary("The project's files (gitignore respected, at most 20,000)")
                     .tag("projects")
                     .json::<200, Vec<String>>("Paths relative to the project")
                     .error::<400>("Missing directory")
@@ -319,6 +321,7 @@ fn session_routes() -> ApiRouter<AppState> {
                 op.summary("Delete a session (Op delete_session)")
                     .tag("sessions")
                     .empty::<204>("Deleted")
+                    .error::<409>("A turn is running")
             }),
         )
         .api_route(

@@ -106,6 +106,7 @@ fn attempt_routes() -> ApiRouter<AppState> {
             post_with(worktree_take, |op| {
                 op.summary("Copy a file from this attempt into another")
                     .json::<200, shapes::Trashed>("Taken")
+                    .error::<409>("`kind: would_lose`: the target's own version would be replaced (retry with force)")
             }),
         )
         .api_route(
@@ -113,7 +114,7 @@ fn attempt_routes() -> ApiRouter<AppState> {
             post_with(worktree_promote, |op| {
                 op.summary("Merge into the base branch, or keep the branch")
                     .json::<200, PromotedView>("Promoted")
-                    .error::<409>("Merge conflict: nothing changed")
+                    .error::<409>("Merge conflict: nothing changed; or `kind: would_lose` over ignored files of the base checkout")
             }),
         )
 }
