@@ -2,29 +2,69 @@
 //! `/cost`, and generating an agent (propose, refine, save); thin over
 //! `mia_core::Runtime`.
 
+use aide::axum::ApiRouter;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mia_core::OpResult;
 use mia_protocol::{AgentProposal, Op};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::{AppState, BadRequest, core_error, parse_id, reply};
+use crate::openapi::Answers as _;
+use crate::{AppState, BadRequest, SessionPath, core_error, parse_id, reply};
 
-pub(crate) fn routes() -> axum::Router<AppState> {
-    use axum::routing::{get, post};
-    axum::Router::new()
-        .route("/api/models", get(models))
-        .route("/api/sessions/{id}/model", post(set_model))
-        .route("/api/sessions/{id}/cost", get(cost))
-        .route("/api/agents/propose", post(propose))
-        .route("/api/agents/save", post(save))
+/// The model and agent routes (the caller adds authentication).
+pub(crate) fn routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{get_with, post_with};
+    use mia_protocol::{CostView, ModelChoice, Session};
+    ApiRouter::new()
+        .api_route(
+            "/api/models",
+            get_with(models, |op| {
+                op.summary("Models to pick from: the catalog's, for configured providers (context window, prices)")
+                    .json::<200, Vec<ModelChoice>>("The models")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/model",
+            post_with(set_model, |op| {
+                op.summary("/model: the session's model from now on (Op set_model); no model: back to the defaults")
+                    .json::<200, Session>("The session")
+                    .error::<400>("Not a model reference")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/cost",
+            get_with(cost, |op| {
+                op.summary("What the session cost per agent and model, its subagents' sessions included")
+                    .json::<200, CostView>("The cost")
+            }),
+        )
+        .api_route(
+            "/api/agents/propose",
+            post_with(propose, |op| {
+                op.summary("Generate an agent (spec 013) from a description, or refine a previous proposal: a validated AgentProposal")
+                    .json::<200, AgentProposal>("The proposal")
+                    .error::<400>("Broader than the creating agent, or unusable")
+            }),
+        )
+        .api_route(
+            "/api/agents/save",
+            post_with(save, |op| {
+                op.summary("Save a proposal (checked again) as a markdown agent file")
+                    .json::<201, crate::openapi::shapes::SavedAgent>("Saved")
+                    .error::<409>("The file exists")
+            }),
+        )
+        .with_path_items(|item| item.tag("agents"))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct DirQuery {
+    /// The project folder (its providers and models too).
     directory: Option<String>,
 }
 
@@ -41,8 +81,10 @@ async fn models(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Respons
     )
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "SetModel")]
 struct ModelBody {
+    /// `provider/model` (absent or empty: back to the defaults).
     model: Option<String>,
     /// The agent it is for (default: the session's current agent).
     agent: Option<String>,
@@ -50,7 +92,7 @@ struct ModelBody {
 
 async fn set_model(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Json(b): Json<ModelBody>,
 ) -> Response {
     let session_id = match parse_id(&id) {
@@ -73,22 +115,26 @@ async fn set_model(
 }
 
 /// `/cost`: per agent and model, the session's subagents included.
-async fn cost(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+async fn cost(State(s): State<AppState>, Path(SessionPath { id }): Path<SessionPath>) -> Response {
     match parse_id(&id) {
         Ok(id) => reply(s.runtime.cost(id).await),
         Err(r) => r.into_response(),
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "ProposeAgent")]
 struct ProposeBody {
+    /// The project folder.
     directory: String,
+    /// What the agent should do.
     #[serde(default)]
     description: String,
     /// The agent creating it (default: the project's default agent).
     agent: Option<String>,
     /// With `refine`: the proposal to change.
     previous: Option<AgentProposal>,
+    /// With `previous`: what to change.
     refine: Option<String>,
 }
 
@@ -116,13 +162,16 @@ async fn propose(State(s): State<AppState>, Json(b): Json<ProposeBody>) -> Respo
     )
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "SaveAgent")]
 struct SaveBody {
+    /// The project folder.
     directory: String,
     proposal: AgentProposal,
     /// `project` (default) or `global`.
     #[serde(default)]
     to: Option<String>,
+    /// The agent creating it (default: the project's default agent).
     agent: Option<String>,
 }
 

@@ -15,19 +15,21 @@ mod worktrees;
 
 use std::net::SocketAddr;
 
+use aide::axum::ApiRouter;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
 use axum::{Json, Router};
 use mia_core::{CoreError, ErrorKind, EventItem, OpResult, Runtime};
 use mia_protocol::{Op, PermissionReplyKind, SessionId};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 pub use openapi::openapi;
+use openapi::{Answers as _, ApiError};
 
 /// A fresh random token (256 bits, hex).
 pub fn new_token() -> String {
@@ -99,60 +101,17 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
         demo: opts.demo,
         project: opts.project,
     };
-    let api = Router::new()
-        .route("/api/info", get(info))
-        .route("/api/projects", get(projects))
-        .route("/api/sessions", get(list_sessions).post(create_session))
-        .route(
-            "/api/sessions/{id}",
-            get(get_session)
-                .patch(update_session)
-                .delete(delete_session),
-        )
-        .route("/api/sessions/{id}/timeline", get(timeline))
-        .route("/api/sessions/{id}/preview", post(preview))
-        .route("/api/sessions/{id}/diff", get(diff))
-        .route("/api/agents", get(agents))
-        .route("/api/files", get(files))
-        .route("/api/open", post(open_in_editor))
-        .route("/api/settings", get(settings).put(update_settings))
-        .route(
-            "/api/settings/keys/{provider}",
-            axum::routing::put(set_key).delete(delete_key),
-        )
-        .route("/api/permissions", get(permissions))
-        .route("/api/approvals", get(approvals))
-        .route("/api/asks", get(asks))
-        .route(
-            "/api/approvals/{id}",
-            axum::routing::delete(revoke_approval),
-        )
-        .route("/api/sessions/{id}/messages", post(send_message))
-        .route(
-            "/api/sessions/{id}/permissions/{request}",
-            post(reply_permission),
-        )
-        .route("/api/sessions/{id}/cancel", post(cancel))
-        .route("/api/sessions/{id}/agent", post(switch_agent))
-        .route("/api/sessions/{id}/undo", post(undo))
-        .route("/api/sessions/{id}/redo", post(redo))
-        .route("/api/sessions/{id}/revert", post(revert))
-        .merge(worktrees::routes())
-        .merge(forks::routes())
-        .merge(agents::routes())
-        .merge(shares::routes())
-        .merge(mcp::routes())
-        .merge(mcp::plugin_routes())
-        .route("/api/op", post(any_op))
-        .route("/api/events", get(events))
+    let (public, authed) = routes();
+    let authed = authed
         .route_layer(middleware::from_fn(same_origin))
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
-    let api = Router::new()
-        .route("/api/health", get(health))
-        .route("/api/openapi.json", get(|| async { Json(openapi()) }))
+    // Finishing (rather than a plain conversion) also empties aide's
+    // per-thread schema collection; `/api/openapi.json` answers the same
+    // document, built once from `routes()` by `openapi()`.
+    let (api, _document) = openapi::finish(public.merge(authed));
+    let api = api
         .route("/api", axum::routing::any(api_not_found))
         .route("/api/{*rest}", axum::routing::any(api_not_found))
-        .merge(api)
         .layer(middleware::from_fn(api_errors));
     let mut app = Router::new().merge(api);
     if let Some(dir) = opts.ui_dir {
@@ -165,6 +124,331 @@ pub fn router_with(runtime: Runtime, opts: ServerOptions) -> Router {
     }
     app.layer(middleware::from_fn_with_state(state.clone(), host_guard))
         .with_state(state)
+}
+
+/// Every route of the API, documented: the routes that need no token, and
+/// those that do (the caller adds authentication to these). The router and
+/// the OpenAPI document are both made from this, so a route cannot be
+/// served without being documented (tests/openapi.rs checks it).
+fn routes() -> (ApiRouter<AppState>, ApiRouter<AppState>) {
+    use aide::axum::routing::get_with;
+    let public = ApiRouter::new()
+        .api_route(
+            "/api/health",
+            get_with(health, |op| {
+                op.summary("Liveness, the version, and whether this is the scripted demo")
+                    .tag("server")
+                    .json::<200, openapi::shapes::Health>("Alive")
+            }),
+        )
+        .api_route(
+            "/api/openapi.json",
+            get_with(openapi_json, |op| {
+                op.summary("This document")
+                    .tag("server")
+                    .json::<200, Value>("OpenAPI 3.1 document")
+            }),
+        );
+    let authed = ApiRouter::new()
+        .merge(project_routes())
+        .merge(settings_routes())
+        .merge(session_routes())
+        .merge(turn_routes())
+        .merge(worktrees::routes())
+        .merge(forks::routes())
+        .merge(agents::routes())
+        .merge(shares::routes())
+        .merge(mcp::routes())
+        .with_path_items(|item| item.security_requirement(openapi::BEARER));
+    (public, authed)
+}
+
+/// The server's and the projects' routes: what is open, agents, files, the editor.
+fn project_routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{get_with, post_with};
+    use mia_protocol::{AgentInfo, ProjectSummary, ServerInfo};
+    ApiRouter::new()
+        .api_route(
+            "/api/info",
+            get_with(info, |op| {
+                op.summary("The server: version, demo, the project to open first, its home")
+                    .tag("server")
+                    .json::<200, ServerInfo>("The server")
+            }),
+        )
+        .api_route(
+            "/api/projects",
+            get_with(projects, |op| {
+                op.summary("The projects that have sessions")
+                    .tag("projects")
+                    .json::<200, Vec<ProjectSummary>>("The projects")
+            }),
+        )
+        .api_route(
+            "/api/agents",
+            get_with(agents, |op| {
+                op.summary("The project's agents")
+                    .tag("projects")
+                    .json::<200, Vec<AgentInfo>>("The agents")
+                    .error::<400>("Missing directory")
+            }),
+        )
+        .api_route(
+            "/api/files",
+            get_with(files, |op| {
+                op.summary("The project's files (gitignore respected, at most 20,000)")
+                    .tag("projects")
+                    .json::<200, Vec<String>>("Paths relative to the project")
+                    .error::<400>("Missing directory")
+            }),
+        )
+        .api_route(
+            "/api/open",
+            post_with(open_in_editor, |op| {
+                op.summary("Open in editor: a file inside the project opens with editor.command from the global config, else the system's opener, on the machine mia-code runs on")
+                    .tag("projects")
+                    .json::<200, openapi::shapes::Opened>("What was started")
+                    .error::<400>("Outside the project, or the editor could not start")
+                    .error::<404>("No such file")
+            }),
+        )
+        .api_route(
+            "/api/asks",
+            get_with(asks, |op| {
+                op.summary("Every pending permission ask of a project's sessions in this process (worktrees and subagents included), oldest first: the attention queue")
+                    .tag("projects")
+                    .json::<200, Vec<mia_protocol::PermissionRequest>>("The pending asks")
+                    .error::<400>("Missing directory")
+            }),
+        )
+}
+
+/// Settings, provider keys, permission rules and remembered approvals.
+fn settings_routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{delete_with, get_with, put_with};
+    use mia_protocol::{ApprovalView, PermissionsView, SettingsView};
+    ApiRouter::new()
+        .api_route(
+            "/api/settings",
+            get_with(settings, |op| {
+                op.summary("The settings (global, and the project's when `directory` is given)")
+                    .tag("settings")
+                    .json::<200, SettingsView>("The settings")
+            })
+            .put_with(update_settings, |op| {
+                op.summary("Change settings; answers the settings as they are now")
+                    .tag("settings")
+                    .json::<200, SettingsView>("The settings")
+            }),
+        )
+        .api_route(
+            "/api/settings/keys/{provider}",
+            put_with(set_key, |op| {
+                op.summary("Store a provider's API key (the OS keychain, or a 0600 file)")
+                    .tag("settings")
+                    .empty::<204>("Stored")
+            })
+            .delete_with(delete_key, |op| {
+                op.summary("Forget a provider's stored API key")
+                    .tag("settings")
+                    .empty::<204>("Forgotten")
+            }),
+        )
+        .api_route(
+            "/api/permissions",
+            get_with(permissions, |op| {
+                op.summary("The permission rules in force for the project (and an agent)")
+                    .tag("settings")
+                    .json::<200, PermissionsView>("The rules")
+                    .error::<400>("Missing directory")
+            }),
+        )
+        .api_route(
+            "/api/approvals",
+            get_with(approvals, |op| {
+                op.summary("The project's remembered approvals (\"always allow\")")
+                    .tag("settings")
+                    .json::<200, Vec<ApprovalView>>("The approvals")
+                    .error::<400>("Missing directory")
+            }),
+        )
+        .api_route(
+            "/api/approvals/{id}",
+            delete_with(revoke_approval, |op| {
+                op.summary("Revoke a remembered approval")
+                    .tag("settings")
+                    .path_param::<i64>("id", "The approval's id")
+                    .empty::<204>("Revoked")
+                    .error::<400>("Missing directory, or an id that is not a number")
+            }),
+        )
+}
+
+/// Sessions: list, create, read, rename or archive, delete, and what their
+/// history shows.
+fn session_routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{get_with, post_with};
+    use mia_protocol::{DiffView, RevertPreview, Session, SessionDetail, SessionSummary};
+    ApiRouter::new()
+        .api_route(
+            "/api/sessions",
+            get_with(list_sessions, |op| {
+                op.summary("List sessions, newest first, with their message counts")
+                    .tag("sessions")
+                    .json::<200, Vec<SessionSummary>>("The sessions")
+            })
+            .post_with(create_session, |op| {
+                op.summary("Create a session (Op create_session)")
+                    .tag("sessions")
+                    .json::<201, Session>("The session")
+                    .error::<400>("Bad input")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}",
+            get_with(get_session, |op| {
+                op.summary("A session with its messages")
+                    .tag("sessions")
+                    .json::<200, SessionDetail>("The session and its messages")
+                    .error::<404>("No such session")
+            })
+            .patch_with(update_session, |op| {
+                op.summary("Rename or (un)archive a session (Op update_session)")
+                    .tag("sessions")
+                    .json::<200, Session>("The session")
+            })
+            .delete_with(delete_session, |op| {
+                op.summary("Delete a session (Op delete_session)")
+                    .tag("sessions")
+                    .empty::<204>("Deleted")
+                    .error::<409>("A turn is running")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/timeline",
+            get_with(timeline, |op| {
+                op.summary("The session's steps, oldest first, with what each changed")
+                    .tag("sessions")
+                    .json::<200, Vec<mia_protocol::TimelineStep>>("The steps")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/preview",
+            post_with(preview, |op| {
+                op.summary("What an undo, redo or revert would change, without changing anything")
+                    .tag("sessions")
+                    .json::<200, RevertPreview>("The preview")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/diff",
+            get_with(diff, |op| {
+                op.summary("The session's file changes: all of them, a message's, or a step's")
+                    .tag("sessions")
+                    .json::<200, DiffView>("The changes")
+                    .error::<400>("A scope without its id")
+            }),
+        )
+}
+
+/// Running turns: messages, permission answers, cancel, the agent,
+/// undo/redo/revert, any Op, and the event stream.
+fn turn_routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{get_with, post_with};
+    use mia_protocol::RevertSummary;
+    use openapi::shapes::Accepted;
+    /// What undo, redo and revert answer.
+    fn reverted(
+        op: aide::transform::TransformOperation<'_>,
+    ) -> aide::transform::TransformOperation<'_> {
+        op.tag("turns")
+            .json::<200, RevertSummary>("Applied")
+            .json::<409, RevertSummary>(
+                "Conflicts: files changed outside mia-code; nothing changed (retry with force)",
+            )
+    }
+    ApiRouter::new()
+        .api_route(
+            "/api/sessions/{id}/messages",
+            post_with(send_message, |op| {
+                op.summary("Send a user message and run a turn (Op user_message)")
+                    .tag("turns")
+                    .json::<202, Accepted>("Turn started; follow /api/events")
+                    .error::<409>("A turn is already running")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/permissions/{request}",
+            post_with(reply_permission, |op| {
+                op.summary("Answer a permission ask (Op permission_reply)")
+                    .tag("turns")
+                    .json::<202, Accepted>("Answered")
+                    .error::<404>("No such pending request")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/cancel",
+            post_with(cancel, |op| {
+                op.summary("Cancel the running turn (Op cancel)")
+                    .tag("turns")
+                    .json::<202, Accepted>("Cancelled")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/agent",
+            post_with(switch_agent, |op| {
+                op.summary("Switch the primary agent (Op switch_agent)")
+                    .tag("turns")
+                    .json::<202, Accepted>("Switched, or queued until the turn ends")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/undo",
+            post_with(undo, |op| {
+                reverted(op.summary("Undo the last file-changing step, or `step` (Op undo)"))
+                    .optional_body()
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/redo",
+            post_with(redo, |op| {
+                reverted(op.summary("Redo the last undo or revert (Op redo)")).optional_body()
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/revert",
+            post_with(revert, |op| {
+                reverted(op.summary("Revert to before a message (Op revert)"))
+            }),
+        )
+        .api_route(
+            "/api/op",
+            post_with(any_op, |op| {
+                op.summary("Apply any Op")
+                    .tag("turns")
+                    .json::<200, openapi::shapes::OpAnswer>(
+                        "A session, a revert's summary, or a compaction's result",
+                    )
+                    .json::<201, mia_protocol::ForkResult>("Forked")
+                    .json::<202, Accepted>("Accepted; follow /api/events")
+                    .json::<409, RevertSummary>("A revert stopped by conflicts: nothing changed")
+            }),
+        )
+        .api_route(
+            "/api/events",
+            get_with(events, |op| {
+                op.summary("Server-Sent Events: a `hello` (epoch, reset), then each Event (`event:` its type, `id:` its number in its session), and `lagged` when events were missed")
+                    .tag("turns")
+                    .input::<Query<TokenQuery>>()
+                    .events::<mia_protocol::Event>("text/event-stream of Events")
+                    .error::<400>("A bad session id, or `since` without `epoch`")
+            }),
+        )
+}
+
+/// `GET /api/openapi.json`.
+async fn openapi_json() -> Json<Value> {
+    Json(openapi())
 }
 
 /// Security headers on every response: the UI's CSP, no sniffing, no framing.
@@ -383,7 +667,11 @@ impl tokio::io::AsyncWrite for Watched {
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {
-    (status, Json(json!({ "error": message.into() }))).into_response()
+    let body = ApiError {
+        error: message.into(),
+        kind: None,
+    };
+    (status, Json(body)).into_response()
 }
 
 fn core_error(e: CoreError) -> Response {
@@ -392,11 +680,11 @@ fn core_error(e: CoreError) -> Response {
         // Refused because work would be lost: a 409 that says so, for a
         // front end to offer "anyway" (force keeps a copy in the trash).
         ErrorKind::WouldLose => {
-            return (
-                StatusCode::CONFLICT,
-                Json(json!({ "error": e.to_string(), "kind": "would_lose" })),
-            )
-                .into_response();
+            let body = ApiError {
+                error: e.to_string(),
+                kind: Some("would_lose".into()),
+            };
+            return (StatusCode::CONFLICT, Json(body)).into_response();
         }
         ErrorKind::Busy | ErrorKind::Conflict => StatusCode::CONFLICT,
         ErrorKind::BadInput => StatusCode::BAD_REQUEST,
@@ -538,8 +826,9 @@ async fn api_errors(req: Request, next: Next) -> Response {
     out
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct TokenQuery {
+    /// The token, for `/api/events` only (`EventSource` cannot set headers).
     token: Option<String>,
 }
 
@@ -590,16 +879,27 @@ impl IntoResponse for BadRequest {
     }
 }
 
+/// The `{id}` of a session's routes.
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct SessionPath {
+    /// The session's id.
+    #[schemars(extend("format" = "uuid"))]
+    pub(crate) id: String,
+}
+
 pub(crate) fn parse_id(id: &str) -> Result<SessionId, BadRequest> {
     id.parse()
         .map_err(|e: mia_protocol::IdParseError| BadRequest(e.to_string()))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct ListQuery {
+    /// Only this project's sessions (its folder).
     project: Option<String>,
+    /// Include archived sessions.
     #[serde(default)]
     archived: bool,
+    /// At most this many.
     limit: Option<u32>,
 }
 
@@ -637,7 +937,8 @@ async fn list_sessions(State(s): State<AppState>, Query(q): Query<ListQuery>) ->
     )
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "CreateSession")]
 struct CreateBody {
     directory: String,
     title: Option<String>,
@@ -662,7 +963,7 @@ async fn create_session(State(s): State<AppState>, Json(b): Json<CreateBody>) ->
     }
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
 struct DetailQuery {
     /// Include the messages a compaction summary replaced (the archive).
     #[serde(default)]
@@ -671,7 +972,7 @@ struct DetailQuery {
 
 async fn get_session(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Query(q): Query<DetailQuery>,
 ) -> Response {
     match parse_id(&id) {
@@ -680,15 +981,18 @@ async fn get_session(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "UpdateSession")]
 struct UpdateBody {
+    /// The new title.
     title: Option<String>,
+    /// Archive (true) or unarchive (false).
     archived: Option<bool>,
 }
 
 async fn update_session(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Json(b): Json<UpdateBody>,
 ) -> Response {
     match parse_id(&id) {
@@ -707,7 +1011,10 @@ async fn update_session(
     }
 }
 
-async fn delete_session(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+async fn delete_session(
+    State(s): State<AppState>,
+    Path(SessionPath { id }): Path<SessionPath>,
+) -> Response {
     match parse_id(&id) {
         Ok(session_id) => match s.runtime.submit(Op::DeleteSession { session_id }).await {
             Ok(_) => StatusCode::NO_CONTENT.into_response(),
@@ -717,7 +1024,10 @@ async fn delete_session(State(s): State<AppState>, Path(id): Path<String>) -> Re
     }
 }
 
-async fn timeline(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+async fn timeline(
+    State(s): State<AppState>,
+    Path(SessionPath { id }): Path<SessionPath>,
+) -> Response {
     match parse_id(&id) {
         Ok(id) => reply(s.runtime.timeline(id).await),
         Err(r) => r.into_response(),
@@ -726,7 +1036,7 @@ async fn timeline(State(s): State<AppState>, Path(id): Path<String>) -> Response
 
 async fn preview(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Json(action): Json<mia_protocol::HistoryAction>,
 ) -> Response {
     match parse_id(&id) {
@@ -735,8 +1045,9 @@ async fn preview(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct DiffQuery {
+    /// `session` (default), `message` (with `message_id`) or `step` (with `step`).
     scope: Option<String>,
     message_id: Option<String>,
     step: Option<String>,
@@ -744,7 +1055,7 @@ struct DiffQuery {
 
 async fn diff(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Query(q): Query<DiffQuery>,
 ) -> Response {
     let id = match parse_id(&id) {
@@ -771,21 +1082,39 @@ async fn diff(
     reply(s.runtime.diff(id, scope).await)
 }
 
-#[derive(Deserialize)]
+/// `?directory=`: the project folder a route is about.
+#[derive(Deserialize, JsonSchema)]
 struct DirQuery {
+    /// The project folder.
+    #[schemars(required)]
     directory: Option<String>,
+}
+
+/// `?directory=` where the project is optional.
+#[derive(Deserialize, JsonSchema)]
+struct SettingsQuery {
+    /// The project folder (its settings too; default: the global ones only).
+    directory: Option<String>,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct PermissionsQuery {
+    /// The project folder.
+    #[schemars(required)]
+    directory: Option<String>,
+    /// The agent whose rules (default: the project's default agent).
     agent: Option<String>,
 }
 
-fn directory(q: &DirQuery) -> Result<std::path::PathBuf, BadRequest> {
-    match q.directory.as_deref().filter(|d| !d.is_empty()) {
+fn directory(directory: Option<&str>) -> Result<std::path::PathBuf, BadRequest> {
+    match directory.filter(|d| !d.is_empty()) {
         Some(d) => Ok(std::path::PathBuf::from(d)),
         None => Err(BadRequest("missing ?directory=<project folder>".into())),
     }
 }
 
 async fn agents(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
-    match directory(&q) {
+    match directory(q.directory.as_deref()) {
         Ok(d) => {
             let rt = s.runtime.clone();
             reply(blocking(move || rt.agents(&d)).await)
@@ -795,16 +1124,20 @@ async fn agents(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Respons
 }
 
 async fn files(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
-    match directory(&q) {
+    match directory(q.directory.as_deref()) {
         Ok(d) => reply(s.runtime.files(d).await),
         Err(r) => r.into_response(),
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "OpenInEditor")]
 struct OpenBody {
+    /// The project folder.
     directory: String,
+    /// The file, relative to the project.
     path: String,
+    /// The line to open at.
     #[serde(default)]
     line: Option<u32>,
 }
@@ -830,7 +1163,7 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| CoreError::Internal(format!("a background task failed: {e}")))?
 }
 
-async fn settings(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+async fn settings(State(s): State<AppState>, Query(q): Query<SettingsQuery>) -> Response {
     let dir = q
         .directory
         .filter(|d| !d.is_empty())
@@ -841,7 +1174,7 @@ async fn settings(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Respo
 
 async fn update_settings(
     State(s): State<AppState>,
-    Query(q): Query<DirQuery>,
+    Query(q): Query<SettingsQuery>,
     Json(update): Json<mia_protocol::SettingsUpdate>,
 ) -> Response {
     let rt = s.runtime.clone();
@@ -851,14 +1184,23 @@ async fn update_settings(
     settings(State(s), Query(q)).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "ProviderKey")]
 struct KeyBody {
+    /// The API key.
     key: String,
+}
+
+/// The `{provider}` of the key routes.
+#[derive(Deserialize, JsonSchema)]
+struct ProviderPath {
+    /// The provider's id (e.g. `openai`).
+    provider: String,
 }
 
 async fn set_key(
     State(s): State<AppState>,
-    Path(provider): Path<String>,
+    Path(ProviderPath { provider }): Path<ProviderPath>,
     Json(b): Json<KeyBody>,
 ) -> Response {
     let rt = s.runtime.clone();
@@ -868,7 +1210,10 @@ async fn set_key(
     }
 }
 
-async fn delete_key(State(s): State<AppState>, Path(provider): Path<String>) -> Response {
+async fn delete_key(
+    State(s): State<AppState>,
+    Path(ProviderPath { provider }): Path<ProviderPath>,
+) -> Response {
     let rt = s.runtime.clone();
     match blocking(move || rt.delete_key(&provider)).await {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
@@ -876,8 +1221,8 @@ async fn delete_key(State(s): State<AppState>, Path(provider): Path<String>) -> 
     }
 }
 
-async fn permissions(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
-    match directory(&q) {
+async fn permissions(State(s): State<AppState>, Query(q): Query<PermissionsQuery>) -> Response {
+    match directory(q.directory.as_deref()) {
         Ok(d) => reply(s.runtime.permissions_view(d, q.agent.clone()).await),
         Err(r) => r.into_response(),
     }
@@ -885,14 +1230,14 @@ async fn permissions(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Re
 
 /// Every pending ask of the project's sessions (the attention queue).
 async fn asks(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
-    match directory(&q) {
+    match directory(q.directory.as_deref()) {
         Ok(d) => Json(s.runtime.pending_asks(&d)).into_response(),
         Err(r) => r.into_response(),
     }
 }
 
 async fn approvals(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
-    match directory(&q) {
+    match directory(q.directory.as_deref()) {
         Ok(d) => reply(s.runtime.approvals(d).await),
         Err(r) => r.into_response(),
     }
@@ -903,7 +1248,7 @@ async fn revoke_approval(
     Path(id): Path<i64>,
     Query(q): Query<DirQuery>,
 ) -> Response {
-    match directory(&q) {
+    match directory(q.directory.as_deref()) {
         Ok(d) => match s.runtime.revoke_approval(d, id).await {
             Ok(()) => StatusCode::NO_CONTENT.into_response(),
             Err(e) => core_error(e),
@@ -927,7 +1272,8 @@ async fn submit(s: &AppState, op: Op) -> Response {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "UserMessage")]
 struct MessageBody {
     text: String,
     agent: Option<String>,
@@ -936,7 +1282,7 @@ struct MessageBody {
 
 async fn send_message(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Json(b): Json<MessageBody>,
 ) -> Response {
     match parse_id(&id) {
@@ -956,14 +1302,28 @@ async fn send_message(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "PermissionReply")]
 struct ReplyBody {
     reply: PermissionReplyKind,
 }
 
+/// The `{id}` and `{request}` of a permission answer.
+#[derive(Deserialize, JsonSchema)]
+struct PermissionPath {
+    /// The session's id.
+    #[schemars(extend("format" = "uuid"))]
+    id: String,
+    /// The pending ask's request id.
+    request: String,
+}
+
 async fn reply_permission(
     State(s): State<AppState>,
-    Path((id, request_id)): Path<(String, String)>,
+    Path(PermissionPath {
+        id,
+        request: request_id,
+    }): Path<PermissionPath>,
     Json(b): Json<ReplyBody>,
 ) -> Response {
     match parse_id(&id) {
@@ -982,21 +1342,25 @@ async fn reply_permission(
     }
 }
 
-async fn cancel(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+async fn cancel(
+    State(s): State<AppState>,
+    Path(SessionPath { id }): Path<SessionPath>,
+) -> Response {
     match parse_id(&id) {
         Ok(session_id) => submit(&s, Op::Cancel { session_id }).await,
         Err(r) => r.into_response(),
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "SwitchAgent")]
 struct AgentBody {
     agent: String,
 }
 
 async fn switch_agent(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Json(b): Json<AgentBody>,
 ) -> Response {
     match parse_id(&id) {
@@ -1014,17 +1378,20 @@ async fn switch_agent(
     }
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, JsonSchema)]
+#[schemars(rename = "Force")]
 struct ForceBody {
+    /// Go ahead over files changed outside mia-code (a copy goes to the trash).
     #[serde(default)]
     force: bool,
+    /// Undo only: the step to undo (default: the last file-changing one).
     #[serde(default)]
     step: Option<String>,
 }
 
 async fn undo(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     body: Option<Json<ForceBody>>,
 ) -> Response {
     let (force, step) = body.map(|b| (b.0.force, b.0.step)).unwrap_or_default();
@@ -1046,7 +1413,7 @@ async fn undo(
 
 async fn redo(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     body: Option<Json<ForceBody>>,
 ) -> Response {
     let force = body.map(|b| b.0.force).unwrap_or_default();
@@ -1056,16 +1423,19 @@ async fn redo(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "Revert")]
 struct RevertBody {
+    /// The message to revert to before.
     message_id: String,
+    /// Go ahead over files changed outside mia-code (a copy goes to the trash).
     #[serde(default)]
     force: bool,
 }
 
 async fn revert(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     Json(b): Json<RevertBody>,
 ) -> Response {
     let session_id = match parse_id(&id) {
@@ -1091,8 +1461,9 @@ async fn any_op(State(s): State<AppState>, Json(op): Json<Op>) -> Response {
     submit(&s, op).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct EventsQuery {
+    /// Only this session's Events.
     session: Option<String>,
     /// With `since`: resume a stream of this process (the `hello` epoch).
     epoch: Option<String>,

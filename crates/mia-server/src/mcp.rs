@@ -1,28 +1,45 @@
 //! `GET /api/mcp?directory=`: a project's MCP servers, their state and
-//! tools (servers that may run are started first); thin over
-//! `mia_core::Runtime::mcp_servers`.
+//! tools (servers that may run are started first), and `GET /api/plugins`;
+//! thin over `mia_core::Runtime::{mcp_servers, plugins}`.
 
+use aide::axum::ApiRouter;
 use axum::extract::{Query, State};
 use axum::response::Response;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
+use crate::openapi::Answers as _;
 use crate::{AppState, reply};
 
-pub(crate) fn routes() -> axum::Router<AppState> {
-    axum::Router::new().route("/api/mcp", axum::routing::get(servers))
+/// The MCP server and plugin routes (the caller adds authentication).
+pub(crate) fn routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::get_with;
+    ApiRouter::new()
+        .api_route(
+            "/api/mcp",
+            get_with(servers, |op| {
+                op.summary("The project's MCP servers (config `mcp` and .mcp.json): state, tools, errors; servers that may run are started first")
+                    .json::<200, Vec<mia_protocol::McpServerView>>("The servers")
+            }),
+        )
+        .api_route(
+            "/api/plugins",
+            get_with(plugins, |op| {
+                op.summary("The project's plugins (config `plugin`): state, version, tools, hooks, errors; what is missing is installed and started first")
+                    .json::<200, Vec<mia_protocol::PluginView>>("The plugins")
+            }),
+        )
+        .with_path_items(|item| item.tag("extensions"))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct DirQuery {
+    /// The project folder.
     directory: String,
 }
 
 async fn servers(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     reply(s.runtime.mcp_servers(q.directory.into()).await)
-}
-
-pub(crate) fn plugin_routes() -> axum::Router<AppState> {
-    axum::Router::new().route("/api/plugins", axum::routing::get(plugins))
 }
 
 /// `GET /api/plugins?directory=`: the project's plugins and their state.

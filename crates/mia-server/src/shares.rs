@@ -2,27 +2,75 @@
 //! shares"; thin over `mia_core::Runtime::{share_preview, share_publish,
 //! unshare_session, revoke_share, shares}`.
 
+use aide::axum::ApiRouter;
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mia_protocol::ShareRequest;
+use schemars::JsonSchema;
+use serde::Deserialize;
 
-use crate::{AppState, core_error, parse_id, reply};
+use crate::openapi::Answers as _;
+use crate::{AppState, SessionPath, core_error, parse_id, reply};
 
 /// The share routes (the caller adds authentication).
-pub(crate) fn routes() -> axum::Router<AppState> {
-    use axum::routing::{delete, get, post};
-    axum::Router::new()
-        .route("/api/sessions/{id}/share/preview", post(preview))
-        .route("/api/sessions/{id}/share", post(publish).delete(unshare))
-        .route("/api/shares", get(list))
-        .route("/api/shares/{share}", delete(revoke))
+pub(crate) fn routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{delete_with, get_with, post_with};
+    use mia_protocol::{SharePreview, ShareRecord};
+    ApiRouter::new()
+        .api_route(
+            "/api/sessions/{id}/share/preview",
+            post_with(preview, |op| {
+                op.summary("Exactly the payload sharing would send (spec 022), redacted, with each redaction")
+                    .optional_body()
+                    .json::<200, SharePreview>("The preview")
+                    .error::<400>("A bad share.redactPatterns entry or server URL")
+            }),
+        )
+        .api_route(
+            "/api/sessions/{id}/share",
+            post_with(publish, |op| {
+                op.summary("Share the session (or update its share) with the previewed payload")
+                    .optional_body()
+                    .json::<200, ShareRecord>("The share")
+                    .error::<400>("Sharing disabled or no share server configured")
+                    .error::<503>("The share server failed or refused")
+            })
+            .delete_with(unshare, |op| {
+                op.summary("Revoke the session's share")
+                    .empty::<204>("Revoked")
+                    .error::<404>("The session is not shared")
+            }),
+        )
+        .api_route(
+            "/api/shares",
+            get_with(list, |op| {
+                op.summary("Every share this machine created (My shares), newest first")
+                    .json::<200, Vec<ShareRecord>>("The shares")
+            }),
+        )
+        .api_route(
+            "/api/shares/{share}",
+            delete_with(revoke, |op| {
+                op.summary("Revoke a share by its id (also after its local session was deleted)")
+                    .empty::<204>("Revoked")
+                    .error::<404>("No such share")
+            }),
+        )
+        .with_path_items(|item| item.tag("shares"))
+}
+
+/// The `{share}` of `/api/shares/{share}`.
+#[derive(Deserialize, JsonSchema)]
+struct SharePath {
+    /// The share's id.
+    share: String,
 }
 
 async fn preview(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     body: Option<Json<ShareRequest>>,
 ) -> Response {
     match parse_id(&id) {
@@ -37,7 +85,7 @@ async fn preview(
 
 async fn publish(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(SessionPath { id }): Path<SessionPath>,
     body: Option<Json<ShareRequest>>,
 ) -> Response {
     match parse_id(&id) {
@@ -50,7 +98,10 @@ async fn publish(
     }
 }
 
-async fn unshare(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+async fn unshare(
+    State(s): State<AppState>,
+    Path(SessionPath { id }): Path<SessionPath>,
+) -> Response {
     match parse_id(&id) {
         Ok(id) => match s.runtime.unshare_session(id).await {
             Ok(_) => StatusCode::NO_CONTENT.into_response(),
@@ -64,7 +115,7 @@ async fn list(State(s): State<AppState>) -> Response {
     reply(s.runtime.shares().await)
 }
 
-async fn revoke(State(s): State<AppState>, Path(share): Path<String>) -> Response {
+async fn revoke(State(s): State<AppState>, Path(SharePath { share }): Path<SharePath>) -> Response {
     match s.runtime.revoke_share(&share).await {
         Ok(_) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => core_error(e),

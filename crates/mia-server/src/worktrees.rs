@@ -1,39 +1,137 @@
 //! Worktree routes: experiment worktrees and the comparison of attempts
 //! (`/api/worktrees...`), thin over `mia_core::Runtime::worktree_*`.
 
+use aide::axum::ApiRouter;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use mia_core::{CoreError, OpResult};
 use mia_protocol::Op;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::openapi::{Answers as _, shapes};
 use crate::{AppState, BadRequest, core_error, error, reply};
 
 /// The `/api/worktrees...` routes (the caller adds authentication).
-pub(crate) fn routes() -> axum::Router<AppState> {
-    use axum::routing::{delete, get, post};
-    axum::Router::new()
-        .route("/api/worktrees", get(worktree_list).post(worktree_create))
-        .route("/api/worktrees/compare", get(worktree_compare))
-        .route("/api/worktrees/try", post(worktree_try))
-        .route("/api/worktrees/trash", get(worktree_trash))
-        .route(
-            "/api/worktrees/trash/{id}/restore",
-            post(worktree_trash_restore),
+pub(crate) fn routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{get_with, post_with};
+    use mia_protocol::{TrashView, WorktreeCreated, WorktreeView};
+    ApiRouter::new()
+        .api_route(
+            "/api/worktrees",
+            get_with(worktree_list, |op| {
+                op.summary("The project's mia-code worktrees with status and sessions")
+                    .ignores("force")
+                    .json::<200, Vec<WorktreeView>>("The worktrees")
+            })
+            .post_with(worktree_create, |op| {
+                op.summary("Create a worktree; start-script lines stream as worktree_log events")
+                    .json::<201, WorktreeCreated>("Created")
+                    .error::<400>("Bad name or base")
+                    .error::<409>("Name, branch or directory taken")
+            }),
         )
-        .route("/api/worktrees/{name}", delete(worktree_remove))
-        .route("/api/worktrees/{name}/reset", post(worktree_reset))
-        .route("/api/worktrees/{name}/diff", get(worktree_diff))
-        .route("/api/worktrees/{name}/take", post(worktree_take))
-        .route("/api/worktrees/{name}/promote", post(worktree_promote))
+        .api_route(
+            "/api/worktrees/try",
+            post_with(worktree_try, |op| {
+                op.summary("Try N ways: one prompt in N (2-4) new worktrees, each its own session")
+                    .json::<201, shapes::Attempts>("The attempts, running")
+                    .error::<400>("n is not 2, 3 or 4")
+                    .json::<409, shapes::AttemptsFailed>(
+                        "Failed part-way: the error, with the attempts already made (a failure answers the runtime's status, 409 or another)",
+                    )
+            }),
+        )
+        .api_route(
+            "/api/worktrees/trash",
+            get_with(worktree_trash, |op| {
+                op.summary("What forced worktree operations and resets kept (newest first)")
+                    .ignores("force")
+                    .json::<200, Vec<TrashView>>("The trash")
+            }),
+        )
+        .api_route(
+            "/api/worktrees/trash/{id}/restore",
+            post_with(worktree_trash_restore, |op| {
+                op.summary("Bring a trash entry back: files where they were (or into), commits as the branch mia-code-restored/<id>")
+                    .json::<200, shapes::Restored>("Restored")
+                    .error::<409>("A file there differs: nothing restored")
+            }),
+        )
+        .merge(attempt_routes())
+        .with_path_items(|item| item.tag("worktrees"))
 }
 
-#[derive(Deserialize)]
+/// The routes of one worktree (an attempt), and the comparison of two.
+fn attempt_routes() -> ApiRouter<AppState> {
+    use aide::axum::routing::{delete_with, get_with, post_with};
+    use mia_protocol::{ComparisonView, PromotedView, WorktreeView};
+    ApiRouter::new()
+        .api_route(
+            "/api/worktrees/compare",
+            get_with(worktree_compare, |op| {
+                op.summary(
+                    "Compare two attempts (worktree names or main) against their common base",
+                )
+                .json::<200, ComparisonView>("The comparison")
+            }),
+        )
+        .api_route(
+            "/api/worktrees/{name}",
+            delete_with(worktree_remove, |op| {
+                op.summary("Remove a worktree and its branch")
+                    .json::<200, WorktreeView>("The removed worktree")
+                    .error::<409>("It has work that would be lost (the message says what)")
+            }),
+        )
+        .api_route(
+            "/api/worktrees/{name}/reset",
+            post_with(worktree_reset, |op| {
+                op.summary("Back to its base")
+                    .json::<200, shapes::Trashed>("Reset")
+            }),
+        )
+        .api_route(
+            "/api/worktrees/{name}/diff",
+            get_with(worktree_diff, |op| {
+                op.summary("One file of an attempt against a base")
+                    .json::<200, shapes::WorktreeDiff>("The diff")
+            }),
+        )
+        .api_route(
+            "/api/worktrees/{name}/take",
+            post_with(worktree_take, |op| {
+                op.summary("Copy a file from this attempt into another")
+                    .json::<200, shapes::Trashed>("Taken")
+                    .error::<409>("`kind: would_lose`: the target's own version would be replaced (retry with force)")
+            }),
+        )
+        .api_route(
+            "/api/worktrees/{name}/promote",
+            post_with(worktree_promote, |op| {
+                op.summary("Merge into the base branch, or keep the branch")
+                    .json::<200, PromotedView>("Promoted")
+                    .error::<409>("Merge conflict: nothing changed; or `kind: would_lose` over ignored files of the base checkout")
+            }),
+        )
+}
+
+/// The `{name}` of a worktree's routes.
+#[derive(Deserialize, JsonSchema)]
+struct WorktreePath {
+    /// The worktree's name (or `main`).
+    name: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
 struct WtDirQuery {
+    /// The project folder.
+    #[schemars(required)]
     directory: Option<String>,
+    /// Remove even with work that would be lost (a copy goes to the trash).
     #[serde(default)]
     force: bool,
 }
@@ -52,10 +150,14 @@ async fn worktree_list(State(s): State<AppState>, Query(q): Query<WtDirQuery>) -
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "CreateWorktree")]
 struct WtCreateBody {
+    /// The project folder.
     directory: String,
+    /// The worktree's name (default: a generated one).
     name: Option<String>,
+    /// The commit or branch it starts from (default: HEAD).
     base: Option<String>,
 }
 
@@ -75,7 +177,7 @@ async fn worktree_create(State(s): State<AppState>, Json(b): Json<WtCreateBody>)
 
 async fn worktree_remove(
     State(s): State<AppState>,
-    Path(name): Path<String>,
+    Path(WorktreePath { name }): Path<WorktreePath>,
     Query(q): Query<WtDirQuery>,
 ) -> Response {
     match wt_dir(q.directory.as_deref()) {
@@ -84,14 +186,16 @@ async fn worktree_remove(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "WorktreeProject")]
 struct WtBody {
+    /// The project folder.
     directory: String,
 }
 
 async fn worktree_reset(
     State(s): State<AppState>,
-    Path(name): Path<String>,
+    Path(WorktreePath { name }): Path<WorktreePath>,
     Json(b): Json<WtBody>,
 ) -> Response {
     match wt_dir(Some(&b.directory)) {
@@ -103,11 +207,16 @@ async fn worktree_reset(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct WtCompareQuery {
+    /// The project folder.
+    #[schemars(required)]
     directory: Option<String>,
+    /// One attempt: a worktree name or `main`.
     a: String,
+    /// The other attempt.
     b: String,
+    /// Also run the project's check command in each.
     #[serde(default)]
     check: bool,
 }
@@ -128,16 +237,20 @@ async fn worktree_compare(State(s): State<AppState>, Query(q): Query<WtCompareQu
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct WtDiffQuery {
+    /// The project folder.
+    #[schemars(required)]
     directory: Option<String>,
+    /// What to compare against: a worktree name, `main`, or a commit.
     base: String,
+    /// The file, relative to the worktree.
     path: String,
 }
 
 async fn worktree_diff(
     State(s): State<AppState>,
-    Path(name): Path<String>,
+    Path(WorktreePath { name }): Path<WorktreePath>,
     Query(q): Query<WtDiffQuery>,
 ) -> Response {
     match wt_dir(q.directory.as_deref()) {
@@ -149,10 +262,14 @@ async fn worktree_diff(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "TakeFile")]
 struct WtTakeBody {
+    /// The project folder.
     directory: String,
+    /// The file, relative to the worktree.
     path: String,
+    /// The attempt it goes into (a worktree name or `main`).
     into: String,
     /// Take it even over the target's own version (a copy goes to the trash).
     #[serde(default)]
@@ -166,17 +283,26 @@ async fn worktree_trash(State(s): State<AppState>, Query(q): Query<WtDirQuery>) 
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "RestoreTrash")]
 struct WtRestoreBody {
+    /// The project folder.
     directory: String,
     /// Where the files go (default: where they were).
     #[serde(default)]
     into: Option<String>,
 }
 
+/// The `{id}` of a trash entry.
+#[derive(Deserialize, JsonSchema)]
+struct TrashPath {
+    /// The trash entry's id.
+    id: String,
+}
+
 async fn worktree_trash_restore(
     State(s): State<AppState>,
-    Path(id): Path<String>,
+    Path(TrashPath { id }): Path<TrashPath>,
     Json(b): Json<WtRestoreBody>,
 ) -> Response {
     match wt_dir(Some(&b.directory)) {
@@ -196,7 +322,7 @@ async fn worktree_trash_restore(
 
 async fn worktree_take(
     State(s): State<AppState>,
-    Path(name): Path<String>,
+    Path(WorktreePath { name }): Path<WorktreePath>,
     Json(b): Json<WtTakeBody>,
 ) -> Response {
     match wt_dir(Some(&b.directory)) {
@@ -212,8 +338,10 @@ async fn worktree_take(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "PromoteWorktree")]
 struct WtPromoteBody {
+    /// The project folder.
     directory: String,
     /// `merge` (default) or `keep_branch`.
     #[serde(default)]
@@ -225,7 +353,7 @@ struct WtPromoteBody {
 
 async fn worktree_promote(
     State(s): State<AppState>,
-    Path(name): Path<String>,
+    Path(WorktreePath { name }): Path<WorktreePath>,
     Json(b): Json<WtPromoteBody>,
 ) -> Response {
     let keep = match b.mode.as_deref() {
@@ -244,9 +372,12 @@ async fn worktree_promote(
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(rename = "TryNWays")]
 struct WtTryBody {
+    /// The project folder.
     directory: String,
+    /// The prompt.
     text: String,
     /// How many attempts (2-4).
     n: u32,
