@@ -1,4 +1,4 @@
-import { memo, startTransition, useCallback, useEffect, useEffectEvent, useMemo, useRef, useState } from "react";
+import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import type { AgentInfo, ShareRecord } from "../protocol/generated";
@@ -7,27 +7,27 @@ import { useSessionState } from "../state/store";
 import { LOAD_FAILED } from "../state/liveSessions";
 import { useDelegations } from "./useDelegations";
 import { useTranscriptSearch, type SearchState } from "./useTranscriptSearch";
-import { Panel, PanelGroup, PanelResizeHandle } from "react-resizable-panels";
+import { Panel, PanelGroup } from "react-resizable-panels";
 import { errorMessage } from "../lib/api";
-import { toolTarget } from "../lib/format";
 import { useServices, useToast } from "./context";
 import { Conversation } from "./Conversation";
-import type { MessageActions } from "./MessageView";
 import { PromptInput } from "./PromptInput";
 import { primaryAgents, toggleTarget } from "./ModeBadge";
-import { RightPanel, type PanelTab } from "./RightPanel";
+import type { PanelTab } from "./RightPanel";
 import { useLocalFlag } from "./useLocalFlag";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { OpenFileContext } from "./openFile";
 import { TranscriptSearch } from "./TranscriptSearch";
-import { SESSION_COMMAND, type SessionCommand } from "./commands";
 import { InputTools } from "./session/InputTools";
 import { QueuedList } from "./session/QueuedList";
 import { SessionDialogs, type DiffTarget } from "./session/SessionDialogs";
 import { SessionHeader } from "./session/SessionHeader";
 import { SessionStatus } from "./session/SessionStatus";
+import { SidePanel } from "./session/SidePanel";
+import { useMessageActions } from "./session/useMessageActions";
 import { useSessionActions } from "./session/useSessionActions";
-import { useSessionCommand } from "./session/useSessionCommand";
+import { usePaletteCommands, useSessionCommand } from "./session/useSessionCommand";
+import { useDisabledCommands, useMentionAgents } from "./session/composerOptions";
 import { useParentTitle } from "./session/useParentTitle";
 import { useSend } from "./session/useSend";
 import { useProjectFiles, useSessionEvents } from "./session/useSessionEvents";
@@ -72,7 +72,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   // The session, kept live outside React (switching back shows it at once, as it is now), and
   // what its compaction markers show (open summaries and archives).
   const live = useMemo(() => sessions.get(sessionId, (e) => toast(errorMessage(e))), [sessions, sessionId, toast]);
-  const { store, markers } = live;
+  const { store } = live;
   const listedAt = useRef(props.listedUpdatedAt);
   // eslint-disable-next-line react-hooks/refs -- the latest value, read by the effect below (never during render)
   listedAt.current = props.listedUpdatedAt;
@@ -186,45 +186,19 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     setSharing,
   });
 
-  const actions: MessageActions = useMemo(
-    () => ({
-      onDiffStep: (callId) => {
-        const info = store.getState().tools[callId];
-        setDiff({ title: `Diff: ${info?.tool ?? "step"} ${toolTarget(info?.input)}`.trim(), scope: { step: callId } });
-      },
-      onDiffMessage: (messageId) => setDiff({ title: "Diff of this message", scope: { message: messageId } }),
-      onRetry: retry,
-      onFork: (messageId, withFiles) => void fork(messageId, withFiles),
-      onOpenSession: (id, messageId) => propsRef.current.onOpenSession?.(id, messageId),
-      sessionTitle: (id) => propsRef.current.sessionTitle?.(id) ?? (fetchedParent?.id === id ? fetchedParent.title : undefined),
-      loadArchived: async (summaryId) => {
-        const d = await api.sessionWithArchive(sessionId);
-        return d.messages.filter((m) => m.compacted_by === summaryId);
-      },
-      markers,
-      childSession: (id) => children.store(id),
-      loadChild: (id) => children.ensureLoaded(id),
-    }),
-    [api, children, fetchedParent, fork, markers, retry, sessionId, store],
+  const openSession = useCallback((id: string, messageId?: string) => propsRef.current.onOpenSession?.(id, messageId), []);
+  const titleOf = useCallback(
+    (id: string) => propsRef.current.sessionTitle?.(id) ?? (fetchedParent?.id === id ? fetchedParent.title : undefined),
+    [fetchedParent],
   );
+  const actions = useMessageActions({ sessionId, live, children, onDiff: setDiff, retry, fork, openSession, sessionTitle: titleOf });
 
   // What the composer is given is stable across a streamed answer's frames, so the composer (a
   // memo) does not render again with every delta.
   const onNotice = useCallback((m: string) => toast(m, "info"), [toast]);
   const onStop = useCallback(() => void stop(), [stop]);
 
-  // The command palette's session actions (a `/` command, Stop, the plan/build toggle).
-  const onPaletteCommand = useEffectEvent((cmd: SessionCommand) => {
-    if (cmd.kind === "stop") {
-      if (store.getState().running) void stop();
-    } else if (cmd.kind === "mode") toggleMode();
-    else onCommand(cmd.name, cmd.args);
-  });
-  useEffect(() => {
-    const on = (e: globalThis.Event) => onPaletteCommand((e as CustomEvent<SessionCommand>).detail);
-    window.addEventListener(SESSION_COMMAND, on);
-    return () => window.removeEventListener(SESSION_COMMAND, on);
-  }, []);
+  usePaletteCommands({ store, stop, toggleMode, onCommand });
   // The session's own folder: a worktree session mentions the worktree's files.
   const sessionDir = state.session?.directory || directory;
   const loadFiles = useProjectFiles(sessionDir);
@@ -237,13 +211,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   const fetchedTitle = (id: string) => (fetchedParent?.id === id ? fetchedParent.title : undefined);
   const spawnedTitle =
     (spawned && (props.sessionTitle?.(spawned.session_id) ?? fetchedTitle(spawned.session_id))) || "the parent session";
-  const mentionAgents = useMemo(
-    () =>
-      agents
-        .filter((a) => a.mode === "subagent" || a.mode === "all")
-        .map((a) => ({ name: a.name, description: a.description })),
-    [agents],
-  );
+  const mentionAgents = useMentionAgents(agents);
   // A subagent session's name in the cost panel: its delegation's description, else the session list's title.
   const subagentTitle = useCallback(
     (id: string) => {
@@ -265,13 +233,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   );
   const loadModels = useCallback(() => api.models(sessionDir), [api, sessionDir]);
   const parent = state.session?.parent_id ?? null;
-  const disabledCommands = useMemo(() => {
-    const d: Partial<Record<string, string>> = {};
-    if (!parent) d.promote = "only a fork can be promoted";
-    if (state.running) d.compact = "a turn is running: wait for it to finish";
-    else if (compacting) d.compact = "compacting already";
-    return d;
-  }, [parent, state.running, compacting]);
+  const disabledCommands = useDisabledCommands(parent, state.running, compacting);
 
   return (
     <OpenFileContext.Provider value={openFile}>
@@ -357,27 +319,17 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
           </section>
         </Panel>
         {panel && (
-          <>
-            <PanelResizeHandle className="resize-handle" aria-label="Resize the side panel" />
-            <Panel id="side-panel" order={2} defaultSize={34} minSize={22} maxSize={60}>
-              <ErrorBoundary label="The side panel">
-                {sideReady ? (
-                  <RightPanel
-                    tab={panel}
-                    onTab={setPanel}
-                    sessionId={sessionId}
-                    refreshKey={timelineKey}
-                    busy={state.running}
-                    onResult={bumpTimeline}
-                    onOpenSession={openSessionLink}
-                    sessionTitle={subagentTitle}
-                  />
-                ) : (
-                  <aside className="right-panel" aria-label="Changes and diffs" aria-busy="true" />
-                )}
-              </ErrorBoundary>
-            </Panel>
-          </>
+          <SidePanel
+            ready={sideReady}
+            tab={panel}
+            onTab={setPanel}
+            sessionId={sessionId}
+            refreshKey={timelineKey}
+            busy={state.running}
+            onResult={bumpTimeline}
+            onOpenSession={openSessionLink}
+            sessionTitle={subagentTitle}
+          />
         )}
       </PanelGroup>
       <SessionDialogs

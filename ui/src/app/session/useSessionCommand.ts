@@ -1,8 +1,9 @@
-import { useCallback, type Dispatch, type SetStateAction } from "react";
+import { useCallback, useEffect, useEffectEvent, type Dispatch, type SetStateAction } from "react";
 import type { RevertSummary } from "../../protocol/generated";
 import type { SessionStore } from "../../state/store";
 import { errorMessage } from "../../lib/api";
 import { useServices, useToast } from "../context";
+import { SESSION_COMMAND, type SessionCommand } from "../commands";
 import type { PanelTab } from "../RightPanel";
 import type { SessionViewProps } from "../SessionView";
 import type { useSessionActions } from "./useSessionActions";
@@ -127,4 +128,29 @@ export function useSessionCommand({
       unshare,
     ],
   );
+}
+
+/** The command palette's session actions (a `/` command, Stop, the plan/build toggle), sent as window events. */
+export function usePaletteCommands({
+  store,
+  stop,
+  toggleMode,
+  onCommand,
+}: {
+  store: SessionStore;
+  stop: () => Promise<void>;
+  toggleMode: () => void;
+  onCommand: (name: string, args?: string) => void;
+}) {
+  const onPaletteCommand = useEffectEvent((cmd: SessionCommand) => {
+    if (cmd.kind === "stop") {
+      if (store.getState().running) void stop();
+    } else if (cmd.kind === "mode") toggleMode();
+    else onCommand(cmd.name, cmd.args);
+  });
+  useEffect(() => {
+    const on = (e: globalThis.Event) => onPaletteCommand((e as CustomEvent<SessionCommand>).detail);
+    window.addEventListener(SESSION_COMMAND, on);
+    return () => window.removeEventListener(SESSION_COMMAND, on);
+  }, []);
 }
