@@ -458,9 +458,23 @@ impl Runtime {
         name: String,
         base: String,
         path: String,
-    ) -> Result<String, CoreError> {
+    ) -> Result<mia_protocol::WorktreeFileDiff, CoreError> {
         let wt = self.worktrees(&dir).await?;
-        self.on_git(move || wt.file_diff(&name, &base, &path)).await
+        self.on_git(move || {
+            let diff = wt.file_diff(&name, &base, &path)?;
+            let sides = wt.file_sides(&name, &base, &path)?;
+            let files = if sides.before.is_none() && sides.after.is_none() {
+                Vec::new()
+            } else {
+                vec![mia_snapshot::contents_diff(
+                    &path,
+                    sides.before,
+                    sides.after,
+                )]
+            };
+            Ok(mia_protocol::WorktreeFileDiff { diff, files })
+        })
+        .await
     }
 
     /// Take `path` from attempt `from` into attempt `into` (or `main`).

@@ -52,6 +52,14 @@ pub struct Between {
     pub status: String,
 }
 
+/// One file of an attempt and of its base: `(git mode, bytes)`, `None`
+/// where the file is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSides {
+    pub before: Option<(u32, Vec<u8>)>,
+    pub after: Option<(u32, Vec<u8>)>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Comparison {
     pub base: String,
@@ -288,6 +296,31 @@ impl Worktrees {
 
     /// The unified diff of one file of an attempt against `base`.
     pub fn file_diff(&self, name: &str, base: &str, path: &str) -> Result<String> {
+        let tree = self.diff_tree(name, base, path)?;
+        self.git(&self.repo.root).ok(&[
+            "diff",
+            "--no-ext-diff",
+            "--no-textconv",
+            base,
+            &tree,
+            "--",
+            path,
+        ])
+    }
+
+    /// One file of an attempt and of `base`, each as its git mode and bytes
+    /// (`None`: not there), for a structured diff.
+    pub fn file_sides(&self, name: &str, base: &str, path: &str) -> Result<FileSides> {
+        let tree = self.diff_tree(name, base, path)?;
+        Ok(FileSides {
+            before: self.blob_at(base, path)?,
+            after: self.blob_at(&tree, path)?,
+        })
+    }
+
+    /// The attempt's working tree as a tree object, once `path` and
+    /// `base` are known to be safe to name.
+    fn diff_tree(&self, name: &str, base: &str, path: &str) -> Result<String> {
         check_rel(path)?;
         if base.starts_with('-')
             || !self.git(&self.repo.root).yes(&[
@@ -304,16 +337,30 @@ impl Worktrees {
             });
         }
         let dir = self.attempt_path(name)?;
-        let tree = self.working_tree(name, &dir)?;
-        self.git(&self.repo.root).ok(&[
-            "diff",
-            "--no-ext-diff",
-            "--no-textconv",
-            base,
-            &tree,
-            "--",
-            path,
-        ])
+        self.working_tree(name, &dir)
+    }
+
+    /// The mode and bytes of `path` in tree-ish `at`; `None` when it is
+    /// not there (or is not a file: a directory, a submodule).
+    fn blob_at(&self, at: &str, path: &str) -> Result<Option<(u32, Vec<u8>)>> {
+        let git = self.git(&self.repo.root);
+        // `at` is a verified commit or a tree id, never an option.
+        let listed = git.ok(&["ls-tree", "-z", at, "--", path])?;
+        // `MODE blob OID\tPATH\0`
+        let Some((meta, _)) = listed.split_once('\t') else {
+            return Ok(None);
+        };
+        let mut parts = meta.split(' ');
+        let (Some(mode), Some("blob"), Some(oid)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Ok(None);
+        };
+        let mode = u32::from_str_radix(mode, 8).unwrap_or(0o100644);
+        let out = git.output(&["cat-file", "blob", oid])?;
+        if !out.status.success() {
+            return Err(crate::git::fail(&["cat-file", "blob", oid], &out));
+        }
+        Ok(Some((mode, out.stdout)))
     }
 
     /// The base commit `take` judges changes against: the worktree's (of

@@ -17,7 +17,9 @@ pub mod names;
 mod safety;
 mod worktree;
 
-pub use compare::{Attempt, Between, Comparison, FileChange, PromoteMode, Promoted, Stats};
+pub use compare::{
+    Attempt, Between, Comparison, FileChange, FileSides, PromoteMode, Promoted, Stats,
+};
 pub use error::{GitError, Result};
 pub use safety::{AtRisk, REGENERABLE_DIRS, RepoLock, TrashEntry, TrashOperation};
 pub use worktree::{

@@ -419,6 +419,23 @@ fn compare_classifies_every_path_and_take_copies_across() {
     );
     let diff = fx.wt.file_diff("attempt-b", &cmp.base, "c.txt").unwrap();
     assert!(diff.contains("+second line"), "{diff}");
+    // The same file as bytes on both sides, for a structured diff.
+    assert!(
+        fx.wt
+            .file_sides("attempt-b", "--output=/tmp/x", "c.txt")
+            .is_err()
+    );
+    let sides = fx.wt.file_sides("attempt-b", &cmp.base, "c.txt").unwrap();
+    let after = String::from_utf8(sides.after.unwrap().1).unwrap();
+    assert!(after.contains("second line"), "{after}");
+    let before = sides.before.map(|(_, b)| String::from_utf8(b).unwrap());
+    assert_eq!(before.as_deref(), Some("c\n"));
+    // A file on neither side has no sides.
+    let none = fx
+        .wt
+        .file_sides("attempt-b", &cmp.base, "nowhere.txt")
+        .unwrap();
+    assert_eq!((none.before, none.after), (None, None));
 }
 
 #[test]

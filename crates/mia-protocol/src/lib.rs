@@ -41,8 +41,8 @@ pub use view::{
 };
 pub use worktree::{
     AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
-    PromotedView, ScriptView, TrashOperation, TrashView, WorktreeCreated, WorktreeSessionRef,
-    WorktreeState, WorktreeView,
+    PromotedView, ScriptView, TrashOperation, TrashView, WorktreeCreated, WorktreeFileDiff,
+    WorktreeSessionRef, WorktreeState, WorktreeView,
 };
 
 /// Every type a front end sends or receives, as one JSON Schema document
@@ -75,6 +75,7 @@ pub fn protocol_schema() -> serde_json::Value {
         worktree_view: WorktreeView,
         worktree_created: WorktreeCreated,
         comparison_view: ComparisonView,
+        worktree_file_diff: WorktreeFileDiff,
         promoted_view: PromotedView,
         server_info: ServerInfo,
         fork_result: ForkResult,

@@ -214,3 +214,14 @@ pub struct PromotedView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trash: Option<TrashView>,
 }
+
+/// One file of an attempt against a base (`GET /api/worktrees/{name}/diff`):
+/// the structured diff front ends render, and git's text for `git apply`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct WorktreeFileDiff {
+    /// `git diff BASE ATTEMPT -- PATH`, as git prints it.
+    pub diff: String,
+    /// The same change as files and hunks (empty when the file is on
+    /// neither side).
+    pub files: Vec<crate::FileDiff>,
+}

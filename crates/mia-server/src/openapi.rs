@@ -335,13 +335,6 @@ pub(crate) mod shapes {
         pub(crate) trash: Option<TrashView>,
     }
 
-    /// One file of an attempt against a base.
-    #[derive(JsonSchema)]
-    pub(crate) struct WorktreeDiff {
-        /// A unified diff.
-        pub(crate) diff: String,
-    }
-
     /// A trash entry brought back.
     #[derive(JsonSchema)]
     pub(crate) struct Restored {

@@ -98,7 +98,9 @@ fn attempt_routes() -> ApiRouter<AppState> {
             "/api/worktrees/{name}/diff",
             get_with(worktree_diff, |op| {
                 op.summary("One file of an attempt against a base")
-                    .json::<200, shapes::WorktreeDiff>("The diff")
+                    .json::<200, mia_protocol::WorktreeFileDiff>(
+                        "The diff: files and hunks, and git's text",
+                    )
             }),
         )
         .api_route(
@@ -255,7 +257,7 @@ async fn worktree_diff(
 ) -> Response {
     match wt_dir(q.directory.as_deref()) {
         Ok(d) => match s.runtime.worktree_file_diff(d, name, q.base, q.path).await {
-            Ok(diff) => Json(json!({ "diff": diff })).into_response(),
+            Ok(diff) => Json(diff).into_response(),
             Err(e) => core_error(e),
         },
         Err(r) => r.into_response(),

@@ -209,6 +209,21 @@ pub fn proposed_diff(path: &str, before: Option<&[u8]>, after: &[u8]) -> FileDif
     )
 }
 
+/// A [`FileDiff`] of `path` from two optional `(git mode, content)` sides
+/// (`None`: the file does not exist on that side): hunks for text, a
+/// binary mark otherwise.
+pub fn contents_diff(
+    path: &str,
+    old: Option<(u32, Vec<u8>)>,
+    new: Option<(u32, Vec<u8>)>,
+) -> FileDiff {
+    bytes_diff(
+        path,
+        old.map(|(m, b)| (m, b, String::new())),
+        new.map(|(m, b)| (m, b, String::new())),
+    )
+}
+
 /// A [`FileDiff`] from two optional `(mode, content, object id)` sides
 /// (`None`: the file does not exist on that side).
 pub(crate) fn bytes_diff(

@@ -24,7 +24,7 @@ mod watch;
 pub use config::{DEFAULT_EXCLUDED_DIRS, SnapshotConfig};
 pub use diff::{
     CONTEXT_LINES, DiffLine, DiffStats, DiffStatus, FileDiff, Hunk, LineType, compute_hunks,
-    hunk_header, proposed_diff, stats, to_patch, to_patch_with,
+    contents_diff, hunk_header, proposed_diff, stats, to_patch, to_patch_with,
 };
 pub use error::{Result, SnapshotError};
 pub use gc::{

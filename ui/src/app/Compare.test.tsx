@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import type { AttemptView, ComparisonView, PromotedView, WorktreeView } from "../protocol/generated";
+import type { AttemptView, ComparisonView, FileDiff, PromotedView, WorktreeView } from "../protocol/generated";
 import { ApiError } from "../transport/types";
 import { Compare } from "./Compare";
 import { fakeTransport, Providers, type Handler } from "./testing";
@@ -59,6 +59,29 @@ const diffText = (path: string, minus: string, plus: string) =>
     "",
   ].join("\n");
 
+/** The same change as the server sends it: files and hunks. */
+const fileDiff = (path: string, minus: string, plus: string): FileDiff => ({
+  file: path,
+  status: "modified",
+  before: `keep\n${minus}\n`,
+  after: `keep\n${plus}\n`,
+  additions: 1,
+  deletions: 1,
+  hunks: [
+    {
+      startBefore: 1,
+      linesBefore: 2,
+      startAfter: 1,
+      linesAfter: 2,
+      lines: [
+        { type: "context", content: "keep", lineNumber: 1, oldLine: 1, newLine: 1 },
+        { type: "delete", content: minus, lineNumber: 2, oldLine: 2 },
+        { type: "add", content: plus, lineNumber: 2, newLine: 2 },
+      ],
+    },
+  ],
+});
+
 const worktree = (name: string) => ({ name }) as WorktreeView;
 
 function setup(extra?: Handler, props: { initialA?: string; initialB?: string } = { initialA: "alpha", initialB: "beta" }) {
@@ -70,7 +93,8 @@ function setup(extra?: Handler, props: { initialA?: string; initialB?: string } 
     if (m === "GET" && p.includes("/diff?")) {
       const u = new URL(p, "http://x");
       const name = u.pathname.split("/")[3]!;
-      return { diff: diffText(u.searchParams.get("path")!, "old line", `${name}'s line`) };
+      const path = u.searchParams.get("path")!;
+      return { diff: diffText(path, "old line", `${name}'s line`), files: [fileDiff(path, "old line", `${name}'s line`)] };
     }
     if (m === "POST" && p.endsWith("/take")) return { trash: null };
     return undefined;

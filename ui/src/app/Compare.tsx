@@ -1,9 +1,8 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { TipButton } from "./TipButton";
 import { ListBox, ListBoxItem } from "react-aria-components";
-import type { AttemptView, BetweenView, ComparisonView, PromotedView } from "../protocol/generated";
+import type { AttemptView, BetweenView, ComparisonView, PromotedView, WorktreeFileDiff } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
-import { parseUnifiedDiff } from "../lib/unifiedDiff";
 import { useServices, useToast } from "./context";
 import { filesToDiff, LazyDiffView } from "./DiffSlot";
 import { AttemptCard } from "./AttemptCard";
@@ -401,14 +400,14 @@ function DiffColumn({
 }) {
   const { api } = useServices();
   const changed = attempt.files.find((f) => f.path === path);
-  const [state, setState] = useState<{ key: string; text?: string; error?: string } | null>(null);
+  const [state, setState] = useState<{ key: string; diff?: WorktreeFileDiff; error?: string } | null>(null);
   const key = `${attempt.name}\n${base}\n${path}\n${rev}`;
   const hasChange = changed !== undefined;
   useEffect(() => {
     if (!hasChange) return;
     let alive = true;
     api.attemptDiff(directory, attempt.name, base, path).then(
-      (r) => alive && setState({ key, text: r.diff }),
+      (r) => alive && setState({ key, diff: r }),
       (e: unknown) => alive && setState({ key, error: errorMessage(e) }),
     );
     return () => {
@@ -418,9 +417,10 @@ function DiffColumn({
     };
   }, [api, directory, attempt.name, base, path, key, hasChange]);
   const diff = useMemo(() => {
-    if (state?.key !== key || state.text === undefined) return null;
-    const d = filesToDiff(parseUnifiedDiff(state.text));
-    return { ...d, patch: state.text };
+    if (state?.key !== key || state.diff === undefined) return null;
+    // The server sends files and hunks: nothing is parsed here.
+    const d = filesToDiff(state.diff.files);
+    return { ...d, patch: state.diff.diff };
   }, [state, key]);
   return (
     <section className="cmp-col" data-testid={testId} aria-label={`${side}'s diff of ${path}`}>

@@ -32,6 +32,7 @@ import type {
   TimelineStep,
   TrashView,
   WorktreeCreated,
+  WorktreeFileDiff,
   WorktreeView,
 } from "../protocol/generated";
 import { ApiError, type Transport } from "../transport/types";
@@ -165,7 +166,7 @@ export function makeApi(t: Transport) {
       t.request<ComparisonView>("GET", `/api/worktrees/compare?${q({ directory, a, b, check: check ? "true" : "false" })}`),
     /** One file of an attempt against `base`, as unified diff text. */
     attemptDiff: (directory: string, name: string, base: string, path: string) =>
-      t.request<{ diff: string }>("GET", `${wt(name)}/diff?${q({ directory, base, path })}`),
+      t.request<WorktreeFileDiff>("GET", `${wt(name)}/diff?${q({ directory, base, path })}`),
     /** A 409 (the target's own version would be lost) throws; `force` takes it anyway, keeping a copy (`trash`). */
     take: (directory: string, from: string, path: string, into: string, force = false) =>
       t.request<{ trash: TrashView | null }>("POST", `${wt(from)}/take`, { directory, path, into, force }),

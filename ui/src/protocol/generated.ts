@@ -706,6 +706,7 @@ export interface Protocol {
   share_request: ShareRequest;
   timeline_step: TimelineStep;
   worktree_created: WorktreeCreated;
+  worktree_file_diff: WorktreeFileDiff;
   worktree_view: WorktreeView;
 }
 /**
@@ -2361,6 +2362,24 @@ export interface WorktreeCreated {
   path: string;
   scripts: ScriptView[];
   submodules: boolean;
+}
+/**
+ * One file of an attempt against a base (`GET /api/worktrees/{name}/diff`):
+ * the structured diff front ends render, and git's text for `git apply`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeFileDiff".
+ */
+export interface WorktreeFileDiff {
+  /**
+   * `git diff BASE ATTEMPT -- PATH`, as git prints it.
+   */
+  diff: string;
+  /**
+   * The same change as files and hunks (empty when the file is on
+   * neither side).
+   */
+  files: FileDiff[];
 }
 /**
  * One mia-code worktree and its state.
