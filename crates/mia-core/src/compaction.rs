@@ -34,28 +34,7 @@ const USER_WORDS_CHARS: usize = 12_000;
 const MAX_ATTEMPTS: usize = 2;
 
 /// Why a compaction runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Trigger {
-    /// More visible messages than `compaction.threshold`.
-    Messages,
-    /// The next request would fill `tokenRatio` of the window.
-    Tokens,
-    /// `/compact`, `mia-code compact`.
-    Manual,
-    /// The provider said the request does not fit.
-    Overflow,
-}
-
-impl Trigger {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Messages => "messages",
-            Self::Tokens => "tokens",
-            Self::Manual => "manual",
-            Self::Overflow => "overflow",
-        }
-    }
-}
+pub use mia_protocol::CompactionTrigger as Trigger;
 
 /// `compaction.*` with defaults applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -361,7 +340,7 @@ impl Runtime {
         if let Err(e) = &result {
             self.emit(Event::CompactionFailed {
                 session_id,
-                trigger: trigger.as_str().into(),
+                trigger,
                 message: e.to_string(),
             });
         }
@@ -430,7 +409,7 @@ impl Runtime {
         let stands_for = stands_for(old);
         self.emit(Event::CompactionStarted {
             session_id,
-            trigger: trigger.as_str().into(),
+            trigger,
             tokens_before,
         });
         tracing::info!(session = %session_id, trigger = trigger.as_str(), compact = old.len(), keep, tokens_before, "compaction");
@@ -504,7 +483,7 @@ impl Runtime {
         self.emit(Event::CompactionFinished {
             session_id,
             message_id,
-            trigger: trigger.as_str().into(),
+            trigger,
             compacted: archived,
             retained: tail.len() as u64,
             tokens_before,

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mia_config::{AgentMode, Config};
 use mia_permission::Policy;
-use mia_protocol::{Event, Message, PartContent, Role, SessionId, SpawnInfo};
+use mia_protocol::{Event, Message, PartContent, Role, SessionId, SpawnInfo, SubagentStatus};
 use mia_providers::ModelRef;
 use mia_tools::{Delegate, TASK_DESCRIPTION, TaskInput, ToolContext};
 
@@ -372,7 +372,7 @@ impl Runtime {
             child_session_id: child_id,
             call_id: child.call_id.to_string(),
             agent: child.def.name.clone(),
-            status: status.into(),
+            status,
             duration_ms: run.duration_ms,
             steps: report.steps,
             tool_calls: report.tool_calls,
@@ -380,7 +380,7 @@ impl Runtime {
         });
         Ok((
             report.render(child.def, status, &run),
-            status != "completed",
+            status != SubagentStatus::Completed,
         ))
     }
 
@@ -526,18 +526,18 @@ struct ChildRun {
 }
 
 impl ChildRun {
-    fn status(&self, report: &ChildReport, parent_cancelled: bool) -> &'static str {
+    fn status(&self, report: &ChildReport, parent_cancelled: bool) -> SubagentStatus {
         use mia_protocol::TurnEnd;
         if self.timed_out {
-            "timeout"
+            SubagentStatus::Timeout
         } else if parent_cancelled || self.end == Some(TurnEnd::Cancelled) {
-            "cancelled"
+            SubagentStatus::Cancelled
         } else if report.error.is_some()
             || matches!(self.end, Some(TurnEnd::Error | TurnEnd::Blocked))
         {
-            "error"
+            SubagentStatus::Error
         } else {
-            "completed"
+            SubagentStatus::Completed
         }
     }
 }
@@ -556,10 +556,10 @@ struct ChildReport {
 
 impl ChildReport {
     /// The tool result: the child's answer, its last error, its figures.
-    fn render(&self, def: &AgentDef, status: &str, run: &ChildRun) -> String {
+    fn render(&self, def: &AgentDef, status: SubagentStatus, run: &ChildRun) -> String {
         let mut out = match (status, self.text.trim().is_empty()) {
             (_, false) => self.text.trim().to_string(),
-            ("timeout", true) => "(no answer before the timeout)".to_string(),
+            (SubagentStatus::Timeout, true) => "(no answer before the timeout)".to_string(),
             (_, true) => "(no answer)".to_string(),
         };
         if let Some(e) = &self.error {

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use mia_config::{Config, LayerKind, McpKind, McpServerConfig};
 use mia_mcp::{Connection, Content, Transport};
-use mia_protocol::{McpServerView, ResultContent};
+use mia_protocol::{McpServerView, McpState, ResultContent};
 use mia_tools::{ExtraTools, Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan, ToolSpec};
 use serde_json::Value;
 
@@ -464,24 +464,24 @@ impl McpHub {
                 name: d.name.clone(),
                 source: d.source.clone(),
                 transport,
-                state: String::new(),
+                state: McpState::Stopped,
                 error: None,
                 server: None,
                 tools: Vec::new(),
                 stderr: Vec::new(),
             };
             if !d.enabled {
-                view.state = "disabled".into();
+                view.state = McpState::Disabled;
             } else if d.project_level && !trusted {
-                view.state = "untrusted".into();
+                view.state = McpState::Untrusted;
                 view.error = Some(
                     "a project's servers start once you trust the workspace (`mia-code permissions trust`)".into(),
                 );
             } else {
                 match &*slot.state.lock().await {
-                    SlotState::Idle => view.state = "stopped".into(),
+                    SlotState::Idle => view.state = McpState::Stopped,
                     SlotState::Failed(e) => {
-                        view.state = "failed".into();
+                        view.state = McpState::Failed;
                         view.error = Some(e.clone());
                     }
                     SlotState::Ready(c) => {
@@ -489,11 +489,15 @@ impl McpHub {
                         view.stderr = c.stderr().into_iter().rev().take(5).rev().collect();
                         match c.tools(LIST_TIMEOUT).await {
                             Ok(t) => {
-                                view.state = if c.is_closed() { "exited" } else { "ready" }.into();
+                                view.state = if c.is_closed() {
+                                    McpState::Exited
+                                } else {
+                                    McpState::Ready
+                                };
                                 view.tools = t.into_iter().map(|t| t.name).collect();
                             }
                             Err(e) => {
-                                view.state = "failed".into();
+                                view.state = McpState::Failed;
                                 view.error = Some(e.to_string());
                             }
                         }

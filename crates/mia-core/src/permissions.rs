@@ -233,12 +233,12 @@ pub fn dialog(
     input: &Value,
     decision: &Decision,
 ) -> PermissionRequest {
-    let mut options = vec!["once".to_string()];
+    use mia_protocol::ReplyOption as O;
+    let mut options = vec![O::Once];
     if !decision.always.is_empty() {
-        options.push("session".into());
-        options.push("project".into());
+        options.extend([O::Session, O::Project]);
     }
-    options.extend(["deny".into(), "never".into(), "reject_with_feedback".into()]);
+    options.extend([O::Deny, O::Never, O::RejectWithFeedback]);
     PermissionRequest {
         id,
         session_id,
@@ -253,7 +253,7 @@ pub fn dialog(
             .iter()
             .map(|s| CommandSegment {
                 command: s.command.clone(),
-                decision: s.decision.to_string(),
+                decision: s.decision,
                 dangerous: s.decision == PermissionAction::Deny || !s.opaque.is_empty(),
                 reason: Some(s.reason.clone()).filter(|r| !r.is_empty()),
             })

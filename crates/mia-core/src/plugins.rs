@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use mia_config::{Config, LayerKind};
 use mia_plugins::{Installer, Outcome, PluginProcess, PluginRef, PluginToolDef};
-use mia_protocol::{Event, PluginView};
+use mia_protocol::{Event, PluginState, PluginView};
 use mia_tools::{Target, Tool, ToolContext, ToolError, ToolOutput, ToolPlan, ToolSpec};
 use serde_json::{Value, json};
 
@@ -667,39 +667,38 @@ impl Runtime {
                 entry: s.def.entry.clone(),
                 name: PluginHub::slot_name(&s.def),
                 source: s.def.source.clone(),
-                state: String::new(),
+                state: PluginState::NotLoaded,
                 version: lock(&s.version).clone(),
                 error: None,
                 tools: Vec::new(),
                 hooks: Vec::new(),
             };
             if s.def.project_level && !trusted {
-                v.state = "untrusted".into();
+                v.state = PluginState::Untrusted;
                 v.error = Some("a project's plugins load once you trust the workspace (`mia-code permissions trust`)".into());
             } else {
                 match &*s.state.lock().await {
-                    PState::Idle => v.state = "not loaded".into(),
-                    PState::Installing => v.state = "installing".into(),
+                    PState::Idle => v.state = PluginState::NotLoaded,
+                    PState::Installing => v.state = PluginState::Installing,
                     PState::Ready(p) if p.is_alive() => {
-                        v.state = "loaded".into();
+                        v.state = PluginState::Loaded;
                         v.tools = p.init.tools.iter().map(|t| t.name.clone()).collect();
                         v.hooks = p.init.hooks.clone();
                     }
                     PState::Ready(p) => {
-                        v.state = "failed".into();
+                        v.state = PluginState::Failed;
                         v.error = p.death();
                     }
                     PState::Failed(e) => {
                         v.state = if s.def.parsed.is_err() {
-                            "refused"
+                            PluginState::Refused
                         } else {
-                            "failed"
-                        }
-                        .into();
+                            PluginState::Failed
+                        };
                         v.error = Some(e.clone());
                     }
                     PState::Skipped(e) => {
-                        v.state = "skipped".into();
+                        v.state = PluginState::Skipped;
                         v.error = Some(e.clone());
                     }
                 }

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use mia_config::{Config, NetworkSetting, SandboxModeSetting};
+use mia_protocol::SandboxEffect;
 use mia_sandbox::{NetworkAccess, PolicyInputs, SandboxMode, SandboxPolicy, Support};
 use mia_tools::ShellSandbox;
 
@@ -417,6 +418,24 @@ pub fn confines_shell(
     Wall::of(&shell_sandbox(p, read_only))
 }
 
+/// A sandbox mode as the protocol names it.
+pub fn mode_view(mode: SandboxMode) -> mia_protocol::SandboxModeView {
+    match mode {
+        SandboxMode::WorkspaceWrite => mia_protocol::SandboxModeView::WorkspaceWrite,
+        SandboxMode::ReadOnly => mia_protocol::SandboxModeView::ReadOnly,
+        SandboxMode::Off => mia_protocol::SandboxModeView::Off,
+    }
+}
+
+/// A sandbox mechanism as the protocol names it.
+pub fn mechanism_view(m: mia_sandbox::Mechanism) -> mia_protocol::SandboxMechanism {
+    match m {
+        mia_sandbox::Mechanism::Bubblewrap => mia_protocol::SandboxMechanism::Bubblewrap,
+        mia_sandbox::Mechanism::Landlock => mia_protocol::SandboxMechanism::LandlockSeccomp,
+        mia_sandbox::Mechanism::Seatbelt => mia_protocol::SandboxMechanism::Seatbelt,
+    }
+}
+
 /// The sandbox as `doctor` and the settings screen report it.
 pub type SandboxReport = mia_protocol::SandboxView;
 
@@ -452,21 +471,25 @@ pub fn report(config: &Config) -> SandboxReport {
         set: env.set.unwrap_or_default().into_iter().collect(),
     };
     let effect = match (mode, available) {
-        (SandboxMode::Off, _) => "unconfined",
-        (_, true) => "sandboxed",
-        (_, false) => "ask",
+        (SandboxMode::Off, _) => SandboxEffect::Unconfined,
+        (_, true) => SandboxEffect::Sandboxed,
+        (_, false) => SandboxEffect::Ask,
     };
     SandboxReport {
-        mode: mode.as_str().to_string(),
-        mechanism: mechanism.map(|m| m.as_str().to_string()),
+        mode: mode_view(mode),
+        mechanism: mechanism.map(mechanism_view),
         available,
         detail,
-        effect: effect.to_string(),
+        effect,
         full: mechanism.is_some_and(mia_sandbox::Mechanism::is_full),
         limits: mechanism
             .map(|m| m.limits().iter().map(|l| (*l).to_string()).collect())
             .unwrap_or_default(),
-        network: network.as_str().to_string(),
+        network: match network {
+            NetworkAccess::Allow => mia_protocol::PermissionAction::Allow,
+            NetworkAccess::Ask => mia_protocol::PermissionAction::Ask,
+            NetworkAccess::Deny => mia_protocol::PermissionAction::Deny,
+        },
         env: env.describe(),
     }
 }

@@ -420,7 +420,7 @@ impl Runtime {
                     .iter()
                     .map(|f| AttemptFile {
                         path: f.path.clone(),
-                        status: f.status.clone(),
+                        status: f.status,
                         additions: f.additions,
                         deletions: f.deletions,
                         binary: f.binary,

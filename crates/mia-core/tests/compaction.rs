@@ -98,7 +98,7 @@ fn finished(events: &[Event]) -> Vec<(String, u64, u64)> {
                 compacted,
                 retained,
                 ..
-            } => Some((trigger.clone(), *compacted, *retained)),
+            } => Some((trigger.as_str().to_string(), *compacted, *retained)),
             _ => None,
         })
         .collect()

@@ -142,13 +142,16 @@ async fn a_command_that_is_not_plain_words_runs_sandboxed_without_asking() {
     assert!(h.project.join("pid.txt").exists());
     let results = h.results().await;
     let note = results[0].2.clone().expect("a sandbox note");
-    assert_eq!(note.mode, "workspace-write");
-    assert_eq!(note.network.as_deref(), Some("ask"));
-    assert_eq!(note.mechanism.as_deref(), Some("bubblewrap"));
+    assert_eq!(wire(&note.mode), "workspace-write");
+    assert_eq!(note.network.map(|v| wire(&v)).as_deref(), Some("ask"));
+    assert_eq!(
+        note.mechanism.map(|v| wire(&v)).as_deref(),
+        Some("bubblewrap")
+    );
     assert_eq!(note.full, Some(true));
     // The live event carries it too.
     assert!(events.iter().any(|e| matches!(e,
-        Event::ToolResult { sandbox: Some(n), .. } if n.mode == "workspace-write")));
+        Event::ToolResult { sandbox: Some(n), .. } if wire(&n.mode) == "workspace-write")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -187,7 +190,13 @@ async fn a_blocked_write_can_run_once_outside_after_a_person_says_yes() {
         results[0].1
     );
     assert_eq!(
-        results[0].2.as_ref().unwrap().blocked.as_deref(),
+        results[0]
+            .2
+            .as_ref()
+            .unwrap()
+            .blocked
+            .map(|v| wire(&v))
+            .as_deref(),
         Some("write")
     );
     // The escalation is an ask of its own, with no "always".
@@ -198,7 +207,9 @@ async fn a_blocked_write_can_run_once_outside_after_a_person_says_yes() {
         request.reason
     );
     assert!(
-        !request.options.contains(&"session".to_string()),
+        !request
+            .options
+            .contains(&mia_protocol::ReplyOption::Session),
         "{:?}",
         request.options
     );
@@ -208,7 +219,13 @@ async fn a_blocked_write_can_run_once_outside_after_a_person_says_yes() {
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "hi\n");
     let results = h.results().await;
     assert_eq!(
-        results[1].2.as_ref().unwrap().unconfined.as_deref(),
+        results[1]
+            .2
+            .as_ref()
+            .unwrap()
+            .unconfined
+            .map(|v| wire(&v))
+            .as_deref(),
         Some("escalated")
     );
     // Audited: the sandbox_escape check is a stored row.
@@ -262,8 +279,8 @@ async fn plan_cannot_write_even_through_a_command_its_read_only_list_allows() {
     let results = h.results().await;
     assert!(!h.project.join("PWNED").exists(), "{}", results[0].1);
     let note = results[0].2.clone().unwrap();
-    assert_eq!(note.mode, "read-only");
-    assert_eq!(note.network.as_deref(), Some("deny"));
+    assert_eq!(wire(&note.mode), "read-only");
+    assert_eq!(note.network.map(|v| wire(&v)).as_deref(), Some("deny"));
 
     // The same command with the sandbox off does write (the test can fail).
     let setup = Setup {
@@ -340,7 +357,13 @@ async fn without_a_sandbox_every_command_asks_and_headless_runs_none() {
     assert!(h.project.join("made.txt").exists());
     let results = h.results().await;
     assert_eq!(
-        results[0].2.as_ref().unwrap().unconfined.as_deref(),
+        results[0]
+            .2
+            .as_ref()
+            .unwrap()
+            .unconfined
+            .map(|v| wire(&v))
+            .as_deref(),
         Some("unavailable")
     );
 
@@ -630,7 +653,10 @@ print("RESULT " + json.dumps(r))
     );
     assert!(h.project.join("made-by-script.txt").exists());
     let note = note.as_ref().expect("a sandbox note");
-    assert_eq!(note.mechanism.as_deref(), Some("bubblewrap"));
+    assert_eq!(
+        note.mechanism.map(|v| wire(&v)).as_deref(),
+        Some("bubblewrap")
+    );
     drop(tcp);
 }
 
@@ -701,7 +727,9 @@ async fn the_proxy_asks_for_a_programs_first_connection_and_always_covers_that_h
     assert!(request.reason.contains(&url), "{}", request.reason);
     assert_eq!(request.call_id.as_deref(), Some("n1"));
     assert!(
-        request.options.contains(&"project".to_string()),
+        request
+            .options
+            .contains(&mia_protocol::ReplyOption::Project),
         "{:?}",
         request.options
     );
@@ -871,4 +899,13 @@ fn lasting_socket_dir() -> std::path::PathBuf {
 /// its store to itself).
 fn database(rt: &mia_core::Runtime) -> mia_store::SessionDb {
     mia_store::SessionDb::open(rt.options().paths.data_db()).unwrap()
+}
+
+/// A protocol value as it goes over the wire (`"workspace-write"`).
+fn wire<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .unwrap()
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }

@@ -166,7 +166,7 @@ async fn the_parent_delegates_to_explore_and_gets_its_answer() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::SubagentFinished { status, .. } if status == "completed"))
+            .any(|e| matches!(e, Event::SubagentFinished { status, .. } if *status == mia_protocol::SubagentStatus::Completed))
     );
     let child_session = h
         .runtime

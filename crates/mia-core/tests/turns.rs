@@ -387,7 +387,7 @@ async fn answer_ask(reply: PermissionReplyKind) -> (Harness, Vec<Event>) {
             .contains("ask bash"),
         "{request:?}"
     );
-    assert!(request.options.contains(&"once".to_string()));
+    assert!(request.options.contains(&mia_protocol::ReplyOption::Once));
     h.runtime
         .submit(Op::PermissionReply {
             session_id: h.session.id,
@@ -405,7 +405,7 @@ async fn answer_ask(reply: PermissionReplyKind) -> (Harness, Vec<Event>) {
 async fn permission_ask_answered_once_runs_the_command() {
     let (h, events) = answer_ask(PermissionReplyKind::Once).await;
     assert_eq!(h.read("out.txt"), "ran\n");
-    assert!(events.iter().any(|e| matches!(e, Event::PermissionResolved { decision, by, .. } if decision == "allow" && by == "user")));
+    assert!(events.iter().any(|e| matches!(e, Event::PermissionResolved { decision, by, .. } if *decision == mia_protocol::Resolution::Allow && by == "user")));
     h.server.assert_no_violations();
 }
 
@@ -499,7 +499,9 @@ async fn cancel_mid_bash_stops_the_process_and_the_turn() {
         panic!("{events:#?}")
     };
     assert!(
-        !request.options.contains(&"session".to_string()),
+        !request
+            .options
+            .contains(&mia_protocol::ReplyOption::Session),
         "no 'always' for expansions"
     );
     // An answer that was not offered is refused and the ask keeps waiting.
@@ -632,7 +634,9 @@ async fn permission_always_adds_a_session_rule() {
         panic!("{events:#?}")
     };
     assert!(
-        request.options.contains(&"session".to_string()),
+        request
+            .options
+            .contains(&mia_protocol::ReplyOption::Session),
         "{request:?}"
     );
     h.runtime
@@ -1571,7 +1575,9 @@ async fn always_for_this_project_in_build_never_lifts_plans_read_only_floor() {
         panic!("{events:#?}")
     };
     assert!(
-        request.options.contains(&"project".to_string()),
+        request
+            .options
+            .contains(&mia_protocol::ReplyOption::Project),
         "{request:?}"
     );
     h.runtime

@@ -10,13 +10,13 @@ use serde::{Deserialize, Serialize};
 use crate::error::{GitError, Result};
 use crate::safety::TrashOperation;
 use crate::worktree::Worktrees;
+use mia_protocol::{AttemptFileStatus, BetweenStatus};
 
 /// One changed file of an attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChange {
     pub path: String,
-    /// `added`, `modified`, `deleted`, `type_changed`.
-    pub status: String,
+    pub status: AttemptFileStatus,
     pub additions: u32,
     pub deletions: u32,
     /// Binary content (no line counts).
@@ -48,8 +48,7 @@ pub struct Attempt {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Between {
     pub path: String,
-    /// `same` (both changed it the same way), `only_a`, `only_b`, `differ`.
-    pub status: String,
+    pub status: BetweenStatus,
 }
 
 /// One file of an attempt and of its base: `(git mode, bytes)`, `None`
@@ -162,16 +161,16 @@ impl Worktrees {
             let Some(path) = it.next() else { break };
             let parts: Vec<&str> = meta.split(' ').collect();
             let status = match parts.get(4).copied().unwrap_or("M") {
-                "A" => "added",
-                "D" => "deleted",
-                "T" => "type_changed",
-                _ => "modified",
+                "A" => AttemptFileStatus::Added,
+                "D" => AttemptFileStatus::Deleted,
+                "T" => AttemptFileStatus::TypeChanged,
+                _ => AttemptFileStatus::Modified,
             };
             files.insert(
                 path.to_string(),
                 FileChange {
                     path: path.to_string(),
-                    status: status.to_string(),
+                    status,
                     additions: 0,
                     deletions: 0,
                     binary: false,
@@ -278,12 +277,13 @@ impl Worktrees {
             .map(|(path, (fa, fb))| Between {
                 path: path.to_string(),
                 status: match (fa, fb) {
-                    (Some(x), Some(y)) if x.oid == y.oid && x.status == y.status => "same",
-                    (Some(_), Some(_)) => "differ",
-                    (Some(_), None) => "only_a",
-                    _ => "only_b",
-                }
-                .to_string(),
+                    (Some(x), Some(y)) if x.oid == y.oid && x.status == y.status => {
+                        BetweenStatus::Same
+                    }
+                    (Some(_), Some(_)) => BetweenStatus::Differ,
+                    (Some(_), None) => BetweenStatus::OnlyA,
+                    _ => BetweenStatus::OnlyB,
+                },
             })
             .collect();
         Ok(Comparison {

@@ -348,7 +348,7 @@ fn compare_classifies_every_path_and_take_copies_across() {
         ]
     );
     let d = cmp.a.files.iter().find(|f| f.path == "d.txt").unwrap();
-    assert_eq!(d.status, "deleted");
+    assert_eq!(d.status.as_str(), "deleted");
     let c_b = cmp.b.files.iter().find(|f| f.path == "c.txt").unwrap();
     assert_eq!((c_b.additions, c_b.deletions), (2, 1));
     assert_eq!(cmp.b.stats.files, 3);
@@ -388,7 +388,7 @@ fn compare_classifies_every_path_and_take_copies_across() {
     assert!(
         cmp.between
             .iter()
-            .any(|x| x.path == "c.txt" && x.status == "same")
+            .any(|x| x.path == "c.txt" && x.status.as_str() == "same")
     );
     assert!(fx.wt.take("attempt-a", "../escape", "main", false).is_err());
     // A symlinked folder in the target cannot lead outside the attempt.

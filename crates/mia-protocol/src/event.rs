@@ -150,7 +150,7 @@ pub enum PermissionReplyKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CommandSegment {
     pub command: String,
-    pub decision: String,
+    pub decision: crate::PermissionAction,
     #[serde(default)]
     pub dangerous: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -178,7 +178,7 @@ pub struct PermissionRequest {
     pub matched_rule: Option<String>,
     pub reason: String,
     /// Which replies can be offered (e.g. no "session"/"project" for commands with expansions).
-    pub options: Vec<String>,
+    pub options: Vec<crate::ReplyOption>,
     /// For a subagent's ask: the top-level session its delegation started
     /// from (the ask shows there too; answer it with this request's `session_id`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -257,9 +257,8 @@ pub enum Event {
     PermissionResolved {
         session_id: SessionId,
         request_id: String,
-        /// `allow` or `deny`.
-        decision: String,
-        /// `rule`, `user`, `headless`, ...
+        decision: crate::Resolution,
+        /// `rule`, `user`, `headless` or `plugin NAME`.
         by: String,
         reason: String,
         /// For a subagent's ask: the top-level session it also showed in.
@@ -340,23 +339,23 @@ pub enum Event {
         agent: String,
         description: String,
     },
-    /// A subagent finished: `status` is `completed`, `timeout`, `cancelled` or `error`.
+    /// A subagent finished.
     SubagentFinished {
         session_id: SessionId,
         child_session_id: SessionId,
         call_id: String,
         agent: String,
-        status: String,
+        status: SubagentStatus,
         duration_ms: u64,
         steps: u32,
         tool_calls: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
     },
-    /// Compaction began (`trigger`: `messages`, `tokens`, `manual` or `overflow`).
+    /// Compaction began.
     CompactionStarted {
         session_id: SessionId,
-        trigger: String,
+        trigger: CompactionTrigger,
         /// Estimated tokens of the conversation before.
         tokens_before: u64,
     },
@@ -365,7 +364,7 @@ pub enum Event {
     CompactionFinished {
         session_id: SessionId,
         message_id: MessageId,
-        trigger: String,
+        trigger: CompactionTrigger,
         compacted: u64,
         retained: u64,
         tokens_before: u64,
@@ -374,7 +373,7 @@ pub enum Event {
     /// Compaction failed; nothing was changed. `message` says what to do.
     CompactionFailed {
         session_id: SessionId,
-        trigger: String,
+        trigger: CompactionTrigger,
         message: String,
     },
     /// A line of a worktree's start script (or check command) as it runs.
@@ -429,6 +428,58 @@ impl Event {
             | Self::CompactionFinished { session_id, .. }
             | Self::CompactionFailed { session_id, .. }
             | Self::TurnFinished { session_id, .. } => Some(*session_id),
+        }
+    }
+}
+
+/// How a subagent's delegation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SubagentStatus {
+    Completed,
+    Timeout,
+    Cancelled,
+    Error,
+}
+
+impl SubagentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Timeout => "timeout",
+            Self::Cancelled => "cancelled",
+            Self::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for SubagentStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionTrigger {
+    /// The session grew past `compaction.messages`.
+    Messages,
+    /// The next request would fill the token budget.
+    Tokens,
+    /// `/compact`.
+    Manual,
+    /// The provider said the request did not fit.
+    Overflow,
+}
+
+impl CompactionTrigger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Messages => "messages",
+            Self::Tokens => "tokens",
+            Self::Manual => "manual",
+            Self::Overflow => "overflow",
         }
     }
 }

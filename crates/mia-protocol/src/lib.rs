@@ -16,16 +16,16 @@ mod worktree;
 
 pub use diff::{DiffLine, DiffStats, DiffStatus, FileDiff, Hunk, LineType};
 pub use event::{
-    CommandSegment, Event, Op, PermissionReplyKind, PermissionRequest, RevertConflict,
-    RevertSummary, TurnEnd,
+    CommandSegment, CompactionTrigger, Event, Op, PermissionReplyKind, PermissionRequest,
+    RevertConflict, RevertSummary, SubagentStatus, TurnEnd,
 };
 pub use ids::{IdParseError, MessageId, PartId, SessionId, now_ms};
 pub use message::{
     CONTENT_VERSION, FileChange, FileChangeKind, Message, MessageMetadata, MessageType,
-    NetworkHost, NewMessage, Part, PartContent, PermissionNote, ResultContent, Role, SandboxNote,
-    TokenUsage,
+    NetworkHost, NewMessage, Part, PartContent, PermissionNote, ResultContent, Role,
+    SandboxBlocked, SandboxMechanism, SandboxModeView, SandboxNote, TokenUsage, UnconfinedReason,
 };
-pub use permission::{AuditRecord, PermissionAction, PermissionRule};
+pub use permission::{AuditRecord, PermissionAction, PermissionRule, ReplyOption, Resolution};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use share::{
     Redaction, RedactionPlace, SHARE_PAYLOAD_VERSION, SharePayload, SharePreview, ShareRecord,
@@ -34,15 +34,15 @@ pub use share::{
 pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, ContextUsage, CostLine,
     CostView, DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
-    McpServerView, ModelChoice, PermissionsView, PluginView, PreviewAction, PreviewFile,
-    ProjectSummary, ProposedRule, ProviderInfo, RevertPreview, RuleView, SandboxView, ServerInfo,
-    SessionChanges, SessionCompare, SessionDetail, SessionSummary, SettingsUpdate, SettingsView,
-    StepKindView, TimelineStep,
+    McpServerView, McpState, ModelChoice, PermissionsView, PluginState, PluginView, PreviewAction,
+    PreviewFile, ProjectSummary, ProposedRule, ProviderInfo, RevertPreview, RuleView,
+    SandboxEffect, SandboxView, ServerInfo, SessionChanges, SessionCompare, SessionDetail,
+    SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
 };
 pub use worktree::{
-    AttemptFile, AttemptStats, AttemptUsage, AttemptView, BetweenView, ComparisonView,
-    PromotedView, ScriptView, TrashOperation, TrashView, WorktreeCreated, WorktreeFileDiff,
-    WorktreeSessionRef, WorktreeState, WorktreeView,
+    AttemptFile, AttemptFileStatus, AttemptStats, AttemptUsage, AttemptView, BetweenStatus,
+    BetweenView, ComparisonView, PromotedView, ScriptView, TrashOperation, TrashView,
+    WorktreeCreated, WorktreeFileDiff, WorktreeSessionRef, WorktreeState, WorktreeView,
 };
 
 /// Every type a front end sends or receives, as one JSON Schema document

@@ -77,37 +77,112 @@ impl MessageType {
 /// The permission decision recorded with a tool result (what the tool card shows).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PermissionNote {
-    /// `allow` or `deny`.
-    pub decision: String,
-    /// `user`, `rule` or `headless`.
+    pub decision: crate::Resolution,
+    /// `user`, `rule`, `headless` or `plugin NAME`.
     pub by: String,
-    /// The answer a person gave: `once`, `session`, `project`, `deny`, `never`, `reject_with_feedback`.
+    /// The answer a person gave.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reply: Option<String>,
+    pub reply: Option<crate::ReplyOption>,
     /// The denial message or the feedback given.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub reason: String,
 }
 
+/// How the OS sandbox confines commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxModeView {
+    /// Writes only in the project (and the session's /tmp).
+    WorkspaceWrite,
+    /// No writes.
+    ReadOnly,
+    /// Not confined.
+    Off,
+}
+
+impl SandboxModeView {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::WorkspaceWrite => "workspace-write",
+            Self::ReadOnly => "read-only",
+            Self::Off => "off",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxModeView {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What confines commands on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum SandboxMechanism {
+    /// Linux with user namespaces: the whole wall.
+    #[serde(rename = "bubblewrap")]
+    Bubblewrap,
+    /// Linux without user namespaces: the weaker fallback.
+    #[serde(rename = "landlock+seccomp")]
+    LandlockSeccomp,
+    /// macOS.
+    #[serde(rename = "seatbelt")]
+    Seatbelt,
+}
+
+impl SandboxMechanism {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Bubblewrap => "bubblewrap",
+            Self::LandlockSeccomp => "landlock+seccomp",
+            Self::Seatbelt => "seatbelt",
+        }
+    }
+}
+
+impl std::fmt::Display for SandboxMechanism {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a command ran outside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UnconfinedReason {
+    /// `sandbox.mode` is off.
+    Config,
+    /// The user allowed it once outside the sandbox.
+    Escalated,
+    /// No sandbox on this machine; the user allowed it.
+    Unavailable,
+}
+
+/// What the sandbox seems to have blocked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxBlocked {
+    Write,
+    Network,
+}
+
 /// How a shell command was confined by the OS sandbox (what the tool card shows).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SandboxNote {
-    /// `workspace-write`, `read-only`, or `off` (ran unconfined).
-    pub mode: String,
-    /// `ask`, `allow` or `deny` (absent when unconfined).
+    /// How it was confined (`off`: it ran unconfined).
+    pub mode: SandboxModeView,
+    /// Its network (absent when unconfined).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub network: Option<String>,
-    /// `bubblewrap`, `landlock+seccomp` or `seatbelt` (absent when unconfined).
+    pub network: Option<crate::PermissionAction>,
+    /// Absent when unconfined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mechanism: Option<String>,
-    /// Why it ran unconfined: `config` (`sandbox.mode` is off), `escalated`
-    /// (the user allowed it once outside the sandbox) or `unavailable` (no
-    /// sandbox on this machine; the user allowed it).
+    pub mechanism: Option<SandboxMechanism>,
+    /// Why it ran unconfined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unconfined: Option<String>,
-    /// What the sandbox seems to have blocked (`write` or `network`).
+    pub unconfined: Option<UnconfinedReason>,
+    /// What the sandbox seems to have blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocked: Option<String>,
+    pub blocked: Option<SandboxBlocked>,
     /// False when the mechanism was the weaker fallback (Landlock).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full: Option<bool>,

@@ -78,3 +78,49 @@ pub struct AuditRecord {
     pub decision: PermissionAction,
     pub reason: String,
 }
+
+/// How an ask (or a denial) was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    Allow,
+    Deny,
+}
+
+impl Resolution {
+    pub fn allowed(proceed: bool) -> Self {
+        if proceed { Self::Allow } else { Self::Deny }
+    }
+}
+
+/// An answer an ask offers (`PermissionRequest::options`), or the one a
+/// person gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyOption {
+    Once,
+    Session,
+    Project,
+    Deny,
+    Never,
+    RejectWithFeedback,
+}
+
+impl ReplyOption {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Once => "once",
+            Self::Session => "session",
+            Self::Project => "project",
+            Self::Deny => "deny",
+            Self::Never => "never",
+            Self::RejectWithFeedback => "reject_with_feedback",
+        }
+    }
+}
+
+impl fmt::Display for ReplyOption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

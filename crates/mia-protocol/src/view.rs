@@ -14,8 +14,7 @@ pub struct PluginView {
     pub name: String,
     /// The config file listing it.
     pub source: String,
-    /// `loaded`, `installing`, `failed`, `refused`, `skipped`, `untrusted` or `not loaded`.
-    pub state: String,
+    pub state: PluginState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -26,6 +25,82 @@ pub struct PluginView {
     pub hooks: Vec<String>,
 }
 
+/// Where a plugin is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum PluginState {
+    #[serde(rename = "loaded")]
+    Loaded,
+    #[serde(rename = "installing")]
+    Installing,
+    #[serde(rename = "failed")]
+    Failed,
+    /// Its entry may not be used (a URL, a git source without `plugin.allowGit`).
+    #[serde(rename = "refused")]
+    Refused,
+    #[serde(rename = "skipped")]
+    Skipped,
+    /// A project's plugin in a workspace not trusted.
+    #[serde(rename = "untrusted")]
+    Untrusted,
+    /// Not started yet (it starts with the first turn).
+    #[serde(rename = "not loaded")]
+    NotLoaded,
+}
+
+impl PluginState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Loaded => "loaded",
+            Self::Installing => "installing",
+            Self::Failed => "failed",
+            Self::Refused => "refused",
+            Self::Skipped => "skipped",
+            Self::Untrusted => "untrusted",
+            Self::NotLoaded => "not loaded",
+        }
+    }
+}
+
+impl std::fmt::Display for PluginState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where an MCP server is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum McpState {
+    Ready,
+    Failed,
+    /// It was running and has stopped on its own.
+    Exited,
+    /// Not started (it starts with the first turn).
+    Stopped,
+    Disabled,
+    /// A project's server in a workspace not trusted.
+    Untrusted,
+}
+
+impl McpState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "ready",
+            Self::Failed => "failed",
+            Self::Exited => "exited",
+            Self::Stopped => "stopped",
+            Self::Disabled => "disabled",
+            Self::Untrusted => "untrusted",
+        }
+    }
+}
+
+impl std::fmt::Display for McpState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An MCP server of a project: where it is defined, its state and tools.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct McpServerView {
@@ -34,8 +109,7 @@ pub struct McpServerView {
     pub source: String,
     /// `stdio: command args` or `http: url`.
     pub transport: String,
-    /// `ready`, `failed`, `exited`, `stopped`, `disabled` or `untrusted`.
-    pub state: String,
+    pub state: McpState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The server's own name and version.
@@ -318,20 +392,31 @@ fn yes() -> bool {
     true
 }
 
+/// What happens to shell commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxEffect {
+    /// They run in the OS sandbox.
+    Sandboxed,
+    /// No sandbox here: every command asks before it runs unconfined.
+    Ask,
+    /// `sandbox.mode` is off.
+    Unconfined,
+}
+
 /// The OS sandbox as configured and as this machine can apply it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SandboxView {
     /// `sandbox.mode` as configured (or this OS's default).
-    pub mode: String,
-    /// `bubblewrap`, `landlock+seccomp` or `seatbelt`; absent when unavailable.
+    pub mode: crate::SandboxModeView,
+    /// Absent when unavailable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mechanism: Option<String>,
+    pub mechanism: Option<crate::SandboxMechanism>,
     pub available: bool,
     /// What the mechanism offers, or why there is none.
     pub detail: String,
-    /// What happens to commands: `sandboxed`, `ask` (no sandbox here:
-    /// every command asks before it runs unconfined), or `unconfined` (off).
-    pub effect: String,
+    /// What happens to commands.
+    pub effect: SandboxEffect,
     /// The mechanism holds every promise (bubblewrap, Seatbelt); false for
     /// the Landlock fallback, under which commands the engine cannot read ask.
     #[serde(default)]
@@ -339,9 +424,8 @@ pub struct SandboxView {
     /// What the mechanism cannot hold.
     #[serde(default)]
     pub limits: Vec<String>,
-    /// `sandbox.network` as configured for agents that can edit (`ask`, `allow`, `deny`).
-    #[serde(default)]
-    pub network: String,
+    /// `sandbox.network` as configured for agents that can edit.
+    pub network: crate::PermissionAction,
     /// The environment rule sandboxed commands get.
     #[serde(default)]
     pub env: String,

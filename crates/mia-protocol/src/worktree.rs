@@ -131,8 +131,7 @@ pub struct WorktreeCreated {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AttemptFile {
     pub path: String,
-    /// `added`, `modified`, `deleted`, `type_changed`.
-    pub status: String,
+    pub status: AttemptFileStatus,
     pub additions: u32,
     pub deletions: u32,
     pub binary: bool,
@@ -177,8 +176,51 @@ pub struct AttemptView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BetweenView {
     pub path: String,
-    /// `same`, `only_a`, `only_b`, `differ`.
-    pub status: String,
+    pub status: BetweenStatus,
+}
+
+/// How a file of an attempt differs from the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptFileStatus {
+    Added,
+    Modified,
+    Deleted,
+    TypeChanged,
+}
+
+impl AttemptFileStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Added => "added",
+            Self::Modified => "modified",
+            Self::Deleted => "deleted",
+            Self::TypeChanged => "type_changed",
+        }
+    }
+}
+
+/// How a path compares between two attempts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BetweenStatus {
+    /// Both changed it the same way.
+    Same,
+    OnlyA,
+    OnlyB,
+    /// Both changed it, differently.
+    Differ,
+}
+
+impl BetweenStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Same => "same",
+            Self::OnlyA => "only_a",
+            Self::OnlyB => "only_b",
+            Self::Differ => "differ",
+        }
+    }
 }
 
 /// `worktree compare A B`.

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
-import type { AttemptView, ComparisonView, FileDiff, PromotedView, WorktreeView } from "../protocol/generated";
+import type { AttemptFileStatus, AttemptView, ComparisonView, FileDiff, PromotedView, WorktreeView } from "../protocol/generated";
 import { ApiError } from "../transport/types";
 import { Compare } from "./Compare";
 import { fakeTransport, Providers, type Handler } from "./testing";
@@ -23,7 +23,7 @@ function attempt(name: string, files: AttemptView["files"], over: Partial<Attemp
   };
 }
 
-const f = (path: string, additions = 1, deletions = 0, status = "modified") => ({
+const f = (path: string, additions = 1, deletions = 0, status: AttemptFileStatus = "modified") => ({
   path,
   status,
   additions,

@@ -61,6 +61,7 @@ describe("Settings: the sandbox", () => {
   it("says when this machine has none (Windows) and what that means", async () => {
     renderWith({
       mode: "workspace-write",
+      network: "ask",
       available: false,
       detail: "this OS has no sandbox for shell commands yet",
       effect: "ask",
@@ -553,6 +554,7 @@ describe("Settings: appearance", () => {
     localStorage.clear();
     renderWith({
       mode: "workspace-write",
+      network: "ask",
       mechanism: "landlock+seccomp",
       available: true,
       detail: "Landlock ABI 7",

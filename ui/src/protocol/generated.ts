@@ -8,6 +8,20 @@
  */
 export type AgentModeView = "primary" | "subagent" | "all";
 /**
+ * How a file of an attempt differs from the base.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptFileStatus".
+ */
+export type AttemptFileStatus = "added" | "modified" | "deleted" | "type_changed";
+/**
+ * How a path compares between two attempts.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BetweenStatus".
+ */
+export type BetweenStatus = ("only_a" | "only_b") | "same" | "differ";
+/**
  * What a diff request covers.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -95,13 +109,10 @@ export type Event =
     }
   | {
       /**
-       * `rule`, `user`, `headless`, ...
+       * `rule`, `user`, `headless` or `plugin NAME`.
        */
       by: string;
-      /**
-       * `allow` or `deny`.
-       */
-      decision: string;
+      decision: Resolution;
       reason: string;
       request_id: string;
       /**
@@ -198,7 +209,7 @@ export type Event =
       cost_usd?: number | null;
       duration_ms: number;
       session_id: SessionId;
-      status: string;
+      status: SubagentStatus;
       steps: number;
       tool_calls: number;
       type: "subagent_finished";
@@ -209,7 +220,7 @@ export type Event =
        * Estimated tokens of the conversation before.
        */
       tokens_before: number;
-      trigger: string;
+      trigger: CompactionTrigger;
       type: "compaction_started";
     }
   | {
@@ -219,13 +230,13 @@ export type Event =
       session_id: SessionId;
       tokens_after: number;
       tokens_before: number;
-      trigger: string;
+      trigger: CompactionTrigger;
       type: "compaction_finished";
     }
   | {
       message: string;
       session_id: SessionId;
-      trigger: string;
+      trigger: CompactionTrigger;
       type: "compaction_failed";
     }
   | {
@@ -385,6 +396,50 @@ export type PartContent =
       type: "commentary";
     };
 /**
+ * How an ask (or a denial) was settled.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Resolution".
+ */
+export type Resolution = "allow" | "deny";
+/**
+ * An answer an ask offers (`PermissionRequest::options`), or the one a
+ * person gave.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReplyOption".
+ */
+export type ReplyOption =
+  "once" | "session" | "project" | "deny" | "never" | "reject_with_feedback";
+/**
+ * What the sandbox seems to have blocked.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxBlocked".
+ */
+export type SandboxBlocked = "write" | "network";
+/**
+ * What confines commands on this machine.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxMechanism".
+ */
+export type SandboxMechanism = "bubblewrap" | "landlock+seccomp" | "seatbelt";
+/**
+ * What a permission rule decides.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionAction".
+ */
+export type PermissionAction = "allow" | "ask" | "deny";
+/**
+ * Why a command ran outside the sandbox.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnconfinedReason".
+ */
+export type UnconfinedReason = "config" | "escalated" | "unavailable";
+/**
  * How a step changed one file.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -443,6 +498,20 @@ export type MessageType = "normal" | "compaction_summary" | "revert" | "fork" | 
  */
 export type TurnEnd = ("completed" | "cancelled" | "error" | "step_limit") | "blocked";
 /**
+ * How a subagent's delegation ended.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SubagentStatus".
+ */
+export type SubagentStatus = "completed" | "timeout" | "cancelled" | "error";
+/**
+ * What started a compaction.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionTrigger".
+ */
+export type CompactionTrigger = "messages" | "tokens" | "manual" | "overflow";
+/**
  * Which history operation a preview is for.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -460,6 +529,13 @@ export type HistoryAction =
   | {
       action: "redo";
     };
+/**
+ * Where an MCP server is.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "McpState".
+ */
+export type McpState = ("ready" | "failed" | "disabled") | "exited" | "stopped" | "untrusted";
 /**
  * A command into the runtime.
  *
@@ -582,6 +658,14 @@ export type PermissionReplyKind =
       kind: "reject_with_feedback";
     };
 /**
+ * Where a plugin is.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PluginState".
+ */
+export type PluginState =
+  ("loaded" | "installing" | "failed" | "skipped") | "refused" | "untrusted" | "not loaded";
+/**
  * The worktree operation that put an entry in the trash.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -661,6 +745,20 @@ export type RedactionPlace =
  * via the `definition` "StepKindView".
  */
 export type StepKindView = "tool" | "revert" | "redo";
+/**
+ * What happens to shell commands.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxEffect".
+ */
+export type SandboxEffect = "sandboxed" | "ask" | "unconfined";
+/**
+ * How the OS sandbox confines commands.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxModeView".
+ */
+export type SandboxModeView = "workspace-write" | "read-only" | "off";
 /**
  * Whether a worktree is as mia-code made it.
  *
@@ -879,10 +977,7 @@ export interface AttemptFile {
   binary: boolean;
   deletions: number;
   path: string;
-  /**
-   * `added`, `modified`, `deleted`, `type_changed`.
-   */
-  status: string;
+  status: AttemptFileStatus;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -924,10 +1019,7 @@ export interface AttemptUsage {
  */
 export interface BetweenView {
   path: string;
-  /**
-   * `same`, `only_a`, `only_b`, `differ`.
-   */
-  status: string;
+  status: BetweenStatus;
 }
 /**
  * What a session cost: per agent and model, its subagents' sessions included.
@@ -1254,21 +1346,18 @@ export interface Part {
  */
 export interface PermissionNote {
   /**
-   * `user`, `rule` or `headless`.
+   * `user`, `rule`, `headless` or `plugin NAME`.
    */
   by: string;
-  /**
-   * `allow` or `deny`.
-   */
-  decision: string;
+  decision: Resolution;
   /**
    * The denial message or the feedback given.
    */
   reason?: string;
   /**
-   * The answer a person gave: `once`, `session`, `project`, `deny`, `never`, `reject_with_feedback`.
+   * The answer a person gave.
    */
-  reply?: string | null;
+  reply?: ReplyOption | null;
 }
 /**
  * How a shell command was confined by the OS sandbox (what the tool card shows).
@@ -1278,9 +1367,9 @@ export interface PermissionNote {
  */
 export interface SandboxNote {
   /**
-   * What the sandbox seems to have blocked (`write` or `network`).
+   * What the sandbox seems to have blocked.
    */
-  blocked?: string | null;
+  blocked?: SandboxBlocked | null;
   /**
    * False when the mechanism was the weaker fallback (Landlock).
    */
@@ -1294,23 +1383,21 @@ export interface SandboxNote {
    */
   limits?: string[];
   /**
-   * `bubblewrap`, `landlock+seccomp` or `seatbelt` (absent when unconfined).
+   * Absent when unconfined.
    */
-  mechanism?: string | null;
+  mechanism?: SandboxMechanism | null;
   /**
-   * `workspace-write`, `read-only`, or `off` (ran unconfined).
+   * How it was confined (`off`: it ran unconfined).
    */
-  mode: string;
+  mode: "workspace-write" | "read-only" | "off";
   /**
-   * `ask`, `allow` or `deny` (absent when unconfined).
+   * Its network (absent when unconfined).
    */
-  network?: string | null;
+  network?: PermissionAction | null;
   /**
-   * Why it ran unconfined: `config` (`sandbox.mode` is off), `escalated`
-   * (the user allowed it once outside the sandbox) or `unavailable` (no
-   * sandbox on this machine; the user allowed it).
+   * Why it ran unconfined.
    */
-  unconfined?: string | null;
+  unconfined?: UnconfinedReason | null;
 }
 /**
  * One host a sandboxed command connected to (or was refused).
@@ -1393,7 +1480,7 @@ export interface PermissionRequest {
   /**
    * Which replies can be offered (e.g. no "session"/"project" for commands with expansions).
    */
-  options: string[];
+  options: ReplyOption[];
   permission: string;
   /**
    * For a write or an edit: the change it would make, against the file
@@ -1424,7 +1511,7 @@ export interface PermissionRequest {
 export interface CommandSegment {
   command: string;
   dangerous?: boolean;
-  decision: string;
+  decision: PermissionAction;
   reason?: string | null;
 }
 /**
@@ -1603,10 +1690,7 @@ export interface McpServerView {
    * The config file or `.mcp.json` that defines it.
    */
   source: string;
-  /**
-   * `ready`, `failed`, `exited`, `stopped`, `disabled` or `untrusted`.
-   */
-  state: string;
+  state: McpState;
   /**
    * The last lines it wrote to stderr.
    */
@@ -1691,10 +1775,7 @@ export interface PluginView {
    * The config file listing it.
    */
   source: string;
-  /**
-   * `loaded`, `installing`, `failed`, `refused`, `skipped`, `untrusted` or `not loaded`.
-   */
-  state: string;
+  state: PluginState;
   tools?: string[];
   version?: string | null;
 }
@@ -2097,10 +2178,9 @@ export interface SandboxView {
    */
   detail: string;
   /**
-   * What happens to commands: `sandboxed`, `ask` (no sandbox here:
-   * every command asks before it runs unconfined), or `unconfined` (off).
+   * What happens to commands.
    */
-  effect: string;
+  effect: "sandboxed" | "ask" | "unconfined";
   /**
    * The environment rule sandboxed commands get.
    */
@@ -2115,17 +2195,17 @@ export interface SandboxView {
    */
   limits?: string[];
   /**
-   * `bubblewrap`, `landlock+seccomp` or `seatbelt`; absent when unavailable.
+   * Absent when unavailable.
    */
-  mechanism?: string | null;
+  mechanism?: SandboxMechanism | null;
   /**
    * `sandbox.mode` as configured (or this OS's default).
    */
-  mode: string;
+  mode: "workspace-write" | "read-only" | "off";
   /**
-   * `sandbox.network` as configured for agents that can edit (`ask`, `allow`, `deny`).
+   * What a permission rule decides.
    */
-  network?: string;
+  network: "allow" | "ask" | "deny";
 }
 /**
  * What a user sees before sharing: exactly the payload that would be sent.

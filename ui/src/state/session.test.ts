@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import type { Event, Message, PartContent, PermissionRequest, ResultContent, SessionDetail } from "../protocol/generated";
+import type { Event, Message, PartContent, PermissionRequest, ResultContent, SandboxNote, SessionDetail } from "../protocol/generated";
 import {
   applyEvent,
   emptySession,
@@ -189,7 +189,7 @@ describe("applyEvent", () => {
 
   it("a shell command's sandbox note lands on its card, live and from the store", () => {
     let s = run([started, { type: "tool_call", session_id: S, message_id: "m1", call_id: "b1", tool: "bash", input: { command: "ls" } }]);
-    const note = { mode: "workspace-write", network: "deny", mechanism: "landlock+seccomp", blocked: "write" };
+    const note: SandboxNote = { mode: "workspace-write", network: "deny", mechanism: "landlock+seccomp", blocked: "write" };
     s = applyEvent(s, {
       type: "tool_result",
       session_id: S,

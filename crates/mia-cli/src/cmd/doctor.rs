@@ -219,27 +219,27 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
     // The OS sandbox shell commands run in.
     if let Some(cfg) = &config {
         let r = mia_core::sandbox::report(cfg);
-        let (status, detail) = match r.effect.as_str() {
-            "sandboxed" if r.full => (
+        use mia_protocol::SandboxEffect;
+        let mechanism = r.mechanism.map_or("?", |m| m.as_str());
+        let (status, detail) = match r.effect {
+            SandboxEffect::Sandboxed if r.full => (
                 Status::Ok,
                 format!(
                     "{} via {} ({}); plan and explore run read-only",
-                    r.mode,
-                    r.mechanism.as_deref().unwrap_or("?"),
-                    r.detail
+                    r.mode, mechanism, r.detail
                 ),
             ),
-            "sandboxed" => (
+            SandboxEffect::Sandboxed => (
                 Status::Warn,
                 format!(
                     "{} via {}, the fallback ({}); it cannot hold: {}; so commands that run code the permission engine cannot read ask again",
                     r.mode,
-                    r.mechanism.as_deref().unwrap_or("?"),
+                    mechanism,
                     r.detail,
                     r.limits.join("; ")
                 ),
             ),
-            "unconfined" => (
+            SandboxEffect::Unconfined => (
                 Status::Warn,
                 format!(
                     "off: shell commands run unconfined and the permission engine alone decides ({})",
@@ -259,7 +259,7 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
             ),
         };
         push("sandbox", status, detail);
-        if r.effect == "sandboxed" {
+        if r.effect == SandboxEffect::Sandboxed {
             push(
                 "sandbox network",
                 Status::Ok,

@@ -54,7 +54,7 @@ pub fn run(cmd: McpCommand) -> anyhow::Result<ExitCode> {
         if let Some(e) = &s.error {
             println!("    {e}");
         }
-        if s.state == "failed" {
+        if s.state == mia_protocol::McpState::Failed {
             failed = true;
             for l in &s.stderr {
                 println!("    stderr: {l}");

@@ -230,7 +230,7 @@ impl Printer {
 
     fn print(&mut self, ev: &Event) -> anyhow::Result<()> {
         if let Event::PermissionResolved { decision, .. } = ev
-            && decision == "deny"
+            && *decision == mia_protocol::Resolution::Deny
         {
             self.denied = true;
         }
@@ -264,7 +264,7 @@ impl Printer {
             }
             Event::PermissionResolved {
                 decision, reason, ..
-            } if decision == "deny" => {
+            } if *decision == mia_protocol::Resolution::Deny => {
                 eprintln!("denied: {reason}");
             }
             Event::Retrying {

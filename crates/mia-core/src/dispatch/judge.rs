@@ -3,9 +3,9 @@
 //! first), plugins that may tighten it, and a person when it asks.
 
 use mia_permission::{Decision, PermissionAction};
-use mia_protocol::{Event, PermissionNote, PermissionReplyKind, TurnEnd};
+use mia_protocol::{Event, PermissionNote, PermissionReplyKind, Resolution, TurnEnd};
 
-use super::{CallEnv, CallSite, DOOM_LOOP, Outcome, gate, reply_name};
+use super::{CallEnv, CallSite, DOOM_LOOP, Outcome, gate, reply_option};
 use crate::runtime::Runtime;
 use crate::{CoreError, permissions};
 
@@ -125,13 +125,13 @@ impl Runtime {
         self.emit(Event::PermissionResolved {
             session_id: site.session_id,
             request_id: site.call.id.clone(),
-            decision: "deny".into(),
+            decision: Resolution::Deny,
             by: by.into(),
             reason: msg.clone(),
             root_session_id: site.state.lineage().root,
         });
         let note = PermissionNote {
-            decision: "deny".into(),
+            decision: Resolution::Deny,
             by: by.into(),
             reply: None,
             reason: msg.clone(),
@@ -166,19 +166,19 @@ impl Runtime {
         };
         self.keep_answer(site.state, site.agent, site.session_id, &outcome)
             .await?;
-        let decided = if outcome.proceed { "allow" } else { "deny" };
+        let decided = Resolution::allowed(outcome.proceed);
         self.emit(Event::PermissionResolved {
             session_id: site.session_id,
             request_id,
-            decision: decided.into(),
+            decision: decided,
             by: "user".into(),
             reason: outcome.message_to_model.clone().unwrap_or_default(),
             root_session_id: site.state.lineage().root,
         });
         let note = PermissionNote {
-            decision: decided.into(),
+            decision: decided,
             by: "user".into(),
-            reply: Some(reply_name(&reply).to_string()),
+            reply: Some(reply_option(&reply)),
             reason: match &reply {
                 PermissionReplyKind::RejectWithFeedback { feedback } => feedback.clone(),
                 _ => String::new(),

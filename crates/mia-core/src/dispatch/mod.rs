@@ -243,14 +243,15 @@ pub(crate) type PendingAsk = (
     oneshot::Sender<PermissionReplyKind>,
 );
 
-/// The option name of a reply, as offered in `PermissionRequest::options`.
-pub(crate) fn reply_name(reply: &PermissionReplyKind) -> &'static str {
+/// The option a reply is, as offered in `PermissionRequest::options`.
+pub(crate) fn reply_option(reply: &PermissionReplyKind) -> mia_protocol::ReplyOption {
+    use mia_protocol::ReplyOption as O;
     match reply {
-        PermissionReplyKind::Once => "once",
-        PermissionReplyKind::Session => "session",
-        PermissionReplyKind::Project => "project",
-        PermissionReplyKind::Deny => "deny",
-        PermissionReplyKind::Never => "never",
-        PermissionReplyKind::RejectWithFeedback { .. } => "reject_with_feedback",
+        PermissionReplyKind::Once => O::Once,
+        PermissionReplyKind::Session => O::Session,
+        PermissionReplyKind::Project => O::Project,
+        PermissionReplyKind::Deny => O::Deny,
+        PermissionReplyKind::Never => O::Never,
+        PermissionReplyKind::RejectWithFeedback { .. } => O::RejectWithFeedback,
     }
 }

@@ -180,7 +180,7 @@ impl CallNetGate {
         step.runtime.emit(Event::PermissionResolved {
             session_id: step.session_id,
             request_id,
-            decision: if outcome.proceed { "allow" } else { "deny" }.into(),
+            decision: mia_protocol::Resolution::allowed(outcome.proceed),
             by: "user".into(),
             reason: outcome.message_to_model.clone().unwrap_or_default(),
             root_session_id: step.state.lineage().root,

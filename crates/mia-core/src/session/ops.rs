@@ -8,7 +8,7 @@ use mia_store::NewSession;
 
 use crate::CoreError;
 use crate::agents::Agents;
-use crate::dispatch::reply_name;
+use crate::dispatch::reply_option;
 use crate::runtime::{OpResult, Runtime, lock};
 
 impl Runtime {
@@ -132,17 +132,21 @@ impl Runtime {
         reply: PermissionReplyKind,
     ) -> Result<OpResult, CoreError> {
         let state = self.state(session_id).await?;
-        let kind = reply_name(&reply);
+        let kind = reply_option(&reply);
         let waiting = state.with(|l| {
             let Some((request, _)) = l.pending.get(&request_id) else {
                 return Err(CoreError::NoSuchRequest(request_id.clone()));
             };
             let offered = &request.options;
-            if !offered.iter().any(|o| o == kind) {
+            if !offered.contains(&kind) {
                 // Not consumed: the ask still waits for a valid answer.
                 return Err(CoreError::Setup(format!(
                     "`{kind}` is not offered for this request (offered: {}); an \"always\" answer is not offered for commands with expansions or dangerous parts",
-                    offered.join(", ")
+                    offered
+                        .iter()
+                        .map(|o| o.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )));
             }
             Ok(l.pending.remove(&request_id))

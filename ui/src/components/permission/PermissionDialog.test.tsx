@@ -1,7 +1,7 @@
 import { render, screen, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import { describe, expect, it, vi } from "vitest";
-import type { PermissionReplyKind } from "../../protocol/generated";
+import type { PermissionReplyKind, ReplyOption } from "../../protocol/generated";
 import { PermissionDialog } from "./PermissionDialog";
 import { bashRequest, editRequest, fetchRequest } from "./fixtures";
 import { authDiff } from "../diff/fixtures";
@@ -51,7 +51,7 @@ describe("PermissionDialog", () => {
       permission: "sandbox_escape",
       segments: [],
       reason: "Run `npm publish` once outside the OS sandbox? Inside it (workspace-write, network allowed) the command was blocked",
-      options: ["once", "deny", "never", "reject_with_feedback"],
+      options: ["once", "deny", "never", "reject_with_feedback"] as ReplyOption[],
     };
     setup([escape]);
     expect(screen.getByRole("dialog", { name: /run bash outside the os sandbox/i })).toBeInTheDocument();
