@@ -81,9 +81,9 @@ impl Runtime {
         request.system = system;
         let completion = crate::llm::complete_once(&provider, request, &CancellationToken::new())
             .await
-            .map_err(|e| CoreError::Setup(format!("the agent generator failed: {e}")))?;
+            .map_err(|e| CoreError::Failed(format!("the agent generator failed: {e}")))?;
         let answer = json_object(&completion.text).ok_or_else(|| {
-            CoreError::Setup(
+            CoreError::Failed(
                 "the agent generator did not answer with a JSON object; try again or describe the agent differently"
                     .into(),
             )
@@ -134,7 +134,7 @@ impl Runtime {
         p.notes.clear();
         p.key = p.key.trim().to_lowercase();
         if !valid_key(&p.key) {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Invalid(format!(
                 "`{}` is not a usable agent key (lowercase letters, digits and hyphens, 2-40 characters); refine the proposal or set the key",
                 p.key
             )));
@@ -144,7 +144,7 @@ impl Runtime {
             let free = (2..100)
                 .map(|n| format!("{base}-{n}"))
                 .find(|k| agents.get(k).is_err())
-                .ok_or_else(|| CoreError::Setup(format!("no free key like `{base}`")))?;
+                .ok_or_else(|| CoreError::Invalid(format!("no free key like `{base}`")))?;
             p.notes.push(format!(
                 "`{base}` is taken by an existing agent: saved as `{free}`"
             ));
@@ -165,10 +165,10 @@ impl Runtime {
         }
         p.prompt = p.prompt.trim_end().to_string();
         if p.prompt.trim().is_empty() {
-            return Err(CoreError::Setup("the proposal has no prompt".into()));
+            return Err(CoreError::Invalid("the proposal has no prompt".into()));
         }
         if p.prompt.len() > MAX_PROMPT {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Refused(format!(
                 "the proposed prompt has {} characters; at most {MAX_PROMPT}",
                 p.prompt.len()
             )));
@@ -192,8 +192,8 @@ impl Runtime {
         let policy = crate::permissions::PolicyRecipe::new(config, creator, &self.options().paths)
             .project(approvals, trusted)
             .compile();
-        let ctx =
-            PathContext::new(directory, Some(home)).map_err(|e| CoreError::Setup(e.to_string()))?;
+        let ctx = PathContext::new(directory, Some(home))
+            .map_err(|e| CoreError::Failed(e.to_string()))?;
         let checker = Checker::new(&policy, &ctx);
         let mut broader = Vec::new();
         for r in &mut p.permissions {
@@ -202,7 +202,7 @@ impl Runtime {
                 "ask" => PermissionAction::Ask,
                 "deny" => PermissionAction::Deny,
                 other => {
-                    return Err(CoreError::Setup(format!(
+                    return Err(CoreError::Invalid(format!(
                         "rule `{} {}` has action `{other}`; use allow, ask or deny",
                         r.permission,
                         r.pattern.as_deref().unwrap_or("")
@@ -210,7 +210,9 @@ impl Runtime {
                 }
             };
             if r.permission.trim().is_empty() {
-                return Err(CoreError::Setup("a proposed rule has no permission".into()));
+                return Err(CoreError::Invalid(
+                    "a proposed rule has no permission".into(),
+                ));
             }
             if action != PermissionAction::Allow {
                 continue;
@@ -253,7 +255,7 @@ impl Runtime {
             }
         }
         if !broader.is_empty() {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Refused(format!(
                 "the proposal is broader than the agent creating it: {}; ask for less, or create it from an agent that has these permissions",
                 broader.join("; ")
             )));
@@ -270,7 +272,7 @@ impl Runtime {
     ) -> Result<PathBuf, CoreError> {
         let dir = match to {
             SaveTo::Global => self.options().paths.global_agents_dir().ok_or_else(|| {
-                CoreError::Setup("no global config directory to save the agent in".into())
+                CoreError::Invalid("no global config directory to save the agent in".into())
             })?,
             SaveTo::Project => crate::limits::project_dir(directory, &self.options().paths.home)?
                 .join(mia_config::PROJECT_AGENTS_DIR),
@@ -282,11 +284,11 @@ impl Runtime {
                 path.display()
             )));
         }
-        let text = render_agent_file(&to_config(proposal)?).map_err(CoreError::Setup)?;
+        let text = render_agent_file(&to_config(proposal)?).map_err(CoreError::Invalid)?;
         std::fs::create_dir_all(&dir)
-            .map_err(|e| CoreError::Setup(format!("cannot create {}: {e}", dir.display())))?;
+            .map_err(|e| CoreError::Failed(format!("cannot create {}: {e}", dir.display())))?;
         std::fs::write(&path, text)
-            .map_err(|e| CoreError::Setup(format!("cannot write {}: {e}", path.display())))?;
+            .map_err(|e| CoreError::Failed(format!("cannot write {}: {e}", path.display())))?;
         Ok(path)
     }
 }
@@ -364,7 +366,7 @@ fn from_json(v: &Value) -> Result<AgentProposal, CoreError> {
 
 fn rule_of(r: &Value) -> Result<ProposedRule, CoreError> {
     serde_json::from_value(r.clone()).map_err(|e| {
-        CoreError::Setup(format!(
+        CoreError::Invalid(format!(
             "a proposed permission rule is malformed ({e}): {r}"
         ))
     })

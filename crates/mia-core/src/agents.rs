@@ -244,7 +244,7 @@ impl Agents {
     pub fn session_agent(&self, name: &str) -> Result<&AgentDef, CoreError> {
         let def = self.get(name)?;
         if let PromptSource::Refused(why) = &def.prompt {
-            return Err(CoreError::Setup(why.clone()));
+            return Err(CoreError::Refused(why.clone()));
         }
         if def.hidden || !def.is_primary() {
             let what = if def.hidden {
@@ -252,7 +252,7 @@ impl Agents {
             } else {
                 "a subagent"
             };
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Refused(format!(
                 "{name} is {what}, not a session's agent; use a primary agent ({})",
                 self.primary()
                     .iter()

@@ -359,7 +359,7 @@ impl Runtime {
         let session = state.session();
         let session_id = session.id;
         if !settings.enabled {
-            return Err(CoreError::Setup(
+            return Err(CoreError::Refused(
                 "compaction is turned off (`compaction.enabled: false`); turn it on, fork from an earlier message, or start a new session".into(),
             ));
         }
@@ -394,14 +394,14 @@ impl Runtime {
         let mut est = Estimates::default();
         let tokens_before = estimate_request(&visible, 0, &mut est);
         let Some(keep) = retained_count(&visible, settings.retain, budget, &mut est) else {
-            return Err(CoreError::Setup(
+            return Err(CoreError::Invalid(
                 "there is nothing to compact yet: the session has fewer than two messages".into(),
             ));
         };
         let cut = visible.len() - keep;
         let (old, tail) = visible.split_at(cut);
         if old.iter().all(is_summary) {
-            return Err(CoreError::Setup(
+            return Err(CoreError::Invalid(
                 "there is nothing new to compact: everything before the kept messages is already in the summary".into(),
             ));
         }
@@ -634,7 +634,7 @@ async fn summarise(
     let mut failures: Vec<String> = Vec::new();
     loop {
         if failures.len() >= MAX_ATTEMPTS {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Failed(format!(
                 "compaction failed {MAX_ATTEMPTS} times ({}); nothing was changed. Try /compact again later, fork from an earlier message, or start a new session",
                 failures.join("; ")
             )));
@@ -667,7 +667,7 @@ async fn summarise(
             Ok(c) if !c.text.trim().is_empty() => return Ok(c),
             Ok(_) => failures.push("the compaction model answered with nothing".into()),
             Err(ProviderError::Cancelled) => {
-                return Err(CoreError::Setup(
+                return Err(CoreError::Stopped(
                     "compaction was stopped; nothing was changed".into(),
                 ));
             }

@@ -18,7 +18,7 @@ pub fn editor_argv(
 ) -> Result<Vec<String>, CoreError> {
     let file_s = file.display().to_string();
     match command {
-        Some([]) => Err(CoreError::Setup(
+        Some([]) => Err(CoreError::Invalid(
             "editor.command is empty; give the program and its arguments, e.g. [\"code\", \"--goto\", \"{file}:{line}\"]".into(),
         )),
         Some(cmd) => {
@@ -62,7 +62,7 @@ impl Runtime {
         let real = dunce::canonicalize(&abs)
             .map_err(|e| CoreError::NotFound(format!("{} cannot be opened: {e}", abs.display())))?;
         if !real.starts_with(&root) {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Refused(format!(
                 "{path} is outside the project {}; only the project's files open from here",
                 root.display()
             )));
@@ -85,7 +85,7 @@ impl Runtime {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| {
-                CoreError::Setup(format!(
+                CoreError::Failed(format!(
                     "could not start `{program}` to open {}: {e}; set editor.command in your global config (e.g. [\"code\", \"--goto\", \"{{file}}:{{line}}\"])",
                     real.display()
                 ))

@@ -7,8 +7,22 @@ pub enum CoreError {
     /// The snapshot store failed or refused (a missing snapshot, a locked store).
     #[error(transparent)]
     Snapshot(#[from] mia_snapshot::SnapshotError),
+    /// The input or the configuration is wrong; the message says what and
+    /// how to fix it (a model reference, a key, a setting, an answer).
     #[error("{0}")]
-    Setup(String),
+    Invalid(String),
+    /// A rule refuses it (a setting turned off, a file outside the project,
+    /// a policy broader than its creator's); the message names the rule.
+    #[error("{0}")]
+    Refused(String),
+    /// Something outside mia-code failed (a program, a model, the file
+    /// system, the keychain); the message says which and why. Nothing was
+    /// changed unless it says so.
+    #[error("{0}")]
+    Failed(String),
+    /// The user stopped it; nothing was changed.
+    #[error("{0}")]
+    Stopped(String),
     #[error("unknown agent `{name}`; available: {available}")]
     UnknownAgent { name: String, available: String },
     #[error(
@@ -81,7 +95,10 @@ impl CoreError {
             Self::UnknownAgent { .. }
             | Self::NoModel
             | Self::BadModel(_)
-            | Self::Setup(_)
+            | Self::Invalid(_)
+            | Self::Refused(_)
+            | Self::Failed(_)
+            | Self::Stopped(_)
             | Self::Config(_)
             | Self::Store(
                 S::InvalidInput(_) | S::InvalidForkPoint { .. } | S::ForkDepthExceeded { .. },

@@ -129,7 +129,7 @@ impl Runtime {
                 .await
                 .map_err(|e| CoreError::Internal(format!("a git task failed: {e}")))?
                 .map_err(|e| {
-                    CoreError::Setup(format!(
+                    CoreError::Invalid(format!(
                         "a fork with files needs a git repository with a commit ({e}); fork the conversation only (without files), or commit first"
                     ))
                 })?
@@ -191,7 +191,7 @@ impl Runtime {
             let _ = self
                 .worktree_remove(dir.to_path_buf(), created.name.clone(), true)
                 .await;
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Failed(format!(
                 "the fork point's files could not be applied to a new worktree ({why}); nothing was created. Fork the conversation only, or try again"
             )));
         }

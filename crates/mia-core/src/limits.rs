@@ -19,7 +19,7 @@ pub const MAX_PATH: usize = 4096;
 pub const MAX_MESSAGE: usize = 1024 * 1024;
 
 fn too_long(field: &str, len: usize, max: usize) -> CoreError {
-    CoreError::Setup(format!(
+    CoreError::Invalid(format!(
         "{field} is {len} bytes long; at most {max} are accepted"
     ))
 }
@@ -40,7 +40,7 @@ pub fn check_name(field: &str, value: &str) -> Result<(), CoreError> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     {
-        return Err(CoreError::Setup(format!(
+        return Err(CoreError::Invalid(format!(
             "{field} {value:?} is not a valid name: use letters, digits, `-`, `_` and `.`"
         )));
     }
@@ -102,19 +102,19 @@ const SYSTEM_DIRS: &[&str] = &[
 pub fn project_dir(dir: &Path, mia_home: &Path) -> Result<PathBuf, CoreError> {
     check_len("directory", &dir.to_string_lossy(), MAX_PATH)?;
     let canon = dunce::canonicalize(dir).map_err(|e| {
-        CoreError::Setup(format!(
+        CoreError::Invalid(format!(
             "project directory {} is not accessible: {e}",
             dir.display()
         ))
     })?;
     if !canon.is_dir() {
-        return Err(CoreError::Setup(format!(
+        return Err(CoreError::Invalid(format!(
             "{} is not a directory: open the project folder",
             canon.display()
         )));
     }
     let refuse = |what: &str| {
-        Err(CoreError::Setup(format!(
+        Err(CoreError::Invalid(format!(
             "{} is {what}, not a project: open a project folder instead",
             canon.display()
         )))

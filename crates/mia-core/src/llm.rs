@@ -44,7 +44,7 @@ impl Runtime {
             })
             .await
             .map_err(|e| CoreError::Internal(format!("credential lookup failed: {e}")))?
-            .map_err(|e| CoreError::Setup(e.to_string()))?
+            .map_err(|e| CoreError::Invalid(e.to_string()))?
         };
         // The whole resolved configuration (endpoint, key, headers, options)
         // is the pool key: a changed key or URL gets a new client.
@@ -53,7 +53,7 @@ impl Runtime {
             return Ok(p.clone());
         }
         let provider = mia_providers::build_provider(resolved.config)
-            .map_err(|e| CoreError::Setup(e.to_string()))?;
+            .map_err(|e| CoreError::Invalid(e.to_string()))?;
         let mut pool = lock(&self.inner.providers);
         if pool.len() >= POOL_MAX {
             pool.clear();

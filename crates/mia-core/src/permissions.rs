@@ -370,7 +370,7 @@ impl crate::Runtime {
             .compile();
         let path_ctx = mia_permission::PathContext::new(directory, Some(paths.user_home.clone()))
             .map_err(|e| {
-            crate::CoreError::Setup(format!(
+            crate::CoreError::Failed(format!(
                 "resolving the project directory {}: {e}",
                 directory.display()
             ))

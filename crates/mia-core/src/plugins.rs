@@ -715,7 +715,7 @@ impl Runtime {
         installer
             .remove(name)
             .await
-            .map_err(|e| CoreError::Setup(e.to_string()))
+            .map_err(|e| CoreError::Failed(e.to_string()))
     }
 
     /// `tool.execute.before`: a veto (the first) or annotations.

@@ -43,10 +43,10 @@ impl Runtime {
             .collect();
         match matches.as_slice() {
             [one] => Ok(one.clone()),
-            [] => Err(CoreError::Setup(format!(
+            [] => Err(CoreError::Invalid(format!(
                 "no session matches `{reference}`; `mia-code sessions list` shows ids and slugs"
             ))),
-            many => Err(CoreError::Setup(format!(
+            many => Err(CoreError::Invalid(format!(
                 "`{reference}` matches {} sessions ({}); give more of the id",
                 many.len(),
                 many.iter()
@@ -203,7 +203,7 @@ impl Runtime {
         })
         .await
         .map_err(|e| CoreError::Internal(format!("the gc task failed: {e}")))?
-        .map_err(|e| CoreError::Setup(e.to_string()))
+        .map_err(|e| CoreError::Failed(e.to_string()))
     }
 }
 

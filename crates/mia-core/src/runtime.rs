@@ -137,7 +137,7 @@ impl Runtime {
         // Files only the user can read: $MIA_CODE_HOME 0700, the database,
         // logs, credentials and the serve token 0600 (fixed if wider).
         let fixed = mia_store::private::secure_home(&paths.home).map_err(|e| {
-            CoreError::Setup(format!(
+            CoreError::Failed(format!(
                 "cannot make {} private (mode 0700): {e}",
                 paths.home.display()
             ))

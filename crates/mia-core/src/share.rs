@@ -47,7 +47,7 @@ pub fn normalize_server(url: &str) -> Result<String, CoreError> {
         .or_else(|| lower.strip_prefix("http://"));
     match rest {
         Some(host) if !host.is_empty() && !host.contains(char::is_whitespace) => Ok(s),
-        _ => Err(CoreError::Setup(format!(
+        _ => Err(CoreError::Invalid(format!(
             "{url:?} is not a share server URL; use http(s)://host[:port], e.g. https://share.example.com"
         ))),
     }
@@ -113,7 +113,7 @@ impl Runtime {
         }
         self.share_secrets()
             .set(key, secret)
-            .map_err(|e| CoreError::Setup(e.to_string()))
+            .map_err(|e| CoreError::Failed(e.to_string()))
     }
 
     fn find_secret(&self, key: &str) -> Result<Option<String>, CoreError> {
@@ -124,7 +124,7 @@ impl Runtime {
         }
         self.share_secrets()
             .get(key)
-            .map_err(|e| CoreError::Setup(e.to_string()))
+            .map_err(|e| CoreError::Failed(e.to_string()))
     }
 
     fn forget_secret(&self, key: &str) {
@@ -202,7 +202,7 @@ impl Runtime {
         })
         .await
         .map_err(|e| CoreError::Internal(e.to_string()))?
-        .map_err(|e| CoreError::Setup(e.to_string()))?;
+        .map_err(|e| CoreError::Failed(e.to_string()))?;
         let server = match req.server.as_deref().or(settings.endpoint.as_deref()) {
             Some(s) => Some(normalize_server(s)?),
             None => None,
@@ -269,7 +269,7 @@ impl Runtime {
     ) -> Result<ShareRecord, CoreError> {
         let p = self.prepare_share(id, &req).await?;
         if p.settings.mode == ShareMode::Disabled {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Refused(format!(
                 "sharing is disabled (share.mode is \"disabled\" in {}); set it to \"ask\" to share",
                 p.source
             )));
@@ -283,7 +283,7 @@ impl Runtime {
                 .first()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|| "~/.mia-code.json".into());
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Invalid(format!(
                 "no share server is configured: set share.endpoint in your global config ({global}), or pass --server URL"
             )));
         };
@@ -355,7 +355,7 @@ impl Runtime {
                 .bearer_auth(&made.secret)
                 .send()
                 .await;
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Failed(format!(
                 "the share's secret could not be kept ({e}); the share was taken down again"
             )));
         }
@@ -385,7 +385,7 @@ impl Runtime {
         let server = &existing.server;
         let key = secret_key(server, &existing.id);
         let Some(secret) = self.find_secret(&key)? else {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Invalid(format!(
                 "the secret of share {} is missing from the keychain and {}; it cannot be updated or revoked from here",
                 existing.id,
                 self.share_secrets().path().display()
@@ -469,7 +469,7 @@ impl Runtime {
             }
         }
         if found.len() > 1 {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Invalid(format!(
                 "share id {reference} exists on {} servers; revoke it from the UI's My shares",
                 found.len()
             )));
@@ -516,7 +516,7 @@ impl Runtime {
                 return Err(remote_error(&server, "revoke the share", r).await);
             }
         } else {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Invalid(format!(
                 "the secret of share {} is missing from the keychain and {}; it cannot be revoked from here",
                 rec.id,
                 self.share_secrets().path().display()

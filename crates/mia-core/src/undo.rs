@@ -62,7 +62,7 @@ impl Runtime {
             && records.is_empty()
             && !matches!(action, HistoryAction::Redo)
         {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Invalid(format!(
                 "nothing to undo in this fork yet: its undo history starts at the fork, and the changes made before it belong to session {} (undo them there)",
                 f.source_session_id
             )));

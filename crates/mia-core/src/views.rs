@@ -322,11 +322,11 @@ impl Runtime {
             if guard.is_none() {
                 *guard = Some(
                     SnapshotRepo::open(&dir, snapshot_config)
-                        .map_err(|e| CoreError::Setup(e.to_string()))?,
+                        .map_err(|e| CoreError::Failed(e.to_string()))?,
                 );
             }
             match guard.as_mut() {
-                Some(repo) => f(repo).map_err(|e| CoreError::Setup(e.to_string())),
+                Some(repo) => f(repo).map_err(|e| CoreError::Failed(e.to_string())),
                 None => Err(CoreError::Internal(
                     "snapshot repository unavailable".into(),
                 )),
@@ -493,7 +493,7 @@ impl Runtime {
                     .iter()
                     .find(|r| &r.id == step || r.tool_call_id.as_deref() == Some(step.as_str()))
                 else {
-                    return Err(CoreError::Setup(format!(
+                    return Err(CoreError::Invalid(format!(
                         "step {step} changed no file in session {id} (see its timeline for the steps that did)"
                     )));
                 };
@@ -658,7 +658,7 @@ impl Runtime {
             Ok(s) => Some(s),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => {
-                return Err(CoreError::Setup(format!(
+                return Err(CoreError::Invalid(format!(
                     "cannot read {}: {e}",
                     path.display()
                 )));
@@ -667,14 +667,14 @@ impl Runtime {
         let mut doc: serde_json::Value = match old.as_deref().map(str::trim) {
             None | Some("") => serde_json::json!({}),
             Some(text) => serde_json::from_str(text).map_err(|_| {
-                CoreError::Setup(format!(
+                CoreError::Invalid(format!(
                     "{} has comments or is not plain JSON; settings are not written there so nothing in it is lost: edit it by hand",
                     path.display()
                 ))
             })?,
         };
         let Some(obj) = doc.as_object_mut() else {
-            return Err(CoreError::Setup(format!(
+            return Err(CoreError::Invalid(format!(
                 "{} is not a JSON object",
                 path.display()
             )));
@@ -695,7 +695,7 @@ impl Runtime {
         if !update.agent_models.is_empty() {
             let agents = obj.entry("agent").or_insert_with(|| serde_json::json!({}));
             let Some(agents) = agents.as_object_mut() else {
-                return Err(CoreError::Setup(format!(
+                return Err(CoreError::Invalid(format!(
                     "`agent` in {} is not an object",
                     path.display()
                 )));
@@ -714,7 +714,7 @@ impl Runtime {
                 .entry("updates")
                 .or_insert_with(|| serde_json::json!({}));
             let Some(updates) = updates.as_object_mut() else {
-                return Err(CoreError::Setup(format!(
+                return Err(CoreError::Invalid(format!(
                     "`updates` in {} is not an object",
                     path.display()
                 )));
@@ -745,11 +745,11 @@ impl Runtime {
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| {
-                CoreError::Setup(format!("cannot create {}: {e}", parent.display()))
+                CoreError::Failed(format!("cannot create {}: {e}", parent.display()))
             })?;
         }
         replace_file(&path, &format!("{text}\n"))
-            .map_err(|e| CoreError::Setup(format!("cannot write {}: {e}", path.display())))
+            .map_err(|e| CoreError::Failed(format!("cannot write {}: {e}", path.display())))
     }
 
     /// Store an API key through the credential chain (OS keychain, else the
@@ -761,7 +761,7 @@ impl Runtime {
             .credentials
             .store(provider, key, mia_providers::credentials::StoreTarget::Auto)
             .map(|s| s.to_string())
-            .map_err(|e| CoreError::Setup(e.to_string()))
+            .map_err(|e| CoreError::Failed(e.to_string()))
     }
 
     /// Remove stored keys (keychain and file; environment and config are untouched).
@@ -771,7 +771,7 @@ impl Runtime {
             .credentials
             .remove(provider)
             .map(|_| ())
-            .map_err(|e| CoreError::Setup(e.to_string()))
+            .map_err(|e| CoreError::Failed(e.to_string()))
     }
 
     /// An agent's compiled rules in check order, with their sources and lint warnings.
@@ -921,7 +921,7 @@ impl Runtime {
 
 fn canonical(dir: &Path) -> Result<PathBuf, CoreError> {
     dunce::canonicalize(dir).map_err(|e| {
-        CoreError::Setup(format!(
+        CoreError::Invalid(format!(
             "project directory {} is not accessible: {e}",
             dir.display()
         ))
@@ -935,7 +935,7 @@ fn check_provider_id(provider: &str) -> Result<(), CoreError> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
     {
-        return Err(CoreError::Setup(format!(
+        return Err(CoreError::Invalid(format!(
             "`{provider}` is not a provider id (letters, digits, `-`, `_`, `.`)"
         )));
     }

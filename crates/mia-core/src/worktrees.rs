@@ -24,7 +24,7 @@ impl From<mia_git::GitError> for CoreError {
             mia_git::GitError::MergeConflict { .. } | mia_git::GitError::Conflict(_) => {
                 CoreError::Conflict(e.to_string())
             }
-            _ => CoreError::Setup(e.to_string()),
+            _ => CoreError::Failed(e.to_string()),
         }
     }
 }

@@ -160,7 +160,7 @@ impl Runtime {
         };
         let outcome = if decision.decision == PermissionAction::Ask {
             mia_permission::apply_reply(decision, permissions::engine_reply(&reply))
-                .map_err(|e| CoreError::Setup(e.to_string()))?
+                .map_err(|e| CoreError::Invalid(e.to_string()))?
         } else {
             doom_loop_outcome(&reply)
         };

@@ -140,7 +140,7 @@ impl Runtime {
             let offered = &request.options;
             if !offered.contains(&kind) {
                 // Not consumed: the ask still waits for a valid answer.
-                return Err(CoreError::Setup(format!(
+                return Err(CoreError::Refused(format!(
                     "`{kind}` is not offered for this request (offered: {}); an \"always\" answer is not offered for commands with expansions or dangerous parts",
                     offered
                         .iter()
@@ -186,7 +186,7 @@ impl Runtime {
         model: Option<String>,
     ) -> Result<OpResult, CoreError> {
         if let Some(m) = &model {
-            mia_config::model_ref::parse_model_ref(m).map_err(CoreError::Setup)?;
+            mia_config::model_ref::parse_model_ref(m).map_err(CoreError::Invalid)?;
             m.parse::<ModelRef>()
                 .map_err(|_| CoreError::BadModel(m.clone()))?;
         }
@@ -238,7 +238,7 @@ impl Runtime {
         if let Some(t) = title {
             let t = t.trim().to_string();
             if t.is_empty() {
-                return Err(CoreError::Setup("a session title cannot be empty".into()));
+                return Err(CoreError::Invalid("a session title cannot be empty".into()));
             }
             patch.title = Some(t);
         }

@@ -110,7 +110,7 @@ impl Runtime {
 
         let home = opts.paths.user_home.clone();
         let path_ctx = PathContext::new(&state.directory, Some(home))
-            .map_err(|e| CoreError::Setup(e.to_string()))?;
+            .map_err(|e| CoreError::Failed(e.to_string()))?;
         let answerer = if opts.interactive {
             Answerer::Person
         } else {
@@ -181,7 +181,7 @@ fn resolve_agent_model(
     let agent = if session.spawned_by.is_some() {
         let def = agents.get(&agent_name)?;
         if let crate::agents::PromptSource::Refused(why) = &def.prompt {
-            return Err(CoreError::Setup(why.clone()));
+            return Err(CoreError::Refused(why.clone()));
         }
         def.clone()
     } else {
