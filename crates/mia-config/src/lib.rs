@@ -21,7 +21,7 @@ pub use load::{
     Config, Layer, LayerKind, NOT_YET_USED, NotApplied, PROJECT_AGENTS_DIR, PROJECT_FILE_NAMES,
     PROJECT_NEVER, PROJECT_ONCE_TRUSTED, ShareSettings, builtin_defaults, parse_file,
 };
-pub use paths::{Paths, Platform, data_home};
+pub use paths::{Paths, Platform, data_home, host_name};
 pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, EditorConfig,
     McpKind, McpServerConfig, NetworkSetting, PluginOptions, PluginSetting, ProviderConfig,

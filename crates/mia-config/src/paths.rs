@@ -36,6 +36,22 @@ impl Platform {
     }
 }
 
+/// This machine's name as mia-code records it with leases and locks
+/// (`$HOSTNAME`, else `/etc/hostname`, else `localhost`): one rule, so a
+/// lock written by one crate is recognised as this machine's by another.
+pub fn host_name() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
 /// mia-code's data directory, by the one rule every crate uses
 /// ([`Paths::locate`]); when no home directory is known, `$MIA_CODE_HOME`
 /// alone; `None` when neither is.

@@ -63,16 +63,7 @@ pub(crate) struct Journal {
 }
 
 pub(crate) fn host() -> String {
-    std::env::var("HOSTNAME")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/etc/hostname")
-                .ok()
-                .map(|h| h.trim().to_string())
-        })
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into())
+    mia_config::host_name()
 }
 
 /// Is `pid` a live process on this machine?

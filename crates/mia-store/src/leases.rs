@@ -57,16 +57,7 @@ impl std::fmt::Display for Lease {
 
 /// This machine's name, as leases record it.
 pub fn this_host() -> String {
-    std::env::var("HOSTNAME")
-        .ok()
-        .filter(|h| !h.is_empty())
-        .or_else(|| {
-            std::fs::read_to_string("/etc/hostname")
-                .ok()
-                .map(|h| h.trim().to_string())
-        })
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into())
+    mia_config::host_name()
 }
 
 fn lease_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<(String, Lease)> {
