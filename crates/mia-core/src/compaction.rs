@@ -383,28 +383,10 @@ impl Runtime {
                 )
             })
             .await?;
-        // As the model sees them: the summary first, then the rest in order.
-        let is_summary =
-            |m: &&Message| m.message_type == mia_protocol::MessageType::CompactionSummary;
-        let shown = || all.iter().filter(|m| m.compacted_by.is_none());
-        let visible: Vec<&Message> = shown()
-            .filter(is_summary)
-            .chain(shown().filter(|m| !is_summary(m)))
-            .collect();
+        let visible = as_the_model_sees(&all);
         let mut est = Estimates::default();
-        let tokens_before = estimate_request(&visible, 0, &mut est);
-        let Some(keep) = retained_count(&visible, settings.retain, budget, &mut est) else {
-            return Err(CoreError::Invalid(
-                "there is nothing to compact yet: the session has fewer than two messages".into(),
-            ));
-        };
-        let cut = visible.len() - keep;
-        let (old, tail) = visible.split_at(cut);
-        if old.iter().all(is_summary) {
-            return Err(CoreError::Invalid(
-                "there is nothing new to compact: everything before the kept messages is already in the summary".into(),
-            ));
-        }
+        let (keep, tokens_before) = cut_point(&visible, &settings, budget, &mut est)?;
+        let (old, tail) = visible.split_at(visible.len() - keep);
         // How many messages of the conversation the new summary stands for.
         let stands_for = stands_for(old);
         self.emit(Event::CompactionStarted {
@@ -497,6 +479,43 @@ impl Runtime {
             message_id: message_id.to_string(),
         })
     }
+}
+
+/// How many of the visible messages stay verbatim, and the request's
+/// estimate before; an error when there is nothing (new) to compact.
+fn cut_point(
+    visible: &[&Message],
+    settings: &Settings,
+    budget: u64,
+    est: &mut Estimates,
+) -> Result<(usize, u64), CoreError> {
+    let tokens_before = estimate_request(visible, 0, est);
+    let Some(keep) = retained_count(visible, settings.retain, budget, est) else {
+        return Err(CoreError::Invalid(
+            "there is nothing to compact yet: the session has fewer than two messages".into(),
+        ));
+    };
+    let old = &visible[..visible.len() - keep];
+    if old
+        .iter()
+        .all(|m| m.message_type == mia_protocol::MessageType::CompactionSummary)
+    {
+        return Err(CoreError::Invalid(
+            "there is nothing new to compact: everything before the kept messages is already in the summary".into(),
+        ));
+    }
+    Ok((keep, tokens_before))
+}
+
+/// The messages as the model sees them: the summary first, then the rest
+/// in order (archived ones left out).
+fn as_the_model_sees(all: &[Message]) -> Vec<&Message> {
+    let is_summary = |m: &&Message| m.message_type == mia_protocol::MessageType::CompactionSummary;
+    let shown = || all.iter().filter(|m| m.compacted_by.is_none());
+    shown()
+        .filter(is_summary)
+        .chain(shown().filter(|m| !is_summary(m)))
+        .collect()
 }
 
 /// How many messages of the conversation `old` stands for (a summary
