@@ -216,3 +216,31 @@ async fn bad_usage_and_missing_model() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session to continue"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn system_directories_and_credential_stores_are_never_projects() {
+    let server = server(json!([])).await;
+    let env = env(&server, json!({}));
+    std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
+    let ssh = env.home.join(".ssh").display().to_string();
+    for (project, why) in [
+        (ssh.as_str(), "a credential store"),
+        ("/usr/bin", "a system directory"),
+        ("/etc", "a system directory"),
+        ("/usr/lib", "a system directory"),
+    ] {
+        let out = env
+            .cmd()
+            .args(["run", "hi", "--project", project])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{project}: {out:?}");
+        assert!(
+            err.contains("not a project") && err.contains(why),
+            "{project}: {err}"
+        );
+    }
+    // Nothing reached the model.
+    assert!(server.requests().is_empty());
+}

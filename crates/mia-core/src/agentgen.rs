@@ -44,7 +44,7 @@ impl Runtime {
         previous: Option<AgentProposal>,
         refine: Option<&str>,
     ) -> Result<AgentProposal, CoreError> {
-        let directory = crate::limits::project_dir(directory, &self.options().paths.home)?;
+        let directory = crate::limits::project_dir(directory, &self.options().paths)?;
         let config = self.load_config(Some(directory.clone())).await?;
         let creator = creator
             .map(str::to_string)
@@ -111,7 +111,7 @@ impl Runtime {
         creator: Option<&str>,
         proposal: AgentProposal,
     ) -> Result<AgentProposal, CoreError> {
-        let directory = crate::limits::project_dir(directory, &self.options().paths.home)?;
+        let directory = crate::limits::project_dir(directory, &self.options().paths)?;
         let config = self.load_config(Some(directory.clone())).await?;
         let creator = creator
             .map(str::to_string)
@@ -274,7 +274,7 @@ impl Runtime {
             SaveTo::Global => self.options().paths.global_agents_dir().ok_or_else(|| {
                 CoreError::Invalid("no global config directory to save the agent in".into())
             })?,
-            SaveTo::Project => crate::limits::project_dir(directory, &self.options().paths.home)?
+            SaveTo::Project => crate::limits::project_dir(directory, &self.options().paths)?
                 .join(mia_config::PROJECT_AGENTS_DIR),
         };
         let path = dir.join(format!("{}.md", proposal.key));

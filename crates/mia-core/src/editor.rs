@@ -52,7 +52,7 @@ impl Runtime {
         line: Option<u32>,
     ) -> Result<String, CoreError> {
         crate::limits::check_len("path", path, crate::limits::MAX_PATH)?;
-        let root = crate::limits::project_dir(directory, &self.options().paths.home)?;
+        let root = crate::limits::project_dir(directory, &self.options().paths)?;
         let spelled = Path::new(path);
         let abs: PathBuf = if spelled.is_absolute() {
             spelled.to_path_buf()

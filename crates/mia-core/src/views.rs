@@ -915,7 +915,7 @@ fn changed_paths(steps: &[&StepRecord]) -> Vec<String> {
 impl Runtime {
     /// A directory a front end may open as a project (see [`crate::limits::project_dir`]).
     pub(crate) fn project_dir(&self, dir: &Path) -> Result<PathBuf, CoreError> {
-        crate::limits::project_dir(dir, &self.options().paths.home)
+        crate::limits::project_dir(dir, &self.options().paths)
     }
 }
 

@@ -114,7 +114,7 @@ pub struct CompareOptions {
 impl Runtime {
     /// The worktrees of the repository `dir` is in, with `worktree.*` settings.
     async fn worktrees(&self, dir: &Path) -> Result<Worktrees, CoreError> {
-        let dir = crate::limits::project_dir(dir, &self.options().paths.home)?;
+        let dir = crate::limits::project_dir(dir, &self.options().paths)?;
         let key = project_key(&dir);
         let trusted = {
             let key = key.clone();

@@ -79,7 +79,7 @@ impl Runtime {
         model: Option<String>,
     ) -> Result<OpResult, CoreError> {
         let dir = PathBuf::from(&directory);
-        let dir = crate::limits::project_dir(&dir, &self.inner.opts.paths.home)?;
+        let dir = crate::limits::project_dir(&dir, &self.inner.opts.paths)?;
         if let Some(m) = &model {
             m.parse::<ModelRef>()
                 .map_err(|_| CoreError::BadModel(m.clone()))?;
