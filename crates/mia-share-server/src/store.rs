@@ -138,6 +138,55 @@ impl Sqlite {
     }
 }
 
+/// Create the database file (and a missing directory) only its owner can
+/// read: 0600 (SQLite gives its `-wal` and `-shm` files the same mode),
+/// the directory 0700. A file that exists with a wider mode is narrowed.
+fn private_file(path: &Path) -> Result<(), StoreError> {
+    let io = |what: &str, p: &Path, e: std::io::Error| StoreError::Sqlite {
+        path: p.display().to_string(),
+        message: format!("{what}: {e}"),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        let mut b = std::fs::DirBuilder::new();
+        b.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            b.mode(0o700);
+        }
+        b.create(dir)
+            .map_err(|e| io("creating the directory", dir, e))?;
+    }
+    let mut o = std::fs::OpenOptions::new();
+    o.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let f = o.open(path).map_err(|e| io("creating", path, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for p in [
+            path.to_path_buf(),
+            PathBuf::from(format!("{}-wal", path.display())),
+            PathBuf::from(format!("{}-shm", path.display())),
+        ] {
+            if let Ok(m) = std::fs::metadata(&p)
+                && m.permissions().mode() & 0o077 != 0
+            {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))
+                    .map_err(|e| io("making private", &p, e))?;
+            }
+        }
+    }
+    drop(f);
+    Ok(())
+}
+
 fn open_sqlite(path: &Path) -> Result<rusqlite::Connection, StoreError> {
     let e = |e: rusqlite::Error| StoreError::Sqlite {
         path: path.display().to_string(),
@@ -148,7 +197,33 @@ fn open_sqlite(path: &Path) -> Result<rusqlite::Connection, StoreError> {
         .map_err(e)?;
     c.pragma_update(None, "journal_mode", "WAL").map_err(e)?;
     c.pragma_update(None, "synchronous", "NORMAL").map_err(e)?;
+    // What a revoke or an expiry removes is overwritten, not just freed.
+    c.pragma_update(None, "secure_delete", "ON").map_err(e)?;
     Ok(c)
+}
+
+/// After content was removed: move every page into the database file and
+/// empty the WAL, so the removed text is in no file (secure_delete zeroed
+/// it in the pages). A reader holding an older snapshot delays the
+/// truncation; it is tried again a few times.
+fn erase_sqlite(db: &Sqlite) -> Result<(), StoreError> {
+    let c = db.writer();
+    for attempt in 0..20 {
+        let busy: i64 = c
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| db.err(e))?;
+        if busy == 0 {
+            return Ok(());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10 * (attempt + 1)));
+    }
+    Err(db.err("the WAL could not be emptied: a reader kept it busy"))
+}
+
+/// PostgreSQL: rewrite the table (and its TOAST table) so the removed rows'
+/// old versions are no longer in its files.
+async fn erase_postgres(c: &deadpool_postgres::Object) -> Result<(), StoreError> {
+    c.batch_execute("VACUUM FULL shares").await.map_err(pg)
 }
 
 fn meta_from_sqlite(r: &rusqlite::Row<'_>) -> rusqlite::Result<(ShareMeta, Option<String>)> {
@@ -183,6 +258,7 @@ impl Store {
     pub async fn sqlite(path: &Path) -> Result<Self, StoreError> {
         let path = path.to_path_buf();
         tokio::task::spawn_blocking(move || {
+            private_file(&path)?;
             let writer = open_sqlite(&path)?;
             let store = Sqlite {
                 readers: (0..4)
@@ -441,13 +517,18 @@ impl Store {
             Store::Sqlite(db) => {
                 let db = db.clone();
                 blocking(move || {
-                    db.writer()
+                    let revoked = db
+                        .writer()
                         .execute(
                             "UPDATE shares SET payload = NULL, html = NULL, bytes = 0, gone_at = ?2, gone_reason = 'revoked' WHERE id = ?1 AND gone_at IS NULL",
                             params![id, at],
                         )
                         .map(|n| n == 1)
-                        .map_err(|e| db.err(e))
+                        .map_err(|e| db.err(e))?;
+                    if revoked {
+                        erase_sqlite(&db)?;
+                    }
+                    Ok(revoked)
                 })
                 .await
             }
@@ -460,6 +541,9 @@ impl Store {
                     )
                     .await
                     .map_err(pg)?;
+                if n == 1 {
+                    erase_postgres(&c).await?;
+                }
                 Ok(n == 1)
             }
         }
@@ -481,6 +565,10 @@ impl Store {
                     let b = c
                         .execute(FORGET_SQLITE, params![forget_before])
                         .map_err(|e| db.err(e))?;
+                    drop(c);
+                    if a + b > 0 {
+                        erase_sqlite(&db)?;
+                    }
                     Ok((a as u64, b as u64))
                 })
                 .await
@@ -501,6 +589,9 @@ impl Store {
                     )
                     .await
                     .map_err(pg)?;
+                if a + b > 0 {
+                    erase_postgres(&c).await?;
+                }
                 Ok((a, b))
             }
         }

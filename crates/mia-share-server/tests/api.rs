@@ -725,3 +725,145 @@ fn secrets_are_compared_by_hash_in_constant_time() {
         "a truncated hash never matches"
     );
 }
+
+/// Every byte of every file under `dir` (recursively).
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                out.push((p, bytes));
+            }
+        }
+    }
+    out
+}
+
+fn holds(bytes: &[u8], needle: &[u8]) -> bool {
+    bytes.windows(needle.len()).any(|w| w == needle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unshare_erases_the_text_from_every_database_file() {
+    each_db(async |db| {
+        let Some(s) = start(db, Settings::default()).await else {
+            return;
+        };
+        let marker = format!("erase-me-{}", mia_share_server::new_id());
+        let mut p = payload("Erasure");
+        // Text that does not compress, so PostgreSQL's TOAST keeps the
+        // marker's bytes as they are (compressed, they would be split by
+        // control bytes and the search below would prove nothing).
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let noise: String = (0..4_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                format!("{:x}", x % 0xFFFF_FFFF)
+            })
+            .collect();
+        p.messages[0].parts = vec![SharedPart::Text {
+            content: format!("{marker} {noise} {marker}"),
+        }];
+        let made = create(&s, &p).await;
+        let (id, secret) = (
+            made["id"].as_str().unwrap().to_string(),
+            made["secret"].as_str().unwrap().to_string(),
+        );
+        // Rendered and stored: the text is in the database now.
+        let page = http().get(format!("{}/s/{id}", s.base)).send().await.unwrap();
+        assert!(page.text().await.unwrap().contains(&marker), "{db:?}");
+        let r = http()
+            .delete(format!("{}/api/sessions/{id}", s.base))
+            .bearer_auth(&secret)
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success(), "{db:?}: {}", r.status());
+        let files: Vec<(std::path::PathBuf, Vec<u8>)> = match db {
+            Db::Sqlite => files_under(s._dir.path()),
+            Db::Postgres => {
+                let (client, conn) =
+                    tokio_postgres::connect(s.url.as_deref().unwrap(), tokio_postgres::NoTls)
+                        .await
+                        .unwrap();
+                tokio::spawn(conn);
+                // Written out to the table's files (not only in shared
+                // buffers and the WAL), so the files say what they hold.
+                client.batch_execute("CHECKPOINT").await.unwrap();
+                let data: String = client
+                    .query_one("SHOW data_directory", &[])
+                    .await
+                    .unwrap()
+                    .get(0);
+                let mut rels = Vec::new();
+                for q in [
+                    "SELECT pg_relation_filepath('shares')",
+                    "SELECT pg_relation_filepath(reltoastrelid) FROM pg_class WHERE relname = 'shares'",
+                ] {
+                    let rel: Option<String> = client.query_one(q, &[]).await.unwrap().get(0);
+                    rels.extend(rel);
+                }
+                rels.iter()
+                    .flat_map(|r| {
+                        let base = std::path::Path::new(&data).join(r);
+                        let name = base.file_name().unwrap().to_string_lossy().to_string();
+                        let dir = base.parent().unwrap().to_path_buf();
+                        files_under(&dir)
+                            .into_iter()
+                            .filter(move |(p, _)| {
+                                p.file_name()
+                                    .is_some_and(|f| f.to_string_lossy().starts_with(&name))
+                            })
+                    })
+                    .collect()
+            }
+        };
+        assert!(!files.is_empty(), "{db:?}: no files to look in");
+        for (path, bytes) in &files {
+            assert!(
+                !holds(bytes, marker.as_bytes()),
+                "{db:?}: the revoked text is still in {}",
+                path.display()
+            );
+        }
+        // Still a tombstone: the link answers 410.
+        let gone = http().get(format!("{}/s/{id}", s.base)).send().await.unwrap();
+        assert_eq!(gone.status(), 410, "{db:?}");
+    })
+    .await;
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_and_its_directory_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data/shares.db");
+    let store = Store::sqlite(&path).await.unwrap();
+    // Something written, so the WAL and its index exist.
+    let _ = store.purge(0, 0).await.unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir.path().join("data")), 0o700);
+    for f in ["shares.db", "shares.db-wal", "shares.db-shm"] {
+        let p = dir.path().join("data").join(f);
+        if p.exists() {
+            assert_eq!(mode(&p), 0o600, "{f}");
+        } else {
+            assert_ne!(f, "shares.db", "the database was not created");
+        }
+    }
+    // An existing file with a wider mode is narrowed.
+    drop(store);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let _store = Store::sqlite(&path).await.unwrap();
+    assert_eq!(mode(&path), 0o600);
+}
