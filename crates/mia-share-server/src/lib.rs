@@ -56,11 +56,11 @@ pub struct Settings {
     pub default_ttl_days: u32,
     /// The longest lifetime a client may ask for (days).
     pub max_ttl_days: u32,
-    /// Take the client address from `X-Forwarded-For` / the scheme and host
-    /// from `X-Forwarded-Proto` / `X-Forwarded-Host` (behind a reverse proxy).
+    /// Take the client address from `X-Forwarded-For` (behind a reverse
+    /// proxy; set `public_url` there too).
     pub trust_proxy: bool,
-    /// The URL shares are reached at (`https://share.example.com`); default:
-    /// from the request's Host header.
+    /// The URL shares are reached at (`https://share.example.com`); when
+    /// unset, the address the server listens on (never the Host header).
     pub public_url: Option<String>,
     /// How often expired shares are purged.
     pub purge_every: Duration,
@@ -106,6 +106,9 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     pub writes: Arc<RateLimiter>,
     pub reads: Arc<RateLimiter>,
+    /// `http://HOST:PORT` this server listens on (share links use it when
+    /// no `--public-url` is set; never a request's Host header).
+    pub bound: Arc<std::sync::OnceLock<String>>,
 }
 
 impl AppState {
@@ -122,6 +125,7 @@ impl AppState {
             settings: Arc::new(settings),
             clock,
             metrics: Arc::new(Metrics::default()),
+            bound: Arc::default(),
         }
     }
 
@@ -180,6 +184,13 @@ pub async fn serve(
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let addr = listener.local_addr()?;
+    let host = if addr.is_ipv6() {
+        format!("[{}]", addr.ip())
+    } else {
+        addr.ip().to_string()
+    };
+    let _ = state.bound.set(format!("http://{host}:{}", addr.port()));
     let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
@@ -313,28 +324,18 @@ fn plausible_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
-fn base_url(state: &AppState, headers: &HeaderMap) -> String {
+/// Where share links point: `--public-url`, else the address this server
+/// listens on. Never a request's Host or X-Forwarded-Host header, which
+/// whoever sends the request chooses.
+fn base_url(state: &AppState) -> String {
     if let Some(u) = &state.settings.public_url {
         return u.trim_end_matches('/').to_string();
     }
-    let fwd = |name: &str| {
-        state
-            .settings
-            .trust_proxy
-            .then(|| headers.get(name).and_then(|v| v.to_str().ok()))
-            .flatten()
-            .map(|v| v.split(',').next().unwrap_or(v).trim().to_string())
-    };
-    let host = fwd("x-forwarded-host")
-        .or_else(|| {
-            headers
-                .get(header::HOST)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string)
-        })
-        .unwrap_or_else(|| "localhost".into());
-    let proto = fwd("x-forwarded-proto").unwrap_or_else(|| "http".into());
-    format!("{proto}://{host}")
+    state
+        .bound
+        .get()
+        .cloned()
+        .unwrap_or_else(|| "http://localhost".into())
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -371,7 +372,8 @@ async fn read_payload(state: &AppState, body: Body) -> Result<(SharePayload, Str
 }
 
 async fn render(payload: SharePayload, expires_at: Option<i64>) -> String {
-    tokio::task::spawn_blocking(move || {
+    let fallback = payload.clone();
+    let rendered = tokio::task::spawn_blocking(move || {
         mia_share::page(
             &payload,
             &mia_share::PageMeta {
@@ -380,8 +382,81 @@ async fn render(payload: SharePayload, expires_at: Option<i64>) -> String {
             },
         )
     })
-    .await
-    .unwrap_or_default()
+    .await;
+    match rendered {
+        Ok(html) if !html.is_empty() => html,
+        Ok(_) | Err(_) => {
+            tracing::error!(session = %fallback.session.id, "rendering a share failed; serving it as plain text");
+            plain_page(&fallback)
+        }
+    }
+}
+
+/// The transcript as plain text, with a notice: what a share shows when
+/// its page could not be rendered (never an empty page).
+fn plain_page(p: &SharePayload) -> String {
+    let mut body = String::new();
+    for m in &p.messages {
+        body.push_str(&format!("\n[{}]\n", m.role));
+        for part in &m.parts {
+            let text = match part {
+                mia_protocol::SharedPart::Text { content }
+                | mia_protocol::SharedPart::Reasoning { content }
+                | mia_protocol::SharedPart::Summary { content } => content.clone(),
+                mia_protocol::SharedPart::Error { message } => message.clone(),
+                mia_protocol::SharedPart::ToolCall { name, args, .. } => format!("{name} {args}"),
+                mia_protocol::SharedPart::ToolResult { output, .. } => output.clone(),
+            };
+            body.push_str(&text);
+            body.push('\n');
+        }
+    }
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"robots\" content=\"noindex,nofollow\"><title>{t}</title><style>{css}</style></head><body><main><header class=\"share\"><h1>{t}</h1></header><p role=\"status\">This share could not be shown formatted; here is its transcript as plain text.</p><pre>{b}</pre></main></body></html>\n",
+        t = mia_share::escape(&p.session.title),
+        b = mia_share::escape(&body),
+        css = mia_share::stylesheet()
+    )
+}
+
+/// Render a stored share's page in the background and keep it; until
+/// then its view renders it on demand (a renderer version of 0 says "not
+/// rendered yet").
+fn render_later(
+    state: &AppState,
+    id: String,
+    payload: SharePayload,
+    expires_at: Option<i64>,
+    text: String,
+) {
+    let state = state.clone();
+    tokio::spawn(async move {
+        let html = render(payload, expires_at).await;
+        if let Err(e) = state
+            .store
+            .set_html(&id, html, i64::from(mia_share::RENDERER_VERSION), text)
+            .await
+        {
+            tracing::warn!(error = %e, "storing a rendered page failed");
+        }
+    });
+}
+
+/// Uploads are JSON: anything else is refused before it is read.
+fn json_only(headers: &HeaderMap) -> Result<(), Response> {
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if json {
+        Ok(())
+    } else {
+        Err(error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the share payload as JSON (Content-Type: application/json)",
+        ))
+    }
 }
 
 fn is_gone(meta: &store::ShareMeta, now: i64) -> Option<&'static str> {
@@ -446,6 +521,9 @@ async fn create(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    if let Err(r) = json_only(&headers) {
+        return r;
+    }
     let (payload, text) = match read_payload(&state, body).await {
         Ok(p) => p,
         Err(r) => return r,
@@ -463,22 +541,24 @@ async fn create(
     let id = new_id();
     let secret = new_secret();
     let session_id = payload.session.id.clone();
-    let html = render(payload, expires_at).await;
+    // Stored first; its page is rendered in the background.
     let share = store::NewShare {
         id: id.clone(),
         secret_hash: hash_secret(&secret),
         session_id,
-        payload: text,
-        html,
-        renderer: i64::from(mia_share::RENDERER_VERSION),
+        payload: text.clone(),
+        html: String::new(),
+        renderer: 0,
         created_at: now,
         expires_at,
     };
     if let Err(e) = state.store.insert(share).await {
         return internal(&state, e);
     }
+    let stored = text;
+    render_later(&state, id.clone(), payload, expires_at, stored);
     state.metrics.created.fetch_add(1, Ordering::Relaxed);
-    let url = format!("{}/s/{id}", base_url(&state, &headers));
+    let url = format!("{}/s/{id}", base_url(&state));
     (
         StatusCode::CREATED,
         axum::Json(serde_json::json!({
@@ -494,6 +574,9 @@ async fn update(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    if let Err(r) = json_only(&headers) {
+        return r;
+    }
     let meta = match authorized(&state, &id, &headers).await {
         Ok(m) => m,
         Err(r) => return r,
@@ -508,16 +591,13 @@ async fn update(
             "this share holds another session; create a new share for it",
         );
     }
-    let html = render(payload, meta.expires_at).await;
     let now = state.now();
-    match state
-        .store
-        .update(&id, text, html, i64::from(mia_share::RENDERER_VERSION), now)
-        .await
-    {
+    let stored = text.clone();
+    match state.store.update(&id, text, String::new(), 0, now).await {
         Ok(true) => {
+            render_later(&state, id.clone(), payload, meta.expires_at, stored);
             state.metrics.updated.fetch_add(1, Ordering::Relaxed);
-            let url = format!("{}/s/{id}", base_url(&state, &headers));
+            let url = format!("{}/s/{id}", base_url(&state));
             axum::Json(serde_json::json!({
                 "id": id, "url": url, "updated_at": now, "expires_at": meta.expires_at,
             }))
@@ -630,7 +710,8 @@ async fn view(State(state): State<AppState>, Path(id): Path<String>) -> Response
     {
         return html_response(StatusCode::OK, html);
     }
-    // Stored by an older renderer: render again from the payload.
+    // Not rendered yet (uploads render in the background), or by an older
+    // renderer: render from the payload now and keep it.
     let Ok((_, Some(text))) = live(&state, &id, store::Body::Payload).await else {
         return notice_page(StatusCode::GONE, "Share no longer available", "");
     };
@@ -640,7 +721,12 @@ async fn view(State(state): State<AppState>, Path(id): Path<String>) -> Response
     let html = render(payload, meta.expires_at).await;
     if let Err(e) = state
         .store
-        .set_html(&id, html.clone(), i64::from(mia_share::RENDERER_VERSION))
+        .set_html(
+            &id,
+            html.clone(),
+            i64::from(mia_share::RENDERER_VERSION),
+            text,
+        )
         .await
     {
         tracing::warn!(error = %e, "storing a re-rendered page failed");

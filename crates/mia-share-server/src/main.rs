@@ -25,7 +25,8 @@ struct Args {
     /// run any number of instances on one database.
     #[arg(long, env = "MIA_SHARE_DATABASE_URL")]
     database_url: Option<String>,
-    /// The URL shares are reached at (default: from the request's Host header).
+    /// The URL shares are reached at (default: http://HOST:PORT this server
+    /// listens on; never a request's Host header).
     #[arg(long, env = "MIA_SHARE_PUBLIC_URL")]
     public_url: Option<String>,
     /// Largest payload accepted, in bytes.

@@ -480,7 +480,15 @@ impl Store {
     }
 
     /// Store a re-rendered page (best effort: a newer renderer's page).
-    pub async fn set_html(&self, id: &str, html: String, renderer: i64) -> Result<(), StoreError> {
+    /// Keep a rendered page of `payload` while that is still the stored
+    /// payload (the page of an older payload, finished late, is not kept).
+    pub async fn set_html(
+        &self,
+        id: &str,
+        html: String,
+        renderer: i64,
+        payload: String,
+    ) -> Result<(), StoreError> {
         let id = id.to_string();
         match self {
             Store::Sqlite(db) => {
@@ -488,8 +496,8 @@ impl Store {
                 blocking(move || {
                     db.writer()
                         .execute(
-                            "UPDATE shares SET html = ?2, renderer = ?3 WHERE id = ?1 AND gone_at IS NULL",
-                            params![id, html, renderer],
+                            "UPDATE shares SET html = ?2, renderer = ?3 WHERE id = ?1 AND gone_at IS NULL AND payload = ?4",
+                            params![id, html, renderer, payload],
                         )
                         .map(|_| ())
                         .map_err(|e| db.err(e))
@@ -499,8 +507,8 @@ impl Store {
             Store::Postgres(pool) => {
                 let c = pool.get().await.map_err(pg_pool)?;
                 c.execute(
-                    "UPDATE shares SET html = $2, renderer = $3 WHERE id = $1 AND gone_at IS NULL",
-                    &[&id, &html, &renderer],
+                    "UPDATE shares SET html = $2, renderer = $3 WHERE id = $1 AND gone_at IS NULL AND payload = $4",
+                    &[&id, &html, &renderer, &payload],
                 )
                 .await
                 .map_err(pg)?;

@@ -867,3 +867,45 @@ async fn the_database_and_its_directory_are_private() {
     let _store = Store::sqlite(&path).await.unwrap();
     assert_eq!(mode(&path), 0o600);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_come_from_the_server_not_the_host_header_and_uploads_are_json() {
+    let Some(s) = start(Db::Sqlite, Settings::default()).await else {
+        return;
+    };
+    let body = serde_json::to_string(&payload("Links")).unwrap();
+    // Not JSON: refused before it is read.
+    let r = http()
+        .post(format!("{}/api/sessions", s.base))
+        .header("content-type", "text/plain")
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415);
+    let r = http()
+        .post(format!("{}/api/sessions", s.base))
+        .body(body.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 415, "no content type at all");
+    // A forged Host (and X-Forwarded-Host) does not make the link.
+    let r = http()
+        .post(format!("{}/api/sessions", s.base))
+        .header("content-type", "application/json; charset=utf-8")
+        .header("host", "evil.example")
+        .header("x-forwarded-host", "evil.example")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let made: Value = r.json().await.unwrap();
+    let url = made["url"].as_str().unwrap();
+    assert!(url.starts_with(&format!("{}/s/", s.base)), "{url}");
+    // The page is there at once (rendered in the background or on demand).
+    let page = http().get(url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("Links"));
+}
