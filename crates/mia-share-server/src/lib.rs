@@ -442,21 +442,19 @@ fn render_later(
     });
 }
 
-/// Uploads are JSON: anything else is refused before it is read.
-fn json_only(headers: &HeaderMap) -> Result<(), Response> {
+/// Uploads are JSON: anything else is refused (the answer) before it is read.
+fn not_json(headers: &HeaderMap) -> Option<Response> {
     let json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if json {
-        Ok(())
-    } else {
-        Err(error(
+    (!json).then(|| {
+        error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "send the share payload as JSON (Content-Type: application/json)",
-        ))
-    }
+        )
+    })
 }
 
 fn is_gone(meta: &store::ShareMeta, now: i64) -> Option<&'static str> {
@@ -521,8 +519,8 @@ async fn create(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(r) = json_only(&headers) {
-        return r;
+    if let Some(refused) = not_json(&headers) {
+        return refused;
     }
     let (payload, text) = match read_payload(&state, body).await {
         Ok(p) => p,
@@ -574,8 +572,8 @@ async fn update(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(r) = json_only(&headers) {
-        return r;
+    if let Some(refused) = not_json(&headers) {
+        return refused;
     }
     let meta = match authorized(&state, &id, &headers).await {
         Ok(m) => m,
