@@ -156,6 +156,47 @@ fn half_open_connections_do_not_stop_an_authorised_request() {
 }
 
 #[test]
+fn seven_hundred_idle_sockets_do_not_lock_the_token_holder_out() {
+    let s = spawn();
+    // More silent connections than the server has slots (MAX_CONNECTIONS
+    // is 512): each connects and never sends a byte.
+    let held: Vec<TcpStream> = (0..700)
+        .map(|_| TcpStream::connect(&s.addr).unwrap())
+        .collect();
+    let start = Instant::now();
+    let (status, _, body) = get(&s, "/api/sessions");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "answered after {:?}",
+        start.elapsed()
+    );
+    // A connection that spoke is not the one closed for room: a second
+    // request on a kept-alive connection after more silent ones arrive.
+    let mut kept = TcpStream::connect(&s.addr).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let req = format!(
+        "GET /api/sessions HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+        s.addr, s.token
+    );
+    kept.write_all(req.as_bytes()).unwrap();
+    let mut buf = [0u8; 4096];
+    let n = kept.read(&mut buf).unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    let more: Vec<TcpStream> = (0..600)
+        .map(|_| TcpStream::connect(&s.addr).unwrap())
+        .collect();
+    kept.write_all(req.as_bytes()).unwrap();
+    let n = kept.read(&mut buf).unwrap();
+    assert!(
+        String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"),
+        "the kept-alive connection was closed for room"
+    );
+    drop((held, more));
+}
+
+#[test]
 fn a_non_loopback_host_needs_allow_remote() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(assert_cmd::cargo::cargo_bin("mia-code"))

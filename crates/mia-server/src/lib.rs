@@ -475,6 +475,46 @@ async fn ui_headers(req: Request, next: Next) -> Response {
 pub const MAX_CONNECTIONS: usize = 512;
 /// A request's headers must arrive within this time (slowloris).
 pub const HEADER_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// A new connection must deliver its first request's headers within this
+/// time, or it is closed.
+pub const FIRST_REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Connections that have not delivered a request yet, oldest first: when
+/// every slot is taken, the oldest of them is closed to make room, so
+/// sockets held open without a word cannot lock a client with the token
+/// out (every client of `serve` is on loopback: a per-address cap would).
+#[derive(Default)]
+struct Waiting {
+    next: u64,
+    conns: std::collections::BTreeMap<u64, tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Waiting {
+    fn lock(w: &std::sync::Mutex<Waiting>) -> std::sync::MutexGuard<'_, Waiting> {
+        w.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A slot for a new connection: a free one, else the one of the oldest
+/// connection that has not sent a request (it is closed); `None` when
+/// every connection is serving requests.
+async fn make_room(
+    slots: &std::sync::Arc<tokio::sync::Semaphore>,
+    waiting: &std::sync::Mutex<Waiting>,
+) -> Option<tokio::sync::OwnedSemaphorePermit> {
+    if let Ok(slot) = slots.clone().try_acquire_owned() {
+        return Some(slot);
+    }
+    let (_, stop) = Waiting::lock(waiting).conns.pop_first()?;
+    let _ = stop.send(());
+    tokio::time::timeout(
+        std::time::Duration::from_secs(1),
+        slots.clone().acquire_owned(),
+    )
+    .await
+    .ok()?
+    .ok()
+}
 /// A connection with no bytes either way for this long is closed (an open
 /// event stream sends a keep-alive every 15 s, so it never idles).
 pub const IDLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -528,6 +568,7 @@ async fn serve_router(
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let waiting = std::sync::Arc::new(std::sync::Mutex::new(Waiting::default()));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
@@ -547,10 +588,18 @@ async fn serve_router(
             },
             () = &mut shutdown => break,
         };
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
-            tracing::warn!("too many connections; closing a new one");
+        let Some(slot) = make_room(&slots, &waiting).await else {
+            tracing::warn!("too many connections, all serving requests; closing a new one");
             drop(stream);
             continue;
+        };
+        let (evict, evicted) = tokio::sync::oneshot::channel();
+        let seq = {
+            let mut w = Waiting::lock(&waiting);
+            let seq = w.next;
+            w.next += 1;
+            w.conns.insert(seq, evict);
+            seq
         };
         let _ = stream.set_nodelay(true);
         let activity = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(now_ms()));
@@ -565,11 +614,14 @@ async fn serve_router(
             let app = app.clone();
             let busy = busy.clone();
             let activity = activity.clone();
+            let waiting = waiting.clone();
             hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                 use tower::ServiceExt as _;
                 let app = app.clone();
                 let busy = busy.clone();
                 let activity = activity.clone();
+                // It spoke: no longer the first to be closed for room.
+                Waiting::lock(&waiting).conns.remove(&seq);
                 busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 async move {
                     let r = app.oneshot(req.map(axum::body::Body::new)).await;
@@ -580,7 +632,18 @@ async fn serve_router(
             })
         };
         let conn = graceful.watch(http.serve_connection(io, svc));
+        let waiting = waiting.clone();
         tokio::spawn(async move {
+            // No request within FIRST_REQUEST_TIMEOUT: closed.
+            let mute = {
+                let waiting = waiting.clone();
+                async move {
+                    tokio::time::sleep(FIRST_REQUEST_TIMEOUT).await;
+                    if !Waiting::lock(&waiting).conns.contains_key(&seq) {
+                        std::future::pending::<()>().await;
+                    }
+                }
+            };
             let idle = async {
                 loop {
                     tokio::time::sleep(IDLE_TIMEOUT / 4).await;
@@ -594,7 +657,16 @@ async fn serve_router(
             tokio::select! {
                 _ = conn => {}
                 () = idle => {}
+                () = mute => {}
+                // Sent when the slot is needed; dropped (not sent) once the
+                // connection has spoken, which must not close it.
+                () = async {
+                    if evicted.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                } => {}
             }
+            Waiting::lock(&waiting).conns.remove(&seq);
             drop(slot);
         });
     }
