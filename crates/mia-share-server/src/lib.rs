@@ -36,6 +36,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq as _;
 
+mod conns;
+pub use conns::{FIRST_REQUEST_TIMEOUT, MAX_CONNECTIONS};
 pub use limits::RateLimiter;
 pub use store::{Store, StoreError};
 
@@ -191,10 +193,7 @@ pub async fn serve(
         addr.ip().to_string()
     };
     let _ = state.bound.set(format!("http://{host}:{}", addr.port()));
-    let app = router(state).into_make_service_with_connect_info::<SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    conns::serve(listener, router(state), shutdown).await
 }
 
 // ---------------------------------------------------------------- guard

@@ -909,3 +909,28 @@ async fn links_come_from_the_server_not_the_host_header_and_uploads_are_json() {
     assert_eq!(page.status(), 200);
     assert!(page.text().await.unwrap().contains("Links"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_sockets_beyond_the_cap_do_not_lock_a_reader_out() {
+    let Some(s) = start(Db::Sqlite, Settings::default()).await else {
+        return;
+    };
+    let made = create(&s, &payload("Still reachable")).await;
+    let url = made["url"].as_str().unwrap().to_string();
+    let addr = s.base.trim_start_matches("http://").to_string();
+    // More silent connections than the server's slots.
+    let mut held = Vec::new();
+    for _ in 0..(mia_share_server::MAX_CONNECTIONS + 100) {
+        held.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    let start = std::time::Instant::now();
+    let page = http().get(&url).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().await.unwrap().contains("Still reachable"));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "answered after {:?}",
+        start.elapsed()
+    );
+    drop(held);
+}
