@@ -54,6 +54,8 @@ pub struct Settings {
     pub write_limit: u32,
     /// Reads per client IP per minute; 0: unlimited.
     pub read_limit: u32,
+    /// Bytes of live shares one client address may keep here; 0: unlimited.
+    pub bytes_per_uploader: u64,
     /// A share's lifetime when the client asks for none (days).
     pub default_ttl_days: u32,
     /// The longest lifetime a client may ask for (days).
@@ -74,6 +76,7 @@ impl Default for Settings {
             max_payload_bytes: 10 * 1024 * 1024,
             write_limit: 60,
             read_limit: 600,
+            bytes_per_uploader: 200 * 1024 * 1024,
             default_ttl_days: 30,
             max_ttl_days: 365,
             trust_proxy: false,
@@ -512,9 +515,39 @@ struct CreateQuery {
     ttl_days: Option<u32>,
 }
 
+/// Refused (the answer) when `uploader` would keep more than
+/// `--bytes-per-uploader` with `size` more bytes (`replacing` a share of
+/// its own does not count twice).
+async fn over_quota(
+    state: &AppState,
+    uploader: Option<&str>,
+    replacing: &str,
+    size: usize,
+) -> Option<Response> {
+    let limit = state.settings.bytes_per_uploader;
+    let uploader = uploader?;
+    if limit == 0 {
+        return None;
+    }
+    let used = match state.store.uploaded_bytes(uploader, replacing).await {
+        Ok(n) => u64::try_from(n).unwrap_or(0),
+        Err(e) => return Some(internal(state, e)),
+    };
+    (used + size as u64 > limit).then(|| {
+        state.metrics.too_large.fetch_add(1, Ordering::Relaxed);
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "this address keeps {used} bytes of shares here and this one would pass the limit of {limit} bytes per uploader; unshare old ones (mia-code share --revoke) or ask the server's operator"
+            ),
+        )
+    })
+}
+
 async fn create(
     State(state): State<AppState>,
     Query(q): Query<CreateQuery>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -537,6 +570,10 @@ async fn create(
     let expires_at = Some(now + i64::from(ttl) * DAY_MS);
     let id = new_id();
     let secret = new_secret();
+    let uploader = client_ip(&state, &headers, Some(peer)).map(|ip| ip.to_string());
+    if let Some(refused) = over_quota(&state, uploader.as_deref(), "", text.len()).await {
+        return refused;
+    }
     let session_id = payload.session.id.clone();
     // Stored first; its page is rendered in the background.
     let share = store::NewShare {
@@ -548,6 +585,7 @@ async fn create(
         renderer: 0,
         created_at: now,
         expires_at,
+        uploader,
     };
     if let Err(e) = state.store.insert(share).await {
         return internal(&state, e);
@@ -568,6 +606,7 @@ async fn create(
 async fn update(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
@@ -587,6 +626,10 @@ async fn update(
             StatusCode::UNPROCESSABLE_ENTITY,
             "this share holds another session; create a new share for it",
         );
+    }
+    let uploader = client_ip(&state, &headers, Some(peer)).map(|ip| ip.to_string());
+    if let Some(refused) = over_quota(&state, uploader.as_deref(), &id, text.len()).await {
+        return refused;
     }
     let now = state.now();
     let stored = text.clone();

@@ -38,6 +38,9 @@ struct Args {
     /// Page and payload reads per client IP per minute (0: unlimited).
     #[arg(long, default_value_t = 600)]
     read_rate_limit: u32,
+    /// Bytes of live shares one client address may keep (0: unlimited).
+    #[arg(long, default_value_t = 200 * 1024 * 1024, env = "MIA_SHARE_BYTES_PER_UPLOADER")]
+    bytes_per_uploader: u64,
     /// Lifetime of a share when the client asks for none, in days.
     #[arg(long, default_value_t = 30)]
     default_ttl_days: u32,
@@ -119,6 +122,7 @@ async fn run(args: Args) -> Result<(), String> {
             max_payload_bytes: args.max_payload_bytes,
             write_limit: args.write_rate_limit,
             read_limit: args.read_rate_limit,
+            bytes_per_uploader: args.bytes_per_uploader,
             default_ttl_days: args.default_ttl_days,
             max_ttl_days: args.max_ttl_days,
             trust_proxy: args.trust_proxy,

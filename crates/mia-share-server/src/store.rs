@@ -55,6 +55,8 @@ pub struct NewShare {
     pub renderer: i64,
     pub created_at: i64,
     pub expires_at: Option<i64>,
+    /// The client address that uploaded it (the quota's key).
+    pub uploader: Option<String>,
 }
 
 /// Which stored text to read with the meta.
@@ -65,7 +67,8 @@ pub enum Body {
     None,
 }
 
-const SQLITE_MIGRATIONS: &[&str] = &["CREATE TABLE shares (
+const SQLITE_MIGRATIONS: &[&str] = &[
+    "CREATE TABLE shares (
         id TEXT PRIMARY KEY,
         secret_hash BLOB NOT NULL,
         session_id TEXT NOT NULL,
@@ -80,9 +83,14 @@ const SQLITE_MIGRATIONS: &[&str] = &["CREATE TABLE shares (
         gone_reason TEXT
     );
     CREATE INDEX shares_live_expiry ON shares(expires_at) WHERE gone_at IS NULL;
-    CREATE INDEX shares_gone ON shares(gone_at) WHERE gone_at IS NOT NULL;"];
+    CREATE INDEX shares_gone ON shares(gone_at) WHERE gone_at IS NOT NULL;",
+    // Who uploaded a share (the client address), for the per-uploader quota.
+    "ALTER TABLE shares ADD COLUMN uploader TEXT;
+    CREATE INDEX shares_uploader ON shares(uploader) WHERE gone_at IS NULL;",
+];
 
-const PG_MIGRATIONS: &[&str] = &["CREATE TABLE shares (
+const PG_MIGRATIONS: &[&str] = &[
+    "CREATE TABLE shares (
         id TEXT PRIMARY KEY,
         secret_hash BYTEA NOT NULL,
         session_id TEXT NOT NULL,
@@ -97,7 +105,10 @@ const PG_MIGRATIONS: &[&str] = &["CREATE TABLE shares (
         gone_reason TEXT
     );
     CREATE INDEX shares_live_expiry ON shares(expires_at) WHERE gone_at IS NULL;
-    CREATE INDEX shares_gone ON shares(gone_at) WHERE gone_at IS NOT NULL;"];
+    CREATE INDEX shares_gone ON shares(gone_at) WHERE gone_at IS NOT NULL;",
+    "ALTER TABLE shares ADD COLUMN uploader TEXT;
+    CREATE INDEX shares_uploader ON shares(uploader) WHERE gone_at IS NULL;",
+];
 
 #[derive(Clone)]
 pub enum Store {
@@ -367,8 +378,8 @@ impl Store {
                 blocking(move || {
                     db.writer()
                         .execute(
-                            "INSERT INTO shares (id, secret_hash, session_id, payload, html, renderer, bytes, created_at, updated_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9)",
-                            params![s.id, s.secret_hash, s.session_id, s.payload, s.html, s.renderer, bytes, s.created_at, s.expires_at],
+                            "INSERT INTO shares (id, secret_hash, session_id, payload, html, renderer, bytes, created_at, updated_at, expires_at, uploader) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10)",
+                            params![s.id, s.secret_hash, s.session_id, s.payload, s.html, s.renderer, bytes, s.created_at, s.expires_at, s.uploader],
                         )
                         .map(|_| ())
                         .map_err(|e| db.err(e))
@@ -378,12 +389,44 @@ impl Store {
             Store::Postgres(pool) => {
                 let c = pool.get().await.map_err(pg_pool)?;
                 c.execute(
-                    "INSERT INTO shares (id, secret_hash, session_id, payload, html, renderer, bytes, created_at, updated_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)",
-                    &[&s.id, &s.secret_hash, &s.session_id, &s.payload, &s.html, &s.renderer, &bytes, &s.created_at, &s.expires_at],
+                    "INSERT INTO shares (id, secret_hash, session_id, payload, html, renderer, bytes, created_at, updated_at, expires_at, uploader) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)",
+                    &[&s.id, &s.secret_hash, &s.session_id, &s.payload, &s.html, &s.renderer, &bytes, &s.created_at, &s.expires_at, &s.uploader],
                 )
                 .await
                 .map_err(pg)?;
                 Ok(())
+            }
+        }
+    }
+
+    /// Bytes of live shares `uploader` keeps here (but `except`'s, which is
+    /// about to be replaced).
+    pub async fn uploaded_bytes(&self, uploader: &str, except: &str) -> Result<i64, StoreError> {
+        let (uploader, except) = (uploader.to_string(), except.to_string());
+        match self {
+            Store::Sqlite(db) => {
+                let db = db.clone();
+                blocking(move || {
+                    db.reader()
+                        .query_row(
+                            "SELECT COALESCE(SUM(bytes), 0) FROM shares WHERE uploader = ?1 AND gone_at IS NULL AND id != ?2",
+                            params![uploader, except],
+                            |r| r.get(0),
+                        )
+                        .map_err(|e| db.err(e))
+                })
+                .await
+            }
+            Store::Postgres(pool) => {
+                let c = pool.get().await.map_err(pg_pool)?;
+                let row = c
+                    .query_one(
+                        "SELECT COALESCE(SUM(bytes), 0)::BIGINT FROM shares WHERE uploader = $1 AND gone_at IS NULL AND id != $2",
+                        &[&uploader, &except],
+                    )
+                    .await
+                    .map_err(pg)?;
+                Ok(row.get(0))
             }
         }
     }

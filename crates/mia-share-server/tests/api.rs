@@ -934,3 +934,65 @@ async fn silent_sockets_beyond_the_cap_do_not_lock_a_reader_out() {
     );
     drop(held);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_uploader_has_a_storage_quota() {
+    each_db(async |db| {
+        let settings = Settings {
+            bytes_per_uploader: 3_000,
+            ..Settings::default()
+        };
+        let Some(s) = start(db, settings).await else {
+            return;
+        };
+        let sized = |title: &str| {
+            let mut p = payload(title);
+            p.messages[0].parts = vec![SharedPart::Text {
+                content: "y".repeat(1_000),
+            }];
+            p
+        };
+        let first = create(&s, &sized("one")).await;
+        create(&s, &sized("two")).await;
+        // A third would pass 3,000 bytes for this address.
+        let r = http()
+            .post(format!("{}/api/sessions", s.base))
+            .json(&sized("three"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 413, "{db:?}");
+        let msg: Value = r.json().await.unwrap();
+        assert!(
+            msg["error"].as_str().unwrap().contains("per uploader"),
+            "{msg}"
+        );
+        // Updating one of its own replaces its bytes rather than adding.
+        let r = http()
+            .put(format!(
+                "{}/api/sessions/{}",
+                s.base,
+                first["id"].as_str().unwrap()
+            ))
+            .bearer_auth(first["secret"].as_str().unwrap())
+            .json(&sized("one again"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{db:?}");
+        // Unsharing frees the room.
+        let r = http()
+            .delete(format!(
+                "{}/api/sessions/{}",
+                s.base,
+                first["id"].as_str().unwrap()
+            ))
+            .bearer_auth(first["secret"].as_str().unwrap())
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+        create(&s, &sized("three")).await;
+    })
+    .await;
+}
