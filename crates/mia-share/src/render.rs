@@ -16,7 +16,7 @@ use std::sync::OnceLock;
 
 use base64::Engine as _;
 use mia_protocol::{SharePayload, SharedDiff, SharedPart};
-use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
 use sha2::{Digest, Sha256};
 use syntect::html::{ClassStyle, ClassedHTMLGenerator, css_for_theme_with_class_style};
 use syntect::parsing::SyntaxSet;
@@ -210,11 +210,31 @@ pub fn markdown(src: &str) -> String {
                 Event::Text(CowStr::from(""))
             }
         }
+        // A fence's info string names a language and nothing else: its
+        // first word, in the characters language names use (a tab would
+        // otherwise put a second class on the block).
+        Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(CowStr::from(fence_language(&info)))))
+        }
         other => other,
     });
     let mut html = String::with_capacity(src.len() * 3 / 2);
     pulldown_cmark::html::push_html(&mut html, events);
     html
+}
+
+/// A fenced block's language: the info string's first word, kept only when
+/// it is made of letters, digits and `+-_.#`.
+fn fence_language(info: &str) -> String {
+    let word = info.split(char::is_whitespace).next().unwrap_or("");
+    if word
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '_' | '.' | '#'))
+    {
+        word.to_string()
+    } else {
+        String::new()
+    }
 }
 
 fn when(ms: i64) -> String {

@@ -427,3 +427,13 @@ fn the_csp_hash_matches_the_inline_stylesheet() {
         .encode(sha2::Sha256::digest(&html.as_bytes()[start..end]));
     assert!(mia_share::csp().contains(&hash));
 }
+
+#[test]
+fn a_fence_info_string_names_a_language_and_nothing_else() {
+    let html = mia_share::markdown("```rust\texternal x\nfn main() {}\n```\n");
+    assert!(html.contains("class=\"language-rust\""), "{html}");
+    assert!(!html.contains("external"), "{html}");
+    let html = mia_share::markdown("```\"onmouseover=x\nhi\n```\n");
+    assert!(!html.contains("language-"), "{html}");
+    assert!(!html.contains("onmouseover"), "{html}");
+}
