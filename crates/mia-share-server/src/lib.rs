@@ -861,4 +861,27 @@ mod tests {
             assert!(!id.starts_with('-'), "{id}");
         }
     }
+
+    /// What a share shows when its page cannot be rendered: the transcript
+    /// as escaped text with a notice, never an empty page.
+    #[test]
+    #[allow(clippy::panic)]
+    fn the_plain_page_is_the_transcript_escaped_with_a_notice() {
+        let payload: mia_protocol::SharePayload = serde_json::from_value(serde_json::json!({
+            "version": mia_protocol::SHARE_PAYLOAD_VERSION,
+            "session": {"id": "s1", "title": "T <b>", "project": "p", "created_at": 1},
+            "messages": [{"id": "m1", "role": "user", "created_at": 1,
+                "parts": [{"type": "text", "content": "<script>alert(1)</script> hello"}]}],
+            "diffs": []
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let html = super::plain_page(&payload);
+        assert!(html.contains("could not be shown formatted"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt; hello"),
+            "{html}"
+        );
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("T &lt;b&gt;"), "{html}");
+    }
 }
