@@ -5,8 +5,9 @@
 //! - the line ends with `\` (a shell continuation): the `\`, the break and
 //!   the next line's indentation go;
 //! - or the line is long enough to have been wrapped ([`WRAP_AT`]
-//!   characters or more), it ends with a token character and the next line
-//!   starts with one: the break goes.
+//!   characters or more), it ends with a token character, the next line
+//!   starts with one, and the word they make has a digit, a capital or one
+//!   of `_+/=` (prose wrapped by hand is left as it is): the break goes.
 //!
 //! In both cases a diff's `+`/`-`/` ` at the start of both lines, and a read
 //! tool's line number (`   12\t`), go with the break. A match found in the
@@ -26,6 +27,8 @@ pub struct Joined {
     cuts: Vec<usize>,
     /// `sums[i]`: the bytes of the original removed at `cuts[..i]`.
     sums: Vec<usize>,
+    /// Ranges of `text` made of lines joined together.
+    segments: Vec<Range<usize>>,
 }
 
 /// A base64, base64url or token character: what a wrapped token is made of.
@@ -83,44 +86,90 @@ fn cut_after(s: &str, line: Range<usize>, next: Range<usize>) -> Option<Range<us
         let resume = after + indent;
         return (resume < next.end).then_some(end - 1..resume);
     }
-    let long = s[line.start..end].chars().count() >= WRAP_AT;
-    let joins = long
-        && text.last().copied().is_some_and(token_byte)
-        && bytes.get(after).copied().is_some_and(token_byte)
-        && after < next.end;
+    if after >= next.end
+        || text.len() < WRAP_AT
+        || !text.last().copied().is_some_and(token_byte)
+        || !bytes.get(after).copied().is_some_and(token_byte)
+        || s[line.start..end].chars().count() < WRAP_AT
+    {
+        return None;
+    }
+    // The word the break would make: the end of this line and the start of
+    // the next. Prose wrapped by hand makes lower-case words; a token has a
+    // digit, a capital or a symbol.
+    let mut tail = text.iter().rev().take_while(|b| token_byte(**b));
+    let mut head = bytes[after..next.end]
+        .iter()
+        .take_while(|b| token_byte(**b));
+    let symbol = |b: &u8| b.is_ascii_digit() || b"_+/=".contains(b);
+    // A capital starting the next line starts a sentence, not a token.
+    let joins = tail.any(|b| symbol(b) || b.is_ascii_uppercase())
+        || head.next().is_some_and(symbol)
+        || head.any(|b| symbol(b) || b.is_ascii_uppercase());
     joins.then_some(end..after)
 }
 
 impl Joined {
     /// The view of `s`, or `None` when no break is joined away.
     pub fn of(s: &str) -> Option<Joined> {
-        let mut lines = Vec::new();
-        let mut start = 0;
-        for (i, b) in s.bytes().enumerate() {
-            if b == b'\n' {
-                lines.push(start..i);
-                start = i + 1;
-            }
-        }
-        lines.push(start..s.len());
+        let bytes = s.as_bytes();
         let mut text = String::new();
         let mut cuts = Vec::new();
         let mut sums = vec![0];
+        let mut segments = Vec::new();
+        let mut segment: Option<usize> = None;
         let mut copied = 0;
-        for pair in lines.windows(2) {
-            let Some(cut) = cut_after(s, pair[0].clone(), pair[1].clone()) else {
+        let mut line = 0..0;
+        for (i, b) in bytes.iter().enumerate() {
+            if *b != b'\n' {
                 continue;
-            };
-            text.push_str(&s[copied..cut.start]);
-            cuts.push(text.len());
-            sums.push(sums.last().copied().unwrap_or(0) + cut.end - cut.start);
-            copied = cut.end;
+            }
+            let next_end = bytes[i + 1..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(bytes.len(), |p| i + 1 + p);
+            line.end = i;
+            let next = i + 1..next_end;
+            // Where an original position is in the view.
+            let view_at = |text: &String, x: usize| text.len() + x - copied;
+            match cut_after(s, line.clone(), next.clone()) {
+                Some(cut) => {
+                    if segment.is_none() {
+                        segment = Some(view_at(&text, line.start));
+                    }
+                    text.push_str(&s[copied..cut.start]);
+                    cuts.push(text.len());
+                    sums.push(sums.last().copied().unwrap_or(0) + cut.end - cut.start);
+                    copied = cut.end;
+                }
+                None => {
+                    if let Some(start) = segment.take() {
+                        segments.push(start..view_at(&text, line.end));
+                    }
+                }
+            }
+            line = next;
         }
         if cuts.is_empty() {
             return None;
         }
+        if let Some(start) = segment {
+            segments.push(start..text.len() + bytes.len() - copied);
+        }
         text.push_str(&s[copied..]);
-        Some(Joined { text, cuts, sums })
+        Some(Joined {
+            text,
+            cuts,
+            sums,
+            segments,
+        })
+    }
+
+    /// The parts of the view made of joined lines (a match that spans a
+    /// joined break is inside one of them: no token or command rule spans
+    /// a line break that stays).
+    pub fn segments(&self) -> &[Range<usize>] {
+        &self.segments
     }
 
     /// Whether the view's range `a..b` spans a joined break (so it is not
@@ -172,10 +221,20 @@ mod tests {
 
     #[test]
     fn diff_markers_and_line_numbers_go_with_the_break() {
-        let long = "y".repeat(64);
+        let long = "y1".repeat(32);
         let s = format!("+{long}\n+zz\n     1\t{long}\n     2\tww\n");
         let j = Joined::of(&s).unwrap();
         assert_eq!(j.text, format!("+{long}zz\n     1\t{long}ww\n"));
         assert!(Joined::of("short\nlines\n").is_none());
+    }
+
+    #[test]
+    fn prose_wrapped_by_hand_is_not_joined() {
+        let s = format!(
+            "{} wrapped\nhere and {} ends\nThe next sentence",
+            "a".repeat(60),
+            "b".repeat(60)
+        );
+        assert!(Joined::of(&s).is_none());
     }
 }

@@ -6,6 +6,7 @@
 //! and served is one thing.
 
 mod joined;
+mod keywords;
 pub mod payload;
 pub mod redact;
 pub mod render;

@@ -475,7 +475,7 @@ pub const RULES: &[Rule] = &[
         keywords: &["curl"],
         catches: "the credential of `curl -H 'Authorization: …'` (Basic, Bearer, Token) and of `X-Api-Key:`/`…-Token:` headers",
         patterns: &[p(
-            r#"(?i)\bcurl\b[^\r\n]*?[ \t](?:-H|--header)(?:=|[ \t]*)["']?(?:(?:proxy-)?authorization:[ \t]*(?:(?:basic|bearer|token|api-token|digest)[ \t]+)?|(?:x-(?:[a-z]+-)?)?(?:api-?)?(?:key|token):[ \t]*|private-token:[ \t]*)([A-Za-z0-9._~+/=@\-]{8,})"#,
+            r#"\bcurl\b[^\r\n]*?[ \t](?:-H|--header)(?:=|[ \t]*)["']?(?i:(?:proxy-)?authorization:[ \t]*(?:(?:basic|bearer|token|api-token|digest)[ \t]+)?|(?:x-(?:[a-z]+-)?)?(?:api-?)?(?:key|token):[ \t]*|private-token:[ \t]*)([A-Za-z0-9._~+/=@\-]{8,})"#,
             Real,
         )],
     },
@@ -500,7 +500,7 @@ pub const RULES: &[Rule] = &[
         keywords: &["bearer", "token"],
         catches: "`Bearer <token>` and `token <token>` (a digit and a letter)",
         patterns: &[p(
-            r"(?i)\b(?:bearer|token)[ \t]+([A-Za-z0-9._~+/=\-]{16,})",
+            r"\b(?:[Bb]earer|BEARER|[Tt]oken|TOKEN)[ \t]+([A-Za-z0-9._~+/=\-]{16,})",
             DigitAndLetter,
         )],
     },
@@ -513,7 +513,7 @@ pub const RULES: &[Rule] = &[
         catches: "the value of `Cookie:` and `Set-Cookie:` headers, and of `curl -b`/`--cookie name=value`",
         patterns: &[
             p(
-                r#"(?i)\b(?:set-)?cookie["']?[ \t]*:[ \t]*["']?([^\s=;'"]+=[^\r\n'"]*)"#,
+                r#"\b(?:[Ss]et-|SET-)?(?:[Cc]ookie|COOKIE)["']?[ \t]*:[ \t]*["']?([^\s=;'"]+=[^\r\n'"]*)"#,
                 Real,
             ),
             p(
@@ -620,7 +620,7 @@ pub const RULES: &[Rule] = &[
         id: "pgpass-password",
         gitleaks: false,
         shape: Text,
-        keywords: &[":"],
+        keywords: &[],
         catches: "the password of a `.pgpass` line, `host:port:database:user:password`",
         patterns: &[p(
             r"(?m)^[+\- ]?(?:[ \t]*[0-9]+\t)?[ \t]*(?:[A-Za-z0-9_.\-]+|\*|\[[0-9A-Fa-f:]+\]):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(\S+)[ \t]*\r?$",
@@ -697,24 +697,14 @@ pub const RULES: &[Rule] = &[
             "creds",
         ],
         catches: "the value of `name = value` / `name: value` whose name says secret, token, password, api key, private key, access key or credentials, when the value looks like one (a digit or a symbol, or 16+ characters)",
-        patterns: &[
-            p(
-                concat!(
-                    r#"(?i)\b"#,
-                    secret_key!(),
-                    r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*(?:"([^"\s]{6,200})"|'([^'\s]{6,200})')"#
-                ),
-                LooksSecret,
+        patterns: &[p(
+            concat!(
+                r#"(?i)\b"#,
+                secret_key!(),
+                r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*(?:"([^"\s]{6,200})"|'([^'\s]{6,200})'|([^\s"'`,;#()\[\]{}<>]{6,}))"#
             ),
-            p(
-                concat!(
-                    r#"(?i)\b"#,
-                    secret_key!(),
-                    r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*([^\s"'`,;#()\[\]{}<>]{6,})"#
-                ),
-                LooksSecret,
-            ),
-        ],
+            LooksSecret,
+        )],
     },
     // No gitleaks rule: gitleaks measures entropy only on its keyword rules.
     // This one needs no keyword, only an assignment or quotes around a long
@@ -725,13 +715,10 @@ pub const RULES: &[Rule] = &[
         shape: Text,
         keywords: &[],
         catches: "a quoted or assigned string of 32+ base64/base64url characters with high entropy (see below)",
-        patterns: &[
-            p(r#"["'`]([A-Za-z0-9+/=_\-]{32,})["'`]"#, Entropy),
-            p(
-                r#"(?m)(?:^|[\s,;{(])[A-Za-z_][A-Za-z0-9_.\-]*["']?[ \t]*(?::=|=>|[:=])[ \t]*([A-Za-z0-9+/=_\-]{32,})"#,
-                Entropy,
-            ),
-        ],
+        patterns: &[p(
+            r#"["'`]([A-Za-z0-9+/=_\-]{32,})["'`]|(?m:^|[\s,;{(])[A-Za-z_][A-Za-z0-9_.\-]*["']?[ \t]*(?::=|=>|[:=])[ \t]*([A-Za-z0-9+/=_\-]{32,})"#,
+            Entropy,
+        )],
     },
 ];
 
