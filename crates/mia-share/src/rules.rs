@@ -55,7 +55,7 @@ pub enum Check {
     JwtB64,
     /// A docker `auth` value: base64 of `user:password`.
     DockerAuth,
-    /// A YAML value that is not a placeholder, a boolean or null.
+    /// A YAML value that is not a placeholder, code, a boolean or null.
     YamlValue,
     /// High Shannon entropy, and not a hex digest, UUID, path or word.
     Entropy,
@@ -701,7 +701,7 @@ pub const RULES: &[Rule] = &[
             concat!(
                 r#"(?i)\b"#,
                 secret_key!(),
-                r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*(?:"([^"\s]{6,200})"|'([^'\s]{6,200})'|([^\s"'`,;#()\[\]{}<>]{6,}))"#
+                r#"["']?[ \t]*(?::=|=>|[:=])[ \t]*(?:"([^"\s]{6,200})"|'([^'\s]{6,200})'|([^\s"'`,;#()\[\]{}<>:=][^\s"'`,;#)\[\]{}<>]{5,}))"#
             ),
             LooksSecret,
         )],
@@ -745,6 +745,7 @@ impl Check {
             DockerAuth => decode_base64(v).is_some_and(|d| d.contains(&b':')),
             YamlValue => {
                 !placeholder(v)
+                    && !code(v)
                     && !["null", "true", "false", "~", "none"]
                         .contains(&v.to_ascii_lowercase().as_str())
             }
@@ -772,13 +773,52 @@ fn placeholder(v: &str) -> bool {
 /// The value of `password = ...`: a secret has a digit or a symbol, or is
 /// long; `password: string` or `token = getToken()` are code, not secrets.
 fn looks_secret(v: &str) -> bool {
-    if v.contains('(') || v.starts_with('$') || v.starts_with('{') || v.starts_with('<') {
+    if code(v) {
         return false;
     }
     let symbols = v
         .chars()
         .any(|c| !c.is_ascii_alphanumeric() && c != '_' && c != '.');
     v.chars().any(|c| c.is_ascii_digit()) || symbols || v.len() >= 16
+}
+
+/// A value that is code or data rather than a secret: a call
+/// (`getToken()`), a path (`Credentials::new`, `a->b`), a reference or
+/// pointer (`&creds`), a macro (`format!`), a variable or template (`$x`,
+/// `{x}`, `<x>`), a member (`opts.token`), an identifier (`max_tokens`,
+/// `API_KEY`), a number (`45_000`) or a version (`^4.0.0`).
+fn code(v: &str) -> bool {
+    let member = v.contains('.')
+        && v.split('.').all(|p| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+    let number = v
+        .chars()
+        .all(|c| c.is_ascii_digit() || matches!(c, '_' | '.' | ','));
+    let macro_name = v.strip_suffix('!').is_some_and(|m| {
+        m.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && m.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    let identifier = v.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+        || v.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+    let digits = v.trim_start_matches(['^', '~', '>', '<', '=', 'v']);
+    let version = digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.contains('.')
+        && digits
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'));
+    v.contains('(')
+        || v.contains("::")
+        || v.contains("->")
+        || v.starts_with(['$', '{', '<', '&', '*', '!'])
+        || macro_name
+        || member
+        || number
+        || identifier
+        || version
 }
 
 /// Standard or URL-safe base64, padded or not, with line breaks allowed.
