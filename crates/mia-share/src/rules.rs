@@ -696,7 +696,7 @@ pub const RULES: &[Rule] = &[
             "credential",
             "creds",
         ],
-        catches: "the value of `name = value` / `name: value` whose name says secret, token, password, api key, private key, access key or credentials, when the value looks like one (a digit or a symbol, or 16+ characters)",
+        catches: "the value of `name = value` / `name: value` whose name says secret, token, password, api key, private key, access key or credentials, when the value looks like one (a digit or a symbol, or 16+ characters) and not like code (a call, a path, a reference, a member, a number, an identifier, a version)",
         patterns: &[p(
             concat!(
                 r#"(?i)\b"#,

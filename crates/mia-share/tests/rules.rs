@@ -927,3 +927,20 @@ fn a_five_megabyte_payload_is_redacted_quickly() {
     );
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+/// docs/sharing.md's table names every rule.
+#[test]
+fn the_docs_list_every_rule() {
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/sharing.md"
+    ))
+    .unwrap();
+    for r in RULES {
+        assert!(
+            docs.contains(&format!("| `{}` |", r.id)),
+            "{} is not in docs/sharing.md",
+            r.id
+        );
+    }
+}
