@@ -4,11 +4,12 @@
 //! string that leaves the machine — the title, text, reasoning, tool call
 //! arguments (recursively), tool output, errors, summaries, diff file names
 //! and patches — goes through the same detectors, in order:
-//! 1. the built-in rules ([`RULES`], keyed by gitleaks' rule ids) on the
-//!    line-joined view of the text, for tokens wrapped across lines or split
-//!    by a `\` continuation (only matches that span a joined break count
-//!    there; each piece of the original is replaced);
-//! 2. the built-in rules on the text as it is, in the table's order;
+//! 1. the built-in token and command rules ([`RULES`], keyed by gitleaks'
+//!    rule ids) on the line-joined view of the text, for tokens wrapped
+//!    across lines or split by a `\` continuation (only matches that span a
+//!    joined break count there; each piece of the original is replaced);
+//! 2. all the built-in rules on the text as it is, in the table's order
+//!    (a rule with keywords only on a text that has one of them);
 //! 3. every `KEY=value` value in the output of a tool that read an
 //!    `.env`-style file,
 //! 4. the user's `share.redactPatterns`,
