@@ -1,16 +1,21 @@
 //! Shared sessions, pure: building a share payload from a stored session
-//! ([`payload`]), redacting secrets from it ([`redact`]) and rendering the
+//! ([`payload`]), redacting secrets from it ([`redact`], with the rules of
+//! [`rules`]) and rendering the
 //! inert viewer page ([`render`]). The client's preview and offline export
 //! and the share server use the same code, so what is previewed, exported
 //! and served is one thing.
 
+mod joined;
+mod keywords;
 pub mod payload;
 pub mod redact;
 pub mod render;
+pub mod rules;
 
 pub use payload::{BuildOptions, build, env_file_calls};
-pub use redact::{RedactOptions, Redactor, is_env_file, mask};
+pub use redact::{RedactOptions, Redactor, is_env_file, mask, title_from};
 pub use render::{PageMeta, RENDERER_VERSION, csp, escape, markdown, page, stylesheet};
+pub use rules::{RULES, Rule};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShareError {

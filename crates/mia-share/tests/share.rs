@@ -45,47 +45,47 @@ fn corpus() -> Vec<(&'static str, String, String)> {
     let pk = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----".to_string();
     vec![
         (
-            "anthropic-key",
+            "anthropic-api-key",
             "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789".into(),
             String::new(),
         ),
         (
-            "openai-key",
+            "openai-api-key",
             "sk-proj-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0".into(),
             String::new(),
         ),
         (
-            "google-api-key",
+            "gcp-api-key",
             "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY".into(),
             String::new(),
         ),
         (
-            "github-token",
+            "github-pat",
             "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789".into(),
             String::new(),
         ),
         (
-            "github-token",
+            "github-fine-grained-pat",
             "github_pat_11ABCDEFG0123456789_abcdefghijklmnop".into(),
             String::new(),
         ),
         (
-            "gitlab-token",
+            "gitlab-pat",
             "glpat-xYz123AbC456dEf789gH".into(),
             String::new(),
         ),
         (
-            "slack-token",
+            "slack-bot-token",
             "xoxb-123456789012-1234567890123-AbCdEfGhIjKl".into(),
             String::new(),
         ),
         (
-            "stripe-key",
+            "stripe-access-token",
             "sk_live_51HcDeFgHiJkLmNoPqRsTuVw".into(),
             String::new(),
         ),
         (
-            "aws-access-key",
+            "aws-access-token",
             "AKIAIOSFODNN7EXAMPLE".into(),
             String::new(),
         ),
@@ -97,9 +97,14 @@ fn corpus() -> Vec<(&'static str, String, String)> {
         ("jwt", jwt.clone(), String::new()),
         ("private-key", pk.clone(), String::new()),
         (
-            "bearer-token",
+            "curl-auth-header",
             "abcDEF123456ghiJKL789".into(),
             "curl -H 'Authorization: Bearer abcDEF123456ghiJKL789' x".into(),
+        ),
+        (
+            "bearer-token",
+            "abcDEF123456ghiJKL789".into(),
+            "GET /v1/me HTTP/1.1\nAuthorization: Bearer abcDEF123456ghiJKL789".into(),
         ),
         (
             "url-password",
@@ -107,9 +112,14 @@ fn corpus() -> Vec<(&'static str, String, String)> {
             "postgres://admin:hunter2pass@db.internal:5432/app".into(),
         ),
         (
-            "secret-assignment",
+            "password-assignment",
             "s3cr3t-Value!".into(),
             "DB_PASSWORD=s3cr3t-Value!".into(),
+        ),
+        (
+            "generic-api-key",
+            "s3cr3t-Value!".into(),
+            "API_SECRET=s3cr3t-Value!".into(),
         ),
     ]
 }
