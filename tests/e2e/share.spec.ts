@@ -67,7 +67,7 @@ test("a shared session renders inertly and a revoked one is gone", async ({ page
   await page.getByRole("button", { name: "Share", exact: true }).click();
   const dialog = page.getByTestId("share-dialog");
   await expect(dialog).toBeVisible();
-  await expect(dialog.getByTestId("share-redactions")).toContainText("github-token");
+  await expect(dialog.getByTestId("share-redactions")).toContainText("github-pat");
   await expect(dialog.locator("mark.redaction").first()).toBeVisible();
   expect(await dialog.textContent()).not.toContain(SECRET);
   await shot(page, testInfo, "40-share-preview");
@@ -116,7 +116,7 @@ test("a shared session renders inertly and a revoked one is gone", async ({ page
   expect(foreign).toEqual([]);
   // The secret is not on the page, nor anywhere the server keeps data.
   expect(await viewer.content()).not.toContain(SECRET);
-  await expect(viewer.locator("body")).toContainText("[REDACTED:github-token]");
+  await expect(viewer.locator("body")).toContainText("[REDACTED:github-pat]");
   for (const f of [share.db, `${share.db}-wal`]) {
     if (existsSync(f)) expect(readFileSync(f).includes(SECRET)).toBe(false);
   }

@@ -199,10 +199,10 @@ async fn planted_secrets_never_reach_the_share_server() {
         .map(|r| r["kind"].as_str().unwrap())
         .collect();
     for k in [
-        "anthropic-key",
+        "anthropic-api-key",
         "env-value",
-        "github-token",
-        "aws-access-key",
+        "github-pat",
+        "aws-access-token",
         "home-path",
     ] {
         assert!(kinds.contains(&k), "{k} not listed: {kinds:?}");
@@ -237,7 +237,7 @@ async fn planted_secrets_never_reach_the_share_server() {
         .text()
         .await
         .unwrap();
-    assert!(stored.contains("[REDACTED:anthropic-key]"), "{stored}");
+    assert!(stored.contains("[REDACTED:anthropic-api-key]"), "{stored}");
     assert!(
         stored.contains("src/aws.js"),
         "the diff is shared: {stored}"

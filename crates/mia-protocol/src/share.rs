@@ -124,10 +124,10 @@ pub enum RedactionPlace {
 /// One replacement made in the payload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Redaction {
-    /// What was found: `anthropic-key`, `aws-secret`, `home-path`, `pattern:<n>`, ...
+    /// What was found: `anthropic-api-key`, `aws-secret`, `home-path`, `pattern:<n>`, ...
     pub kind: String,
     pub place: RedactionPlace,
-    /// The text that now stands in the payload (`[REDACTED:anthropic-key]`, `~`).
+    /// The text that now stands in the payload (`[REDACTED:anthropic-api-key]`, `~`).
     pub replacement: String,
     /// A masked hint of what was replaced (`sk-a…9f`), never the secret itself.
     pub hint: String,

@@ -13,7 +13,7 @@ const u1: SharedMessage = {
   id: "u1",
   role: "user",
   created_at: 1,
-  parts: [{ type: "text", content: "Use key [REDACTED:openai-key] from ~/proj and keep **this** plain" }],
+  parts: [{ type: "text", content: "Use key [REDACTED:openai-api-key] from ~/proj and keep **this** plain" }],
 };
 const a1: SharedMessage = {
   id: "a1",
@@ -29,7 +29,7 @@ const a1: SharedMessage = {
 const u2: SharedMessage = { id: "u2", role: "user", created_at: 3, parts: [{ type: "text", content: "Thanks, 5 ~ 6 min" }] };
 
 const redactions: SharePreview["redactions"] = [
-  { kind: "openai-key", place: { in: "message", message_id: "u1", part: 0 }, replacement: "[REDACTED:openai-key]", hint: "sk-p…9f" },
+  { kind: "openai-api-key", place: { in: "message", message_id: "u1", part: 0 }, replacement: "[REDACTED:openai-api-key]", hint: "sk-p…9f" },
   { kind: "home-path", place: { in: "message", message_id: "u1", part: 0 }, replacement: "~", hint: "/home/ann" },
   { kind: "home-path", place: { in: "message", message_id: "a1", part: 1 }, replacement: "~", hint: "/home/ann" },
   { kind: "env-value", place: { in: "message", message_id: "a1", part: 2 }, replacement: "[REDACTED:env-value]", hint: "ab…cd" },
@@ -101,14 +101,14 @@ describe("the share dialog", () => {
     expect(screen.getByTestId("share-target")).toHaveTextContent("Uploads to https://share.example.org · 2.0 KB");
 
     const marks = dialog.querySelectorAll("mark.redaction");
-    expect([...marks].map((m) => m.textContent)).toEqual(["[REDACTED:openai-key]", "~", "~", "[REDACTED:env-value]"]);
-    expect(marks[0]).toHaveAttribute("title", "openai-key: sk-p…9f");
+    expect([...marks].map((m) => m.textContent)).toEqual(["[REDACTED:openai-api-key]", "~", "~", "[REDACTED:env-value]"]);
+    expect(marks[0]).toHaveAttribute("title", "openai-api-key: sk-p…9f");
     expect(marks[1]).toHaveAttribute("title", "home-path: /home/ann");
     expect(marks[3]).toHaveAttribute("title", "env-value: ab…cd");
 
     // Text is shown as text: the Markdown stays as written.
     const [first] = screen.getAllByTestId("share-message");
-    expect(first).toHaveTextContent("Use key [REDACTED:openai-key] from ~/proj and keep **this** plain");
+    expect(first).toHaveTextContent("Use key [REDACTED:openai-api-key] from ~/proj and keep **this** plain");
     expect(first!.querySelector("strong")).toBeNull();
     // A `~` nobody replaced (the second user message) is not marked.
     const last = screen.getAllByTestId("share-message")[2]!;
@@ -127,7 +127,7 @@ describe("the share dialog", () => {
     const list = screen.getByTestId("share-redactions");
     const items = within(list).getAllByRole("listitem");
     expect(items.map((i) => i.textContent)).toEqual([
-      "openai-key in message 1 (user), part 1 sk-p…9f",
+      "openai-api-key in message 1 (user), part 1 sk-p…9f",
       "home-path in message 1 (user), part 1 /home/ann",
       "home-path in message 2 (assistant), part 2 /home/ann",
       "env-value in message 2 (assistant), part 3 ab…cd",
@@ -164,7 +164,7 @@ describe("the share dialog", () => {
     await ctx.user.click(screen.getByRole("checkbox", { name: "Include message 1 (user)" }));
     await waitFor(() => expect(ctx.previews()).toHaveLength(4));
     expect(ctx.previews()[3]!.body).toEqual({ exclude_messages: [], exclude_tool_results: ["c1"] });
-    await waitFor(() => expect(screen.getAllByTestId("share-message")[0]).toHaveTextContent("[REDACTED:openai-key]"));
+    await waitFor(() => expect(screen.getAllByTestId("share-message")[0]).toHaveTextContent("[REDACTED:openai-api-key]"));
   });
 
   it("Share publicly posts the exclusions and shows the link, Copy link, Open and the expiry", async () => {
@@ -307,7 +307,7 @@ describe("marking redactions", () => {
 
   it("marks every [REDACTED:…] even when listed once", () => {
     const r = redactions[0]!;
-    const segs = markRedactions("[REDACTED:openai-key] and [REDACTED:openai-key]", [r]);
+    const segs = markRedactions("[REDACTED:openai-api-key] and [REDACTED:openai-api-key]", [r]);
     expect(segs.filter((s) => s.mark).length).toBe(2);
   });
 });

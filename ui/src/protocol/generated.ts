@@ -2357,12 +2357,12 @@ export interface Redaction {
    */
   hint: string;
   /**
-   * What was found: `anthropic-key`, `aws-secret`, `home-path`, `pattern:<n>`, ...
+   * What was found: `anthropic-api-key`, `aws-secret`, `home-path`, `pattern:<n>`, ...
    */
   kind: string;
   place: RedactionPlace;
   /**
-   * The text that now stands in the payload (`[REDACTED:anthropic-key]`, `~`).
+   * The text that now stands in the payload (`[REDACTED:anthropic-api-key]`, `~`).
    */
   replacement: string;
 }

@@ -133,20 +133,9 @@ impl Runtime {
     }
 }
 
-/// A session title from a first message: its first line, at most 60 characters.
-pub fn title_from(text: &str) -> String {
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    let mut title: String = line.chars().take(60).collect();
-    if line.chars().count() > 60 {
-        title = title.trim_end().to_string();
-        title.push('…');
-    }
-    title
-}
+/// A session title from a first message: its first line, at most 60
+/// characters (the one rule, which sharing also cuts titles by).
+pub use mia_share::title_from;
 
 /// Text and reasoning deltas coalesced into one Event per kind every
 /// [`DELTA_BATCH`] (UIs repaint at ~60 Hz; one Event per token is waste).
