@@ -19,6 +19,51 @@ const ENV_HOST: &str = "db-planted.internal";
 const FILE_TOKEN: &str = "ghp_PLANTEDfileTOKEN0123456789abcdefghij";
 const WRITTEN_KEY: &str = "AKIAPLANTED0WRITTEN1";
 
+/// Credential shapes a careless session shows (a runbook the agent read):
+/// (the secret, the line it stands in, the rule id the preview names).
+const CORPUS: &[(&str, &str, &str)] = &[
+    (
+        "s3cr3t-PLANTED-curl",
+        "curl -u deploy:s3cr3t-PLANTED-curl https://api.example.com/v1/deploy",
+        "curl-auth-user",
+    ),
+    (
+        "dXNlcjpQTEFOVEVEYmFzaWNQVw==",
+        "Authorization: Basic dXNlcjpQTEFOVEVEYmFzaWNQVw==",
+        "http-basic-auth",
+    ),
+    (
+        "PLANTED-pgpass-9$x",
+        "db.internal:5432:app:admin:PLANTED-pgpass-9$x",
+        "pgpass-password",
+    ),
+    (
+        "PLANTEDnetrcPW",
+        "machine api.example.com login bot password PLANTEDnetrcPW",
+        "netrc-password",
+    ),
+    (
+        "Ym90OlBMQU5URURkb2NrZXJUT0tFTg==",
+        r#"{"auths": {"ghcr.io": {"auth": "Ym90OlBMQU5URURkb2NrZXJUT0tFTg=="}}}"#,
+        "docker-config-auth",
+    ),
+    (
+        "xapp-1-A0PLANTED1-1234567890123-0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+        "SLACK_APP_TOKEN=xapp-1-A0PLANTED1-1234567890123-0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9",
+        "slack-app-token",
+    ),
+    (
+        "p@ss PLANTED w0rd$x",
+        r#"password = "p@ss PLANTED w0rd$x""#,
+        "password-assignment",
+    ),
+    (
+        "PLANTEDcookie0123456789abcdef",
+        "Set-Cookie: session=PLANTEDcookie0123456789abcdef; HttpOnly; Secure",
+        "http-cookie",
+    ),
+];
+
 struct Env {
     _dir: tempfile::TempDir,
     home: PathBuf,
@@ -53,6 +98,11 @@ impl Env {
             format!("const token = \"{FILE_TOKEN}\";\n"),
         )
         .unwrap();
+        let runbook: String = CORPUS
+            .iter()
+            .map(|(_, line, _)| format!("{line}\n"))
+            .collect();
+        std::fs::write(project.join("RUNBOOK.md"), runbook).unwrap();
         let project = project.canonicalize().unwrap();
         Self {
             _dir: dir,
@@ -91,14 +141,17 @@ impl Env {
 }
 
 fn planted() -> Vec<&'static str> {
-    vec![USER_SECRET, ENV_PASSWORD, ENV_HOST, FILE_TOKEN, WRITTEN_KEY]
+    let mut v = vec![USER_SECRET, ENV_PASSWORD, ENV_HOST, FILE_TOKEN, WRITTEN_KEY];
+    v.extend(CORPUS.iter().map(|(secret, _, _)| *secret));
+    v
 }
 
 async fn llm(home_hint: &str) -> MockServer {
     let scenario: Scenario = serde_json::from_value(json!({"steps": [
         {"match": {"last_message_contains": "deploy"}, "response": {"events": [
             {"tool_call": {"id": "c1", "name": "read", "arguments": {"path": ".env"}}},
-            {"tool_call": {"id": "c2", "name": "read", "arguments": {"path": "src/app.js"}}}
+            {"tool_call": {"id": "c2", "name": "read", "arguments": {"path": "src/app.js"}}},
+            {"tool_call": {"id": "c2b", "name": "read", "arguments": {"path": "RUNBOOK.md"}}}
         ]}},
         {"match": {"has_tool_result": "c2"}, "response": {"events": [
             {"tool_call": {"id": "c3", "name": "write", "arguments": {
@@ -180,6 +233,10 @@ async fn planted_secrets_never_reach_the_share_server() {
     for s in [USER_SECRET, ENV_PASSWORD, FILE_TOKEN, WRITTEN_KEY] {
         assert!(shown.contains(s), "{s} is not in the session: {shown}");
     }
+    assert!(
+        shown.contains("PLANTEDnetrcPW"),
+        "the runbook was not read: {shown}"
+    );
 
     // The preview: exactly the payload, and every redaction listed.
     let preview: Value =
@@ -204,7 +261,10 @@ async fn planted_secrets_never_reach_the_share_server() {
         "github-pat",
         "aws-access-token",
         "home-path",
-    ] {
+    ]
+    .into_iter()
+    .chain(CORPUS.iter().map(|(_, _, rule)| *rule))
+    {
         assert!(kinds.contains(&k), "{k} not listed: {kinds:?}");
     }
     assert_eq!(preview["server"], share.base);

@@ -19,6 +19,12 @@ use std::ops::Range;
 /// 80 columns).
 pub const WRAP_AT: usize = 60;
 
+/// The widths text is wrapped at (PEM 64, base64 76, terminals 80, …): a
+/// line of another length ended where its author ended it, and is not
+/// joined to the next (a long token followed by `password = …` must not
+/// swallow the word).
+const WRAP_WIDTHS: &[usize] = &[60, 64, 70, 72, 76, 78, 79, 80, 100, 120];
+
 /// A text with some of its line breaks removed.
 #[derive(Debug)]
 pub struct Joined {
@@ -54,6 +60,11 @@ fn numbered(line: &[u8]) -> usize {
     }
 }
 
+/// A diff's `+`/`-` marker at the start of a line (its width: 0 or 1).
+fn marker(line: &[u8]) -> usize {
+    usize::from(matches!(line.first(), Some(b'+' | b'-')))
+}
+
 /// How much of the start of `next` goes with a break after `line`: the same
 /// diff marker, or a line number when `line` has one too.
 fn prefix(line: &[u8], next: &[u8]) -> usize {
@@ -86,11 +97,15 @@ fn cut_after(s: &str, line: Range<usize>, next: Range<usize>) -> Option<Range<us
         let resume = after + indent;
         return (resume < next.end).then_some(end - 1..resume);
     }
+    // The line's own width: without a read tool's number or a diff marker.
+    let own = s[line.start..end]
+        .get(numbered(text).max(marker(text))..)
+        .unwrap_or("");
     if after >= next.end
         || text.len() < WRAP_AT
         || !text.last().copied().is_some_and(token_byte)
         || !bytes.get(after).copied().is_some_and(token_byte)
-        || s[line.start..end].chars().count() < WRAP_AT
+        || !WRAP_WIDTHS.contains(&own.chars().count())
     {
         return None;
     }
@@ -203,9 +218,22 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// A long line that ends where its author ended it (not at a wrap
+    /// width) keeps its break: the next line's first word is its own.
+    #[test]
+    fn a_long_line_of_another_width_is_not_joined() {
+        let token = format!("TOKEN=xapp-1-A0B1-{}", "0a1b2c3d4e".repeat(9));
+        assert!(!WRAP_WIDTHS.contains(&token.chars().count()));
+        let s = format!("{token}\npassword = \"p@ss w0rd$x\"\n");
+        assert!(Joined::of(&s).is_none());
+        let numbered = format!("     6\t{token}\n     7\tpassword = \"x\"\n");
+        assert!(Joined::of(&numbered).is_none());
+    }
+
     #[test]
     fn a_continuation_and_a_wrap_are_joined_and_map_back() {
-        let long = "x".repeat(58);
+        // `   tok…AB` is 64 characters: PEM's width.
+        let long = "x".repeat(56);
         let s = format!("a \\\n   tok{long}AB\nCD rest\nshort\nnot joined");
         let j = Joined::of(&s).unwrap();
         assert_eq!(j.text, format!("a tok{long}ABCD rest\nshort\nnot joined"));

@@ -580,7 +580,8 @@ mod tests {
     fn wrapped_and_continued_secrets_need_the_joined_view() {
         let r = Redactor::new(RedactOptions::default()).unwrap();
         let key = format!("ghp_{}", "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5");
-        let wrapped = format!("{} {}\n{}\nmore", "x".repeat(60), &key[..12], &key[12..]);
+        // Wrapped at 76 columns (base64's width).
+        let wrapped = format!("{} {}\n{}\nmore", "x".repeat(63), &key[..12], &key[12..]);
         let continued = "mysql -h db \\\n  -u root \\\n  -pContinu3d shop".to_string();
         for (text, piece) in [(wrapped, &key[12..]), (continued, "Continu3d")] {
             let mut plain = text.clone();
