@@ -36,8 +36,10 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq as _;
 
-mod conns;
-pub use conns::{FIRST_REQUEST_TIMEOUT, MAX_CONNECTIONS};
+/// Connections served at once.
+pub const MAX_CONNECTIONS: usize = 1024;
+/// A new connection must deliver its first request within this time.
+pub const FIRST_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 pub use limits::RateLimiter;
 pub use store::{Store, StoreError};
 
@@ -196,7 +198,14 @@ pub async fn serve(
         addr.ip().to_string()
     };
     let _ = state.bound.set(format!("http://{host}:{}", addr.port()));
-    conns::serve(listener, router(state), shutdown).await
+    let limits = mia_http::Limits {
+        max_connections: MAX_CONNECTIONS,
+        header_read_timeout: Duration::from_secs(10),
+        first_request: FIRST_REQUEST_TIMEOUT,
+        idle: Duration::from_secs(60),
+        shutdown_grace: Duration::from_secs(5),
+    };
+    mia_http::serve(listener, router(state), limits, shutdown).await
 }
 
 // ---------------------------------------------------------------- guard
