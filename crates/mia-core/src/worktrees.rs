@@ -424,6 +424,7 @@ impl Runtime {
                         additions: f.additions,
                         deletions: f.deletions,
                         binary: f.binary,
+                        hunks: Vec::new(),
                     })
                     .collect(),
                 stats: AttemptStats {

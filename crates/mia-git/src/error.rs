@@ -38,6 +38,11 @@ pub enum GitError {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A hunk id that is not (or no longer) among the current hunks.
+    #[error("hunk {id} {why}; nothing was changed (`mia-code hunk list` shows the current hunks)")]
+    HunkGone { id: String, why: String },
+    #[error("git: {0}")]
+    Lib(#[from] git2::Error),
 }
 
 impl GitError {

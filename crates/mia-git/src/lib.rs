@@ -13,6 +13,7 @@
 mod compare;
 mod error;
 mod git;
+pub mod hunks;
 pub mod names;
 mod safety;
 mod worktree;
@@ -21,6 +22,7 @@ pub use compare::{
     Attempt, Between, Comparison, FileChange, FileSides, PromoteMode, Promoted, Stats,
 };
 pub use error::{GitError, Result};
+pub use hunks::{HunkEntry, Side as HunkSide};
 pub use safety::{AtRisk, REGENERABLE_DIRS, RepoLock, TrashEntry, TrashOperation};
 pub use worktree::{
     Cancel, CreateOptions, Created, Meta, OnLine, Repo, ScriptConfinement, ScriptLine,

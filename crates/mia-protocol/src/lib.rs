@@ -9,6 +9,7 @@ mod event;
 mod ids;
 mod message;
 mod permission;
+mod review;
 mod session;
 mod share;
 mod view;
@@ -26,6 +27,11 @@ pub use message::{
     SandboxBlocked, SandboxMechanism, SandboxModeView, SandboxNote, TokenUsage, UnconfinedReason,
 };
 pub use permission::{AuditRecord, PermissionAction, PermissionRule, ReplyOption, Resolution};
+pub use review::{
+    ChecksState, ChecksView, CommitResult, Draft, ForgeKind, HunkList, HunkReverted, HunkView,
+    NewReviewComment, PrState, PullRequestView, PushResult, ReviewComment, ReviewDecision,
+    ReviewDiff, ReviewList, ReviewScope,
+};
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use share::{
     Redaction, RedactionPlace, SHARE_PAYLOAD_VERSION, SharePayload, SharePreview, ShareRecord,
@@ -90,6 +96,15 @@ pub fn protocol_schema() -> serde_json::Value {
         share_record: ShareRecord,
         mcp_server_view: McpServerView,
         plugin_view: PluginView,
+        hunk_list: HunkList,
+        hunk_reverted: HunkReverted,
+        review_list: ReviewList,
+        new_review_comment: NewReviewComment,
+        review_diff: ReviewDiff,
+        commit_result: CommitResult,
+        draft: Draft,
+        push_result: PushResult,
+        pull_request_view: PullRequestView,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

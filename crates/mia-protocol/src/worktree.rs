@@ -135,6 +135,10 @@ pub struct AttemptFile {
     pub additions: u32,
     pub deletions: u32,
     pub binary: bool,
+    /// Its hunks against the base (ids for `worktree take --hunk`); listed
+    /// when asked for (`worktree compare --json`, `?hunks=true`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hunks: Vec<crate::HunkView>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

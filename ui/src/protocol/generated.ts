@@ -673,12 +673,41 @@ export type PluginState =
  */
 export type TrashOperation = ("remove" | "reset" | "take" | "promote") | "auto-cleanup";
 /**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ChecksState".
+ */
+export type ChecksState = ("pending" | "success" | "failure") | "none";
+/**
+ * Where pull requests go.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForgeKind".
+ */
+export type ForgeKind = "github" | "gitlab";
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewDecision".
+ */
+export type ReviewDecision = ("approved" | "changes_requested") | "review_required";
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PrState".
+ */
+export type PrState = "open" | "closed" | "merged";
+/**
  * What a file will go through if a planned undo/revert/redo is applied.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "PreviewAction".
  */
 export type PreviewAction = "restore" | "remove";
+/**
+ * What the review pane shows.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewScope".
+ */
+export type ReviewScope = "uncommitted" | "branch" | "last_turn";
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SharedPart".
@@ -771,18 +800,23 @@ export interface Protocol {
   agent_info: AgentInfo;
   agent_proposal: AgentProposal;
   approval_view: ApprovalView;
+  commit_result: CommitResult;
   compact_result: CompactResult;
   comparison_view: ComparisonView;
   cost_view: CostView;
   diff_scope: DiffScope;
   diff_view: DiffView;
+  draft: Draft;
   event: Event;
   fork_result: ForkResult;
   fork_tree_node: ForkTreeNode;
   history_action: HistoryAction;
+  hunk_list: HunkList;
+  hunk_reverted: HunkReverted;
   mcp_server_view: McpServerView;
   message: Message;
   model_choice: ModelChoice;
+  new_review_comment: NewReviewComment;
   op: Op;
   permission_reply_kind: PermissionReplyKind;
   permission_request: PermissionRequest;
@@ -790,8 +824,12 @@ export interface Protocol {
   plugin_view: PluginView;
   project_summary: ProjectSummary;
   promoted_view: PromotedView;
+  pull_request_view: PullRequestView;
+  push_result: PushResult;
   revert_preview: RevertPreview;
   revert_summary: RevertSummary;
+  review_diff: ReviewDiff;
+  review_list: ReviewList;
   server_info: ServerInfo;
   session: Session;
   session_compare: SessionCompare;
@@ -891,6 +929,24 @@ export interface ApprovalView {
   permission: string;
 }
 /**
+ * A commit made (`mia-code commit`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommitResult".
+ */
+export interface CommitResult {
+  branch: string;
+  commit: string;
+  /**
+   * What `git commit` printed (hooks included).
+   */
+  output: string;
+  /**
+   * Its first line.
+   */
+  summary: string;
+}
+/**
  * What a compaction did (`mia-code compact --json`, `POST /api/sessions/{id}/compact`).
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -976,8 +1032,47 @@ export interface AttemptFile {
   additions: number;
   binary: boolean;
   deletions: number;
+  /**
+   * Its hunks against the base (ids for `worktree take --hunk`); listed
+   * when asked for (`worktree compare --json`, `?hunks=true`).
+   */
+  hunks?: HunkView[];
   path: string;
   status: AttemptFileStatus;
+}
+/**
+ * One hunk of a file (`mia-code hunk list --json`, `GET /api/hunks`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HunkView".
+ */
+export interface HunkView {
+  binary?: boolean;
+  file: string;
+  /**
+   * Stable: from the file and the hunk's content (not its line numbers,
+   * so staging one hunk does not change the others' ids).
+   */
+  id: string;
+  /**
+   * The hunk's lines as a unified diff prints them: `+`, `-` or a space,
+   * then the line (`\ No newline at end of file` where git prints it).
+   */
+  lines: string[];
+  new_lines: number;
+  new_start: number;
+  /**
+   * The path a renamed file had.
+   */
+  old_file?: string | null;
+  old_lines: number;
+  old_start: number;
+  staged: boolean;
+  /**
+   * Staged, discarded or taken as a whole: a binary file, a mode
+   * change, a rename, a new or deleted file.
+   */
+  whole_file?: boolean;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1194,6 +1289,16 @@ export interface DiffStats {
   filesModified: number;
   totalAdditions: number;
   totalDeletions: number;
+}
+/**
+ * A drafted message (commit message, or pull request title and body).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Draft".
+ */
+export interface Draft {
+  body?: string;
+  title: string;
 }
 /**
  * One conversation.
@@ -1674,6 +1779,34 @@ export interface ForkTreeNode {
   worktree?: string | null;
 }
 /**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HunkList".
+ */
+export interface HunkList {
+  hunks: HunkView[];
+}
+/**
+ * What discarding a hunk did (`hunk revert`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HunkReverted".
+ */
+export interface HunkReverted {
+  hunk: HunkView;
+  /**
+   * Without a session: the command that brings the hunk back.
+   */
+  restore_command?: string | null;
+  /**
+   * The session the discard was recorded in (undo brings it back).
+   */
+  session_id?: SessionId | null;
+  /**
+   * The snapshot taken just before (the file as it was).
+   */
+  snapshot: string;
+}
+/**
  * An MCP server of a project: where it is defined, its state and tools.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1725,6 +1858,18 @@ export interface ModelChoice {
   output_price: number;
   provider: string;
   reasoning: boolean;
+}
+/**
+ * A new review comment (`POST /api/sessions/{id}/review`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewReviewComment".
+ */
+export interface NewReviewComment {
+  end_line?: number | null;
+  file: string;
+  line: number;
+  text: string;
 }
 /**
  * The compiled rules of one agent, with lint warnings.
@@ -1848,6 +1993,55 @@ export interface TrashView {
   worktree: string;
 }
 /**
+ * A pull request (GitHub) or merge request (GitLab).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PullRequestView".
+ */
+export interface PullRequestView {
+  base: string;
+  checks?: ChecksView | null;
+  draft: boolean;
+  head: string;
+  number: number;
+  provider: ForgeKind;
+  review_decision?: ReviewDecision | null;
+  state: PrState;
+  title: string;
+  url: string;
+}
+/**
+ * The checks of a pull request's head commit.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ChecksView".
+ */
+export interface ChecksView {
+  failed: number;
+  passed: number;
+  pending: number;
+  state: ChecksState;
+  total: number;
+}
+/**
+ * A push made (`mia-code push`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PushResult".
+ */
+export interface PushResult {
+  branch: string;
+  /**
+   * What git printed.
+   */
+  output: string;
+  remote: string;
+  /**
+   * The branch had no upstream and now tracks `remote/branch`.
+   */
+  upstream_set: boolean;
+}
+/**
  * Exactly which files an undo/revert/redo will change, computed without changing anything.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -1939,6 +2133,60 @@ export interface RevertConflict {
   backup?: string | null;
   path: string;
   reason: string;
+}
+/**
+ * The changes of a review scope.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewDiff".
+ */
+export interface ReviewDiff {
+  /**
+   * What the changes are against (a commit, or a snapshot for the last
+   * turn); empty when there is nothing to compare with.
+   */
+  base: string;
+  files: FileDiff[];
+  scope: ReviewScope;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewList".
+ */
+export interface ReviewList {
+  comments: ReviewComment[];
+}
+/**
+ * One review comment on lines of a file, kept for the session until sent.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewComment".
+ */
+export interface ReviewComment {
+  created_at: number;
+  /**
+   * The last line of the range (`line` for a single line).
+   */
+  end_line: number;
+  /**
+   * Relative to the session's directory.
+   */
+  file: string;
+  id: string;
+  /**
+   * 1-based, in the file as it is in the work tree.
+   */
+  line: number;
+  /**
+   * The lines it was written on have changed since (the comment is
+   * kept, with the lines as they were).
+   */
+  outdated: boolean;
+  /**
+   * The lines as they were when the comment was written.
+   */
+  quote?: string[];
+  text: string;
 }
 /**
  * About the running backend.
