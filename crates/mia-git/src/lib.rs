@@ -16,6 +16,7 @@ mod git;
 pub mod hunks;
 pub mod names;
 mod safety;
+pub mod ship;
 mod worktree;
 
 pub use compare::{

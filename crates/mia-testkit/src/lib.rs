@@ -7,6 +7,7 @@
 //! the same from a scenario file for scripts and end-to-end tests. The
 //! scenario format is documented in this crate's README.
 
+pub mod forge;
 pub mod git_http;
 pub mod registry;
 pub mod render;
