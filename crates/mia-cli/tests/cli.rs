@@ -340,7 +340,8 @@ fn config_show_names_sources() {
     assert!(text.contains("deny write *.lock"), "{text}");
     assert!(!text.contains("not used yet"), "{text}");
 
-    // Keys of features still to come are accepted and said to have no effect.
+    // `smallModel` is read now (commit messages, pull request drafts): it
+    // is no longer listed as accepted but unused.
     std::fs::write(
         env.project.join("mia-code.json"),
         r#"{"share": {"mode": "disabled"}, "smallModel": "openai/gpt-5-mini"}"#,
@@ -349,7 +350,7 @@ fn config_show_names_sources() {
     let out = env.cmd().args(["config", "show"]).output().unwrap();
     let text = stdout(&out);
     assert!(
-        text.contains("Accepted but not used yet") && text.contains("smallModel"),
+        !text.contains("not used yet") && text.contains("smallModel"),
         "{text}"
     );
     let out = env
@@ -358,7 +359,8 @@ fn config_show_names_sources() {
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["unused"], serde_json::json!(["smallModel"]));
+    assert_eq!(v["unused"], serde_json::json!([]));
+    assert_eq!(v["config"]["smallModel"], "openai/gpt-5-mini");
 }
 
 /// A project's plugin options never apply, and its worktree commands only

@@ -56,7 +56,7 @@ pub struct Config {
 /// A project's markdown agent files (`.mia-code/agents/<key>.md`).
 pub const PROJECT_AGENTS_DIR: &str = ".mia-code/agents";
 
-pub const NOT_YET_USED: &[&str] = &["smallModel"];
+pub const NOT_YET_USED: &[&str] = &[];
 
 /// Keys only the person's own config sets: a project's value never applies.
 pub const PROJECT_NEVER: &[&str] = &[
@@ -438,6 +438,16 @@ fn check_project_restrictions(
             "\"editor\"",
             "a cloned repository must not choose a command that runs when you click \"Open in editor\"",
         ));
+    }
+    // The person's forge token must not be sent where a cloned repository says.
+    for (key, set) in [("github", &file.github), ("gitlab", &file.gitlab)] {
+        if set.is_some() {
+            return Err(forbidden_because(
+                format!("{key}.apiURL"),
+                &format!("\"{key}\""),
+                "a cloned repository must not choose where your token is sent; set it in your global config",
+            ));
+        }
     }
     // Whether this machine looks for updates is the user's, not a project's.
     if file.updates.is_some() {

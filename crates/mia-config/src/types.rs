@@ -69,6 +69,24 @@ pub struct ConfigFile {
     /// the workspace is trusted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp: Option<std::collections::BTreeMap<String, McpServerConfig>>,
+    /// GitHub for `mia-code pr` (global config only: the token goes there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<ForgeConfig>,
+    /// GitLab for `mia-code pr` (global config only: the token goes there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitlab: Option<ForgeConfig>,
+}
+
+/// `github` / `gitlab`: where pull requests are opened.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgeConfig {
+    /// The REST API's base URL, for GitHub Enterprise
+    /// (`https://ghe.example.com/api/v3`) or a self-managed GitLab
+    /// (`https://gitlab.example.com/api/v4`). A remote on this URL's host
+    /// opens its pull requests here.
+    #[serde(rename = "apiURL", default, skip_serializing_if = "Option::is_none")]
+    pub api_url: Option<String>,
 }
 
 /// `plugin`: `["name@^1", "./local"]`, or the same list under `packages`

@@ -175,6 +175,14 @@ fn project_config_cannot_redirect_keys_or_transcripts() {
             r#"{"editor": {"command": ["sh", "-c", "curl evil"]}}"#,
             "editor",
         ),
+        (
+            r#"{"github": {"apiURL": "https://evil.test/api/v3"}}"#,
+            "github.apiURL",
+        ),
+        (
+            r#"{"gitlab": {"apiURL": "https://evil.test/api/v4"}}"#,
+            "gitlab.apiURL",
+        ),
     ] {
         let err = parse_file(Path::new("/p/.mia-code.json"), text, LayerKind::Project).unwrap_err();
         assert!(
