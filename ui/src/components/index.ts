@@ -4,4 +4,4 @@ export type { PermissionDialogProps } from "./permission/PermissionDialog";
 export { UndoTimeline } from "./timeline/UndoTimeline";
 export type { UndoTimelineProps } from "./timeline/UndoTimeline";
 export { DiffView } from "./diff/DiffView";
-export type { DiffViewProps, DiffViewData, DiffMode } from "./diff/DiffView";
+export type { DiffViewProps, DiffViewData, DiffMode, DiffComment, DiffLineTarget } from "./diff/DiffView";

@@ -1,11 +1,19 @@
-import { useCallback, useRef, useState } from "react";
-import type { DiffView as DiffViewData } from "../../protocol/generated";
-import { FileSection } from "./FileSection";
+import { useCallback, useMemo, useRef, useState, type ReactNode } from "react";
+import type { DiffView as DiffViewData, FileDiff } from "../../protocol/generated";
+import { FileSection, type LineExtra } from "./FileSection";
 import type { DiffMode } from "./FileSection";
+import { FileTree } from "./FileTree";
 import { initiallyExpanded } from "./model";
+import type { DiffComment, DiffLineTarget } from "./types";
+import { useWidth } from "./useWidth";
 import "./DiffView.css";
 
-export type { DiffViewData, DiffMode };
+export type { DiffViewData, DiffMode, DiffComment, DiffLineTarget };
+
+/** Narrower than this (px), side by side does not fit: the diff is shown unified. */
+export const NARROW_PX = 700;
+/** More changed files than this: the file list is a tree of folders. */
+export const TREE_FILES = 8;
 
 export interface DiffViewProps {
   diff: DiffViewData;
@@ -15,6 +23,16 @@ export interface DiffViewProps {
   onCopyPatch?: (patch: string) => void | Promise<void>;
   /** "Open in editor" for a file of the diff (absent: no button). */
   onOpenFile?: (path: string, line?: number) => void;
+  /** Line numbers become buttons: a click comments on that line, Shift+click on the range from the last one. */
+  onComment?: (target: DiffLineTarget) => void;
+  /** Comments shown under their lines. */
+  comments?: DiffComment[];
+  /** How a comment is drawn (default: its text). */
+  renderComment?: (comment: DiffComment) => ReactNode;
+  /** An editor (the caller's) shown under the lines being commented on; they are marked. */
+  commentEditor?: { target: DiffLineTarget; node: ReactNode } | null;
+  /** Buttons in each hunk's header (Stage, Discard, Take …); hunk: its index in `file.hunks`. */
+  hunkActions?: (file: FileDiff, hunk: number) => ReactNode;
 }
 
 type CopyState = { state: "idle" } | { state: "copied" } | { state: "failed"; message: string };
@@ -27,8 +45,23 @@ function copyToClipboard(patch: string): Promise<void> {
 }
 
 /** A diff (spec 077): summary, file list, per-file hunks side by side or unified, copy as patch. */
-export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile }: DiffViewProps) {
-  const [mode, setMode] = useState<DiffMode>(defaultMode);
+export function DiffView({
+  diff,
+  defaultMode = "split",
+  onCopyPatch,
+  onOpenFile,
+  onComment,
+  comments,
+  renderComment,
+  commentEditor,
+  hunkActions,
+}: DiffViewProps) {
+  const [chosen, setMode] = useState<DiffMode>(defaultMode);
+  const rootRef = useRef<HTMLDivElement>(null);
+  const width = useWidth(rootRef);
+  // Side by side in a narrow box would push the after-column out of sight: unified there.
+  const narrow = width !== null && width < NARROW_PX;
+  const mode: DiffMode = narrow ? "unified" : chosen;
   const [expanded, setExpanded] = useState<Record<string, boolean>>(() => expandedMap(diff));
   const [copy, setCopy] = useState<CopyState>({ state: "idle" });
   const filesRef = useRef<HTMLDivElement>(null);
@@ -57,6 +90,27 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
     section.querySelector<HTMLElement>(".mia-diff-file-title")?.focus({ preventScroll: true });
   };
 
+  // The last line clicked (Shift+click extends from it).
+  const anchor = useRef<{ file: string; line: number } | null>(null);
+  const extras = useMemo(
+    () => lineExtras(comments ?? [], commentEditor ?? null, renderComment ?? defaultComment),
+    [comments, commentEditor, renderComment],
+  );
+  const onGutter = useCallback(
+    (file: string, line: number, extend: boolean) => {
+      if (!onComment) return;
+      const from = anchor.current;
+      if (extend && from && from.file === file) {
+        onComment({ file, line: Math.min(from.line, line), endLine: Math.max(from.line, line) });
+        return;
+      }
+      anchor.current = { file, line };
+      onComment({ file, line, endLine: line });
+    },
+    [onComment],
+  );
+  const target = commentEditor?.target ?? null;
+
   const copyPatch = () => {
     let done: void | Promise<void>;
     try {
@@ -72,7 +126,7 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
   };
 
   return (
-    <div className="mia-diff" data-testid="diff-view">
+    <div className="mia-diff" data-testid="diff-view" data-mode={mode} ref={rootRef}>
       <div className="mia-diff-toolbar">
         <p className="mia-diff-summary" data-testid="diff-summary">
           {diff.summary}
@@ -83,6 +137,8 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
             className="mia-diff-btn"
             data-testid="diff-mode-split"
             aria-pressed={mode === "split"}
+            disabled={narrow}
+            title={narrow ? "Too narrow for side by side: widen the view" : undefined}
             onClick={() => setMode("split")}
           >
             Side by side
@@ -115,28 +171,11 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
         <p className="mia-diff-note">No changes</p>
       ) : (
         <>
-          <ul className="mia-diff-file-list" data-testid="diff-file-list" aria-label="Changed files">
-            {diff.files.map((f, i) => (
-              <li key={f.file}>
-                <button type="button" className="mia-diff-file-link" onClick={() => jumpTo(i)}>
-                  <span className={`mia-diff-badge mia-diff-badge-${f.status}`} title={f.status}>
-                    {STATUS_BADGE[f.status]}
-                  </span>
-                  <span className="mia-diff-path">{f.file}</span>
-                  <span className="mia-diff-counts">
-                    {f.binary ? (
-                      "binary"
-                    ) : (
-                      <>
-                        <span className="mia-diff-add-count">+{f.additions}</span>{" "}
-                        <span className="mia-diff-del-count">−{f.deletions}</span>
-                      </>
-                    )}
-                  </span>
-                </button>
-              </li>
-            ))}
-          </ul>
+          {diff.files.length > TREE_FILES ? (
+            <FileTree files={diff.files} onJump={jumpTo} />
+          ) : (
+            <FileList files={diff.files} onJump={jumpTo} />
+          )}
           <div ref={filesRef} className="mia-diff-files">
             {diff.files.map((f) => (
               <FileSection
@@ -146,6 +185,10 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
                 expanded={expanded[f.file] ?? false}
                 onToggle={toggle}
                 onOpen={onOpenFile}
+                extras={extras.get(f.file)}
+                onGutter={onComment ? onGutter : undefined}
+                hunkActions={hunkActions}
+                selected={target?.file === f.file ? target : null}
               />
             ))}
           </div>
@@ -153,6 +196,54 @@ export function DiffView({ diff, defaultMode = "split", onCopyPatch, onOpenFile 
       )}
     </div>
   );
+}
+
+function FileList({ files, onJump }: { files: FileDiff[]; onJump: (index: number) => void }) {
+  return (
+    <ul className="mia-diff-file-list" data-testid="diff-file-list" aria-label="Changed files">
+      {files.map((f, i) => (
+        <li key={f.file}>
+          <button type="button" className="mia-diff-file-link" onClick={() => onJump(i)}>
+            <span className={`mia-diff-badge mia-diff-badge-${f.status}`} title={f.status}>
+              {STATUS_BADGE[f.status]}
+            </span>
+            <span className="mia-diff-path">{f.file}</span>
+            <span className="mia-diff-counts">
+              {f.binary ? (
+                "binary"
+              ) : (
+                <>
+                  <span className="mia-diff-add-count">+{f.additions}</span>{" "}
+                  <span className="mia-diff-del-count">−{f.deletions}</span>
+                </>
+              )}
+            </span>
+          </button>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function defaultComment(c: DiffComment): ReactNode {
+  return (
+    <div className="mia-diff-comment" data-testid="diff-comment" data-outdated={c.outdated ? "true" : undefined}>
+      {c.text}
+    </div>
+  );
+}
+
+/** Per file: its comments and the open editor, each under its last line. */
+function lineExtras(
+  comments: DiffComment[],
+  editor: { target: DiffLineTarget; node: ReactNode } | null,
+  render: (c: DiffComment) => ReactNode,
+): Map<string, LineExtra[]> {
+  const out = new Map<string, LineExtra[]>();
+  const add = (file: string, x: LineExtra) => out.set(file, [...(out.get(file) ?? []), x]);
+  for (const c of comments) add(c.file, { line: c.endLine, key: `c:${c.id}`, node: render(c) });
+  if (editor) add(editor.target.file, { line: editor.target.endLine, key: "editor", node: editor.node });
+  return out;
 }
 
 /**

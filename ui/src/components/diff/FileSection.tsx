@@ -1,10 +1,18 @@
-import { memo, useId, useMemo } from "react";
+import { memo, useId, useMemo, type ReactNode } from "react";
 import type { FileDiff } from "../../protocol/generated";
 import { HunkHighlighter, languageFor } from "./highlight";
-import { VIRTUAL_FILE_LINES, fileRows, lineCount } from "./model";
+import { VIRTUAL_FILE_LINES, fileRows, lineCount, rowLine, type Row } from "./model";
 import { PlainRows, VirtualRows } from "./Rows";
+import { FileRowsContext, type FileRowsOptions } from "./rowsContext";
 
 export type DiffMode = "split" | "unified";
+
+/** Something shown under an after-side line of a file (a comment, the comment editor). */
+export interface LineExtra {
+  line: number;
+  key: string;
+  node: ReactNode;
+}
 
 interface FileSectionProps {
   file: FileDiff;
@@ -13,10 +21,37 @@ interface FileSectionProps {
   onToggle: (path: string) => void;
   /** "Open in editor" (at the first changed line). */
   onOpen?: (path: string, line?: number) => void;
+  /** Shown under their lines (those whose line is not in the diff: after the hunks). */
+  extras?: LineExtra[];
+  /** The line numbers' buttons (comment on a line; `extend`: Shift held). */
+  onGutter?: (file: string, line: number, extend: boolean) => void;
+  /** Buttons in each hunk's header. */
+  hunkActions?: (file: FileDiff, hunk: number) => ReactNode;
+  /** The lines being commented on. */
+  selected?: { line: number; endLine: number } | null;
 }
 
 /** One file of a diff: `■ path [status]` header and its hunks (or why they are not shown). */
-export const FileSection = memo(function FileSection({ file, mode, expanded, onToggle, onOpen }: FileSectionProps) {
+export const FileSection = memo(function FileSection({
+  file,
+  mode,
+  expanded,
+  onToggle,
+  onOpen,
+  extras,
+  onGutter,
+  hunkActions,
+  selected,
+}: FileSectionProps) {
+  const rowsOptions = useMemo<FileRowsOptions>(
+    () => ({
+      file: file.file,
+      onGutter: onGutter ? (line, extend) => onGutter(file.file, line, extend) : undefined,
+      hunkActions: hunkActions ? (h) => hunkActions(file, h) : undefined,
+      selected: selected ? ([selected.line, selected.endLine] as const) : null,
+    }),
+    [file, onGutter, hunkActions, selected],
+  );
   const count = lineCount(file);
   const binary = file.binary === true;
   const bodyId = useId();
@@ -72,7 +107,9 @@ export const FileSection = memo(function FileSection({ file, mode, expanded, onT
         ) : count === 0 ? (
           <p className="mia-diff-note">{file.status === "modified" ? "no content change" : "empty file"}</p>
         ) : expanded ? (
-          <FileHunks file={file} mode={mode} virtual={count > VIRTUAL_FILE_LINES} />
+          <FileRowsContext.Provider value={rowsOptions}>
+            <FileHunks file={file} mode={mode} virtual={count > VIRTUAL_FILE_LINES} extras={extras} />
+          </FileRowsContext.Provider>
         ) : (
           <p className="mia-diff-note">
             {count.toLocaleString("en-US")} lines hidden{" "}
@@ -81,14 +118,58 @@ export const FileSection = memo(function FileSection({ file, mode, expanded, onT
             </button>
           </p>
         )}
+        {(!expanded || binary || count === 0) && extras?.map((x) => <div key={x.key}>{x.node}</div>)}
       </div>
     </section>
   );
 });
 
-function FileHunks({ file, mode, virtual }: { file: FileDiff; mode: DiffMode; virtual: boolean }) {
-  const rows = useMemo(() => fileRows(file, mode), [file, mode]);
+function FileHunks({
+  file,
+  mode,
+  virtual,
+  extras,
+}: {
+  file: FileDiff;
+  mode: DiffMode;
+  virtual: boolean;
+  extras?: LineExtra[];
+}) {
+  const lineRows = useMemo(() => fileRows(file, mode), [file, mode]);
+  const { rows, unplaced } = useMemo(() => withExtras(lineRows, extras ?? []), [lineRows, extras]);
   // Highlighting is lazy and cached per file: only rows that are rendered pay for it.
   const hl = useMemo(() => new HunkHighlighter(file, languageFor(file.file)), [file]);
-  return virtual ? <VirtualRows rows={rows} mode={mode} hl={hl} /> : <PlainRows rows={rows} mode={mode} hl={hl} />;
+  return (
+    <>
+      {virtual ? <VirtualRows rows={rows} mode={mode} hl={hl} /> : <PlainRows rows={rows} mode={mode} hl={hl} />}
+      {unplaced.map((x) => (
+        <div key={x.key} className="mia-diff-unplaced">
+          {x.node}
+        </div>
+      ))}
+    </>
+  );
+}
+
+/** The rows with each extra after the last row showing its line; those whose line is not shown apart. */
+function withExtras(rows: Row[], extras: LineExtra[]): { rows: Row[]; unplaced: LineExtra[] } {
+  if (extras.length === 0) return { rows, unplaced: [] };
+  const lastRow = new Map<number, number>();
+  rows.forEach((r, i) => {
+    const line = rowLine(r);
+    if (line !== null) lastRow.set(line, i);
+  });
+  const after = new Map<number, LineExtra[]>();
+  const unplaced: LineExtra[] = [];
+  for (const x of extras) {
+    const at = lastRow.get(x.line);
+    if (at === undefined) unplaced.push(x);
+    else after.set(at, [...(after.get(at) ?? []), x]);
+  }
+  const out: Row[] = [];
+  rows.forEach((r, i) => {
+    out.push(r);
+    for (const x of after.get(i) ?? []) out.push({ kind: "extra", key: x.key, node: x.node });
+  });
+  return { rows: out, unplaced };
 }

@@ -1,8 +1,10 @@
-import { useRef } from "react";
+import { useMemo, useRef } from "react";
 import type { ReactNode } from "react";
 import { measureElement, observeElementRect, useVirtualizer } from "@tanstack/react-virtual";
 import type { HunkHighlighter, Token } from "./highlight";
 import type { NumberedLine, Row } from "./model";
+import { useFileRows } from "./rowsContext";
+import { changedRanges, segments } from "./wordDiff";
 
 type Mode = "split" | "unified";
 
@@ -117,29 +119,91 @@ interface RowViewProps {
 
 function RowView({ row, mode, hl, index, measure }: RowViewProps) {
   const common = { "data-index": index, ref: measure };
+  const span = mode === "split" ? 4 : 3;
+  const { selected } = useFileRows();
   switch (row.kind) {
     case "hunk":
+      return <HunkHeaderRow header={row.header} hunk={row.hunk} span={span} common={common} />;
+    case "extra":
       return (
-        <tr className="mia-diff-hunk-header" {...common}>
-          <td colSpan={mode === "split" ? 4 : 3}>{row.header}</td>
+        <tr className="mia-diff-extra" {...common}>
+          <td colSpan={span}>{row.node}</td>
         </tr>
       );
     case "line":
       return (
-        <tr className={`mia-diff-row-${row.line.type}`} {...common}>
+        <tr className={`mia-diff-row-${row.line.type}${isSelected(selected, row.line) ? " mia-diff-selected" : ""}`} {...common}>
           <td className="mia-diff-no">{row.line.oldNo ?? ""}</td>
-          <td className="mia-diff-no">{row.line.newNo ?? ""}</td>
+          <NewNumberCell line={row.line} className="mia-diff-no" />
           <ContentCell line={row.line} hl={hl} />
         </tr>
       );
     case "pair":
       return (
-        <tr {...common}>
+        <tr className={isSelected(selected, row.right) ? "mia-diff-selected" : undefined} {...common}>
           <SideCells line={row.left} side="left" hl={hl} />
           <SideCells line={row.right} side="right" hl={hl} />
         </tr>
       );
   }
+}
+
+function HunkHeaderRow({
+  header,
+  hunk,
+  span,
+  common,
+}: {
+  header: string;
+  hunk: number;
+  span: number;
+  common: { "data-index"?: number; ref?: (el: Element | null) => void };
+}) {
+  const { hunkActions } = useFileRows();
+  const actions = hunkActions?.(hunk);
+  return (
+    <tr className="mia-diff-hunk-header" data-testid="diff-hunk" data-hunk={hunk} {...common}>
+      <td colSpan={span}>
+        {actions ? (
+          <div className="mia-diff-hunk-bar">
+            <span>{header}</span>
+            <span className="mia-diff-hunk-actions" role="group" aria-label={`Actions for hunk ${header}`}>
+              {actions}
+            </span>
+          </div>
+        ) : (
+          header
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function isSelected(selected: readonly [number, number] | null | undefined, line: NumberedLine | null): boolean {
+  if (!selected || !line || line.type === "delete" || line.newNo === null) return false;
+  return line.newNo >= selected[0] && line.newNo <= selected[1];
+}
+
+/** The after-side line number: a button that comments on the line when commenting is offered. */
+function NewNumberCell({ line, className }: { line: NumberedLine; className: string }) {
+  const { onGutter, file } = useFileRows();
+  const no = line.type === "delete" ? null : line.newNo;
+  if (!onGutter || no === null) return <td className={className}>{line.newNo ?? ""}</td>;
+  return (
+    <td className={className}>
+      <button
+        type="button"
+        className="mia-diff-gutter"
+        data-testid="diff-gutter"
+        data-line={no}
+        aria-label={`Comment on line ${no} of ${file} (Shift: a range)`}
+        title="Comment on this line (Shift+click: up to this line)"
+        onClick={(e) => onGutter(no, e.shiftKey)}
+      >
+        {no}
+      </button>
+    </td>
+  );
 }
 
 function SideCells({ line, side, hl }: { line: NumberedLine | null; side: "left" | "right"; hl: HunkHighlighter }) {
@@ -151,10 +215,10 @@ function SideCells({ line, side, hl }: { line: NumberedLine | null; side: "left"
       </>
     );
   }
-  const no = side === "left" ? line.oldNo : line.newNo;
+  const cls = `mia-diff-no mia-diff-no-${line.type}`;
   return (
     <>
-      <td className={`mia-diff-no mia-diff-no-${line.type}`}>{no ?? ""}</td>
+      {side === "left" ? <td className={cls}>{line.oldNo ?? ""}</td> : <NewNumberCell line={line} className={cls} />}
       <ContentCell line={line} hl={hl} />
     </>
   );
@@ -164,26 +228,31 @@ const MARKER = { add: "+", delete: "-", context: " " } as const;
 
 function ContentCell({ line, hl }: { line: NumberedLine; hl: HunkHighlighter }) {
   const testId = line.type === "add" ? "diff-line-add" : line.type === "delete" ? "diff-line-del" : undefined;
+  const tokens = hl.tokens(line);
+  const code = useMemo(() => renderCode(line, tokens), [line, tokens]);
   return (
     <td className={`mia-diff-code mia-diff-${line.type}`} data-testid={testId}>
       <span className="mia-diff-marker" aria-hidden="true">
         {MARKER[line.type]}
       </span>
-      {renderCode(line.content, hl.tokens(line))}
+      {code}
       {line.noNewline && <span className="mia-diff-nonl"> ⏎ no newline at end of file</span>}
     </td>
   );
 }
 
-function renderCode(content: string, tokens: Token[] | undefined): ReactNode {
-  if (!tokens) return content;
-  return tokens.map((t, i) =>
-    t.cls ? (
-      <span key={i} className={t.cls}>
+/** Syntax tokens, with the words that differ from the counterpart line marked. */
+function renderCode(line: NumberedLine, tokens: Token[] | undefined): ReactNode {
+  const ranges = line.pair === undefined ? [] : changedRanges(line.content, line.pair);
+  if (!tokens && ranges.length === 0) return line.content;
+  return segments(line.content, tokens, ranges).map((t, i) => {
+    const cls = [t.cls, t.changed ? `mia-diff-word mia-diff-word-${line.type}` : undefined].filter(Boolean).join(" ");
+    return cls ? (
+      <span key={i} className={cls}>
         {t.text}
       </span>
     ) : (
       t.text
-    ),
-  );
+    );
+  });
 }

@@ -1,3 +1,4 @@
+import type { ReactNode } from "react";
 import type { FileDiff, Hunk, LineType } from "../../protocol/generated";
 
 /** One line of a hunk with both line numbers and its position on each side worked out. */
@@ -13,14 +14,18 @@ export interface NumberedLine {
   oldIdx: number | null;
   /** Index among the hunk's after-side lines (context + additions). */
   newIdx: number | null;
+  /** A changed line's counterpart (the deletion an addition replaces, or the reverse): for word highlighting. */
+  pair?: string;
 }
 
 /** What one table row shows. */
 export type Row =
-  | { kind: "hunk"; header: string }
+  | { kind: "hunk"; header: string; hunk: number }
   | { kind: "line"; line: NumberedLine }
   /** Side by side: before on the left, after on the right (either may be empty). */
-  | { kind: "pair"; left: NumberedLine | null; right: NumberedLine | null };
+  | { kind: "pair"; left: NumberedLine | null; right: NumberedLine | null }
+  /** Something the caller shows under a line (a comment, the comment editor). */
+  | { kind: "extra"; key: string; node: ReactNode };
 
 /** `@@ -a,b +c,d @@` (git's header). */
 export function hunkHeader(h: Hunk): string {
@@ -32,7 +37,7 @@ export function numberLines(h: Hunk, hunk: number): NumberedLine[] {
   let oldNo = h.startBefore;
   let oldIdx = 0;
   let newIdx = 0;
-  return h.lines.map((l) => {
+  const lines: NumberedLine[] = h.lines.map((l) => {
     const base = { type: l.type, content: l.content, noNewline: l.noNewline === true, hunk };
     switch (l.type) {
       case "add":
@@ -49,6 +54,27 @@ export function numberLines(h: Hunk, hunk: number): NumberedLine[] {
       }
     }
   });
+  pairChanges(lines);
+  return lines;
+}
+
+/** A run of deletions faces the additions after it, line by line: each learns its counterpart. */
+function pairChanges(lines: NumberedLine[]): void {
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i]!.type === "context") {
+      i++;
+      continue;
+    }
+    const dels: NumberedLine[] = [];
+    const adds: NumberedLine[] = [];
+    while (i < lines.length && lines[i]!.type === "delete") dels.push(lines[i++]!);
+    while (i < lines.length && lines[i]!.type === "add") adds.push(lines[i++]!);
+    for (let k = 0; k < Math.min(dels.length, adds.length); k++) {
+      dels[k]!.pair = adds[k]!.content;
+      adds[k]!.pair = dels[k]!.content;
+    }
+  }
 }
 
 /** Pair a hunk's lines for side-by-side display: a run of deletions faces the additions after it. */
@@ -75,12 +101,19 @@ function pairRows(lines: NumberedLine[], rows: Row[]): void {
 export function fileRows(file: FileDiff, mode: "split" | "unified"): Row[] {
   const rows: Row[] = [];
   file.hunks.forEach((h, i) => {
-    rows.push({ kind: "hunk", header: hunkHeader(h) });
+    rows.push({ kind: "hunk", header: hunkHeader(h), hunk: i });
     const lines = numberLines(h, i);
     if (mode === "split") pairRows(lines, rows);
     else for (const line of lines) rows.push({ kind: "line", line });
   });
   return rows;
+}
+
+/** The after-side line number a row shows (where a comment on it goes); null for a deletion. */
+export function rowLine(row: Row): number | null {
+  if (row.kind === "line") return row.line.type === "delete" ? null : row.line.newNo;
+  if (row.kind === "pair") return row.right?.newNo ?? null;
+  return null;
 }
 
 /** How many hunk lines a file has (what rendering it costs). */
