@@ -24,8 +24,7 @@ pub use load::{
 pub use paths::{Paths, Platform, data_home, host_name};
 pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, EditorConfig,
-    ForgeConfig,
-    McpKind, McpServerConfig, NetworkSetting, PluginOptions, PluginSetting, ProviderConfig,
-    SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig,
-    UpdatesConfig, WorktreeConfig, json_schema,
+    ForgeConfig, McpKind, McpServerConfig, NetworkSetting, PluginOptions, PluginSetting,
+    ProviderConfig, SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig,
+    UnifierConfig, UpdatesConfig, WorktreeConfig, json_schema,
 };

@@ -902,7 +902,7 @@ impl Runtime {
     }
 }
 
-fn changed_paths(steps: &[&StepRecord]) -> Vec<String> {
+pub(crate) fn changed_paths(steps: &[&StepRecord]) -> Vec<String> {
     let mut files: Vec<String> = steps
         .iter()
         .flat_map(|r| r.changes.iter().map(|c| c.path.clone()))

@@ -21,8 +21,12 @@ impl From<mia_git::GitError> for CoreError {
             mia_git::GitError::NotFound(_) => CoreError::NotFound(e.to_string()),
             mia_git::GitError::Io { .. } => CoreError::Internal(e.to_string()),
             mia_git::GitError::WouldLose(_) => CoreError::WouldLose(e.to_string()),
-            mia_git::GitError::MergeConflict { .. } | mia_git::GitError::Conflict(_) => {
-                CoreError::Conflict(e.to_string())
+            mia_git::GitError::MergeConflict { .. }
+            | mia_git::GitError::Conflict(_)
+            | mia_git::GitError::HunkGone { .. } => CoreError::Conflict(e.to_string()),
+            mia_git::GitError::Remote(_) => CoreError::Remote(e.to_string()),
+            mia_git::GitError::NotARepository(_) | mia_git::GitError::Invalid(_) => {
+                CoreError::Invalid(e.to_string())
             }
             _ => CoreError::Failed(e.to_string()),
         }
@@ -109,6 +113,8 @@ fn script_view(r: &mia_git::ScriptResult) -> ScriptView {
 pub struct CompareOptions {
     /// Run `worktree.checkCommand` in both attempts first.
     pub check: bool,
+    /// List each changed file's hunks against the base (`files[].hunks`).
+    pub hunks: bool,
 }
 
 impl Runtime {
@@ -194,7 +200,7 @@ impl Runtime {
         .map_err(|e| CoreError::Internal(format!("a worktree task failed: {e}")))?
     }
 
-    async fn on_git<T: Send + 'static>(
+    pub(crate) async fn on_git<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> Result<T, mia_git::GitError> + Send + 'static,
     ) -> Result<T, CoreError> {
@@ -402,12 +408,21 @@ impl Runtime {
                 .await?;
             }
         }
-        let (cmp, checks) = {
+        let (cmp, checks, hunks) = {
             let wt = wt.clone();
             let (a, b) = (a.clone(), b.clone());
             self.on_git(move || {
                 let cmp = wt.compare(&a, &b)?;
-                Ok((cmp, (wt.last_check(&a), wt.last_check(&b))))
+                let mut hunks = std::collections::HashMap::new();
+                if opts.hunks {
+                    for x in [&cmp.a, &cmp.b] {
+                        for f in &x.files {
+                            let list = wt.attempt_hunks(&x.name, &cmp.base, &f.path)?;
+                            hunks.insert((x.name.clone(), f.path.clone()), list);
+                        }
+                    }
+                }
+                Ok((cmp, (wt.last_check(&a), wt.last_check(&b)), hunks))
             })
             .await?
         };
@@ -424,7 +439,10 @@ impl Runtime {
                         additions: f.additions,
                         deletions: f.deletions,
                         binary: f.binary,
-                        hunks: Vec::new(),
+                        hunks: hunks
+                            .get(&(x.name.clone(), f.path.clone()))
+                            .map(|l| l.iter().cloned().map(crate::ship::hunk_view).collect())
+                            .unwrap_or_default(),
                     })
                     .collect(),
                 stats: AttemptStats {
@@ -478,19 +496,54 @@ impl Runtime {
         .await
     }
 
-    /// Take `path` from attempt `from` into attempt `into` (or `main`).
+    /// Take `path` from attempt `from` into attempt `into` (or `main`):
+    /// the whole file, or (`hunk`) one hunk of what `from` changed there.
     pub async fn worktree_take(
         &self,
         dir: PathBuf,
         from: String,
         path: String,
         into: String,
+        hunk: Option<String>,
         force: bool,
     ) -> Result<Option<mia_protocol::TrashView>, CoreError> {
         let wt = self.worktrees(&dir).await?;
         self.on_git(move || {
-            wt.take(&from, &path, &into, force)
-                .map(|t| t.as_ref().map(trash_view))
+            match &hunk {
+                Some(id) => wt.take_hunk(&from, &path, id, &into, force),
+                None => wt.take(&from, &path, &into, force),
+            }
+            .map(|t| t.as_ref().map(trash_view))
+        })
+        .await
+    }
+
+    /// One file as attempt `a` has it against attempt `b`'s: the direct
+    /// A↔B diff of a file both changed.
+    pub async fn worktree_between(
+        &self,
+        dir: PathBuf,
+        a: String,
+        b: String,
+        path: String,
+    ) -> Result<mia_protocol::WorktreeFileDiff, CoreError> {
+        let wt = self.worktrees(&dir).await?;
+        self.on_git(move || {
+            let sides = wt.between_sides(&a, &b, &path)?;
+            let files = if sides.before.is_none() && sides.after.is_none() {
+                Vec::new()
+            } else {
+                vec![mia_snapshot::contents_diff(
+                    &path,
+                    sides.before,
+                    sides.after,
+                )]
+            };
+            let diff = files
+                .first()
+                .map(|f| mia_snapshot::to_patch(std::slice::from_ref(f)))
+                .unwrap_or_default();
+            Ok(mia_protocol::WorktreeFileDiff { diff, files })
         })
         .await
     }

@@ -318,6 +318,89 @@ impl Worktrees {
         })
     }
 
+    /// The hunks of one file of an attempt against `base` (ids for
+    /// [`take_hunk`](Self::take_hunk)).
+    pub fn attempt_hunks(
+        &self,
+        name: &str,
+        base: &str,
+        path: &str,
+    ) -> Result<Vec<crate::HunkEntry>> {
+        let sides = self.file_sides(name, base, path)?;
+        crate::hunks::between(
+            path,
+            sides.before.as_ref().map(|(_, b)| b.as_slice()),
+            sides.after.as_ref().map(|(_, b)| b.as_slice()),
+        )
+    }
+
+    /// One file as attempt `a` has it (before) and as `b` has it (after):
+    /// the direct A↔B diff of a file both changed.
+    pub fn between_sides(&self, a: &str, b: &str, path: &str) -> Result<FileSides> {
+        check_rel(path)?;
+        let ta = self.working_tree(a, &self.attempt_path(a)?)?;
+        let tb = self.working_tree(b, &self.attempt_path(b)?)?;
+        Ok(FileSides {
+            before: self.blob_at(&ta, path)?,
+            after: self.blob_at(&tb, path)?,
+        })
+    }
+
+    /// Take one hunk of what attempt `from` changed at `path` (its id from
+    /// [`attempt_hunks`](Self::attempt_hunks) against the base) into
+    /// attempt `into`: only those lines change there, so nothing of
+    /// `into`'s own is replaced. A whole-file hunk is taken as a file.
+    pub fn take_hunk(
+        &self,
+        from: &str,
+        path: &str,
+        id: &str,
+        into: &str,
+        force: bool,
+    ) -> Result<Option<crate::TrashEntry>> {
+        check_rel(path)?;
+        if from == into {
+            return Err(GitError::Invalid(
+                "take needs two different attempts".into(),
+            ));
+        }
+        let base = self.take_base(from, into)?;
+        let hunk = self
+            .attempt_hunks(from, &base, path)?
+            .into_iter()
+            .find(|h| h.id == id.trim())
+            .ok_or_else(|| GitError::HunkGone {
+                id: id.to_string(),
+                why: format!("is not among the hunks {from} changed in {path} (`worktree compare --json` lists them)"),
+            })?;
+        if hunk.whole_file {
+            return self.take(from, path, into, force);
+        }
+        let _lock = self.lock()?;
+        let into_root = self.attempt_path(into)?;
+        inside_without_links(&into_root, path)?;
+        let dst = into_root.join(path);
+        let meta = match std::fs::symlink_metadata(&dst) {
+            Ok(m) if m.is_file() => m,
+            _ => {
+                return Err(GitError::Conflict(format!(
+                    "{path} is not a file in {into}: take the whole file instead"
+                )));
+            }
+        };
+        let current = std::fs::read(&dst).map_err(|e| GitError::io("read", &dst, e))?;
+        let next = crate::hunks::apply_to(&current, &hunk)?;
+        let dir = dst.parent().unwrap_or(Path::new("."));
+        let tmp =
+            tempfile::NamedTempFile::new_in(dir).map_err(|e| GitError::io("write", &dst, e))?;
+        std::fs::write(tmp.path(), &next).map_err(|e| GitError::io("write", &dst, e))?;
+        std::fs::set_permissions(tmp.path(), meta.permissions())
+            .map_err(|e| GitError::io("write", &dst, e))?;
+        tmp.persist(&dst)
+            .map_err(|e| GitError::io("replace", &dst, e.error))?;
+        Ok(None)
+    }
+
     /// The attempt's working tree as a tree object, once `path` and
     /// `base` are known to be safe to name.
     fn diff_tree(&self, name: &str, base: &str, path: &str) -> Result<String> {

@@ -43,6 +43,9 @@ pub enum GitError {
     HunkGone { id: String, why: String },
     #[error("git: {0}")]
     Lib(#[from] git2::Error),
+    /// A remote refused or could not be reached (a push).
+    #[error("{0}")]
+    Remote(String),
 }
 
 impl GitError {

@@ -469,7 +469,7 @@ pub fn push(
     let out_text = out_thread.join().unwrap_or_default();
     let output = format!("{out_text}{err_text}");
     if !status.success() {
-        return Err(GitError::Invalid(push_failure(&remote, &branch, &output)));
+        return Err(GitError::Remote(push_failure(&remote, &branch, &output)));
     }
     Ok(Pushed {
         remote,

@@ -28,9 +28,9 @@ pub use message::{
 };
 pub use permission::{AuditRecord, PermissionAction, PermissionRule, ReplyOption, Resolution};
 pub use review::{
-    ChecksState, ChecksView, CommitResult, Draft, ForgeKind, HunkList, HunkReverted, HunkView,
-    NewReviewComment, PrState, PullRequestView, PushResult, ReviewComment, ReviewDecision,
-    ReviewDiff, ReviewList, ReviewScope,
+    BranchStatus, ChecksState, ChecksView, CommitResult, Draft, ForgeKind, HunkList, HunkReverted,
+    HunkView, NewReviewComment, PrState, PullRequestLink, PullRequestView, PushResult,
+    ReviewComment, ReviewDecision, ReviewDiff, ReviewList, ReviewScope,
 };
 pub use session::{ForkInfo, Session, SessionStatus, SpawnInfo};
 pub use share::{
@@ -105,6 +105,7 @@ pub fn protocol_schema() -> serde_json::Value {
         draft: Draft,
         push_result: PushResult,
         pull_request_view: PullRequestView,
+        branch_status: BranchStatus,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

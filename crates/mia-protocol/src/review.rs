@@ -206,3 +206,32 @@ pub struct PullRequestView {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checks: Option<ChecksView>,
 }
+
+/// Where the checkout's branch stands (`GET /api/git/status`): what the
+/// commit, push and pull request buttons need.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BranchStatus {
+    /// `None`: a detached `HEAD`.
+    pub branch: Option<String>,
+    /// `remote/branch` it tracks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    /// Commits it has that its upstream lacks, and the reverse.
+    pub ahead: u32,
+    pub behind: u32,
+    /// Files with staged changes, and with unstaged ones (untracked included).
+    pub staged: u32,
+    pub unstaged: u32,
+    pub remotes: Vec<String>,
+    /// The pull request recorded for the branch (`pr create`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<PullRequestLink>,
+}
+
+/// A pull request as recorded for a branch (no network needed to show it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PullRequestLink {
+    pub provider: ForgeKind,
+    pub number: u64,
+    pub url: String,
+}

@@ -87,6 +87,9 @@ pub fn env_vars(provider: &str) -> Vec<String> {
         "anthropic" => vec!["ANTHROPIC_API_KEY".into()],
         "openai" => vec!["OPENAI_API_KEY".into()],
         "google" | "gemini" => vec!["GEMINI_API_KEY".into(), "GOOGLE_API_KEY".into()],
+        // Forge tokens for pull requests (`mia-code pr`).
+        "github" => vec!["GH_TOKEN".into(), "GITHUB_TOKEN".into()],
+        "gitlab" => vec!["GITLAB_TOKEN".into()],
         other => {
             let name: String = other
                 .chars()

@@ -10,6 +10,7 @@ mod agents;
 mod forks;
 mod mcp;
 mod openapi;
+mod review;
 mod shares;
 mod worktrees;
 
@@ -159,6 +160,7 @@ fn routes() -> (ApiRouter<AppState>, ApiRouter<AppState>) {
         .merge(agents::routes())
         .merge(shares::routes())
         .merge(mcp::routes())
+        .merge(review::routes())
         .with_path_items(|item| item.security_requirement(openapi::BEARER));
     (public, authed)
 }
@@ -539,7 +541,7 @@ async fn serve_router(
     mia_http::serve(listener, app, limits, shutdown).await
 }
 
-fn error(status: StatusCode, message: impl Into<String>) -> Response {
+pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
     let body = ApiError {
         error: message.into(),
         kind: None,

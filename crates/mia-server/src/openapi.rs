@@ -329,6 +329,12 @@ pub(crate) mod shapes {
         pub(crate) proposal: AgentProposal,
     }
 
+    /// How many review comments were deleted.
+    #[derive(JsonSchema)]
+    pub(crate) struct Cleared {
+        pub(crate) cleared: usize,
+    }
+
     /// What a worktree operation kept in the trash, if anything.
     #[derive(JsonSchema)]
     pub(crate) struct Trashed {

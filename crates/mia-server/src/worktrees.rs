@@ -80,6 +80,13 @@ fn attempt_routes() -> ApiRouter<AppState> {
             }),
         )
         .api_route(
+            "/api/worktrees/between",
+            get_with(worktree_between, |op| {
+                op.summary("One file of attempt A against attempt B's: the direct A↔B diff")
+                    .json::<200, mia_protocol::WorktreeFileDiff>("The diff: A's version before, B's after")
+            }),
+        )
+        .api_route(
             "/api/worktrees/{name}",
             delete_with(worktree_remove, |op| {
                 op.summary("Remove a worktree and its branch")
@@ -106,7 +113,7 @@ fn attempt_routes() -> ApiRouter<AppState> {
         .api_route(
             "/api/worktrees/{name}/take",
             post_with(worktree_take, |op| {
-                op.summary("Copy a file from this attempt into another")
+                op.summary("Copy a file (or one hunk of it) from this attempt into another")
                     .json::<200, shapes::Trashed>("Taken")
                     .error::<409>("`kind: would_lose`: the target's own version would be replaced (retry with force)")
             }),
@@ -221,6 +228,10 @@ struct WtCompareQuery {
     /// Also run the project's check command in each.
     #[serde(default)]
     check: bool,
+    /// List each changed file's hunks against the base (`files[].hunks`,
+    /// the ids `take` with `hunk` accepts).
+    #[serde(default)]
+    hunks: bool,
 }
 
 async fn worktree_compare(State(s): State<AppState>, Query(q): Query<WtCompareQuery>) -> Response {
@@ -231,7 +242,10 @@ async fn worktree_compare(State(s): State<AppState>, Query(q): Query<WtCompareQu
                     d,
                     q.a,
                     q.b,
-                    mia_core::worktrees::CompareOptions { check: q.check },
+                    mia_core::worktrees::CompareOptions {
+                        check: q.check,
+                        hunks: q.hunks,
+                    },
                 )
                 .await,
         ),
@@ -273,9 +287,33 @@ struct WtTakeBody {
     path: String,
     /// The attempt it goes into (a worktree name or `main`).
     into: String,
+    /// Only this hunk of what the attempt changed in the file (an id from
+    /// the comparison's `files[].hunks`).
+    #[serde(default)]
+    hunk: Option<String>,
     /// Take it even over the target's own version (a copy goes to the trash).
     #[serde(default)]
     force: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct WtBetweenQuery {
+    /// The project folder.
+    #[schemars(required)]
+    directory: Option<String>,
+    /// The attempt shown as "before" (a worktree name or `main`).
+    a: String,
+    /// The attempt shown as "after".
+    b: String,
+    /// The file, relative to the attempts.
+    path: String,
+}
+
+async fn worktree_between(State(s): State<AppState>, Query(q): Query<WtBetweenQuery>) -> Response {
+    match wt_dir(q.directory.as_deref()) {
+        Ok(d) => reply(s.runtime.worktree_between(d, q.a, q.b, q.path).await),
+        Err(r) => r.into_response(),
+    }
 }
 
 async fn worktree_trash(State(s): State<AppState>, Query(q): Query<WtDirQuery>) -> Response {
@@ -330,7 +368,7 @@ async fn worktree_take(
     match wt_dir(Some(&b.directory)) {
         Ok(d) => match s
             .runtime
-            .worktree_take(d, name, b.path, b.into, b.force)
+            .worktree_take(d, name, b.path, b.into, b.hunk, b.force)
             .await
         {
             Ok(trash) => Json(json!({ "trash": trash })).into_response(),

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use mia_protocol::BetweenStatus;
 
 use crate::context;
 use crate::output::print_json;
@@ -70,6 +71,10 @@ pub enum WorktreeCommand {
         path: String,
         #[arg(long, default_value = "main")]
         into: String,
+        /// Only this hunk of what FROM changed at PATH (an id from
+        /// `worktree compare --json`, FROM against the base).
+        #[arg(long)]
+        hunk: Option<String>,
         #[arg(long)]
         force: bool,
         #[command(flatten)]
@@ -361,7 +366,10 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
                 dir,
                 a,
                 b,
-                mia_core::worktrees::CompareOptions { check },
+                mia_core::worktrees::CompareOptions {
+                    check,
+                    hunks: common.json,
+                },
             ))?;
             if common.json {
                 print_json(&cmp)?;
@@ -396,11 +404,11 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
                 );
             }
             for x in &cmp.between {
-                let what = match x.status.as_str() {
-                    "same" => "same in both".to_string(),
-                    "only_a" => format!("only in {}", cmp.a.name),
-                    "only_b" => format!("only in {}", cmp.b.name),
-                    _ => "both changed, differently".to_string(),
+                let what = match x.status {
+                    BetweenStatus::Same => "same in both".to_string(),
+                    BetweenStatus::OnlyA => format!("only in {}", cmp.a.name),
+                    BetweenStatus::OnlyB => format!("only in {}", cmp.b.name),
+                    BetweenStatus::Differ => "both changed, differently".to_string(),
                 };
                 println!("  {:<50} {what}", x.path);
             }
@@ -410,6 +418,7 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
             from,
             path,
             into,
+            hunk,
             force,
             common,
         } => {
@@ -419,10 +428,13 @@ pub fn run(cmd: WorktreeCommand) -> anyhow::Result<ExitCode> {
                 from.clone(),
                 path.clone(),
                 into.clone(),
+                hunk.clone(),
                 force,
             ))?;
             if common.json {
-                print_json(&serde_json::json!({ "trash": trash }))?;
+                print_json(&serde_json::json!({ "trash": trash, "hunk": hunk }))?;
+            } else if let Some(h) = &hunk {
+                println!("{path}: {into} now has {from}'s hunk {h}");
             } else {
                 println!("{path}: {into} now has {from}'s version");
                 if let Some(t) = &trash {
