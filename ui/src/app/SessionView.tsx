@@ -31,6 +31,7 @@ import { useDisabledCommands, useMentionAgents } from "./session/composerOptions
 import { useParentTitle } from "./session/useParentTitle";
 import { useSend } from "./session/useSend";
 import { useProjectFiles, useSessionEvents } from "./session/useSessionEvents";
+import { ReviewPane } from "./review/ReviewPane";
 
 export interface SessionViewProps {
   sessionId: string;
@@ -98,6 +99,8 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   const [picker, setPicker] = useState(false);
   const [help, setHelp] = useState(false);
   const [modelPicker, setModelPicker] = useState(false);
+  /** `/review` and the header's Review: the review and ship pane. */
+  const [review, setReview] = useState(false);
   /** `/share` and the header's Share: the preview and share dialog. */
   const [sharing, setSharing] = useState(false);
   /** `/unshare`: the share about to be revoked (asked first). */
@@ -184,6 +187,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     setHelp,
     setModelPicker,
     setSharing,
+    setReview,
   });
 
   const openSession = useCallback((id: string, messageId?: string) => propsRef.current.onOpenSession?.(id, messageId), []);
@@ -255,6 +259,8 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
               panel={panel}
               onPanel={setPanel}
               onShare={() => setSharing(true)}
+              onReview={() => setReview(true)}
+              directory={sessionDir}
               onOpenSession={props.onOpenSession}
               onForkTree={props.onForkTree}
               onCompareSessions={props.onCompareSessions}
@@ -332,6 +338,11 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
           />
         )}
       </PanelGroup>
+      {review && (
+        <ErrorBoundary label="The review pane">
+          <ReviewPane sessionId={sessionId} directory={sessionDir} running={state.running} onClose={() => setReview(false)} />
+        </ErrorBoundary>
+      )}
       <SessionDialogs
         sessionId={sessionId}
         permissions={state.permissions}

@@ -16,6 +16,10 @@ export const COMMANDS: SlashCommand[] = [
   { name: "build", description: "Switch to the build agent" },
   { name: "worktrees", description: "Worktrees of this project: create, try N ways, remove" },
   { name: "compare", description: "Compare two attempts (worktrees or main), take files, promote" },
+  {
+    name: "review",
+    description: "Review and ship: comment on the changes and send the comments to the agent; stage, commit, push, open a pull request",
+  },
   { name: "fork", description: "Fork this session at its last message and open the fork" },
   { name: "forks", description: "The fork tree of this project, focused on this session" },
   { name: "promote", description: "Make this fork a top-level session (forks only)" },
@@ -75,6 +79,7 @@ export const PALETTE_SESSION_COMMANDS: { name: CommandName; label: string; args?
   { name: "redo", label: "Redo what the last undo changed" },
   { name: "snapshots", label: "Show the session's changes (undo timeline)" },
   { name: "diff", label: "Show the diff of the whole session" },
+  { name: "review", label: "Review and ship the changes (comments, stage, commit, pull request)" },
   { name: "plan", label: "Switch to the plan agent" },
   { name: "build", label: "Switch to the build agent" },
   { name: "model", label: "Choose the session's model" },

@@ -1,4 +1,17 @@
 import type {
+  BranchStatus,
+  CommitResult,
+  Draft,
+  HunkList,
+  HunkReverted,
+  HunkView,
+  NewReviewComment,
+  PullRequestView,
+  PushResult,
+  ReviewComment,
+  ReviewDiff,
+  ReviewList,
+  ReviewScope,
   AgentInfo,
   AgentProposal,
   ApprovalView,
@@ -161,9 +174,18 @@ export function makeApi(t: Transport) {
         directory,
         ...(into ? { into } : {}),
       }),
-    /** `a`/`b`: worktree names or `main`; `check` runs worktree.checkCommand in both. */
-    compare: (directory: string, a: string, b: string, check = false) =>
-      t.request<ComparisonView>("GET", `/api/worktrees/compare?${q({ directory, a, b, check: check ? "true" : "false" })}`),
+    /** `a`/`b`: worktree names or `main`; `check` runs worktree.checkCommand in both; `hunks`: each file's hunks (ids for take). */
+    compare: (directory: string, a: string, b: string, check = false, hunks = false) =>
+      t.request<ComparisonView>(
+        "GET",
+        `/api/worktrees/compare?${q({ directory, a, b, check: check ? "true" : "false", hunks: hunks ? "true" : undefined })}`,
+      ),
+    /** One file as A has it ("before") against B's ("after"): the direct A↔B diff. */
+    between: (directory: string, a: string, b: string, path: string) =>
+      t.request<WorktreeFileDiff>("GET", `/api/worktrees/between?${q({ directory, a, b, path })}`),
+    /** Take one hunk (an id from `files[].hunks` of `from`) into `into`. */
+    takeHunk: (directory: string, from: string, path: string, into: string, hunk: string) =>
+      t.request<{ trash: TrashView | null }>("POST", `${wt(from)}/take`, { directory, path, into, hunk }),
     /** One file of an attempt against `base`, as unified diff text. */
     attemptDiff: (directory: string, name: string, base: string, path: string) =>
       t.request<WorktreeFileDiff>("GET", `${wt(name)}/diff?${q({ directory, base, path })}`),
@@ -173,6 +195,43 @@ export function makeApi(t: Transport) {
     /** A 409 (ignored files of the base checkout would be overwritten) throws; `force` merges anyway, keeping a copy. */
     promote: (directory: string, name: string, mode: "merge" | "keep_branch", force = false) =>
       t.request<PromotedView>("POST", `${wt(name)}/promote`, { directory, mode, force }),
+    // Review comments (per session, kept until sent).
+    review: (id: string) => t.request<ReviewList>("GET", `${s(id)}/review`),
+    addReviewComment: (id: string, c: NewReviewComment) => t.request<ReviewComment>("POST", `${s(id)}/review`, c),
+    deleteReviewComment: (id: string, comment: string) =>
+      t.request<ReviewList>("DELETE", `${s(id)}/review/${enc(comment)}`),
+    clearReview: (id: string) => t.request<{ cleared: number }>("DELETE", `${s(id)}/review`),
+    /** All comments as one user message and a turn (follow its Events); the list is empty after. */
+    sendReview: (id: string) => t.request<{ accepted: boolean }>("POST", `${s(id)}/review/send`),
+    reviewDiff: (id: string, scope: ReviewScope) => t.request<ReviewDiff>("GET", `${s(id)}/review/diff?${q({ scope })}`),
+    // Hunks of a checkout (the project or a worktree folder). A stale id: 409, nothing changes.
+    hunks: (directory: string, staged: boolean) =>
+      t.request<HunkList>("GET", `/api/hunks?${q({ directory, staged: staged ? "true" : undefined })}`),
+    stageHunk: (directory: string, hunk: string) =>
+      t.request<HunkView>("POST", `/api/hunks/${enc(hunk)}/stage?${q({ directory })}`),
+    unstageHunk: (directory: string, hunk: string) =>
+      t.request<HunkView>("POST", `/api/hunks/${enc(hunk)}/unstage?${q({ directory })}`),
+    /** Discards it from the work tree (a snapshot first; with `session`, an undoable step of it). */
+    revertHunk: (directory: string, hunk: string, session?: string) =>
+      t.request<HunkReverted>("POST", `/api/hunks/${enc(hunk)}/revert?${q({ directory })}`, session ? { session } : {}),
+    // Commit, push, pull requests.
+    gitStatus: (directory: string) => t.request<BranchStatus>("GET", `/api/git/status?${q({ directory })}`),
+    commit: (directory: string, message: string) => t.request<CommitResult>("POST", "/api/git/commit", { directory, message }),
+    draftCommit: (directory: string) => t.request<Draft>("POST", "/api/git/commit/draft", { directory }),
+    push: (directory: string, remote?: string) =>
+      t.request<PushResult>("POST", "/api/git/push", { directory, ...(remote ? { remote } : {}) }),
+    draftPullRequest: (directory: string, session?: string) =>
+      t.request<Draft>("POST", "/api/git/pr/draft", { directory, ...(session ? { session } : {}) }),
+    createPullRequest: (directory: string, pr: { title: string; body: string; base?: string; draft: boolean }) =>
+      t.request<PullRequestView>("POST", "/api/git/pr", {
+        directory,
+        title: pr.title,
+        body: pr.body,
+        draft: pr.draft,
+        ...(pr.base ? { base: pr.base } : {}),
+      }),
+    /** The branch's pull request with its state, review and checks (404: none). */
+    pullRequest: (directory: string) => t.request<PullRequestView>("GET", `/api/git/pr?${q({ directory })}`),
     tryWays: (directory: string, text: string, n: number, agent?: string, model?: string) =>
       t.request<{ attempts: TryAttempt[] }>("POST", "/api/worktrees/try", {
         directory,

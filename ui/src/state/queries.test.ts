@@ -8,7 +8,15 @@ const turnFinished = (id: string): Event => ({ type: "turn_finished", session_id
 
 describe("server state made stale by Events", () => {
   it("says which cached lists an Event outdates", () => {
-    expect(staleFor(turnFinished("s1"))).toEqual([["sessions"], keys.timeline("s1"), keys.cost("s1"), keys.diffsOf("s1"), ["worktrees"]]);
+    expect(staleFor(turnFinished("s1"))).toEqual([
+      ["sessions"],
+      keys.timeline("s1"),
+      keys.cost("s1"),
+      keys.diffsOf("s1"),
+      ["worktrees"],
+      ["git"],
+      keys.review("s1"),
+    ]);
     expect(staleFor({ type: "text_delta", session_id: "s1", message_id: "m", text: "x" })).toEqual([]);
     // An answer may have added an "always for this project" approval (Settings lists them).
     expect(

@@ -28,6 +28,10 @@ export const keys = {
   /** A session's diff: the whole session, a message's or a step's changes. */
   diff: (session: string, scope: unknown) => ["diff", session, scope] as const,
   worktrees: (directory: string) => ["worktrees", directory] as const,
+  /** A session's review comments. */
+  review: (session: string) => ["review", session] as const,
+  /** A checkout's git state: its status, hunks and pull request (under it). */
+  git: (directory: string) => ["git", directory] as const,
   /** Under `worktrees(directory)`: invalidating the list reads the trash again too. */
   worktreeTrash: (directory: string) => ["worktrees", directory, "trash"] as const,
 };
@@ -53,7 +57,16 @@ export function staleFor(e: Event): QueryKey[] {
       return [["sessions"]];
     case "turn_finished":
       // (a worktree's status: what its session's turn changed)
-      return [["sessions"], keys.timeline(e.session_id), keys.cost(e.session_id), keys.diffsOf(e.session_id), ["worktrees"]];
+      // (and the git state of every checkout: hunks, status; the review's comments)
+      return [
+        ["sessions"],
+        keys.timeline(e.session_id),
+        keys.cost(e.session_id),
+        keys.diffsOf(e.session_id),
+        ["worktrees"],
+        ["git"],
+        keys.review(e.session_id),
+      ];
     case "snapshot":
       // Files changed (a step's snapshot): the session's diffs too.
       return [keys.timeline(e.session_id), keys.diffsOf(e.session_id)];

@@ -4,6 +4,7 @@ import { formatCost, formatTokens } from "../../lib/format";
 import { useServices, useToast } from "../context";
 import { EditableTitle } from "../EditableTitle";
 import type { PanelTab } from "../RightPanel";
+import { BranchPrChip } from "../review/PrChip";
 
 /**
  * A session view's header: its title (renamed in place), whose subagent it is, its total cost
@@ -21,6 +22,8 @@ export function SessionHeader({
   panel,
   onPanel,
   onShare,
+  onReview,
+  directory,
   onOpenSession,
   onForkTree,
   onCompareSessions,
@@ -36,6 +39,10 @@ export function SessionHeader({
   panel: PanelTab | null;
   onPanel: (tab: PanelTab | null) => void;
   onShare: () => void;
+  /** Opens the review and ship pane. */
+  onReview?: () => void;
+  /** The session's checkout (its branch's pull request is shown). */
+  directory?: string;
   onOpenSession?: (id: string) => void;
   onForkTree?: (focus?: string) => void;
   onCompareSessions?: (left: string, right: string) => void;
@@ -114,6 +121,18 @@ export function SessionHeader({
           onClick={() => onCompareSessions(sessionId, parent)}
         >
           Compare with parent
+        </button>
+      )}
+      {directory && <BranchPrChip directory={directory} testId="session-pr-chip" />}
+      {onReview && (
+        <button
+          type="button"
+          className="btn small"
+          data-testid="open-review"
+          title="Review the changes, comment on lines for the agent, stage, commit, push, open a pull request (/review)"
+          onClick={onReview}
+        >
+          Review
         </button>
       )}
       <button

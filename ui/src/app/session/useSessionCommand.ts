@@ -18,6 +18,7 @@ export function useSessionCommand({
   setHelp,
   setModelPicker,
   setSharing,
+  setReview,
 }: {
   sessionId: string;
   props: SessionViewProps;
@@ -27,6 +28,7 @@ export function useSessionCommand({
   setHelp: (open: boolean) => void;
   setModelPicker: (open: boolean) => void;
   setSharing: (open: boolean) => void;
+  setReview: (open: boolean) => void;
 }) {
   const { api } = useServices();
   const toast = useToast();
@@ -97,6 +99,9 @@ export function useSessionCommand({
         case "share":
           setSharing(true);
           break;
+        case "review":
+          setReview(true);
+          break;
         case "unshare":
           void unshare();
           break;
@@ -122,6 +127,7 @@ export function useSessionCommand({
       setModelPicker,
       setPanel,
       setSharing,
+      setReview,
       store,
       switchTo,
       toast,
