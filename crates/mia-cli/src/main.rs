@@ -72,6 +72,19 @@ enum Command {
     /// MCP servers of the project: state and tools.
     #[command(subcommand)]
     Mcp(cmd::mcp::McpCommand),
+    /// Review comments on lines, for the agent: add, list, send (runs the turn), clear.
+    #[command(subcommand)]
+    Review(cmd::review::ReviewCommand),
+    /// Hunks of the checkout: list, stage, unstage, revert (discard; snapshotted first).
+    #[command(subcommand)]
+    Hunk(cmd::review::HunkCommand),
+    /// Commit what is staged (-m MESSAGE, or --draft to have one drafted).
+    Commit(cmd::ship::CommitArgs),
+    /// Push the branch with your git (to its upstream, or --remote R).
+    Push(cmd::ship::PushArgs),
+    /// Pull requests (GitHub) and merge requests (GitLab): create, status.
+    #[command(subcommand)]
+    Pr(cmd::ship::PrCommand),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, powershell or elvish.
@@ -106,6 +119,11 @@ fn main() -> ExitCode {
         Command::Share(a) => cmd::share::share(a),
         Command::Unshare(a) => cmd::share::unshare(a),
         Command::Shares(c) => cmd::share::shares(c),
+        Command::Review(c) => cmd::review::review(c),
+        Command::Hunk(c) => cmd::review::hunk(c),
+        Command::Commit(a) => cmd::ship::commit(a),
+        Command::Push(a) => cmd::ship::push(a),
+        Command::Pr(c) => cmd::ship::pr(c),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,

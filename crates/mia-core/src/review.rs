@@ -227,11 +227,10 @@ impl Runtime {
     /// Delete every comment of the session; how many there were.
     pub async fn review_clear(&self, id: SessionId) -> Result<usize, CoreError> {
         self.state(id).await?;
-        Ok(self
-            .inner
+        self.inner
             .store
             .call(move |db| db.delete_review_comments(&id, None))
-            .await?)
+            .await
     }
 
     /// Send the comments to the agent as one user message and start the

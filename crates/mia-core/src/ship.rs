@@ -340,6 +340,7 @@ impl Runtime {
         dir: &Path,
         remote: Option<String>,
         provider: Option<ForgeKind>,
+        require_pushed: bool,
     ) -> Result<Target, CoreError> {
         let config = self.load_config(Some(dir.to_path_buf())).await?;
         let github_api = config
@@ -380,6 +381,17 @@ impl Runtime {
             ForgeKind::Github => github_api,
             ForgeKind::Gitlab => gitlab_api,
         };
+        if require_pushed {
+            let (d, r, b) = (dir.to_path_buf(), remote.clone(), branch.clone());
+            if !self
+                .on_git(move || mia_git::ship::on_remote(&d, &r, &b))
+                .await?
+            {
+                return Err(CoreError::Invalid(format!(
+                    "push first: {branch} is not on {remote} (`mia-code push --remote {remote}`)"
+                )));
+            }
+        }
         let token = forge_token(kind).await?;
         let forge = mia_forge::Forge::new(kind, api.as_deref(), &token).map_err(forge_error)?;
         Ok(Target {
@@ -399,18 +411,8 @@ impl Runtime {
     ) -> Result<PullRequestView, CoreError> {
         let dir = self.checkout(dir)?;
         let t = self
-            .pr_target(&dir, req.remote.clone(), req.provider)
+            .pr_target(&dir, req.remote.clone(), req.provider, true)
             .await?;
-        let (d, remote, branch) = (dir.clone(), t.remote.clone(), t.branch.clone());
-        let pushed = self
-            .on_git(move || mia_git::ship::on_remote(&d, &remote, &branch))
-            .await?;
-        if !pushed {
-            return Err(CoreError::Invalid(format!(
-                "push first: {} is not on {} (`mia-code push --remote {}`)",
-                t.branch, t.remote, t.remote
-            )));
-        }
         let base = match req.base.clone() {
             Some(b) => b,
             None => t.forge.default_branch(&t.repo).await.map_err(forge_error)?,
@@ -468,7 +470,7 @@ impl Runtime {
         provider: Option<ForgeKind>,
     ) -> Result<Option<PullRequestView>, CoreError> {
         let dir = self.checkout(dir)?;
-        let t = self.pr_target(&dir, remote, provider).await?;
+        let t = self.pr_target(&dir, remote, provider, false).await?;
         t.forge
             .status(&t.repo, &t.branch)
             .await

@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! The forge clients against the GitHub and GitLab stand-ins (their real
 //! wire format): method, path, headers and body of each request, and what
 //! the answers become.

@@ -172,7 +172,7 @@ pub fn between(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> Result<Vec
 fn count_lines(b: Option<&[u8]>) -> u32 {
     match b {
         None => 0,
-        Some(b) if b.is_empty() => 0,
+        Some([]) => 0,
         Some(b) => {
             let n = b.iter().filter(|c| **c == b'\n').count();
             (n + usize::from(!b.ends_with(b"\n"))) as u32

@@ -514,8 +514,7 @@ fn push_failure(remote: &str, branch: &str, output: &str) -> String {
     let detail = output
         .lines()
         .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("To ") && *l != "Done")
-        .last()
+        .rfind(|l| !l.is_empty() && !l.starts_with("To ") && *l != "Done")
         .unwrap_or("");
     format!("{why} (git: {detail})")
 }
@@ -597,9 +596,12 @@ pub fn parse_remote_url(url: &str) -> Option<(String, String)> {
         let (authority, path) = rest.split_once('/')?;
         let host = authority.rsplit('@').next()?;
         (host.to_string(), path.to_string())
+    } else if url.contains("://") {
+        // file:// and other transports name no forge.
+        return None;
     } else if let Some((left, path)) = url.split_once(':') {
         // scp-like: git@github.com:owner/repo.git
-        if left.contains('/') {
+        if left.contains('/') || path.starts_with('/') {
             return None;
         }
         let host = left.rsplit('@').next()?;
@@ -669,6 +671,7 @@ mod tests {
             Some(("127.0.0.1:5000".into(), "acme/widgets".into()))
         );
         assert_eq!(parse_remote_url("/srv/git/repo.git"), None);
+        assert_eq!(parse_remote_url("file:///srv/git/acme/repo.git"), None);
         assert_eq!(parse_remote_url("https://github.com/justone"), None);
     }
 

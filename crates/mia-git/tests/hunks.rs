@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 //! Hunks against real git: what `stage` writes to the index is what
 //! `git add -p` writes (the same `git diff --cached`), with CRLF, files
 //! without a final newline, renames, binary files, mode changes and

@@ -147,7 +147,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let runtime = local.core.clone();
     local.block(async move {
-        let mut events = runtime.subscribe();
+        let events = runtime.subscribe();
         let session = match existing {
             Some(s) => s,
             None => match runtime
@@ -174,42 +174,53 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 model: args.model.clone(),
             })
             .await?;
-        let mut printer = Printer::new(args.format);
-        let mut cancelled_by_user = false;
-        let end = loop {
-            tokio::select! {
-                ev = events.recv() => {
-                    let ev = match ev {
-                        Ok(ev) => ev,
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                            eprintln!("warning: {n} events were dropped (output too fast)");
-                            continue;
-                        }
-                        Err(_) => bail!("the runtime stopped"),
-                    };
-                    if ev.session_id().is_some_and(|id| id != session.id) {
+        follow(&runtime, events, session.id, args.format).await
+    })
+}
+
+/// Print a turn's Events (subscribed before it started) until it ends; the
+/// exit code says how it ended. Ctrl-C cancels the turn.
+pub(crate) async fn follow(
+    runtime: &mia_core::Runtime,
+    mut events: tokio::sync::broadcast::Receiver<Event>,
+    session_id: mia_protocol::SessionId,
+    format: Format,
+) -> anyhow::Result<ExitCode> {
+    let mut printer = Printer::new(format);
+    let mut cancelled_by_user = false;
+    let end = loop {
+        tokio::select! {
+            ev = events.recv() => {
+                let ev = match ev {
+                    Ok(ev) => ev,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                        eprintln!("warning: {n} events were dropped (output too fast)");
                         continue;
                     }
-                    printer.print(&ev)?;
-                    if let Event::TurnFinished { end, .. } = ev {
-                        break end;
-                    }
+                    Err(_) => bail!("the runtime stopped"),
+                };
+                if ev.session_id().is_some_and(|id| id != session_id) {
+                    continue;
                 }
-                _ = tokio::signal::ctrl_c(), if !cancelled_by_user => {
-                    cancelled_by_user = true;
-                    runtime.submit(Op::Cancel { session_id: session.id }).await?;
+                printer.print(&ev)?;
+                if let Event::TurnFinished { end, .. } = ev {
+                    break end;
                 }
             }
-        };
-        // share.mode "auto": the turn's sync finishes before the process ends.
-        runtime.settle_shares().await;
-        Ok(match end {
-            TurnEnd::Cancelled => ExitCode::from(130),
-            TurnEnd::Error => ExitCode::from(1),
-            TurnEnd::Blocked => ExitCode::from(3),
-            _ if printer.denied => ExitCode::from(3),
-            _ => ExitCode::SUCCESS,
-        })
+            _ = tokio::signal::ctrl_c(), if !cancelled_by_user => {
+                cancelled_by_user = true;
+                runtime.submit(Op::Cancel { session_id }).await?;
+            }
+        }
+    };
+    // share.mode "auto": the turn's sync finishes before the process ends.
+    runtime.settle_shares().await;
+    Ok(match end {
+        TurnEnd::Cancelled => ExitCode::from(130),
+        TurnEnd::Error => ExitCode::from(1),
+        TurnEnd::Blocked => ExitCode::from(3),
+        _ if printer.denied => ExitCode::from(3),
+        _ => ExitCode::SUCCESS,
     })
 }
 
