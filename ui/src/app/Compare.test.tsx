@@ -123,7 +123,7 @@ describe("comparison", () => {
     const rows = await screen.findAllByTestId("between-row");
     expect(requests).toContainEqual({
       method: "GET",
-      path: "/api/worktrees/compare?directory=%2Fproj&a=alpha&b=beta&check=false",
+      path: "/api/worktrees/compare?directory=%2Fproj&a=alpha&b=beta&check=false&hunks=true",
       body: undefined,
     });
     expect(rows.map((r) => r.textContent)).toEqual([
@@ -291,16 +291,16 @@ describe("comparison", () => {
     await waitFor(() =>
       expect(within(screen.getByTestId("attempt-a")).getByTestId("check-result")).toHaveTextContent("Check ✓ passed (exit 0)"),
     );
-    expect(requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=alpha&b=beta&check=true");
+    expect(requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=alpha&b=beta&check=true&hunks=true");
   });
 
   it("picks the first worktree and main when none is given; main cannot be promoted", async () => {
     const { requests } = setup(undefined, {});
     await screen.findAllByTestId("between-row");
-    expect(requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=alpha&b=beta&check=false");
+    expect(requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=alpha&b=beta&check=false&hunks=true");
     const one = setup((m, p) => (m === "GET" && p.startsWith("/api/worktrees?") ? [worktree("solo")] : undefined), {});
     await waitFor(() =>
-      expect(one.requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=solo&b=main&check=false"),
+      expect(one.requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=solo&b=main&check=false&hunks=true"),
     );
   });
 });

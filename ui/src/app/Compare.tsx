@@ -1,11 +1,13 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import { TipButton } from "./TipButton";
-import { ListBox, ListBoxItem } from "react-aria-components";
-import type { AttemptView, BetweenView, ComparisonView, PromotedView, WorktreeFileDiff } from "../protocol/generated";
+import type { ComparisonView, HunkView, PromotedView } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
 import { useServices, useToast } from "./context";
-import { filesToDiff, LazyDiffView } from "./DiffSlot";
 import { AttemptCard } from "./AttemptCard";
+import { BetweenList, CompareHeader } from "./compare/BetweenList";
+import { BetweenDiff } from "./compare/BetweenDiff";
+import { DiffColumn } from "./compare/DiffColumn";
+import { letter, MoreAttempts, useExtraAttempts, type Labeled } from "./compare/MoreAttempts";
 import { PromoteDialog, PromoteResult } from "./Promote";
 import { useForced } from "./useForced";
 import { useWorktreeLog } from "./useWorktreeLog";
@@ -13,12 +15,7 @@ import { shortSha } from "./Worktrees";
 
 type Side = "a" | "b";
 
-export const BETWEEN_LABEL: Record<string, string> = {
-  same: "same in both",
-  only_a: "only in A",
-  only_b: "only in B",
-  differ: "both differ",
-};
+export { BETWEEN_LABEL, BetweenList } from "./compare/BetweenList";
 
 /** Two attempts (worktrees or `main`) side by side: numbers, files between them, diffs, take and promote. */
 export function Compare({
@@ -48,7 +45,12 @@ export function Compare({
   /** Bumped after a take so the diff columns fetch again. */
   const [rev, setRev] = useState(0);
   const [mainChoice, setMainChoice] = useState<{ path: string; side: Side } | null>(null);
-  const [promoting, setPromoting] = useState<Side | null>(null);
+  const [promoting, setPromoting] = useState<Labeled | null>(null);
+  /** A file both changed: each against the base, or A against B directly. */
+  const [view, setView] = useState<"base" | "between">("base");
+  /** Attempts shown beside A and B (each compared with A for its numbers). */
+  const [extras, setExtras] = useState<string[]>([]);
+  const extraQueries = useExtraAttempts(directory, a, extras, reloadKey);
   const [promoted, setPromoted] = useState<PromotedView | null>(null);
   const checkLog = useWorktreeLog(directory);
   const forced = useForced((m) => toast(m));
@@ -77,7 +79,7 @@ export function Compare({
   useEffect(() => {
     if (!comparable) return;
     let alive = true;
-    api.compare(directory, a, b).then(
+    api.compare(directory, a, b, false, true).then(
       (c) => {
         if (!alive) return;
         setCmp(c);
@@ -104,7 +106,7 @@ export function Compare({
     setChecking(true);
     checkLog.start([a, b]);
     try {
-      setCmp(await api.compare(directory, a, b, true));
+      setCmp(await api.compare(directory, a, b, true, true));
       setError(null);
     } catch (e) {
       toast(errorMessage(e));
@@ -125,6 +127,22 @@ export function Compare({
       setReloadKey((k) => k + 1);
       setRev((r) => r + 1);
     });
+  };
+
+  const takeHunk = async (from: Side, hunk: HunkView) => {
+    if (!cmp || !row) return;
+    const fromName = from === "a" ? cmp.a.name : cmp.b.name;
+    const into = from === "a" ? cmp.b.name : cmp.a.name;
+    try {
+      const r = await api.takeHunk(directory, fromName, row.path, into, hunk.id);
+      const kept = r.trash ? `; ${into}'s own version is in the trash (${r.trash.id})` : "";
+      toast(`Took one hunk of ${row.path} from ${fromName} into ${into}${kept}`, "info");
+    } catch (e) {
+      toast(errorMessage(e));
+    } finally {
+      setReloadKey((k) => k + 1);
+      setRev((r) => r + 1);
+    }
   };
 
   const swap = () => {
@@ -203,9 +221,24 @@ export function Compare({
       {cmp && (
         <div className="cmp-body">
           <div className="cmp-attempts">
-            <AttemptCard side="A" attempt={cmp.a} testId="attempt-a" onPromote={() => setPromoting("a")} />
-            <AttemptCard side="B" attempt={cmp.b} testId="attempt-b" onPromote={() => setPromoting("b")} />
+            <AttemptCard side="A" attempt={cmp.a} testId="attempt-a" onPromote={() => setPromoting({ label: "A", attempt: cmp.a })} />
+            <AttemptCard side="B" attempt={cmp.b} testId="attempt-b" onPromote={() => setPromoting({ label: "B", attempt: cmp.b })} />
           </div>
+          <MoreAttempts
+            attempts={[
+              { label: "A", attempt: cmp.a },
+              { label: "B", attempt: cmp.b },
+              ...extras.map((name, i) => {
+                const data = extraQueries[i]?.data;
+                return data ? { label: letter(i + 2), attempt: data } : { label: letter(i + 2), name, loading: true as const };
+              }),
+            ]}
+            extraErrors={extraQueries.flatMap((q, i) => (q.error ? [`${extras[i]}: ${errorMessage(q.error)}`] : []))}
+            addable={options.filter((n) => n !== a && n !== b && !extras.includes(n))}
+            onAdd={(n) => setExtras((x) => [...x, n])}
+            onRemove={(n) => setExtras((x) => x.filter((e) => e !== n))}
+            onPromote={setPromoting}
+          />
           {checking && checkLog.lines.length > 0 && (
             <pre className="wt-log cmp-check-live" data-testid="check-log">
               {checkLog.lines.map((l, i) => (
@@ -274,7 +307,33 @@ export function Compare({
               </span>
             </div>
           )}
-          {row ? (
+          {row?.status === "differ" && (
+            <div className="cmp-view-toggle" role="group" aria-label={`How to show ${row.path}`}>
+              <button
+                type="button"
+                className="btn small"
+                data-testid="cmp-view-base"
+                aria-pressed={view === "base"}
+                onClick={() => setView("base")}
+                title="Each attempt's change against the common base"
+              >
+                Base
+              </button>
+              <button
+                type="button"
+                className="btn small"
+                data-testid="cmp-view-between"
+                aria-pressed={view === "between"}
+                onClick={() => setView("between")}
+                title="A's version against B's, directly"
+              >
+                A ↔ B
+              </button>
+            </div>
+          )}
+          {row?.status === "differ" && view === "between" ? (
+            <BetweenDiff directory={directory} a={cmp.a.name} b={cmp.b.name} path={row.path} rev={rev} />
+          ) : row ? (
             <div className="cmp-cols">
               <DiffColumn
                 side="A"
@@ -284,6 +343,7 @@ export function Compare({
                 path={row.path}
                 rev={rev}
                 testId="diff-a"
+                onTakeHunk={(h) => void takeHunk("a", h)}
               />
               <DiffColumn
                 side="B"
@@ -293,6 +353,7 @@ export function Compare({
                 path={row.path}
                 rev={rev}
                 testId="diff-b"
+                onTakeHunk={(h) => void takeHunk("b", h)}
               />
             </div>
           ) : (
@@ -303,8 +364,8 @@ export function Compare({
       {promoting && cmp && (
         <PromoteDialog
           directory={directory}
-          side={promoting}
-          attempt={promoting === "a" ? cmp.a : cmp.b}
+          side={promoting.label}
+          attempt={promoting.attempt}
           onClose={() => setPromoting(null)}
           onDone={(p) => {
             setPromoting(null);
@@ -317,130 +378,3 @@ export function Compare({
   );
 }
 
-function CompareHeader({
-  onBack,
-  backLabel,
-  children,
-}: {
-  onBack: () => void;
-  backLabel?: string;
-  children?: React.ReactNode;
-}) {
-  return (
-    <header className="conv-header cmp-header">
-      <button type="button" className="btn small" onClick={onBack} data-testid="compare-back">
-        {backLabel ?? "← Worktrees"}
-      </button>
-      <h1>Compare attempts</h1>
-      <div className="row cmp-pickers">{children}</div>
-    </header>
-  );
-}
-
-export function BetweenList({
-  rows,
-  selected,
-  onSelect,
-}: {
-  rows: BetweenView[];
-  selected: string | null;
-  onSelect: (path: string) => void;
-}) {
-  if (!rows.length) return null;
-  return (
-    <ListBox
-      className="cmp-between"
-      aria-label="Files changed in either attempt"
-      data-testid="between"
-      items={rows.map((r) => ({ ...r, id: r.path }))}
-      selectionMode="single"
-      selectionBehavior="replace"
-      disallowEmptySelection
-      selectedKeys={selected === null ? [] : [selected]}
-      onSelectionChange={(keys) => {
-        if (keys === "all") return;
-        const [path] = [...keys];
-        if (path !== undefined) onSelect(String(path));
-      }}
-    >
-      {(r) => (
-        <ListBoxItem
-          id={r.path}
-          textValue={r.path}
-          className="cmp-between-row"
-          data-testid="between-row"
-          data-path={r.path}
-          data-status={r.status}
-        >
-          <span className="mono cmp-path">{r.path}</span>
-          <span className={`chip cmp-status cmp-status-${r.status}`}>{BETWEEN_LABEL[r.status] ?? r.status}</span>
-        </ListBoxItem>
-      )}
-    </ListBox>
-  );
-}
-
-/** One attempt's diff of one file against the base (the diff route's text, parsed for the diff view). */
-function DiffColumn({
-  side,
-  directory,
-  attempt,
-  base,
-  path,
-  rev,
-  testId,
-}: {
-  side: "A" | "B";
-  directory: string;
-  attempt: AttemptView;
-  base: string;
-  path: string;
-  rev: number;
-  testId: string;
-}) {
-  const { api } = useServices();
-  const changed = attempt.files.find((f) => f.path === path);
-  const [state, setState] = useState<{ key: string; diff?: WorktreeFileDiff; error?: string } | null>(null);
-  const key = `${attempt.name}\n${base}\n${path}\n${rev}`;
-  const hasChange = changed !== undefined;
-  useEffect(() => {
-    if (!hasChange) return;
-    let alive = true;
-    api.attemptDiff(directory, attempt.name, base, path).then(
-      (r) => alive && setState({ key, diff: r }),
-      (e: unknown) => alive && setState({ key, error: errorMessage(e) }),
-    );
-    return () => {
-      // Another file, attempt or revision (or the file is unchanged now): this answer is not shown.
-      alive = false;
-      setState(null);
-    };
-  }, [api, directory, attempt.name, base, path, key, hasChange]);
-  const diff = useMemo(() => {
-    if (state?.key !== key || state.diff === undefined) return null;
-    // The server sends files and hunks: nothing is parsed here.
-    const d = filesToDiff(state.diff.files);
-    return { ...d, patch: state.diff.diff };
-  }, [state, key]);
-  return (
-    <section className="cmp-col" data-testid={testId} aria-label={`${side}'s diff of ${path}`}>
-      <h3 className="cmp-col-title">
-        {side} · <span className="mono">{attempt.name}</span>
-        {changed && <span className="muted small"> · {changed.status}</span>}
-      </h3>
-      <div className="cmp-col-body">
-        {!changed ? (
-          <p className="muted" data-testid="diff-unchanged">
-            Unchanged from the base in {side}.
-          </p>
-        ) : state?.key === key && state.error ? (
-          <p className="error-text">{state.error}</p>
-        ) : diff ? (
-          <LazyDiffView diff={diff} defaultMode="unified" />
-        ) : (
-          <p className="muted">Loading diff…</p>
-        )}
-      </div>
-    </section>
-  );
-}

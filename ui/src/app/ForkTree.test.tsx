@@ -386,7 +386,7 @@ describe("compare from the fork tree (app)", () => {
     fireEvent.click(within(nodeEl("fa")!).getByTestId("fork-node-menu"));
     await user.click(within(screen.getByRole("menu")).getByText("Compare with parent"));
     await waitFor(() =>
-      expect(requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=wt-a&b=wt-b&check=false"),
+      expect(requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=wt-a&b=wt-b&check=false&hunks=true"),
     );
     expect(screen.getByTestId("compare")).toBeInTheDocument();
     expect(screen.getByTestId("compare-back")).toHaveTextContent("← Fork tree");

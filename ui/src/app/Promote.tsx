@@ -7,7 +7,6 @@ import { isKept } from "./useForced";
 import { useRemoveWorktree } from "./useRemoveWorktree";
 import { shortSha } from "./Worktrees";
 
-type Side = "a" | "b";
 type PromoteMode = "merge" | "keep_branch";
 
 /** Promote one attempt: merge into its base branch, or keep the branch. */
@@ -19,7 +18,8 @@ export function PromoteDialog({
   onDone,
 }: {
   directory: string;
-  side: Side;
+  /** Its letter in the comparison (A, B, C …). */
+  side: string;
   attempt: AttemptView;
   onClose: () => void;
   onDone: (p: PromotedView) => void;

@@ -361,7 +361,7 @@ describe("in the app", () => {
     expect(await screen.findByTestId("compare")).toBeInTheDocument();
     await waitFor(() =>
       expect(fake.requests.map((r) => r.path)).toContain(
-        "/api/worktrees/compare?directory=%2Fproj&a=calm-heron&b=main&check=false",
+        "/api/worktrees/compare?directory=%2Fproj&a=calm-heron&b=main&check=false&hunks=true",
       ),
     );
     await user.click(screen.getByTestId("compare-back"));
