@@ -614,7 +614,7 @@ impl Runtime {
 
 /// A token for the forge: its environment variables (`GH_TOKEN`,
 /// `GITHUB_TOKEN` / `GITLAB_TOKEN`), the OS keychain or the credentials
-/// file (`mia-code auth login github|gitlab`), else `gh auth token` /
+/// file (`mia-code auth set github|gitlab`), else `gh auth token` /
 /// `glab auth token`.
 async fn forge_token(kind: ForgeKind) -> Result<String, CoreError> {
     let id = kind.as_str();
@@ -639,8 +639,8 @@ async fn forge_token(kind: ForgeKind) -> Result<String, CoreError> {
     .map_err(|e| CoreError::Internal(e.to_string()))?;
     found.ok_or_else(|| {
         CoreError::Invalid(match kind {
-            ForgeKind::Github => "no GitHub token: set GH_TOKEN or GITHUB_TOKEN, store one with `mia-code auth login github`, or sign in with `gh auth login`".into(),
-            ForgeKind::Gitlab => "no GitLab token: set GITLAB_TOKEN, store one with `mia-code auth login gitlab`, or sign in with `glab auth login`".into(),
+            ForgeKind::Github => "no GitHub token: set GH_TOKEN or GITHUB_TOKEN, store one with `mia-code auth set github`, or sign in with `gh auth login`".into(),
+            ForgeKind::Gitlab => "no GitLab token: set GITLAB_TOKEN, store one with `mia-code auth set gitlab`, or sign in with `glab auth login`".into(),
         })
     })
 }

@@ -58,9 +58,9 @@ fn name(kind: ForgeKind) -> &'static str {
 fn token_hint(kind: ForgeKind) -> &'static str {
     match kind {
         ForgeKind::Github => {
-            "GH_TOKEN or GITHUB_TOKEN, `mia-code auth login github`, or `gh auth login`"
+            "GH_TOKEN or GITHUB_TOKEN, `mia-code auth set github`, or `gh auth login`"
         }
-        ForgeKind::Gitlab => "GITLAB_TOKEN, `mia-code auth login gitlab`, or `glab auth login`",
+        ForgeKind::Gitlab => "GITLAB_TOKEN, `mia-code auth set gitlab`, or `glab auth login`",
     }
 }
 
