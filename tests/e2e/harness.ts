@@ -35,6 +35,18 @@ export interface Stack {
   restart(opts?: { hard?: boolean; between?: () => Promise<void> | void }): Promise<void>;
   /** Runs the `mia-code` CLI with the stack's environment (its own process, the same store). */
   cli(args: string[]): string;
+  /** With `forge`: the requests the GitHub stand-in received, oldest first. */
+  forgeRequests(): ForgeRequest[];
+  /** With `forge`: the bare repository `origin` pushes to. */
+  remoteRepo: string | null;
+}
+
+/** One request the GitHub/GitLab stand-in received (`mia-forge-standin --log`). */
+export interface ForgeRequest {
+  method: string;
+  target: string;
+  headers: Array<[string, string]>;
+  body: unknown;
 }
 
 export interface StackOptions {
@@ -44,6 +56,12 @@ export interface StackOptions {
   files?: Record<string, string>;
   /** More keys of the global config (e.g. `editor`). */
   config?: Record<string, unknown>;
+  /**
+   * A GitHub REST stand-in (`mia-forge-standin`, token in GH_TOKEN, `github.apiURL` set) and a
+   * bare `origin` (`acme/widgets.git`) served over git's smart HTTP (`mia-git-http`), `main`
+   * pushed to it.
+   */
+  forge?: boolean;
 }
 
 function tool(name: string): string {
@@ -145,6 +163,31 @@ export async function startStack(
   git("-c", "user.email=e2e@example.com", "-c", "user.name=e2e", "add", "-A");
   git("-c", "user.email=e2e@example.com", "-c", "user.name=e2e", "commit", "-q", "-m", "initial");
 
+  const helpers: ChildProcess[] = [];
+  const forgeLog = join(logs, "forge-requests.jsonl");
+  let forgeApi: string | null = null;
+  let remoteRepo: string | null = null;
+  if (opts.forge) {
+    const standin = await startAndWait(
+      tool("mia-forge-standin"),
+      ["--token", "ghp_e2e", "--log", forgeLog],
+      process.env,
+      join(logs, "forge.log"),
+      /^listening on (http:\/\/\S+)/,
+    );
+    helpers.push(standin.child);
+    forgeApi = `${standin.match[1]!}/api/v3`;
+    const srv = join(root, "srv");
+    remoteRepo = join(srv, "acme", "widgets.git");
+    mkdirSync(remoteRepo, { recursive: true });
+    execFileSync("git", ["init", "-q", "--bare", "-b", "main", remoteRepo], { stdio: "ignore" });
+    execFileSync("git", ["-C", remoteRepo, "config", "http.receivepack", "true"], { stdio: "ignore" });
+    const http = await startAndWait(tool("mia-git-http"), [srv], process.env, join(logs, "git-http.log"), /^listening on (http:\/\/\S+)/);
+    helpers.push(http.child);
+    git("remote", "add", "origin", `${http.match[1]!}/acme/widgets.git`);
+    git("push", "-q", "origin", "main");
+  }
+
   const scenarioPath = join(root, "scenario.json");
   writeFileSync(scenarioPath, JSON.stringify(scenario, null, 2));
   const recordPath = join(logs, "mock-record.json");
@@ -164,6 +207,7 @@ export async function startStack(
         model: "anthropic/claude-sonnet-4-5",
         providers: { anthropic: { baseURL: mockUrl, apiKey: "e2e-test-key" } },
         permissions: opts.permissions ?? [],
+        ...(forgeApi ? { github: { apiURL: forgeApi } } : {}),
         ...(opts.config ?? {}),
       },
       null,
@@ -181,6 +225,9 @@ export async function startStack(
     OPENAI_API_KEY: "",
     GEMINI_API_KEY: "",
     GOOGLE_API_KEY: "",
+    GH_TOKEN: opts.forge ? "ghp_e2e" : "",
+    GITHUB_TOKEN: "",
+    GITLAB_TOKEN: "",
   };
   let server: Awaited<ReturnType<typeof startAndWait>>;
   try {
@@ -193,6 +240,7 @@ export async function startStack(
     );
   } catch (e) {
     mock.child.stdin?.end();
+    for (const h of helpers) h.stdin?.end();
     throw e;
   }
   const url = server.match[1]!;
@@ -228,12 +276,24 @@ export async function startStack(
     cli(args: string[]) {
       return execFileSync(tool("mia-code"), args, { cwd: project, env, encoding: "utf8", timeout: 60_000 });
     },
+    forgeRequests() {
+      if (!existsSync(forgeLog)) return [];
+      return readFileSync(forgeLog, "utf8")
+        .split("\n")
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as ForgeRequest);
+    },
+    remoteRepo,
     async stop() {
       if (stopped) return;
       stopped = true;
       server.child.kill("SIGINT");
       await waitExit(server.child, 10_000);
       mock.child.stdin?.end();
+      for (const h of helpers) {
+        h.stdin?.end();
+        await waitExit(h, 5_000);
+      }
       const code = await waitExit(mock.child, 10_000);
       const serverLog = join(miaHome, "logs", "mia-code.log");
       if (existsSync(serverLog)) writeFileSync(join(logs, "mia-code.log"), readFileSync(serverLog));

@@ -8,6 +8,13 @@
  */
 export type AgentModeView = "primary" | "subagent" | "all";
 /**
+ * Where pull requests go.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForgeKind".
+ */
+export type ForgeKind = "github" | "gitlab";
+/**
  * How a file of an attempt differs from the base.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -678,13 +685,6 @@ export type TrashOperation = ("remove" | "reset" | "take" | "promote") | "auto-c
  */
 export type ChecksState = ("pending" | "success" | "failure") | "none";
 /**
- * Where pull requests go.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ForgeKind".
- */
-export type ForgeKind = "github" | "gitlab";
-/**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "ReviewDecision".
  */
@@ -800,6 +800,7 @@ export interface Protocol {
   agent_info: AgentInfo;
   agent_proposal: AgentProposal;
   approval_view: ApprovalView;
+  branch_status: BranchStatus;
   commit_result: CommitResult;
   compact_result: CompactResult;
   comparison_view: ComparisonView;
@@ -927,6 +928,49 @@ export interface ApprovalView {
   id: number;
   pattern: string;
   permission: string;
+}
+/**
+ * Where the checkout's branch stands (`GET /api/git/status`): what the
+ * commit, push and pull request buttons need.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BranchStatus".
+ */
+export interface BranchStatus {
+  /**
+   * Commits it has that its upstream lacks, and the reverse.
+   */
+  ahead: number;
+  behind: number;
+  /**
+   * `None`: a detached `HEAD`.
+   */
+  branch?: string | null;
+  /**
+   * The pull request recorded for the branch (`pr create`), if any.
+   */
+  pull_request?: PullRequestLink | null;
+  remotes: string[];
+  /**
+   * Files with staged changes, and with unstaged ones (untracked included).
+   */
+  staged: number;
+  unstaged: number;
+  /**
+   * `remote/branch` it tracks.
+   */
+  upstream?: string | null;
+}
+/**
+ * A pull request as recorded for a branch (no network needed to show it).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PullRequestLink".
+ */
+export interface PullRequestLink {
+  number: number;
+  provider: ForgeKind;
+  url: string;
 }
 /**
  * A commit made (`mia-code commit`).
