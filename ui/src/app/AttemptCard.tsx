@@ -1,6 +1,7 @@
 import type { AttemptView, ScriptView } from "../protocol/generated";
 import { formatCost, formatDuration, formatTokens } from "../lib/format";
 import { scriptOk, scriptStatus } from "./Worktrees";
+import { BranchPrChip } from "./review/PrChip";
 
 /** One attempt's numbers: files, lines, sessions, tokens, cost, time, its check. */
 export function AttemptCard({
@@ -21,6 +22,7 @@ export function AttemptCard({
         <h3>
           {side} · <span className="mono">{attempt.name}</span>
         </h3>
+        <BranchPrChip directory={attempt.path} testId="attempt-pr-chip" />
         <button
           type="button"
           className="btn small primary"

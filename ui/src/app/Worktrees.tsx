@@ -10,6 +10,7 @@ import { useRemoveWorktree } from "./useRemoveWorktree";
 import { CreateForm } from "./WorktreeCreate";
 import { scriptOk, shortSha } from "./worktreeFormat";
 import { WorktreeTrash } from "./WorktreeTrash";
+import { BranchPrChip } from "./review/PrChip";
 
 export { scriptOk, scriptStatus, shortSha } from "./worktreeFormat";
 
@@ -192,7 +193,15 @@ function WorktreeRow({
           {w.name}
         </strong>
       </td>
-      <td className="mono small">{w.branch}</td>
+      <td className="mono small">
+        {w.branch}
+        {w.state !== "missing" && (
+          <>
+            {" "}
+            <BranchPrChip directory={w.path} testId="worktree-pr-chip" />
+          </>
+        )}
+      </td>
       <td className="mono small" title={w.base}>
         {w.base_ref ? `${w.base_ref} @ ` : ""}
         {shortSha(w.base)}
