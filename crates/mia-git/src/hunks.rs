@@ -86,12 +86,27 @@ fn diff_options(reverse: bool, untracked: bool) -> DiffOptions {
     o
 }
 
-fn diff<'r>(repo: &'r Repository, side: Side, reverse: bool) -> Result<Diff<'r>> {
+/// The diff of `side`; only of the paths `only` when given (then renames
+/// are not looked for).
+fn diff<'r>(
+    repo: &'r Repository,
+    side: Side,
+    reverse: bool,
+    only: Option<&[String]>,
+) -> Result<Diff<'r>> {
     let index = repo.index()?;
-    let mut d = match side {
-        Side::Unstaged => {
-            repo.diff_index_to_workdir(Some(&index), Some(&mut diff_options(reverse, true)))?
+    let narrow = |mut o: DiffOptions| {
+        if let Some(paths) = only {
+            for p in paths {
+                o.pathspec(p);
+            }
+            o.disable_pathspec_match(true);
         }
+        o
+    };
+    let mut d = match side {
+        Side::Unstaged => repo
+            .diff_index_to_workdir(Some(&index), Some(&mut narrow(diff_options(reverse, true))))?,
         Side::Staged => {
             let head = match repo.head() {
                 Ok(h) => Some(h.peel_to_tree()?),
@@ -102,11 +117,11 @@ fn diff<'r>(repo: &'r Repository, side: Side, reverse: bool) -> Result<Diff<'r>>
             repo.diff_tree_to_index(
                 head.as_ref(),
                 Some(&index),
-                Some(&mut diff_options(reverse, false)),
+                Some(&mut narrow(diff_options(reverse, false))),
             )?
         }
     };
-    if side == Side::Staged {
+    if side == Side::Staged && only.is_none() {
         d.find_similar(Some(DiffFindOptions::new().renames(true)))?;
     }
     Ok(d)
@@ -119,8 +134,11 @@ fn path_str(p: Option<&Path>) -> String {
 
 /// The hunks between the two sides, in file order.
 pub fn list(dir: &Path, side: Side) -> Result<Vec<HunkEntry>> {
-    let repo = open(dir)?;
-    let d = diff(&repo, side, false)?;
+    list_in(&open(dir)?, side, None)
+}
+
+fn list_in(repo: &Repository, side: Side, only: Option<&[String]>) -> Result<Vec<HunkEntry>> {
+    let d = diff(repo, side, false, only)?;
     let workdir = repo.workdir().map(Path::to_path_buf);
     let mut out = Vec::new();
     for i in 0..d.deltas().len() {
@@ -152,7 +170,7 @@ pub fn between(path: &str, old: Option<&[u8]>, new: Option<&[u8]>) -> Result<Vec
         let raw = hunks.iter().flat_map(|h| h.raw.clone()).collect();
         let (old_lines, new_lines) = (count_lines(old), count_lines(new));
         hunks = vec![HunkEntry {
-            id: short_hash(&id_src),
+            id: hunk_id(path, &id_src),
             file: path.to_string(),
             old_file: None,
             old_start: u32::from(old_lines > 0),
@@ -188,6 +206,14 @@ fn blob_id(b: &[u8]) -> String {
     Oid::hash_object(ObjectType::Blob, b)
         .map(|o| o.to_string())
         .unwrap_or_default()
+}
+
+/// A hunk's id: 4 hex digits of its file's hash (so one hunk is found
+/// without diffing every file), then 8 of its content's.
+fn hunk_id(file: &str, content: &str) -> String {
+    let f = short_hash(file);
+    let c = short_hash(&format!("{file}\0{content}"));
+    format!("{}{}", &f[..4.min(f.len())], &c[..8.min(c.len())])
 }
 
 fn short_hash(s: &str) -> String {
@@ -265,14 +291,14 @@ fn patch_hunks(patch: &Patch<'_>, side: Side, workdir: Option<&Path>) -> Result<
             .map(|l| format!("{l}\n"))
             .collect();
         let id_src = format!(
-            "{file}\0{old_path}\0{:?}\0{old_mode:o}\0{new_mode:o}\0{}\0{new_id}\0{content_src}",
+            "{old_path}\0{:?}\0{old_mode:o}\0{new_mode:o}\0{}\0{new_id}\0{content_src}",
             delta.status(),
             delta.old_file().id(),
         );
         let first = hunks.first();
         let last = hunks.last();
         let entry = HunkEntry {
-            id: short_hash(&id_src),
+            id: hunk_id(&file, &id_src),
             file: file.clone(),
             old_file: renamed.then(|| old_path.clone()),
             old_start: first.map_or(0, |h| h.old_start),
@@ -294,18 +320,56 @@ fn patch_hunks(patch: &Patch<'_>, side: Side, workdir: Option<&Path>) -> Result<
     let mut seen: HashMap<String, u32> = HashMap::new();
     for h in &mut hunks {
         let body: String = h.lines.iter().map(|l| format!("{l}\n")).collect();
-        let src = format!("{file}\0{body}");
-        let n = seen.entry(src.clone()).or_insert(0);
-        h.id = short_hash(&format!("{src}\0{n}"));
+        let n = seen.entry(body.clone()).or_insert(0);
+        h.id = hunk_id(&file, &format!("{body}\0{n}"));
         *n += 1;
     }
     Ok(hunks)
 }
 
-/// Find `id` among the hunks of `side`.
+/// Find `id` among the hunks of `side`: first among the files whose path
+/// hash starts as the id does (one file, almost always), then everywhere.
 fn find(dir: &Path, side: Side, id: &str) -> Result<Option<HunkEntry>> {
+    let repo = open(dir)?;
     let id = id.trim();
-    Ok(list(dir, side)?.into_iter().find(|h| h.id == id))
+    if let Some(prefix) = id.get(..4) {
+        let candidates = candidate_paths(&repo, side, prefix)?;
+        if !candidates.is_empty()
+            && let Some(h) = list_in(&repo, side, Some(&candidates))?
+                .into_iter()
+                .find(|h| h.id == id)
+        {
+            return Ok(Some(h));
+        }
+    }
+    Ok(list_in(&repo, side, None)?.into_iter().find(|h| h.id == id))
+}
+
+/// Paths of the index (and, for staged hunks, of `HEAD`) whose hash starts
+/// with `prefix`.
+fn candidate_paths(repo: &Repository, side: Side, prefix: &str) -> Result<Vec<String>> {
+    let mut out: Vec<String> = repo
+        .index()?
+        .iter()
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .filter(|p| short_hash(p).starts_with(prefix))
+        .collect();
+    // A staged deletion is in HEAD only.
+    if side == Side::Staged
+        && out.is_empty()
+        && let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree())
+    {
+        tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+            if entry.kind() == Some(ObjectType::Blob) {
+                let p = format!("{root}{}", entry.name().unwrap_or_default());
+                if short_hash(&p).starts_with(prefix) && !out.contains(&p) {
+                    out.push(p);
+                }
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+    }
+    Ok(out)
 }
 
 fn gone(id: &str, side: Side) -> GitError {
@@ -327,7 +391,14 @@ fn apply_one(
     h: &HunkEntry,
     location: ApplyLocation,
 ) -> Result<()> {
-    let d = diff(repo, side, reverse)?;
+    // Only the hunk's file (a rename needs the whole diff to be seen as one).
+    let only = [h.file.clone()];
+    let d = diff(
+        repo,
+        side,
+        reverse,
+        h.old_file.is_none().then_some(&only[..]),
+    )?;
     let (want_new, want_old) = match (&h.old_file, reverse) {
         (Some(old), false) => (h.file.clone(), old.clone()),
         (Some(old), true) => (old.clone(), h.file.clone()),
