@@ -392,7 +392,7 @@ impl Runtime {
                 )));
             }
         }
-        let token = forge_token(kind).await?;
+        let token = forge_token(self.options().credentials.clone(), kind).await?;
         let forge = mia_forge::Forge::new(kind, api.as_deref(), &token).map_err(forge_error)?;
         Ok(Target {
             forge,
@@ -616,10 +616,12 @@ impl Runtime {
 /// `GITHUB_TOKEN` / `GITLAB_TOKEN`), the OS keychain or the credentials
 /// file (`mia-code auth set github|gitlab`), else `gh auth token` /
 /// `glab auth token`.
-async fn forge_token(kind: ForgeKind) -> Result<String, CoreError> {
+async fn forge_token(
+    creds: std::sync::Arc<mia_providers::credentials::Credentials>,
+    kind: ForgeKind,
+) -> Result<String, CoreError> {
     let id = kind.as_str();
     let found = tokio::task::spawn_blocking(move || {
-        let creds = mia_providers::credentials::Credentials::system();
         if let Ok(Some(k)) = creds.resolve(id, None) {
             return Some(k.key);
         }
