@@ -381,7 +381,8 @@ fn remote(env: &Env) -> (GitHttp, PathBuf) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commit_with_hooks_draft_push_and_pull_requests() {
     let server = mock(json!([
-        {"match": {"last_message_contains": "commit message"}, "response": {"events": [{"text": "Count lines from one\n\nThe parser skipped the first line."}]}}
+        {"match": {"last_message_contains": "commit message"}, "response": {"events": [{"text": "Count lines from one\n\nThe parser skipped the first line."}]}},
+        {"match": {"last_message_contains": "Draft a pull request"}, "response": {"events": [{"text": "Count lines from one, not zero\n\n## Summary\nThe counter starts at one."}]}}
     ]))
     .await;
     let forge = ForgeStandIn::start("ghp_secret", None);
@@ -472,7 +473,7 @@ async fn commit_with_hooks_draft_push_and_pull_requests() {
     let out = env
         .cmd()
         .env("GH_TOKEN", "ghp_secret")
-        .args(["pr", "create", "--draft", "--json"])
+        .args(["pr", "create", "--draft", "--generate", "--json"])
         .output()
         .unwrap();
     assert!(
@@ -492,8 +493,26 @@ async fn commit_with_hooks_draft_push_and_pull_requests() {
     assert_eq!(post.target, "/api/v3/repos/acme/widgets/pulls");
     assert_eq!(post.header("authorization"), Some("Bearer ghp_secret"));
     assert_eq!(post.header("x-github-api-version"), Some("2022-11-28"));
-    // One commit: its subject is the title (as `gh pr create --fill`).
-    assert_eq!(post.body["title"], "Count lines from one");
+    // Drafted by the small model from the branch's commits.
+    assert_eq!(post.body["title"], "Count lines from one, not zero");
+    assert_eq!(post.body["body"], "## Summary\nThe counter starts at one.");
+    let asked = server
+        .requests()
+        .last()
+        .unwrap()
+        .conversation()
+        .last()
+        .unwrap()
+        .text();
+    assert!(asked.contains("- Count lines from one"), "{asked}");
+    assert!(
+        server
+            .requests()
+            .last()
+            .unwrap()
+            .model
+            .starts_with("claude-haiku-4-5")
+    );
     assert_eq!(post.body["head"], "fix-count");
     assert_eq!(post.body["base"], "main");
     assert_eq!(post.body["draft"], true);
