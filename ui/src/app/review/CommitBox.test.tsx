@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { render, screen, waitFor, within } from "@testing-library/react";
+import { cleanup, render, screen, waitFor, within } from "@testing-library/react";
 import userEvent from "@testing-library/user-event";
 import type { BranchStatus, PullRequestView } from "../../protocol/generated";
 import { ApiError } from "../../transport/types";
@@ -96,14 +96,31 @@ describe("push", () => {
     expect(screen.getByTestId("push")).toBeEnabled();
   });
 
-  it("reports a push", async () => {
+  it("publishes a branch without an upstream to origin", async () => {
     const { requests, user } = setup((m, p) =>
       m === "POST" && p === "/api/git/push" ? { branch: "feature", remote: "origin", output: "", upstream_set: true } : undefined,
     );
     await screen.findByText(/2 staged/);
+    expect(screen.getByTestId("push")).toHaveTextContent("Publish to origin");
+    await user.click(screen.getByTestId("push"));
+    expect(requests).toContainEqual({ method: "POST", path: "/api/git/push", body: { directory: "/proj", remote: "origin" } });
+    expect(await screen.findByTestId("push-result")).toHaveTextContent("Pushed feature to origin (now tracks origin/feature)");
+  });
+
+  it("pushes a tracking branch to its upstream, and cannot push without a remote", async () => {
+    const { requests, user } = setup(
+      (m, p) =>
+        m === "POST" && p === "/api/git/push" ? { branch: "feature", remote: "origin", output: "", upstream_set: false } : undefined,
+      status({ upstream: "origin/feature" }),
+    );
+    await screen.findByText(/2 staged/);
+    expect(screen.getByTestId("push")).toHaveTextContent(/^Push$/);
     await user.click(screen.getByTestId("push"));
     expect(requests).toContainEqual({ method: "POST", path: "/api/git/push", body: { directory: "/proj" } });
-    expect(await screen.findByTestId("push-result")).toHaveTextContent("Pushed feature to origin (now tracks origin/feature)");
+    cleanup();
+    setup(undefined, status({ remotes: [] }));
+    await screen.findByText(/2 staged/);
+    expect(screen.getByTestId("push")).toBeDisabled();
   });
 });
 

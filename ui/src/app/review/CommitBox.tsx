@@ -27,6 +27,8 @@ export function CommitBox({ directory, sessionId }: { directory: string; session
   const s = status.data ?? null;
   const nothingStaged = !s || s.staged === 0;
   const pr = created ?? s?.pull_request ?? null;
+  // A branch without an upstream is published (to origin, else the first remote) and then tracks it.
+  const publishTo = s && !s.upstream ? (s.remotes.includes("origin") ? "origin" : s.remotes[0]) : undefined;
 
   const refresh = () => queryClient.invalidateQueries({ queryKey: keys.git(directory) });
 
@@ -59,7 +61,7 @@ export function CommitBox({ directory, sessionId }: { directory: string; session
   const push = async () => {
     setBusy("push");
     try {
-      const r = await api.push(directory);
+      const r = await api.push(directory, publishTo);
       setPushOutcome({
         kind: "ok",
         text: `Pushed ${r.branch} to ${r.remote}${r.upstream_set ? ` (now tracks ${r.remote}/${r.branch})` : ""}`,
@@ -130,10 +132,11 @@ export function CommitBox({ directory, sessionId }: { directory: string; session
           type="button"
           className="btn small"
           data-testid="push"
-          disabled={busy !== null || !s?.branch}
+          disabled={busy !== null || !s?.branch || (!s.upstream && !publishTo)}
+          title={s && !s.upstream && !publishTo ? "The repository has no remote to push to (git remote add)" : undefined}
           onClick={() => void push()}
         >
-          {busy === "push" ? "Pushing…" : "Push"}
+          {busy === "push" ? "Pushing…" : publishTo ? `Publish to ${publishTo}` : "Push"}
         </button>
         <button
           type="button"
