@@ -41,6 +41,15 @@ async function attempt(n) {
   const xdg = join(home, ".config");
   for (const d of [project, home, miaHome, join(xdg, "mia-code")]) mkdirSync(d, { recursive: true });
   writeFileSync(join(project, "README.md"), "# Desktop smoke\n");
+  // A repository with a commit, for the review pane.
+  const git = (...args) => {
+    const r = spawnSync("git", ["-c", "user.email=smoke@example.com", "-c", "user.name=smoke", ...args], { cwd: project, encoding: "utf8" });
+    if (r.status !== 0) throw new Error(`git ${args.join(" ")}: ${r.stderr}`);
+    return r.stdout;
+  };
+  git("init", "-q", "-b", "main");
+  git("add", "-A");
+  git("commit", "-q", "-m", "initial");
   const scenario = {
     name: "desktop smoke",
     steps: [
@@ -112,6 +121,18 @@ async function attempt(n) {
     const shotPath = join(outDir, "desktop-smoke.png");
     await wd.screenshot(shotPath);
     log(`round trip ok; screenshot ${shotPath}`);
+    // The review pane on screen: an uncommitted change listed as a hunk,
+    // staged with one click (the index then holds it).
+    writeFileSync(join(project, "README.md"), "# Desktop smoke\n\nReviewed in the desktop app.\n");
+    await wd.click(await wd.find("open-review"));
+    await until("the review pane", () => wd.find("review-pane"), 15_000);
+    await wd.click(await until("a hunk to stage", () => wd.find("hunk-stage"), 15_000));
+    await until("the staged hunk", () => wd.find("hunk-unstage"), 15_000);
+    const cached = git("diff", "--cached");
+    if (!cached.includes("+Reviewed in the desktop app.")) throw new Error(`the hunk was not staged: ${cached}`);
+    await wd.screenshot(join(outDir, "desktop-review.png"));
+    log("review pane: a hunk staged from the desktop app");
+    await wd.click(await wd.find("review-close"));
     // The web process runs with the app's JavaScriptCore settings (the app executed itself
     // again with them: src-tauri/src/webview_env.rs), under the same PID WebDriver started.
     if (process.platform === "linux") {
