@@ -135,7 +135,7 @@ describe("app shell", () => {
       const banner = screen.getByTestId("connection-banner");
       expect(banner).toHaveAttribute("data-state", "lost");
       expect(banner).toHaveAttribute("role", "alert");
-      expect(banner).toHaveTextContent("The connection to mia-code is lost");
+      expect(banner).toHaveTextContent("The connection to Mia Code is lost");
       // Another failed retry does not hide that it is lost.
       act(() => streamState("reconnecting"));
       expect(screen.getByTestId("connection-banner")).toHaveAttribute("data-state", "lost");
@@ -183,9 +183,9 @@ describe("app shell", () => {
     expect(within(row).getByTestId("session-needs-you")).toHaveTextContent("1");
     // The OS is told (the platform shows it only when the window is unfocused); clicked, it opens s2.
     await waitFor(() =>
-      expect(fakePlatform.notify).toHaveBeenCalledWith("mia-code needs you", "build asks to use write in Session 2", expect.any(Function)),
+      expect(fakePlatform.notify).toHaveBeenCalledWith("Mia Code needs you", "build asks to use write in Session 2", expect.any(Function)),
     );
-    const onClick = fakePlatform.notify.mock.calls.find((c) => c[0] === "mia-code needs you")![2]!;
+    const onClick = fakePlatform.notify.mock.calls.find((c) => c[0] === "Mia Code needs you")![2]!;
     act(() => onClick());
     await waitFor(() => expect(fake.requests.some((r) => r.method === "GET" && r.path === "/api/sessions/s2")).toBe(true));
     act(() =>

@@ -235,6 +235,6 @@ describe("conversation", () => {
       },
     });
     expect(await screen.findByRole("dialog")).toHaveTextContent("rm -rf build");
-    expect(fakePlatform.notify).toHaveBeenCalledWith("mia-code needs permission", "bash rm -rf build");
+    expect(fakePlatform.notify).toHaveBeenCalledWith("Mia Code needs permission", "bash rm -rf build");
   });
 });

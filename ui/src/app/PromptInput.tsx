@@ -307,7 +307,7 @@ export const PromptInput = memo(function PromptInput({
             placeholder ??
             (running
               ? "A turn is running… Esc stops it; Enter queues a follow-up"
-              : "Ask mia-code… (@ file, / command, Tab: plan/build)")
+              : "Ask Mia Code… (@ file, / command, Tab: plan/build)")
           }
           rows={Math.min(10, Math.max(2, text.split("\n").length))}
           value={text}

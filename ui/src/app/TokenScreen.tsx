@@ -25,7 +25,7 @@ export function TokenScreen({ onToken }: { onToken: (token: string) => void }) {
           if (token.trim()) onToken(token.trim());
         }}
       >
-        <h1>mia-code</h1>
+        <h1>Mia Code</h1>
         <label className="stack">
           <span>
             Paste the token printed by <code>mia-code serve</code>

@@ -250,7 +250,7 @@ describe("remove and reset", () => {
     expect(within(row("gone-one")).getByTestId("worktree-missing")).toHaveTextContent("folder missing");
     expect(within(row("other-one")).getByTestId("worktree-branch-changed")).toHaveAttribute(
       "title",
-      expect.stringContaining("mia-code made it on mia/other-one; feature is checked out there now"),
+      expect.stringContaining("Mia Code made it on mia/other-one; feature is checked out there now"),
     );
     expect(within(row("gone-one")).getByTestId("worktree-reset")).toBeDisabled();
     expect(within(row("other-one")).getByTestId("worktree-reset")).toBeDisabled();

@@ -219,7 +219,7 @@ function WorktreeRow({
         {w.state === "branch-changed" && (
           <span
             className="chip wt-unmerged"
-            title={`mia-code made it on ${w.recorded_branch}; ${w.branch} is checked out there now. Its commands act only on ${w.recorded_branch}.`}
+            title={`Mia Code made it on ${w.recorded_branch}; ${w.branch} is checked out there now. Its commands act only on ${w.recorded_branch}.`}
             data-testid="worktree-branch-changed"
           >
             on another branch
@@ -263,7 +263,7 @@ function WorktreeRow({
           className="btn small"
           onClick={onReset}
           disabled={w.state !== "ok"}
-          title={w.state !== "ok" ? "Only a worktree on the branch mia-code made it on can be reset" : undefined}
+          title={w.state !== "ok" ? "Only a worktree on the branch Mia Code made it on can be reset" : undefined}
           data-testid="worktree-reset"
         >
           Reset

@@ -130,7 +130,7 @@ export function describeSandbox(n: {
     label: `sandboxed · ${n.mode} · ${net}${fallback ? " · fallback" : ""}${n.blocked ? ` · blocked ${n.blocked}` : ""}`,
     title: `Ran in the OS sandbox (${n.mechanism ?? "sandbox"}): ${
       n.mode === "read-only" ? "it could not write anywhere" : "it could write only the project, its /tmp and package caches"
-    }; network ${n.network === "deny" ? "denied" : "through mia-code's proxy"}.${hosts ? ` Hosts: ${hosts}.` : ""}${limits}${blocked}`,
+    }; network ${n.network === "deny" ? "denied" : "through Mia Code's proxy"}.${hosts ? ` Hosts: ${hosts}.` : ""}${limits}${blocked}`,
     unconfined: false,
   };
 }

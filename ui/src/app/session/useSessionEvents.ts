@@ -17,13 +17,13 @@ export function useSessionEvents(live: LiveSession, sessionId: string, onSteps: 
     const sideEffects = (e: Event) => {
       switch (e.type) {
         case "permission_asked":
-          platform.notify("mia-code needs permission", `${e.request.tool} ${e.request.target}`);
+          platform.notify("Mia Code needs permission", `${e.request.tool} ${e.request.target}`);
           break;
         case "turn_finished":
           if (e.session_id !== sessionId) break;
           // The agent may have created or removed files: @-completion lists them afresh.
           filesCache.clear();
-          platform.notify("mia-code", `Turn finished (${e.end})`);
+          platform.notify("Mia Code", `Turn finished (${e.end})`);
           onSteps();
           break;
         case "snapshot":

@@ -25,7 +25,7 @@ export function Providers({ providers, onChanged }: { providers: ProviderInfo[];
         </tbody>
       </table>
       <p className="muted small">
-        Keys go to the OS keychain (or mia-code's 0600 credentials file); the UI never keeps them.
+        Keys go to the OS keychain (or Mia Code's 0600 credentials file); the UI never keeps them.
       </p>
     </section>
   );

@@ -7,7 +7,7 @@ export function SandboxSection({ sandbox }: { sandbox: SandboxView }) {
   const sandboxed = sandbox.effect === "sandboxed";
   const fallback = sandboxed && sandbox.full === false;
   const text = sandboxed
-    ? `Shell commands run in the OS sandbox (${sandbox.mechanism ?? "sandbox"}, ${sandbox.mode}): they write only the project, a private /tmp and package caches — never .git/hooks, .git/config, .mcp.json or mia-code's own files — cannot read mia-code's data or your credential stores, and reach the network only through mia-code's proxy (network: ${sandbox.network || "ask"}). Plan and explore run read-only.`
+    ? `Shell commands run in the OS sandbox (${sandbox.mechanism ?? "sandbox"}, ${sandbox.mode}): they write only the project, a private /tmp and package caches — never .git/hooks, .git/config, .mcp.json or Mia Code's own files — cannot read Mia Code's data or your credential stores, and reach the network only through Mia Code's proxy (network: ${sandbox.network || "ask"}). Plan and explore run read-only.`
     : sandbox.effect === "ask"
       ? `No OS sandbox on this machine (${sandbox.detail}). The permission engine alone judges commands, and every shell command asks before it runs unconfined. Set "sandbox": {"mode": "off"} in your global config to stop those asks.`
       : `The OS sandbox is off (sandbox.mode). Shell commands run unconfined; the permission engine alone decides.`;

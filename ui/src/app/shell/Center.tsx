@@ -73,7 +73,7 @@ export function Center({
     <main className="center">
       {!project && (
         <div className="empty-state">
-          <h1>mia-code</h1>
+          <h1>Mia Code</h1>
           <p>Open a project folder to start.</p>
         </div>
       )}

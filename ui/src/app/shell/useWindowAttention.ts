@@ -55,7 +55,7 @@ export function useWindowAttention({
     if (!a) return;
     const where = sessionTitle(a.root_session_id ?? a.session_id) ?? "another session";
     // Clicked: that session opens, with its ask.
-    platform.notify("mia-code needs you", `${a.agent} asks to use ${a.tool} in ${where}`, () =>
+    platform.notify("Mia Code needs you", `${a.agent} asks to use ${a.tool} in ${where}`, () =>
       openSession(a.root_session_id ?? a.session_id),
     );
   });
