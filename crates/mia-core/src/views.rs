@@ -649,6 +649,18 @@ impl Runtime {
         if let Some(m) = &update.model {
             check_len("model", m, MAX_MODEL)?;
         }
+        for r in update.permissions.iter().flatten() {
+            check_len("permission of a rule", &r.permission, MAX_MODEL)?;
+            if r.permission.trim().is_empty() || r.permission.contains(char::is_whitespace) {
+                return Err(CoreError::Invalid(format!(
+                    "{:?} is not a permission: a name such as bash, edit, read or webfetch, without spaces",
+                    r.permission
+                )));
+            }
+            if let Some(p) = &r.pattern {
+                check_len("pattern of a rule", p, 4096)?;
+            }
+        }
         // One read-modify-write at a time (two saves must not lose each other's change).
         let _guard = SETTINGS_LOCK
             .lock()
@@ -708,6 +720,17 @@ impl Runtime {
                     set("model", model, e);
                 }
             }
+        }
+        match &update.permissions {
+            Some(rules) if rules.is_empty() => {
+                obj.remove("permissions");
+            }
+            Some(rules) => {
+                let v =
+                    serde_json::to_value(rules).map_err(|e| CoreError::Internal(e.to_string()))?;
+                obj.insert("permissions".into(), v);
+            }
+            None => {}
         }
         if let Some(check) = update.updates_check {
             let updates = obj

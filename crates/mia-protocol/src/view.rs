@@ -446,6 +446,10 @@ pub struct SettingsUpdate {
     /// `updates.check` (the desktop app's check at start).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updates_check: Option<bool>,
+    /// The global config's own permission rules, in check order; they
+    /// replace its `permissions` (an empty list removes them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Vec<crate::PermissionRule>>,
 }
 
 /// One compiled permission rule, in the order it is checked.

@@ -622,6 +622,54 @@ async fn front_end_queries_and_history() {
     let written = std::fs::read_to_string(view["global_config"].as_str().unwrap()).unwrap();
     let written: Value = serde_json::from_str(&written).unwrap();
     assert_eq!(written["updates"]["check"], false);
+    // The rules editor: your own rules replace the global config's, in
+    // order; the compiled list shows them with their source; a bad rule
+    // is refused and changes nothing.
+    let rules = json!([
+        {"permission": "bash", "pattern": "npm test *", "action": "allow"},
+        {"permission": "edit", "pattern": "*.lock", "action": "deny"}
+    ]);
+    let r = s
+        .http
+        .put(format!("{}/api/settings", s.base))
+        .bearer_auth(&s.token)
+        .json(&json!({ "permissions": rules }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(view["global_config"].as_str().unwrap()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(written["permissions"], rules);
+    assert_eq!(written["updates"]["check"], false, "other keys are kept");
+    let r = s
+        .http
+        .put(format!("{}/api/settings", s.base))
+        .bearer_auth(&s.token)
+        .json(&json!({"permissions": [{"permission": "ba sh", "action": "allow"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    let r = s
+        .http
+        .put(format!("{}/api/settings", s.base))
+        .bearer_auth(&s.token)
+        .json(&json!({"permissions": [{"permission": "bash", "action": "sometimes"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_client_error(), "{}", r.status());
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(view["global_config"].as_str().unwrap()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        written["permissions"], rules,
+        "a refused update changes nothing"
+    );
 
     // Archive hides it from the default list; delete removes it.
     let r = s

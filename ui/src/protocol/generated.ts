@@ -2403,9 +2403,32 @@ export interface SettingsUpdate {
    */
   model?: string | null;
   /**
+   * The global config's own permission rules, in check order; they
+   * replace its `permissions` (an empty list removes them).
+   */
+  permissions?: PermissionRule[] | null;
+  /**
    * `updates.check` (the desktop app's check at start).
    */
   updates_check?: boolean | null;
+}
+/**
+ * One permission rule as written in config (spec 074):
+ * `{"permission": "write", "pattern": "*.lock", "action": "deny"}`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionRule".
+ */
+export interface PermissionRule {
+  action: PermissionAction;
+  /**
+   * Glob on paths, or a word pattern for `bash` (`git status *`). Absent: everything.
+   */
+  pattern?: string | null;
+  /**
+   * Tool or action id (`read`, `write`, `edit`, `bash`, ...) or `*` for all.
+   */
+  permission: string;
 }
 /**
  * The settings screen: what is configured and where it comes from.
