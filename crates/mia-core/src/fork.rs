@@ -283,19 +283,30 @@ impl Runtime {
                     .map(|f| (f.source_session_id, f.source_message_id))
             })
             .collect();
-        let excerpts: HashMap<MessageId, String> = self
-            .inner
-            .store
-            .call(move |db| {
-                let mut out = HashMap::new();
-                for (session, message) in points {
-                    if let Ok(m) = db.get_message(&session, &message) {
-                        out.insert(message, excerpt(&m));
+        let forks: Vec<SessionId> = items
+            .iter()
+            .filter(|s| s.session.fork.is_some())
+            .map(|s| s.session.id)
+            .collect();
+        let (excerpts, first_prompts): (HashMap<MessageId, String>, HashMap<SessionId, String>) =
+            self.inner
+                .store
+                .call(move |db| {
+                    let mut out = HashMap::new();
+                    for (session, message) in points {
+                        if let Ok(m) = db.get_message(&session, &message) {
+                            out.insert(message, excerpt(&m));
+                        }
                     }
-                }
-                Ok(out)
-            })
-            .await?;
+                    let mut firsts = HashMap::new();
+                    for (session, message) in db.first_prompts_after_fork(&forks)? {
+                        if let Ok(m) = db.get_message(&session, &message) {
+                            firsts.insert(session, excerpt(&m));
+                        }
+                    }
+                    Ok((out, firsts))
+                })
+                .await?;
         let dirs: HashMap<SessionId, String> = items
             .iter()
             .map(|s| (s.session.id, s.session.directory.clone()))
@@ -317,6 +328,7 @@ impl Runtime {
         struct Ctx<'a> {
             stats: &'a HashMap<SessionId, mia_store::SessionStats>,
             excerpts: &'a HashMap<MessageId, String>,
+            first_prompts: &'a HashMap<SessionId, String>,
             dirs: &'a HashMap<SessionId, String>,
             worktrees: &'a HashMap<SessionId, Option<String>>,
         }
@@ -333,6 +345,7 @@ impl Runtime {
                     .fork
                     .as_ref()
                     .and_then(|f| cx.excerpts.get(&f.source_message_id).cloned()),
+                first_prompt: cx.first_prompts.get(&s.id).cloned(),
                 files_changed: st.files_changed,
                 cost_usd: st.cost_usd,
                 own_worktree,
@@ -347,6 +360,7 @@ impl Runtime {
         let cx = Ctx {
             stats: &stats,
             excerpts: &excerpts,
+            first_prompts: &first_prompts,
             dirs: &dirs,
             worktrees: &worktrees,
         };

@@ -284,6 +284,9 @@ async fn conversation_fork_continues_the_context_and_undoes_only_its_own_changes
     assert_eq!(node.summary.session.id, child);
     assert!(!node.own_worktree);
     assert_eq!(node.fork_excerpt.as_deref(), Some("Wrote two."));
+    // Its own first prompt tells it apart from its siblings.
+    assert_eq!(node.first_prompt.as_deref(), Some("child edit"));
+    assert_eq!(tree[0].first_prompt, None, "not a fork");
     assert_eq!(tree[0].files_changed, 1, "a.txt");
     h.server.assert_no_violations();
 }

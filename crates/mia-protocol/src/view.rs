@@ -541,6 +541,10 @@ pub struct ForkTreeNode {
     /// The fork point's text, shortened (forks only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fork_excerpt: Option<String>,
+    /// The fork's own first prompt after the fork point, shortened: what
+    /// tells sibling forks (all titled "… (fork)") apart (forks only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_prompt: Option<String>,
     /// True when the fork has its own worktree (a fork with files) rather
     /// than its parent's directory.
     pub own_worktree: bool,

@@ -618,6 +618,38 @@ impl SessionDb {
         Ok(rows.into_iter().filter_map(|r| r.parse().ok()).collect())
     }
 
+    /// Each fork's own first prompt: its first user message after the fork
+    /// marker (what tells sibling forks apart), by session.
+    pub fn first_prompts_after_fork(
+        &self,
+        sessions: &[SessionId],
+    ) -> Result<HashMap<SessionId, MessageId>> {
+        let ids =
+            serde_json::to_string(&sessions.iter().map(ToString::to_string).collect::<Vec<_>>())
+                .map_err(|e| StoreError::InvalidInput(e.to_string()))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT f.session_id, (SELECT m.id FROM messages m WHERE m.session_id = f.session_id \
+                 AND m.role = 'user' AND m.type = 'normal' AND m.seq > f.seq ORDER BY m.seq LIMIT 1) \
+                 FROM (SELECT session_id, max(seq) AS seq FROM messages \
+                       WHERE type = 'fork' AND session_id IN (SELECT value FROM json_each(?1)) \
+                       GROUP BY session_id) f",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([ids], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(s, m)| Some((s.parse().ok()?, m?.parse().ok()?)))
+            .collect())
+    }
+
     /// Usage and cost of the sessions' own messages (a fork's copied history
     /// is its parent's), per agent and model, from each message's metadata.
     pub fn usage(&self, sessions: &[SessionId]) -> Result<Vec<UsageRow>> {

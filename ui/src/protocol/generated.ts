@@ -1781,6 +1781,11 @@ export interface ForkTreeNode {
    * Distinct files its own steps changed.
    */
   files_changed: number;
+  /**
+   * The fork's own first prompt after the fork point, shortened: what
+   * tells sibling forks (all titled "… (fork)") apart (forks only).
+   */
+  first_prompt?: string | null;
   fork?: ForkInfo | null;
   /**
    * The fork point's text, shortened (forks only).
