@@ -32,6 +32,7 @@ import { useParentTitle } from "./session/useParentTitle";
 import { useSend } from "./session/useSend";
 import { useProjectFiles, useSessionEvents } from "./session/useSessionEvents";
 import { ReviewPane } from "./review/ReviewPane";
+import { InlineAsksProvider, useInlineAsks } from "./inlineAsks";
 
 export interface SessionViewProps {
   sessionId: string;
@@ -236,6 +237,9 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
     [api, sessionDir, toast],
   );
   const loadModels = useCallback(() => api.models(sessionDir), [api, sessionDir]);
+  // Asks of this session at their tool cards; the rest (a subagent's, or all when the person
+  // chose the dialog) in the dialog.
+  const asks = useInlineAsks(sessionId, state.permissions, state.tools, sessionDir, reply);
   const parent = state.session?.parent_id ?? null;
   const disabledCommands = useDisabledCommands(parent, state.running, compacting);
 
@@ -276,12 +280,14 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
               />
             )}
             <ErrorBoundary label="The conversation">
-              <Conversation
-                state={state}
-                hideCommentary={hideCommentary}
-                actions={actions}
-                highlight={currentMatch ?? props.highlightMessage ?? null}
-              />
+              <InlineAsksProvider value={asks.value}>
+                <Conversation
+                  state={state}
+                  hideCommentary={hideCommentary}
+                  actions={actions}
+                  highlight={currentMatch ?? props.highlightMessage ?? null}
+                />
+              </InlineAsksProvider>
             </ErrorBoundary>
             <SessionStatus state={state} store={store} canRetry={canRetry} onRetry={retry} />
             <div className="input-row">
@@ -345,7 +351,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
       )}
       <SessionDialogs
         sessionId={sessionId}
-        permissions={state.permissions}
+        permissions={asks.dialog}
         hideAsks={props.hideAsks}
         onReply={reply}
         diff={diff}

@@ -4,6 +4,7 @@ import type { ToolInfo } from "../state/session";
 import { useOpenFile } from "./openFile";
 import { usePlatform } from "./context";
 import { useExpanded } from "../state/expanded";
+import { AskAtCard } from "./inlineAsks";
 import { describeDecision, describeSandbox, formatDuration, mcpToolName, toolTarget } from "../lib/format";
 
 const MAX_LINES = 200;
@@ -213,6 +214,7 @@ export const ToolCard = memo(function ToolCard({
           {argsText(info.input)}
         </pre>
       )}
+      {!done && <AskAtCard callId={info.callId} />}
       {info.decision && (
         <div className={`tool-decision decision-${info.decision.decision}`} data-testid="tool-card-decision">
           {describeDecision(info.decision)}

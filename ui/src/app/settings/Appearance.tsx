@@ -1,4 +1,5 @@
 import { Label, Radio, RadioGroup } from "react-aria-components";
+import { AskStyle } from "./AskStyle";
 import { setTheme, THEME_CHOICES, useTheme, type ThemeChoice } from "../theme";
 
 const THEME_LABELS: Record<ThemeChoice, string> = { system: "Follow the system", light: "Light", dark: "Dark" };
@@ -24,6 +25,7 @@ export function Appearance() {
           ))}
         </div>
       </RadioGroup>
+      <AskStyle />
     </section>
   );
 }
