@@ -106,7 +106,8 @@ describe("fork tree", () => {
       "root>fb",
     ]);
     const toFb = edges.find((e) => e.getAttribute("data-to") === "fb")!;
-    expect(toFb).toHaveTextContent("Option B: keep the tokenizer and pa…");
+    // The whole fork point (cut to the edge by CSS, unfolded on hover or when the fork is selected).
+    expect(toFb).toHaveTextContent("Option B: keep the tokenizer and patch it");
     expect(toFb.getAttribute("title")).toContain("Option B: keep the tokenizer and patch it");
     expect(screen.getByTestId("fork-tree")).toHaveAttribute("role", "tree");
     expect(nodeEl("fa1")).toHaveAttribute("aria-level", "3");
@@ -135,7 +136,7 @@ describe("fork tree", () => {
     expect(screen.getByTestId("fork-tree-count")).toHaveTextContent("5 sessions");
   });
 
-  it("keyboard: arrows move parent/child/neighbours, Enter opens, +/− collapse", async () => {
+  it("keyboard: arrows move parent/child/neighbours, Enter opens, Space collapses, → expands", async () => {
     const { user, onOpenSession } = setup(undefined, { currentId: null, focus: "root" });
     await waitFor(() => expect(drawn()).toHaveLength(5));
     const treeEl = screen.getByTestId("fork-tree");
@@ -159,13 +160,17 @@ describe("fork tree", () => {
     expect(activeId()).toBe("root");
     await user.keyboard("{Enter}");
     expect(onOpenSession).toHaveBeenCalledWith("root");
-    // − collapses the subtree, + brings it back.
-    await user.keyboard("-");
+    // Space collapses the subtree (+/− are the zoom), → on a collapsed session brings it back.
+    await user.keyboard(" ");
     expect(drawn()).toEqual(["root", "other"]);
     expect(nodeEl("root")).toHaveAttribute("aria-expanded", "false");
-    await user.keyboard("+");
+    await user.keyboard("{ArrowRight}");
     expect(drawn()).toHaveLength(5);
     expect(nodeEl("root")).toHaveAttribute("aria-expanded", "true");
+    expect(activeId()).toBe("root");
+    await user.keyboard(" ");
+    await user.keyboard(" ");
+    expect(drawn()).toHaveLength(5);
   });
 
   it("clicking a node opens it; the collapse toggle hides and shows the subtree", async () => {
@@ -178,7 +183,8 @@ describe("fork tree", () => {
     await user.click(toggle);
     expect(drawn()).not.toContain("fa1");
     expect(drawn()).toContain("fa");
-    expect(within(nodeEl("fa")!).getByTestId("fork-node-collapse")).toHaveTextContent("▸ 1");
+    expect(within(nodeEl("fa")!).getByTestId("fork-node-collapse")).toHaveTextContent("1");
+    expect(within(nodeEl("fa")!).getByTestId("fork-node-collapse")).toHaveAccessibleName("Expand 1 forks");
     expect(onOpenSession).toHaveBeenCalledTimes(1);
     await user.click(within(nodeEl("fa")!).getByTestId("fork-node-collapse"));
     expect(drawn()).toContain("fa1");
@@ -258,7 +264,8 @@ describe("fork tree", () => {
     await user.keyboard("{Escape}");
     expect(screen.queryByRole("menu")).not.toBeInTheDocument();
     await waitFor(() => expect(screen.getByTestId("fork-tree")).toHaveFocus());
-    await user.keyboard("{Shift>}{F10}{/Shift}{ArrowDown}{Enter}");
+    // Open, Fork, Compare with parent.
+    await user.keyboard("{Shift>}{F10}{/Shift}{ArrowDown}{ArrowDown}{Enter}");
     expect(onCompare).toHaveBeenCalledWith("fa", "root");
   });
 
@@ -389,6 +396,6 @@ describe("compare from the fork tree (app)", () => {
       expect(requests.map((r) => r.path)).toContain("/api/worktrees/compare?directory=%2Fproj&a=wt-a&b=wt-b&check=false&hunks=true"),
     );
     expect(screen.getByTestId("compare")).toBeInTheDocument();
-    expect(screen.getByTestId("compare-back")).toHaveTextContent("← Fork tree");
+    expect(screen.getByTestId("compare-back")).toHaveTextContent("Fork tree");
   });
 });

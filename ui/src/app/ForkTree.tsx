@@ -3,21 +3,36 @@ import type { ForkTreeNode } from "../protocol/generated";
 import { errorMessage } from "../lib/api";
 import { baseName } from "../lib/format";
 import { useServices, useToast } from "./context";
+import "../styles/forkTree.css";
 import type { MenuItem } from "./MenuButton";
 import { EdgeLabels } from "./forkTree/EdgeLabels";
 import { ForkTreeHeader, PickingBanner } from "./forkTree/ForkTreeHeader";
 import { SelectionBar } from "./forkTree/SelectionBar";
 import { TreeNode } from "./forkTree/TreeNode";
-import { flatten, layoutTree, moveFrom, visibleNodes, type FlatNode, type Move } from "./forkTreeModel";
+import { HiddenCounts } from "./forkTree/HiddenCounts";
+import { Minimap } from "./forkTree/Minimap";
+import { useViewport } from "./forkTree/useViewport";
+import { ViewControls } from "./forkTree/ViewControls";
+import { centreOn, cullNodes, fitView, fitZoom, OPEN_MIN_ZOOM, overflows, revealNode } from "./forkTree/viewport";
+import {
+  directionFor,
+  flatten,
+  layoutTree,
+  levels,
+  moveFrom,
+  visibleNodes,
+  type Direction,
+  type FlatNode,
+  type Move,
+} from "./forkTreeModel";
 
-const KEY_MOVES: Record<string, Move> = {
-  ArrowLeft: "parent",
-  ArrowRight: "child",
-  ArrowUp: "up",
-  ArrowDown: "down",
-  Home: "first",
-  End: "last",
+/** The arrows follow the layout: towards the parent, towards the forks, and along a rank. */
+const KEY_MOVES: Record<Direction, Record<string, Move>> = {
+  LR: { ArrowLeft: "parent", ArrowRight: "child", ArrowUp: "up", ArrowDown: "down", Home: "first", End: "last" },
+  TB: { ArrowUp: "parent", ArrowDown: "child", ArrowLeft: "up", ArrowRight: "down", Home: "first", End: "last" },
 };
+/** Past this many sessions the minimap shows by itself (and whenever the tree overflows the view). */
+const MINIMAP_AT = 10;
 
 export interface ForkTreeProps {
   directory: string;
@@ -34,8 +49,10 @@ export interface ForkTreeProps {
 
 /**
  * The project's sessions as a graph of forks (laid out by dagre, drawn as
- * positioned HTML over an SVG of the edges): open, compare, promote,
- * collapse subtrees, search by title, show archived sessions.
+ * positioned HTML over an SVG of the edges, in a pan-and-zoom viewport with
+ * a minimap; only the sessions in and near the view are in the DOM): open,
+ * fork, compare, promote, collapse subtrees, search by title, show archived
+ * sessions, left to right or top to bottom.
  */
 export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, onCompare }: ForkTreeProps) {
   const { api, transport } = useServices();
@@ -50,7 +67,10 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
   const [picking, setPicking] = useState<string | null>(null);
   /** The session whose ⋯ menu is open (one at a time: the others show a plain button). */
   const [menuFor, setMenuFor] = useState<string | null>(null);
+  const [dirChoice, setDirChoice] = useState<Direction | "auto">("auto");
+  const [minimapChoice, setMinimapChoice] = useState<boolean | null>(null);
   const treeRef = useRef<HTMLDivElement>(null);
+  const { ref: viewportRef, view, setView, size, dragging, zoomIn, zoomOut, fit: fitTo, pointer } = useViewport();
   const idBase = useId();
   const domId = useCallback((id: string) => `${idBase}-n-${id}`, [idBase]);
 
@@ -87,20 +107,46 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
   const flat = useMemo(() => flatten(roots ?? []), [roots]);
   const visible = useMemo(() => visibleNodes(flat, collapsed, deferredQuery), [flat, collapsed, deferredQuery]);
   const idsKey = visible.ids.join(" ");
-  // The layout depends only on which sessions are drawn: a search that draws the same ones keeps it.
-  const layout = useMemo(() => layoutTree(flat, idsKey ? idsKey.split(" ") : []), [flat, idsKey]);
+  const depth = useMemo(() => levels(flat, idsKey ? idsKey.split(" ") : []), [flat, idsKey]);
+  const dir = directionFor(dirChoice, depth);
+  // The layout depends only on which sessions are drawn (and the direction): a search that draws
+  // the same ones keeps it, and panning, zooming or selecting never lays out again.
+  const layout = useMemo(() => layoutTree(flat, idsKey ? idsKey.split(" ") : [], dir), [flat, idsKey, dir]);
   const searching = deferredQuery.trim() !== "";
 
   // The active session stays a drawn one.
   const activeId = active && layout.nodes.has(active) ? active : (visible.ids[0] ?? null);
   const activeNode = activeId ? flat.byId.get(activeId) : undefined;
 
-  const scrolledTo = useRef<string | null>(null);
+  const content = useMemo(() => ({ w: layout.width, h: layout.height }), [layout]);
+  // Opened (and after a change of direction): the tree fitted in the view, zoomed out no further than
+  // readable; the selected session in sight.
+  const placedFor = useRef<string | null>(null);
+  const revealedFor = useRef<string | null>(null);
   useEffect(() => {
-    if (!activeId || scrolledTo.current === activeId) return;
-    scrolledTo.current = activeId;
-    document.getElementById(domId(activeId))?.scrollIntoView?.({ block: "nearest", inline: "nearest" });
-  }, [activeId, domId, layout]);
+    if (!roots || size.w <= 0 || layout.nodes.size === 0 || placedFor.current === layout.dir) return;
+    placedFor.current = layout.dir;
+    const at = activeId ? layout.nodes.get(activeId) : undefined;
+    revealedFor.current = activeId;
+    const v = fitView(content, size, Math.max(OPEN_MIN_ZOOM, fitZoom(content, size)));
+    setView(at ? revealNode(v, size, at) : v);
+  }, [roots, size, layout, content, activeId, setView]);
+  // A session selected with the keys (or the search, a collapse) comes into view.
+  useEffect(() => {
+    if (!activeId || placedFor.current === null || revealedFor.current === activeId) return;
+    revealedFor.current = activeId;
+    const at = layout.nodes.get(activeId);
+    if (at) setView((v) => revealNode(v, size, at));
+  }, [activeId, layout, size, setView]);
+  const fit = useCallback(() => fitTo(content), [fitTo, content]);
+  const drawnIds = useMemo(() => cullNodes(visible.ids, layout, view, size, activeId), [visible.ids, layout, view, size, activeId]);
+  const drawnSet = useMemo(() => new Set(drawnIds), [drawnIds]);
+  const minimap = minimapChoice ?? (visible.ids.length >= MINIMAP_AT || overflows(layout, view, size));
+  const edgePaths = useMemo(
+    () =>
+      layout.edges.map((e) => <path key={`${e.from}>${e.to}`} d={e.path} className="ft-edge" data-testid="fork-edge-path" />),
+    [layout],
+  );
 
   // Opened to show one session (`/forks`): keys work at once.
   const focused = useRef(false);
@@ -132,6 +178,19 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
     [api, load, toast],
   );
 
+  const forkSession = useCallback(
+    async (n: ForkTreeNode) => {
+      try {
+        const r = await api.fork(n.id, null, false);
+        toast(`Forked: ${r.title}`, "info");
+        onOpenSession(r.id);
+      } catch (e) {
+        toast(errorMessage(e));
+      }
+    },
+    [api, onOpenSession, toast],
+  );
+
   const pick = useCallback(
     (id: string) => {
       if (!picking) return false;
@@ -158,7 +217,10 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
     (f: FlatNode): MenuItem[] => {
       const n = f.node;
       const parent = f.parent;
-      const items: MenuItem[] = [{ label: "Open", testId: "fork-node-open", onSelect: () => onOpenSession(n.id) }];
+      const items: MenuItem[] = [
+        { label: "Open", testId: "fork-node-open", onSelect: () => onOpenSession(n.id) },
+        { label: "Fork", testId: "fork-node-fork", onSelect: () => void forkSession(n) },
+      ];
       items.push({
         label: "Compare with parent",
         testId: "fork-node-compare-parent",
@@ -187,26 +249,35 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
         });
       return items;
     },
-    [collapsed, onCompare, onOpenSession, promote, toggle],
+    [collapsed, forkSession, onCompare, onOpenSession, promote, toggle],
   );
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
-    if (!activeId) return;
-    const move = KEY_MOVES[e.key];
-    if (move) {
+    // Zoom: + / − (with or without Ctrl/Cmd), 0 fits the tree in the view.
+    if (e.key === "+" || e.key === "=" || e.key === "-" || e.key === "0") {
       e.preventDefault();
-      setActive(moveFrom(flat, layout, visible.ids, activeId, move));
+      if (e.key === "0") fit();
+      else if (e.key === "-") zoomOut();
+      else zoomIn();
       return;
     }
+    if (!activeId) return;
     const f = flat.byId.get(activeId);
+    const move = KEY_MOVES[layout.dir][e.key];
+    if (move) {
+      e.preventDefault();
+      // Towards the forks of a collapsed session: it opens (as in any tree view).
+      if (move === "child" && f && collapsed.has(activeId) && !searching) toggle(activeId);
+      else setActive(moveFrom(flat, layout, visible.ids, activeId, move));
+      return;
+    }
     if (!f) return;
     if (e.key === "Enter") {
       e.preventDefault();
       open(activeId);
-    } else if ((e.key === "-" || e.key === "+" || e.key === "=") && f.node.children.length > 0) {
+    } else if (e.key === " " && f.node.children.length > 0) {
       e.preventDefault();
-      const isCollapsed = collapsed.has(activeId);
-      if (e.key === "-" ? !isCollapsed : isCollapsed) toggle(activeId);
+      toggle(activeId);
     } else if (e.key === "Escape" && picking) {
       e.preventDefault();
       setPicking(null);
@@ -245,12 +316,21 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
         </p>
       )}
       {roots && searching && visible.ids.length === 0 && <p className="muted pad">No session title matches.</p>}
-      <div className="ft-scroll">
-        <div className="ft-canvas" style={{ width: layout.width, height: layout.height }}>
+      <div
+        ref={viewportRef}
+        className={`ft-viewport${dragging ? " dragging" : ""}`}
+        data-testid="fork-tree-viewport"
+        data-dir={layout.dir}
+        data-zoom={view.k.toFixed(3)}
+        {...pointer}
+      >
+        <div
+          className="ft-canvas"
+          data-testid="fork-tree-canvas"
+          style={{ width: layout.width, height: layout.height, transform: `translate(${view.x}px, ${view.y}px) scale(${view.k})` }}
+        >
           <svg className="ft-edges" width={layout.width} height={layout.height} aria-hidden="true" focusable="false">
-            {layout.edges.map((e) => (
-              <path key={`${e.from}>${e.to}`} d={e.path} className="ft-edge" data-testid="fork-edge-path" />
-            ))}
+            {edgePaths}
           </svg>
           <div
             ref={treeRef}
@@ -262,7 +342,7 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
             data-testid="fork-tree"
             onKeyDown={onKeyDown}
           >
-            {visible.ids.map((id) => {
+            {drawnIds.map((id) => {
               const f = flat.byId.get(id)!;
               const at = layout.nodes.get(id)!;
               return (
@@ -287,8 +367,30 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
               );
             })}
           </div>
-          <EdgeLabels layout={layout} flat={flat} onOpenSession={onOpenSession} />
+          <EdgeLabels layout={layout} flat={flat} drawn={drawnSet} activeId={activeId} onOpenSession={onOpenSession} />
+          {!searching && <HiddenCounts layout={layout} flat={flat} drawn={drawnSet} collapsed={collapsed} onToggle={toggle} />}
         </div>
+        <ViewControls
+          k={view.k}
+          dir={layout.dir}
+          auto={dirChoice === "auto"}
+          minimap={minimap}
+          onZoomIn={zoomIn}
+          onZoomOut={zoomOut}
+          onFit={fit}
+          onDirection={setDirChoice}
+          onMinimap={setMinimapChoice}
+        />
+        {minimap && layout.nodes.size > 0 && (
+          <Minimap
+            layout={layout}
+            view={view}
+            viewport={size}
+            activeId={activeId}
+            currentId={currentId}
+            onCentre={(x, y) => setView((v) => centreOn(v, size, x, y))}
+          />
+        )}
       </div>
       {activeNode && (
         <SelectionBar

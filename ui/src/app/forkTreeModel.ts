@@ -99,21 +99,42 @@ export interface TreeLayout {
   edges: PlacedEdge[];
   width: number;
   height: number;
+  /** LR: parents left, forks right; TB: parents above, forks below. */
+  dir: Direction;
+}
+
+/** Left to right (the default) or top to bottom (deep trees). */
+export type Direction = "LR" | "TB";
+/** Past this many levels (a root and its forks of forks), "auto" lays the tree out top to bottom. */
+export const DEEP_LEVELS = 5;
+
+/** The deepest drawn level (1 = roots only). */
+export function levels(flat: Flat, ids: string[]): number {
+  let max = 0;
+  for (const id of ids) max = Math.max(max, (flat.byId.get(id)?.depth ?? 0) + 1);
+  return max;
+}
+
+/** The direction to lay out in: the chosen one, or by depth. */
+export function directionFor(choice: Direction | "auto", depth: number): Direction {
+  if (choice !== "auto") return choice;
+  return depth > DEEP_LEVELS ? "TB" : "LR";
 }
 
 export const NODE_W = 236;
-export const NODE_H = 88;
+export const NODE_H = 100;
 export const LABEL_W = 150;
 export const LABEL_H = 22;
 
 /**
- * Lays the drawn sessions out left to right with dagre (a layered DAG
- * layout: parents left, forks to the right, each edge with room for its
- * fork-point label).
+ * Lays the drawn sessions out with dagre (a layered DAG layout: parents left
+ * and forks to the right, or parents above and forks below; each edge with
+ * room for its fork-point label).
  */
-export function layoutTree(flat: Flat, ids: string[]): TreeLayout {
+export function layoutTree(flat: Flat, ids: string[], dir: Direction = "LR"): TreeLayout {
   const g = new dagre.graphlib.Graph<GraphLabel, NodeLabel, EdgeLabel>();
-  g.setGraph({ rankdir: "LR", nodesep: 14, ranksep: 36, edgesep: 8, marginx: 16, marginy: 16, ranker: "tight-tree" });
+  const tb = dir === "TB";
+  g.setGraph({ rankdir: dir, nodesep: tb ? 24 : 14, ranksep: tb ? 20 : 36, edgesep: 8, marginx: 16, marginy: 16, ranker: "tight-tree" });
   g.setDefaultEdgeLabel(() => ({}));
   const drawn = new Set(ids);
   for (const id of ids) g.setNode(id, { width: NODE_W, height: NODE_H });
@@ -133,7 +154,7 @@ export function layoutTree(flat: Flat, ids: string[]): TreeLayout {
     return { from: e.v, to: e.w, path: smoothPath(points), label: { x: label.x ?? 0, y: label.y ?? 0 } };
   });
   const graph = g.graph();
-  return { nodes, edges, width: Math.ceil(graph.width ?? 0), height: Math.ceil(graph.height ?? 0) };
+  return { nodes, edges, width: Math.ceil(graph.width ?? 0), height: Math.ceil(graph.height ?? 0), dir };
 }
 
 /** A path through dagre's points, rounded at the bends (quadratic curves through the midpoints). */
@@ -155,11 +176,15 @@ export function smoothPath(points: Point[]): string {
 export type Move = "parent" | "child" | "up" | "down" | "first" | "last";
 
 /**
- * Keyboard moves in the drawn tree (laid out left to right): parent = left,
- * child = right (the child nearest in height), up/down = the nearest
- * session above/below in the same column (siblings, then cousins).
+ * Keyboard moves in the drawn tree: parent / child along the layout's
+ * direction (the child nearest across it), up/down = the nearest session
+ * before/after in the same column (LR) or row (TB): siblings, then cousins.
  */
 export function moveFrom(flat: Flat, layout: TreeLayout, ids: string[], from: string, move: Move): string {
+  // Along = the axis parents → forks; across = the other one.
+  const tb = layout.dir === "TB";
+  const along = (p: PlacedNode) => (tb ? p.y : p.x);
+  const across = (p: PlacedNode) => (tb ? p.x : p.y);
   if (move === "first") return ids[0] ?? from;
   if (move === "last") return ids[ids.length - 1] ?? from;
   const here = layout.nodes.get(from);
@@ -173,7 +198,7 @@ export function moveFrom(flat: Flat, layout: TreeLayout, ids: string[], from: st
     let best: string | null = null;
     let dist = Infinity;
     for (const id of kids) {
-      const d = Math.abs(layout.nodes.get(id)!.y - here.y);
+      const d = Math.abs(across(layout.nodes.get(id)!) - across(here));
       if (d < dist) {
         dist = d;
         best = id;
@@ -181,13 +206,13 @@ export function moveFrom(flat: Flat, layout: TreeLayout, ids: string[], from: st
     }
     return best ?? from;
   }
-  const dir = move === "down" ? 1 : -1;
+  const sign = move === "down" ? 1 : -1;
   let best: string | null = null;
   let bestD = Infinity;
   for (const id of ids) {
     const n = layout.nodes.get(id)!;
-    if (Math.abs(n.x - here.x) > 1) continue;
-    const d = (n.y - here.y) * dir;
+    if (Math.abs(along(n) - along(here)) > 1) continue;
+    const d = (across(n) - across(here)) * sign;
     if (d > 0 && d < bestD) {
       bestD = d;
       best = id;
@@ -201,4 +226,20 @@ export function shortExcerpt(text: string | null | undefined, max = 36): string 
   const t = (text ?? "").replace(/\s+/g, " ").trim();
   if (!t) return "fork point";
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
+}
+
+/** A tree node as the server may send it: `first_prompt` is not in the protocol yet (see forkLine). */
+type WithFirstPrompt = ForkTreeNode & { first_prompt?: string | null };
+
+/**
+ * The second line that tells a fork from its siblings (they share the title
+ * "… (fork)"): its first new prompt (the first user message after the fork
+ * point) when the tree carries it, else the fork point's text; none for a root.
+ */
+export function forkLine(n: ForkTreeNode): { kind: "prompt" | "point"; text: string } | null {
+  const prompt = (n as WithFirstPrompt).first_prompt?.replace(/\s+/g, " ").trim();
+  if (prompt) return { kind: "prompt", text: prompt };
+  if (!n.fork) return null;
+  const point = (n.fork_excerpt ?? "").replace(/\s+/g, " ").trim();
+  return point ? { kind: "point", text: point } : null;
 }

@@ -1,3 +1,4 @@
+import { RefreshCw } from "lucide-react";
 /** The fork tree's header: back, the title search, how many sessions (or matches), archived ones, refresh. */
 export function ForkTreeHeader({
   query,
@@ -48,8 +49,8 @@ export function ForkTreeHeader({
         />
         Show archived
       </label>
-      <button type="button" className="btn small" onClick={onRefresh} aria-label="Refresh the tree">
-        ⟳
+      <button type="button" className="icon-btn" onClick={onRefresh} aria-label="Refresh the tree" title="Refresh the tree">
+        <RefreshCw size={16} aria-hidden="true" />
       </button>
     </header>
   );

@@ -1,3 +1,4 @@
+import { GitBranchPlus } from "lucide-react";
 import type { MenuItem } from "../MenuButton";
 import { shortExcerpt, type FlatNode } from "../forkTreeModel";
 
@@ -36,17 +37,18 @@ export function SelectionBar({
           <button
             key={a.label}
             type="button"
-            className="btn small"
+            className={`btn small${a.testId === "fork-node-fork" ? " ft-fork-btn" : ""}`}
             disabled={!!a.disabled}
             title={a.disabled || undefined}
             data-testid={a.testId ? `sel-${a.testId}` : undefined}
             onClick={a.onSelect}
           >
+            {a.testId === "fork-node-fork" && <GitBranchPlus size={14} aria-hidden="true" />}
             {a.label}
           </button>
         ))}
       </div>
-      <span className="muted small ft-keys">←/→ parent/fork · ↑/↓ neighbours · Enter open · +/− expand/collapse · Shift+F10 actions</span>
+      <span className="muted small ft-keys">Arrows move · Enter open · Space expand/collapse · +/− zoom · 0 fit · Shift+F10 actions</span>
     </footer>
   );
 }

@@ -1,7 +1,8 @@
 import { memo, type RefObject } from "react";
+import { ChevronDown, ChevronRight, Ellipsis, Eye, FolderGit2, GitBranch } from "lucide-react";
 import { formatCostFine, relativeTime } from "../../lib/format";
 import { MenuButton, type MenuItem } from "../MenuButton";
-import { NODE_H, NODE_W, type FlatNode } from "../forkTreeModel";
+import { forkLine, NODE_H, NODE_W, type FlatNode } from "../forkTreeModel";
 
 /**
  * A session of the fork tree: a tree item at its place in the layout, with its forks'
@@ -43,6 +44,7 @@ export const TreeNode = memo(function TreeNode({
   const n = f.node;
   const kids = n.children.length;
   const menuLabel = `Actions for ${n.title || n.slug}`;
+  const line = forkLine(n);
   const cls = [
     "ft-node",
     active && "active",
@@ -50,6 +52,7 @@ export const TreeNode = memo(function TreeNode({
     match && "match",
     n.archived_at && "archived",
     n.status === "busy" && "busy",
+    collapsed && "collapsed",
   ]
     .filter(Boolean)
     .join(" ");
@@ -95,7 +98,8 @@ export const TreeNode = memo(function TreeNode({
               onToggle(n.id);
             }}
           >
-            {collapsed ? `▸ ${f.descendants}` : "▾"}
+            {collapsed ? <ChevronRight size={12} aria-hidden="true" /> : <ChevronDown size={12} aria-hidden="true" />}
+            {collapsed && <span className="ft-toggle-count">{f.descendants}</span>}
           </button>
         )}
         <span className="ft-title" title={n.title || n.slug}>
@@ -128,11 +132,17 @@ export const TreeNode = memo(function TreeNode({
                 onMenu(n.id);
               }}
             >
-              ⋯
+              <Ellipsis size={14} aria-hidden="true" />
             </button>
           )}
         </span>
       </div>
+      {line && (
+        <div className={`ft-line small ${line.kind}`} data-testid="fork-node-line" data-kind={line.kind} title={line.text}>
+          {line.kind === "point" && <GitBranch size={11} aria-hidden="true" />}
+          <span>{line.kind === "prompt" ? `“${line.text}”` : line.text}</span>
+        </div>
+      )}
       <div className="ft-meta small">
         {n.agent && <span className="agent-tag">{n.agent}</span>}
         <span data-testid="fork-node-messages">{n.message_count} msg</span>
@@ -147,7 +157,7 @@ export const TreeNode = memo(function TreeNode({
         </span>
         {n.own_worktree && (
           <span className="chip ft-badge ft-wt" data-testid="fork-node-worktree" title={`Own worktree: ${n.worktree ?? ""}`}>
-            ⎇ {n.worktree ?? "worktree"}
+            <FolderGit2 size={11} aria-hidden="true" /> {n.worktree ?? "worktree"}
           </span>
         )}
         {n.status === "busy" && (
@@ -158,7 +168,7 @@ export const TreeNode = memo(function TreeNode({
         {n.archived_at && <span className="chip ft-badge">archived</span>}
         {current && (
           <span className="chip ft-badge ft-current" data-testid="fork-node-current">
-            open
+            <Eye size={11} aria-hidden="true" /> open
           </span>
         )}
       </div>
@@ -168,8 +178,10 @@ export const TreeNode = memo(function TreeNode({
 
 function nodeLabel(f: FlatNode, current: boolean): string {
   const n = f.node;
+  const line = forkLine(n);
   const parts = [
     n.title || n.slug,
+    line ? (line.kind === "prompt" ? `first prompt: ${line.text}` : `forked at: ${line.text}`) : "",
     n.agent ?? "",
     `${n.message_count} messages`,
     `${n.files_changed} files changed`,
