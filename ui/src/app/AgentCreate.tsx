@@ -8,6 +8,7 @@ import { changedFields } from "./agentCreate/fields";
 import { ProposalEditor } from "./agentCreate/ProposalEditor";
 import { ProposalView } from "./agentCreate/ProposalView";
 import { DescribeStep, GeneratingStep, RefineForm, SavedStep } from "./agentCreate/Steps";
+import { TriangleAlert } from "lucide-react";
 
 export { fieldText } from "./agentCreate/fields";
 
@@ -150,7 +151,7 @@ export function AgentCreate({
               <ul className="agent-notes" data-testid="agent-notes" aria-label="Notes from the checks">
                 {(current.notes ?? []).map((n, i) => (
                   <li key={i} className="warning small">
-                    ⚠ {n}
+                    <TriangleAlert size={12} aria-hidden /> {n}
                   </li>
                 ))}
               </ul>

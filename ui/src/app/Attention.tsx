@@ -4,6 +4,7 @@ import { PermissionDialog } from "../components/permission/PermissionDialog";
 import { AttentionStore, type AttentionState } from "../state/attention";
 import { errorMessage } from "../lib/api";
 import { useServices, useToast } from "./context";
+import { Flag } from "lucide-react";
 
 export function useAttention(store: AttentionStore): AttentionState {
   return useSyncExternalStore(store.subscribe, store.getState);
@@ -26,7 +27,7 @@ export function AttentionBadge({ count, onOpen }: { count: number; onOpen: () =>
       title="Permission asks waiting in other sessions (Ctrl+Shift+A)"
       aria-label={`${count} permission ${count === 1 ? "ask" : "asks"} waiting in other sessions`}
     >
-      <span aria-hidden>⚑</span> {count} waiting
+      <Flag size={14} aria-hidden /> {count} waiting
     </button>
   );
 }

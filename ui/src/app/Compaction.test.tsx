@@ -308,7 +308,7 @@ describe("a compaction as it happens", () => {
     emit({ type: "compaction_started", session_id: "s1", trigger: "tokens", tokens_before: 12_400 });
     await waitFor(() => expect(screen.getByTestId("compacting")).toHaveTextContent("automatically"));
     expect(screen.getByTestId("compacting")).toHaveTextContent("~12k tokens");
-    expect(screen.getByText("compacting…")).toBeInTheDocument();
+    expect(screen.getByTestId("running-indicator")).toHaveTextContent("Compacting");
 
     // Sending meanwhile is held back (the text stays in the input).
     const user = userEvent.setup();

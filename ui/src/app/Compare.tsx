@@ -12,6 +12,7 @@ import { PromoteDialog, PromoteResult } from "./Promote";
 import { useForced } from "./useForced";
 import { useWorktreeLog } from "./useWorktreeLog";
 import { shortSha } from "./Worktrees";
+import { ArrowLeftRight, Loader2, Play } from "lucide-react";
 
 type Side = "a" | "b";
 
@@ -187,7 +188,7 @@ export function Compare({
           </select>
         </label>
         <TipButton className="icon-btn" onPress={swap} aria-label="Swap A and B" tip="Swap A and B">
-          ⇄
+          <ArrowLeftRight size={14} aria-hidden />
         </TipButton>
         <label className="row">
           B
@@ -208,7 +209,8 @@ export function Compare({
           onClick={() => void runCheck()}
           title="Runs worktree.checkCommand in both attempts"
         >
-          {checking ? "Checking…" : "▶ Run check"}
+          {checking ? <Loader2 size={12} className="spin" aria-hidden /> : <Play size={12} aria-hidden />}
+          {checking ? "Checking…" : "Run check"}
         </button>
       </CompareHeader>
       {same && <p className="muted pad">Pick two different attempts.</p>}

@@ -9,7 +9,19 @@ function Row({ line, label, testId }: { line: CostLine; label?: string; testId: 
       ) : (
         <td>
           <span className="cost-agent">{line.agent}</span>
-          <span className="mono small muted cost-model">{line.model}</span>
+          <span className="mono small muted cost-model" title={line.model}>
+            {/* Wraps after the provider, never inside a name. */}
+            {line.model.split("/").map((part, i) => (
+              <span key={i}>
+                {i > 0 && (
+                  <>
+                    /<wbr />
+                  </>
+                )}
+                {part}
+              </span>
+            ))}
+          </span>
         </td>
       )}
       <td className="num">{line.requests}</td>

@@ -2,6 +2,7 @@ import { lazy, Suspense, useState } from "react";
 import { useQuery, type QueryKey } from "@tanstack/react-query";
 import type { DiffView as DiffViewData, FileDiff } from "../protocol/generated";
 import type { DiffViewProps } from "../components";
+import { Maximize2 } from "lucide-react";
 
 // The diff view (with its grammars) is loaded the first time a diff is shown.
 const DiffView = lazy(() => import("../components/diff/DiffView").then((m) => ({ default: m.DiffView })));
@@ -29,7 +30,7 @@ export function DiffSlot({ diff, mode = "split" }: { diff: DiffViewData; mode?: 
     <>
       <div className="diff-slot-tools">
         <button type="button" className="link-btn small" data-testid="diff-open-wide" onClick={() => setWide(true)}>
-          ⤢ Open wide
+          <Maximize2 size={12} aria-hidden /> Open wide
         </button>
       </div>
       <LazyDiffView diff={diff} defaultMode={mode} onOpenFile={openFile} />

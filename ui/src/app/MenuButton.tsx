@@ -1,5 +1,6 @@
 import { useState, type ReactNode } from "react";
 import { Button, Menu, MenuItem as AriaMenuItem, MenuTrigger, Popover, Text } from "react-aria-components";
+import { Ellipsis } from "lucide-react";
 
 export interface MenuItem {
   label: string;
@@ -63,7 +64,7 @@ export function MenuButton({
           data-testid={testId}
           excludeFromTabOrder={tabIndex === -1}
         >
-          <span title={label}>{children ?? "⋯"}</span>
+          <span title={label} className="menu-btn-face">{children ?? <Ellipsis size={16} aria-hidden />}</span>
         </Button>
         <Popover placement="bottom end" offset={2} className="menu-popover">
           <Menu

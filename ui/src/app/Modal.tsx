@@ -2,6 +2,7 @@ import { useEffect, useRef, type ReactNode } from "react";
 import { TipButton } from "./TipButton";
 import { useOverflows } from "./useOverflows";
 import { Dialog, Heading, Modal as AriaModal, ModalOverlay } from "react-aria-components";
+import { X } from "lucide-react";
 
 /**
  * A modal dialog on react-aria-components: focus kept inside and restored on close, Escape
@@ -46,7 +47,7 @@ export function Modal({
           <header className="modal-header">
             <Heading slot="title">{title}</Heading>
             <TipButton className="icon-btn modal-close" aria-label="Close" tip="Close (Esc)" onPress={onClose}>
-              ×
+              <X size={16} aria-hidden />
             </TipButton>
           </header>
           {/* Reachable by Tab while it scrolls (the shortcut sheet), to scroll it without a mouse. */}

@@ -5,6 +5,7 @@ import { baseName, relativeTime } from "../lib/format";
 import { errorMessage } from "../lib/api";
 import { useServices, useToast } from "./context";
 import { Modal } from "./Modal";
+import { Folder, FolderOpen, GitBranch, Settings } from "lucide-react";
 
 export function ProjectBar({
   project,
@@ -35,10 +36,11 @@ export function ProjectBar({
   return (
     <div className="project-bar">
       <div className="project-name" title={project ?? "No project open"} data-testid="project-name">
-        <span aria-hidden>📁</span> {project ? baseName(project) : "No project"}
+        <Folder size={14} aria-hidden /> {project ? baseName(project) : "No project"}
       </div>
       <div className="project-actions">
         <button type="button" className="btn small" data-testid="open-folder" onClick={() => void open()}>
+          <FolderOpen size={14} aria-hidden />
           Open folder…
         </button>
         {project && onWorktrees && (
@@ -50,11 +52,12 @@ export function ProjectBar({
             title="Worktrees: parallel attempts, compare, promote"
             onClick={onWorktrees}
           >
+            <GitBranch size={14} aria-hidden />
             Worktrees
           </button>
         )}
         <TipButton className="btn small" data-testid="open-settings" onPress={onSettings} aria-label="Settings" tip="Settings">
-          ⚙
+          <Settings size={14} aria-hidden />
         </TipButton>
       </div>
       {asking && (

@@ -3,6 +3,7 @@ import type { SessionChanges, SessionCompare as SessionCompareData } from "../pr
 import { errorMessage } from "../lib/api";
 import { useServices } from "./context";
 import { filesToDiff, LazyDiffView } from "./DiffSlot";
+import { ArrowLeft } from "lucide-react";
 
 /**
  * Two sessions' file changes since they diverged, side by side
@@ -14,7 +15,7 @@ export function SessionCompare({
   left,
   right,
   onBack,
-  backLabel = "← Fork tree",
+  backLabel = "Fork tree",
   onWorktrees,
   onOpenSession,
 }: {
@@ -50,6 +51,7 @@ export function SessionCompare({
     <div className="cmp-view" data-testid="session-compare">
       <header className="conv-header cmp-header">
         <button type="button" className="btn small" onClick={onBack} data-testid="session-compare-back">
+          <ArrowLeft size={14} aria-hidden />
           {backLabel}
         </button>
         <h1 className="conv-title">

@@ -596,6 +596,6 @@ describe("Settings: loading and errors", () => {
     fail = false;
     fireEvent.click(within(error).getByRole("button", { name: "Try again" }));
     await waitFor(() => expect(screen.queryByTestId("settings-error")).toBeNull());
-    expect(await screen.findByText("Providers")).toBeInTheDocument();
+    expect(await screen.findByRole("heading", { name: "Providers" })).toBeInTheDocument();
   });
 });

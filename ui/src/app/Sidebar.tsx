@@ -6,6 +6,7 @@ import { relativeTime } from "../lib/format";
 import { Modal } from "./Modal";
 import { AttentionBadge } from "./Attention";
 import { AttentionStore } from "../state/attention";
+import { Archive, ArchiveRestore, ChevronDown, ChevronRight, Flag, Plus, Trash2 } from "lucide-react";
 
 const VIRTUALISE_ABOVE = 200;
 
@@ -87,7 +88,7 @@ const SessionItem = memo(function SessionItem({
               title={`${needsYou} permission ${needsYou === 1 ? "ask" : "asks"} waiting`}
             >
               {" "}
-              ⚑ {needsYou}
+              <Flag size={12} aria-hidden /> {needsYou}
             </span>
           )}
           {finished && !running && needsYou === 0 && (
@@ -97,7 +98,7 @@ const SessionItem = memo(function SessionItem({
               title={finished === "failed" ? "Its last turn failed (not seen yet)" : "Finished (not seen yet)"}
             >
               {" "}
-              {finished === "failed" ? "✕ failed" : "● new"}
+              {finished === "failed" ? "failed" : "new"}
             </span>
           )}
         </span>
@@ -116,7 +117,7 @@ const SessionItem = memo(function SessionItem({
           title={`${childCount} subagent session${childCount === 1 ? "" : "s"}`}
           onClick={() => onToggle(s.id)}
         >
-          {expanded ? "▾" : "▸"} {childCount}
+          {expanded ? <ChevronDown size={12} aria-hidden /> : <ChevronRight size={12} aria-hidden />} {childCount}
         </button>
       )}
       <span className="session-actions">
@@ -127,7 +128,7 @@ const SessionItem = memo(function SessionItem({
           tip={s.archived_at ? "Unarchive" : "Archive"}
           onPress={() => onArchive(s)}
         >
-          {s.archived_at ? "⇡" : "⇣"}
+          {s.archived_at ? <ArchiveRestore size={14} aria-hidden /> : <Archive size={14} aria-hidden />}
         </TipButton>
         <TipButton
           className="icon-btn"
@@ -136,7 +137,7 @@ const SessionItem = memo(function SessionItem({
           tip="Delete"
           onPress={() => onDelete(s)}
         >
-          🗑
+          <Trash2 size={14} aria-hidden />
         </TipButton>
       </span>
     </li>
@@ -269,7 +270,8 @@ export function Sidebar({
       <div className="sidebar-tools">
         {onOpenQueue && <AttentionBadge count={waitingElsewhere} onOpen={onOpenQueue} />}
         <button type="button" className="btn primary" data-testid="new-session" onClick={onNew}>
-          + New session
+          <Plus size={14} aria-hidden />
+          New session
         </button>
         <input
           type="search"

@@ -1,3 +1,4 @@
+import { StatusIcon } from "./StatusIcon";
 import { memo, useEffect, useId, useMemo, useState } from "react";
 import type { Message, PermissionRequest } from "../protocol/generated";
 import type { SessionState, ToolInfo } from "../state/session";
@@ -12,6 +13,7 @@ import {
   type SubagentStatus,
 } from "../lib/subagent";
 import { Markdown } from "./Markdown";
+import { Bot, ChevronDown, ChevronRight, Pause } from "lucide-react";
 
 /** What a task card needs from the session view. */
 export interface TaskCardActions {
@@ -44,7 +46,7 @@ function ChildTool({ info, running }: { info: ToolInfo; running: boolean }) {
       <span className="tool-name">{info.tool}</span>
       {target && <span className="tool-target mono">{target}</span>}
       <span className="tool-status" aria-label={status}>
-        {status === "running" ? "…" : status === "ok" ? "✓" : status === "error" ? "✗" : "■"}
+        <StatusIcon status={status} />
       </span>
       {info.durationMs !== undefined && <span className="muted small">{formatDuration(info.durationMs)}</span>}
       {info.decision && <span className="muted small task-tool-decision">{describeDecision(info.decision)}</span>}
@@ -182,10 +184,10 @@ export const TaskCard = memo(function TaskCard({
           onClick={() => setOpen(!expanded)}
         >
           <span className="chev" aria-hidden>
-            {expanded ? "▾" : "▸"}
+            {expanded ? <ChevronDown size={14} /> : <ChevronRight size={14} />}
           </span>
           <span className="task-icon" aria-hidden>
-            ⇢
+            <Bot size={14} />
           </span>
           <span className="agent-tag task-agent" data-testid="task-agent">
             {agent}
@@ -208,7 +210,7 @@ export const TaskCard = memo(function TaskCard({
       </div>
       {ask && (
         <div className="task-blocked" data-testid="task-blocked">
-          ⏸ {agent} is waiting for your answer: <strong>{ask.tool}</strong> <span className="mono">{ask.target}</span>
+          <Pause size={12} aria-hidden /> {agent} is waiting for your answer: <strong>{ask.tool}</strong> <span className="mono">{ask.target}</span>
         </div>
       )}
       <div id={bodyId} className="task-body" hidden={!expanded} data-testid="task-body">

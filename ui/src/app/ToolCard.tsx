@@ -1,3 +1,4 @@
+import { StatusIcon } from "./StatusIcon";
 import { memo, useEffect, useRef } from "react";
 import type { ResultContent } from "../protocol/generated";
 import type { ToolInfo } from "../state/session";
@@ -6,6 +7,7 @@ import { usePlatform } from "./context";
 import { useExpanded } from "../state/expanded";
 import { AskAtCard } from "./inlineAsks";
 import { describeDecision, describeSandbox, formatDuration, mcpToolName, toolTarget } from "../lib/format";
+import { ChevronDown, ChevronRight, Link2, Lock, TriangleAlert } from "lucide-react";
 
 const MAX_LINES = 200;
 const PREVIEW_LINES = 6;
@@ -70,7 +72,7 @@ function SandboxBadge({ note }: { note: NonNullable<ToolInfo["sandbox"]> }) {
       data-testid="tool-card-sandbox"
       title={d.title}
     >
-      <span aria-hidden>{d.unconfined ? "⚠" : "🔒"}</span> {d.label}
+      {d.unconfined ? <TriangleAlert size={12} aria-hidden /> : <Lock size={12} aria-hidden />} {d.label}
       <span className="sr-only"> — {d.title}</span>
       {note.hosts && note.hosts.length > 0 && (
         <ul className="tool-sandbox-hosts" data-testid="tool-card-hosts">
@@ -108,7 +110,7 @@ function ResourceLink({ item }: { item: Extract<ResultContent, { type: "resource
   const label = item.name || item.uri;
   return (
     <div className="tool-resource-link" data-testid="tool-content-link">
-      <span aria-hidden>🔗</span>{" "}
+      <Link2 size={12} aria-hidden />{" "}
       {WEB_URL.test(item.uri) ? (
         <a
           href={item.uri}
@@ -193,7 +195,7 @@ export const ToolCard = memo(function ToolCard({
     <div className={`tool-card tool-${status}`} data-testid="tool-card" data-tool={info.tool} data-call-id={info.callId}>
       <button type="button" className="tool-head" aria-expanded={expanded} onClick={toggleExpanded}>
         <span className="chev" aria-hidden>
-          {expanded ? "▾" : "▸"}
+          {expanded ? <ChevronDown size={14} /> : <ChevronRight size={14} />}
         </span>
         {mcp ? (
           <span className="tool-name" title={info.tool}>
@@ -205,7 +207,7 @@ export const ToolCard = memo(function ToolCard({
         )}
         {target && <span className="tool-target mono">{target}</span>}
         <span className="tool-status" aria-label={status}>
-          {status === "running" ? "…" : status === "ok" ? "✓" : status === "error" ? "✗" : "■"}
+          <StatusIcon status={status} />
         </span>
         {info.durationMs !== undefined && <span className="muted small">{formatDuration(info.durationMs)}</span>}
       </button>

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from "react";
+import { ChevronDown, ChevronUp, X } from "lucide-react";
 
 /** The search bar over a session's transcript: Enter next, Shift+Enter previous, Esc closes. */
 export function TranscriptSearch({
@@ -45,13 +46,13 @@ export function TranscriptSearch({
         {status}
       </span>
       <button type="button" className="btn small" disabled={count === 0} onClick={() => onMove(-1)} aria-label="Previous match">
-        ↑
+        <ChevronUp size={14} aria-hidden />
       </button>
       <button type="button" className="btn small" disabled={count === 0} onClick={() => onMove(1)} aria-label="Next match">
-        ↓
+        <ChevronDown size={14} aria-hidden />
       </button>
       <button type="button" className="btn small" onClick={onClose} aria-label="Close search">
-        ✕
+        <X size={14} aria-hidden />
       </button>
     </div>
   );

@@ -11,6 +11,7 @@ import { CreateForm } from "./WorktreeCreate";
 import { scriptOk, shortSha } from "./worktreeFormat";
 import { WorktreeTrash } from "./WorktreeTrash";
 import { BranchPrChip } from "./review/PrChip";
+import { ArrowLeft, RefreshCw } from "lucide-react";
 
 export { scriptOk, scriptStatus, shortSha } from "./worktreeFormat";
 
@@ -62,7 +63,8 @@ export function Worktrees({
     <div className="wt-view" data-testid="worktrees-view">
       <header className="conv-header">
         <button type="button" className="btn small" onClick={onBack} data-testid="worktrees-back">
-          ← Sessions
+          <ArrowLeft size={14} aria-hidden />
+          Sessions
         </button>
         <h1 className="conv-title">Worktrees</h1>
         <button
@@ -75,7 +77,8 @@ export function Worktrees({
           Compare attempts…
         </button>
         <button type="button" className="btn small" onClick={() => void reload()} aria-label="Refresh the list">
-          ⟳ Refresh
+          <RefreshCw size={13} aria-hidden />
+          Refresh
         </button>
       </header>
       <div className="wt-body">

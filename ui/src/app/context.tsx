@@ -2,6 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import type { Api } from "../lib/api";
 import type { Platform, Transport } from "../transport/types";
 import type { SessionCache } from "../state/liveSessions";
+import { X } from "lucide-react";
 
 export interface AppServices {
   transport: Transport;
@@ -95,7 +96,7 @@ export function ToastProvider({ children }: { children: ReactNode }) {
               </span>
             )}
             <button type="button" className="icon-btn" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
-              ×
+              <X size={14} aria-hidden />
             </button>
           </div>
         ))}

@@ -1,4 +1,5 @@
 import type { AgentProposal } from "../../protocol/generated";
+import { Loader2 } from "lucide-react";
 
 /** The first step: what the agent should do (Ctrl/Cmd+Enter or Generate sends it). */
 export function DescribeStep({
@@ -64,7 +65,7 @@ export function GeneratingStep({ description, onClose }: { description: string; 
     <div className="stack">
       <div className="agent-progress" role="status" data-testid="agent-progress">
         <span className="compaction-dot" aria-hidden>
-          ⋯
+          <Loader2 size={13} className="spin" />
         </span>{" "}
         Generating the agent… the model writes a definition, then it is checked against your rules.
       </div>

@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import { ListBox, ListBoxItem } from "react-aria-components";
 import type { BetweenView } from "../../protocol/generated";
+import { ArrowLeft } from "lucide-react";
 
 export const BETWEEN_LABEL: Record<string, string> = {
   same: "same in both",
@@ -21,7 +22,8 @@ export function CompareHeader({
   return (
     <header className="conv-header cmp-header">
       <button type="button" className="btn small" onClick={onBack} data-testid="compare-back">
-        {backLabel ?? "← Worktrees"}
+        <ArrowLeft size={14} aria-hidden />
+        {backLabel ?? "Worktrees"}
       </button>
       <h1>Compare attempts</h1>
       <div className="row cmp-pickers">{children}</div>

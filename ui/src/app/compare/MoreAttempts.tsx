@@ -3,6 +3,7 @@ import type { AttemptView, ComparisonView } from "../../protocol/generated";
 import { formatCost, formatDuration, formatTokens } from "../../lib/format";
 import { useServices } from "../context";
 import { scriptOk, scriptStatus } from "../worktreeFormat";
+import { X } from "lucide-react";
 
 /** A column's letter: A, B, then C, D, … for the attempts added. */
 export const letter = (i: number) => String.fromCharCode(65 + i);
@@ -156,7 +157,7 @@ function AttemptColumn({
         </h3>
         {onRemove && (
           <button type="button" className="icon-btn" aria-label={`Remove ${attempt.name} from the comparison`} onClick={onRemove}>
-            ✕
+            <X size={14} aria-hidden />
           </button>
         )}
       </header>

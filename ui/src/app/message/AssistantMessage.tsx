@@ -9,6 +9,7 @@ import { TaskCard } from "../TaskCard";
 import { ToolCard } from "../ToolCard";
 import type { MessageActions } from "./actions";
 import { MessageMenu } from "./MessageMenu";
+import { ChevronDown, ChevronRight } from "lucide-react";
 
 /**
  * Keys for a message's parts that survive the stored message replacing its
@@ -30,7 +31,7 @@ function Reasoning({ text, streaming }: { text: string; streaming: boolean }) {
   return (
     <div className="reasoning">
       <button type="button" className="link-btn" aria-expanded={open} onClick={() => setOpen((o) => !o)}>
-        {open ? "▾" : "▸"} Thinking{streaming ? "…" : ""}
+        {open ? <ChevronDown size={12} aria-hidden /> : <ChevronRight size={12} aria-hidden />} Thinking{streaming ? "…" : ""}
       </button>
       {open && <div className="reasoning-text">{text}</div>}
     </div>

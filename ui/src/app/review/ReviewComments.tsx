@@ -5,6 +5,7 @@ import { errorMessage } from "../../lib/api";
 import { keys } from "../../state/queries";
 import { useServices, useToast } from "../context";
 import { rangeLabel } from "./CommentEditor";
+import { X } from "lucide-react";
 
 /** The session's review comments: where, the lines quoted, the text; Send to agent, Clear. */
 export function ReviewComments({
@@ -74,7 +75,7 @@ export function ReviewComments({
                   disabled={busy}
                   onClick={() => void run(() => api.deleteReviewComment(sessionId, c.id))}
                 >
-                  ✕
+                  <X size={14} aria-hidden />
                 </button>
               </div>
               {c.quote && c.quote.length > 0 && (

@@ -10,6 +10,7 @@ import { HunkLists } from "./HunkLists";
 import { ReviewComments } from "./ReviewComments";
 import { ReviewDiffPanel } from "./ReviewDiffPanel";
 import { useStoredWidth } from "./useStoredWidth";
+import { X } from "lucide-react";
 
 export const REVIEW_WIDTH_KEY = "mia-code.review.width";
 const MIN_WIDTH = 420;
@@ -75,7 +76,7 @@ export function ReviewPane({
             {directory}
           </span>
           <button type="button" className="icon-btn" data-testid="review-close" aria-label="Close the review pane" onClick={onClose}>
-            ✕
+            <X size={16} aria-hidden />
           </button>
         </header>
         <div className="review-body">

@@ -4,6 +4,8 @@ import type { SessionState } from "../../state/session";
 import { ContextMeter } from "../ContextMeter";
 import { AgentPicker, ModeBadge } from "../ModeBadge";
 import { ModelPicker, modelHint } from "../ModelPicker";
+import { ChevronDown, Square } from "lucide-react";
+import { RunningIndicator } from "./RunningIndicator";
 
 /**
  * What sits above the composer: the agent (a click switches plan/build, or picks among three or
@@ -52,13 +54,23 @@ export function InputTools({
       {state.context && <ContextMeter usage={state.context} />}
       {state.running && (
         <button type="button" className="btn danger small" data-testid="stop" onClick={onStop}>
-          ■ Stop
+          <Square size={11} fill="currentColor" aria-hidden />
+          Stop
         </button>
       )}
-      {state.running && !compacting && <span className="muted small running-dot">working…</span>}
-      {compacting && <span className="muted small running-dot">compacting…</span>}
+      {state.running && !compacting && <RunningIndicator label="Working" since={turnStart(state)} />}
+      {compacting && <RunningIndicator label="Compacting" />}
     </div>
   );
+}
+
+/** When the running turn started: the last user message's time (undefined when there is none). */
+function turnStart(state: SessionState): number | undefined {
+  for (let i = state.messages.length - 1; i >= 0; i--) {
+    const m = state.messages[i]!;
+    if (m.role === "user") return m.created_at;
+  }
+  return undefined;
 }
 
 /** The model the next turn uses (and whose choice it is), with the model picker under it. */
@@ -102,7 +114,7 @@ function ModelButton({
         <span className="mono">{picked ?? agentModel ?? sessionModel ?? lastModel ?? "default model"}</span>
         {!picked && !agentModel && !sessionModel && lastModel && <span className="muted"> (default)</span>}
         {picked && <span className="muted"> (picked)</span>}
-        {!picked && agentModel && <span className="muted"> ({state.agent}'s)</span>} ▾
+        {!picked && agentModel && <span className="muted"> ({state.agent}'s)</span>} <ChevronDown size={12} aria-hidden />
       </button>
       {open && (
         <ModelPicker

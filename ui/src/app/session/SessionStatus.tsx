@@ -1,6 +1,7 @@
 import { isCompacting, type SessionState } from "../../state/session";
 import type { SessionStore } from "../../state/store";
 import { compactingDetail } from "../../lib/compaction";
+import { Loader2, X } from "lucide-react";
 
 /**
  * The lines under the conversation that say how the session stands: how the last turn ended
@@ -35,7 +36,7 @@ export function SessionStatus({
       {compacting && (
         <div className="status-line compaction-status" role="status" data-testid="compacting">
           <span className="compaction-dot" aria-hidden>
-            ⇊
+            <Loader2 size={13} className="spin" />
           </span>{" "}
           Compacting the conversation…
           <span className="muted"> {compactingDetail(running?.trigger, running?.tokensBefore)}</span>
@@ -50,7 +51,7 @@ export function SessionStatus({
             aria-label="Dismiss the compaction error"
             onClick={() => store.update((s) => (s.compaction?.state === "failed" ? { ...s, compaction: null } : s))}
           >
-            ×
+            <X size={14} aria-hidden />
           </button>
         </div>
       )}
@@ -73,7 +74,7 @@ export function SessionStatus({
             aria-label="Dismiss error"
             onClick={() => store.update((s) => ({ ...s, error: null }))}
           >
-            ×
+            <X size={14} aria-hidden />
           </button>
         </div>
       )}

@@ -1,4 +1,5 @@
 import type { AgentInfo } from "../../protocol/generated";
+import { Plus } from "lucide-react";
 
 export function Agents({ agents, onCreate }: { agents: AgentInfo[]; onCreate?: () => void }) {
   return (
@@ -33,8 +34,9 @@ export function Agents({ agents, onCreate }: { agents: AgentInfo[]; onCreate?: (
       </div>
       {onCreate && (
         <div className="row-end">
-          <button type="button" className="btn" data-testid="settings-create-agent" onClick={onCreate}>
-            + Create an agent… (/agent create)
+          <button type="button" className="btn" data-testid="settings-create-agent" title="Also: /agent create" onClick={onCreate}>
+            <Plus size={13} aria-hidden />
+            Create an agent…
           </button>
         </div>
       )}

@@ -4,8 +4,20 @@ import type { PermissionsView } from "../../protocol/generated";
 import { errorMessage } from "../../lib/api";
 import { keys } from "../../state/queries";
 import { useServices } from "../context";
+import { TriangleAlert } from "lucide-react";
 
-export function Rules({ directory, agents, defaultAgent }: { directory: string; agents: string[]; defaultAgent: string }) {
+export function Rules({
+  directory,
+  agents,
+  defaultAgent,
+  globalConfig,
+}: {
+  directory: string;
+  agents: string[];
+  defaultAgent: string;
+  /** The global config's path: its rules are marked as yours (edited above). */
+  globalConfig?: string;
+}) {
   const { api } = useServices();
   const [agent, setAgent] = useState(defaultAgent);
   // The rules shown are those of the directory and agent picked (none while they load).
@@ -15,7 +27,7 @@ export function Rules({ directory, agents, defaultAgent }: { directory: string; 
   return (
     <section>
       <h3>
-        Permission rules for{" "}
+        All rules in check order, for{" "}
         <select
           className="input inline"
           value={agent}
@@ -34,7 +46,7 @@ export function Rules({ directory, agents, defaultAgent }: { directory: string; 
           {!view.trusted && <p className="warning small">This project is not trusted: its own config may only restrict (deny or ask), not allow. Trust it with `mia-code permissions trust`.</p>}
           {view.warnings.map((w) => (
             <p key={w} className="warning small" role="note">
-              ⚠ {w}
+              <TriangleAlert size={12} aria-hidden /> {w}
             </p>
           ))}
           <div className="table-scroll" tabIndex={0} role="region" aria-label="Permission rules">
@@ -56,7 +68,12 @@ export function Rules({ directory, agents, defaultAgent }: { directory: string; 
                     <td className="mono">{r.permission}</td>
                     <td className="mono">{r.pattern ?? "*"}</td>
                     <td className={`action-${r.action}`}>{r.action}</td>
-                    <td>{r.layer}</td>
+                    <td>
+                      {r.layer}
+                      {globalConfig && r.layer === "global" && r.source.startsWith(`${globalConfig} #`) && (
+                        <span className="chip rules-yours"> yours</span>
+                      )}
+                    </td>
                     <td className="mono small">{r.source}</td>
                   </tr>
                 ))}

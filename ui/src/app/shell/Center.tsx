@@ -95,7 +95,7 @@ export function Center({
             initialA={view.a}
             initialB={view.b}
             onBack={view.from === "tree" ? () => showTree(currentId ?? undefined) : showWorktrees}
-            backLabel={view.from === "tree" ? "← Fork tree" : undefined}
+            backLabel={view.from === "tree" ? "Fork tree" : undefined}
           />
         </ErrorBoundary>
       )}
@@ -119,7 +119,7 @@ export function Center({
             key={`${view.left}\n${view.right}`}
             left={view.left}
             right={view.right}
-            backLabel={view.from === "session" ? "← Session" : "← Fork tree"}
+            backLabel={view.from === "session" ? "Session" : "Fork tree"}
             onBack={() => (view.from === "session" ? openSession(view.left) : showTree(view.left))}
             onWorktrees={(a, b) => setView({ kind: "compare", a, b, from: "tree" })}
             onOpenSession={openSession}
