@@ -47,9 +47,10 @@ for (const scheme of ["light", "dark"] as const) {
     const input = page.getByTestId("prompt-input");
     await input.fill("Make a friendlier greeting");
     await input.press("Enter");
-    const dialog = page.getByTestId("permission-dialog");
-    await expect(dialog).toBeVisible();
-    problems.push(...(await scan(page, `${scheme}-permission-dialog`, out)));
+    // The ask at its tool card in the transcript (the dialog is a setting, and the attention queue's).
+    const dialog = page.getByTestId("permission-ask");
+    await expect(dialog).toHaveAttribute("data-armed", "true");
+    problems.push(...(await scan(page, `${scheme}-permission-ask`, out)));
     await dialog.getByTestId("permission-allow-once").click();
     await expect(page.getByTestId("message-assistant").last()).toContainText("Done");
     problems.push(...(await scan(page, `${scheme}-session`, out)));

@@ -39,23 +39,24 @@ test("the scripted demo plays through", async ({ page }, testInfo) => {
   await expect(page.getByTestId("message-assistant").last()).toContainText("tiny greeting library");
 
   await send("Make the greeting friendlier");
-  const dialog = page.getByTestId("permission-dialog");
+  // The ask, at the edit's tool card in the transcript.
+  const dialog = page.getByTestId("permission-ask");
   await expect(dialog.getByTestId("permission-tool")).toContainText("edit");
-  // The dialog shows the change the edit would make, before anything is written.
+  // It shows the change the edit would make, before anything is written.
   const proposed = dialog.getByTestId("permission-proposed");
-  await expect(proposed).toContainText("Proposed change");
   await expect(proposed).toContainText("Welcome to Mia Code");
   await expect(proposed.getByTestId("diff-file")).toHaveAttribute("data-path", "src/greet.ts");
   expect(stack.read("src/greet.ts")).not.toContain("Welcome to Mia Code");
   await shot(page, testInfo, "06b-permission-proposed-diff");
   // Answers count once the ask has been on screen briefly (stray keys are ignored).
-  await expect(dialog.getByTestId("permission-allow-once")).toBeEnabled();
+  await expect(dialog).toHaveAttribute("data-armed", "true");
   await page.keyboard.press("Enter"); // Allow once
   await until("the edit on disk", () => stack.read("src/greet.ts")?.includes("Welcome to Mia Code"));
   await expect(page.getByTestId("message-assistant").last()).toContainText("Open **Diff**".replace(/\*\*/g, ""));
 
   await send("Run the tests");
   await expect(dialog.getByTestId("permission-tool")).toContainText("bash");
+  await expect(dialog).toHaveAttribute("data-armed", "true");
   await dialog.getByTestId("permission-allow-once").click();
   await expect(page.getByTestId("message-assistant").last()).toContainText("That's the tour");
   // The command ran in the OS sandbox, and its card says so.

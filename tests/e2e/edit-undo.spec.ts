@@ -2,7 +2,7 @@ import { test, expect } from "@playwright/test";
 import { startStack, until, type Stack } from "./harness";
 import { shot } from "./screens";
 
-// permission dialog → Allow once → file edited on disk; the side-by-side diff
+// the ask at its tool card → Allow once → file edited on disk; the side-by-side diff
 // shows the change; Undo (with its preview) restores the file on disk.
 const original = 'export function greet(name: string): string {\n  return "hello " + name;\n}\n';
 const scenario = {
@@ -44,11 +44,13 @@ test("allow once edits the file; the diff shows it; undo restores it", async ({ 
   await page.getByTestId("prompt-input").fill("Make a friendlier greeting");
   await page.getByTestId("prompt-input").press("Enter");
 
-  const dialog = page.getByTestId("permission-dialog");
+  // The ask shows in the transcript, at the edit's tool card.
+  const dialog = page.getByTestId("tool-card").getByTestId("permission-ask");
   await expect(dialog).toBeVisible();
   await expect(dialog.getByTestId("permission-tool")).toContainText("edit");
   await expect(dialog.getByTestId("permission-target")).toContainText("src/app.ts");
-  await shot(page, testInfo, "03-permission-dialog");
+  await expect(dialog).toHaveAttribute("data-armed", "true");
+  await shot(page, testInfo, "03-permission-ask");
   // Nothing is written before the answer.
   expect(stack.read("src/app.ts")).toBe(original);
   await dialog.getByTestId("permission-allow-once").click();

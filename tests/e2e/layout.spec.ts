@@ -141,6 +141,8 @@ test("the permission dialog keeps its answer keys on screen at 1024×700 with a 
     },
     { permissions: [{ permission: "write", action: "ask" }] },
   );
+  // Asks shown as a dialog (Settings → "Show permission asks as a dialog").
+  await page.addInitScript(() => localStorage.setItem("mia-code.asksAsDialog", "1"));
   await page.goto(stack.openUrl);
   await page.getByTestId("new-session").click();
   await page.getByTestId("prompt-input").fill("write a long file");

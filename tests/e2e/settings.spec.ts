@@ -30,9 +30,11 @@ test("an 'always for this project' answer shows in Settings and can be revoked",
   await page.getByTestId("new-session").click();
   await page.getByTestId("prompt-input").fill("Do the first edit");
   await page.getByTestId("prompt-input").press("Enter");
-  const dialog = page.getByTestId("permission-dialog");
-  await expect(dialog).toBeVisible();
-  await dialog.getByTestId("permission-allow-project").click();
+  // The ask at its tool card: the wider answers are in its "Allow…" menu.
+  const dialog = page.getByTestId("permission-ask");
+  await expect(dialog).toHaveAttribute("data-armed", "true");
+  await dialog.getByTestId("permission-allow-more").click();
+  await page.getByTestId("permission-allow-project").click();
   await until("the edit on disk", () => stack.read("src/app.ts")?.includes('"hi "'));
   await expect(page.getByTestId("message-assistant").last()).toContainText("First edit done");
 

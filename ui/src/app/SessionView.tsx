@@ -33,6 +33,7 @@ import { useSend } from "./session/useSend";
 import { useProjectFiles, useSessionEvents } from "./session/useSessionEvents";
 import { ReviewPane } from "./review/ReviewPane";
 import { InlineAsksProvider, useInlineAsks } from "./inlineAsks";
+import { CheckpointsProvider } from "./checkpoints/Checkpoints";
 
 export interface SessionViewProps {
   sessionId: string;
@@ -281,12 +282,20 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
             )}
             <ErrorBoundary label="The conversation">
               <InlineAsksProvider value={asks.value}>
-                <Conversation
-                  state={state}
-                  hideCommentary={hideCommentary}
-                  actions={actions}
-                  highlight={currentMatch ?? props.highlightMessage ?? null}
-                />
+                <CheckpointsProvider
+                  sessionId={sessionId}
+                  messages={state.messages}
+                  busy={state.running}
+                  onChanged={ownChange}
+                  onFork={fork}
+                >
+                  <Conversation
+                    state={state}
+                    hideCommentary={hideCommentary}
+                    actions={actions}
+                    highlight={currentMatch ?? props.highlightMessage ?? null}
+                  />
+                </CheckpointsProvider>
               </InlineAsksProvider>
             </ErrorBoundary>
             <SessionStatus state={state} store={store} canRetry={canRetry} onRetry={retry} />

@@ -6,6 +6,7 @@ import { useOpenFile } from "./openFile";
 import { usePlatform } from "./context";
 import { useExpanded } from "../state/expanded";
 import { AskAtCard } from "./inlineAsks";
+import { CheckpointActions, useCheckpoints } from "./checkpoints/Checkpoints";
 import { describeDecision, describeSandbox, formatDuration, mcpToolName, toolTarget } from "../lib/format";
 import { ChevronDown, ChevronRight, Link2, Lock, TriangleAlert } from "lucide-react";
 
@@ -191,6 +192,8 @@ export const ToolCard = memo(function ToolCard({
   const target = toolTarget(info.input);
   const files = info.files ?? [];
   const mcp = mcpToolName(info.tool);
+  // Undone now (an undo or a restore): marked in place.
+  const undone = useCheckpoints()?.undone.has(info.callId) ?? false;
   return (
     <div className={`tool-card tool-${status}`} data-testid="tool-card" data-tool={info.tool} data-call-id={info.callId}>
       <button type="button" className="tool-head" aria-expanded={expanded} onClick={toggleExpanded}>
@@ -206,6 +209,11 @@ export const ToolCard = memo(function ToolCard({
           <span className="tool-name">{info.tool}</span>
         )}
         {target && <span className="tool-target mono">{target}</span>}
+        {undone && (
+          <span className="tool-undone-badge" data-testid="tool-card-undone">
+            Undone
+          </span>
+        )}
         <span className="tool-status" aria-label={status}>
           <StatusIcon status={status} />
         </span>
@@ -235,7 +243,7 @@ export const ToolCard = memo(function ToolCard({
         <div className="tool-files">
           <ul>
             {files.map((f) => (
-              <li key={f.path}>
+              <li key={f.path} className={undone ? "undone" : undefined}>
                 <span className={`kind kind-${f.kind}`}>{f.kind[0]?.toUpperCase()}</span>
                 <span className="mono">{f.path}</span>
                 <span className="add">+{f.additions ?? 0}</span>
@@ -257,6 +265,7 @@ export const ToolCard = memo(function ToolCard({
           <button type="button" className="btn small" data-testid="tool-card-diff" onClick={() => onDiff(info.callId)}>
             Diff
           </button>
+          <CheckpointActions restoreTo={undone ? null : info.messageId} forkAt={info.messageId} />
         </div>
       )}
     </div>
