@@ -67,7 +67,9 @@ for (const scheme of ["light", "dark"] as const) {
     await expect(page.getByTestId("permission-allow-session")).toBeHidden();
     expect(stack.read("src/app.ts")).toBe(original);
 
-    // Enter allows once (the ask has the keys while it is the active one).
+    // Enter allows once (the ask has the keys while it is the active one; the focus is back on
+    // the ask, not on the menu's button, whose own Enter opens the menu again).
+    await ask.getByTestId("permission-reason").click();
     await page.keyboard.press("Enter");
     await expect(ask).toBeHidden();
     await until("the edit on disk", () => stack.read("src/app.ts")?.includes('"hello there, "'));
