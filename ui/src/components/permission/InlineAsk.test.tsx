@@ -115,7 +115,9 @@ describe("InlineAsk", () => {
     fireEvent.click(once);
     fireEvent.keyDown(ask, { key: "Enter" });
     expect(onReply).not.toHaveBeenCalled();
-    act(() => vi.advanceTimersByTime(400));
+    act(() => {
+      vi.advanceTimersByTime(400);
+    });
     expect(ask).toHaveAttribute("data-armed", "true");
     expect(once).not.toHaveAttribute("data-arming");
     fireEvent.click(once);
