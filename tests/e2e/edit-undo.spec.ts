@@ -59,18 +59,22 @@ test("allow once edits the file; the diff shows it; undo restores it", async ({ 
   await until("the edit on disk", () => stack.read("src/app.ts")?.includes('"hello there, "'));
   await expect(page.getByTestId("message-assistant").last()).toContainText("hello there");
 
-  // Side-by-side diff of the session.
+  // The session's diff: the side panel is narrower than two columns need,
+  // so it is unified there (side by side says why it is off).
   await page.getByTestId("tab-diff").click();
   const diff = page.getByTestId("diff-view");
   await expect(diff.getByTestId("diff-summary")).toContainText("1 file changed");
-  await diff.getByTestId("diff-mode-split").click();
+  await expect(diff.getByTestId("diff-mode-split")).toBeDisabled();
+  await expect(diff.getByTestId("diff-mode-split")).toHaveAttribute("title", /Too narrow/);
   await expect(diff.getByTestId("diff-line-add").first()).toContainText("hello there");
   await expect(diff.getByTestId("diff-line-del").first()).toContainText('"hello "');
   await shot(page, testInfo, "04-diff-split");
   // The same diff, window-wide, side by side.
   await page.getByTestId("diff-open-wide").click();
   const wide = page.getByTestId("diff-wide");
+  await wide.getByTestId("diff-mode-split").click();
   await expect(wide.getByTestId("diff-line-add").first()).toContainText("hello there");
+  await expect(wide.getByTestId("diff-line-del").first()).toContainText('"hello "');
   await shot(page, testInfo, "04b-diff-wide");
   await page.keyboard.press("Escape");
   await expect(wide).toBeHidden();
