@@ -176,7 +176,7 @@ describe("fork tree", () => {
   it("clicking a node opens it; the collapse toggle hides and shows the subtree", async () => {
     const { user, onOpenSession } = setup();
     await waitFor(() => expect(drawn()).toHaveLength(5));
-    await user.click(within(nodeEl("fb")!).getByText("Fix the parser (fork 2)"));
+    await user.click(within(nodeEl("fb")!).getByTitle("Fix the parser (fork 2)"));
     expect(onOpenSession).toHaveBeenCalledWith("fb");
     const toggle = within(nodeEl("fa")!).getByTestId("fork-node-collapse");
     expect(toggle).toHaveAccessibleName("Collapse 1 forks");

@@ -1,8 +1,9 @@
 // Fork tree render benchmark: the built UI (ui/dist, served by anything: `mia-code serve --ui ui/dist`
 // or `npx vite preview`) with the API faked by Playwright routes: a project of N sessions (default 200)
 // as a forest of forks (forks of forks, forks with their own worktree, running and archived ones).
-// Measures, in the page, from the tree answer's arrival to every node drawn and painted (dagre layout +
-// React render), RUNS times; the baseline is the same N sessions rendered as the sidebar's plain list
+// Measures, in the page, from the tree answer's arrival to the first screen of nodes drawn and painted
+// (dagre layout of all N + React render of those in view: the rest is culled), RUNS times; then pan,
+// zoom and select steps (ms per step, to the next frame); the baseline is the same N sessions rendered as the sidebar's plain list
 // (no layout), measured the same way. SCREENSHOT=path also saves a picture of the tree
 // (COLOR=light|dark). Usage:
 //   UI_URL=http://127.0.0.1:PORT/ [N=200] [RUNS=5] [SCREENSHOT=/tmp/fork-tree.png] node ui/src/app/__bench__/fork-tree-bench.mjs
@@ -183,7 +184,8 @@ await page.addInitScript(() => {
       });
       mo.observe(document, { childList: true, subtree: true });
     });
-  window.__watch('[data-testid="session-item"]', Number(localStorage.getItem("ftb.n") ?? 1), "list");
+  // The sidebar's list is virtualised: its first screen.
+  window.__watch('[data-testid="session-item"]', Math.min(12, Number(localStorage.getItem("ftb.n") ?? 1)), "list");
 });
 await page.goto((process.env.UI_URL ?? "http://127.0.0.1:4173/") + "#token=x");
 await page.waitForFunction(() => window.__seen.list !== undefined, null, { timeout: 30000 });
@@ -199,6 +201,29 @@ const responseEnd = (part) =>
 const listMs = (await page.evaluate(() => window.__seen.list)) - (await responseEnd("/api/sessions?"));
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+let inDom = 0;
+let interaction = null;
+/** 40 pans (wheel), 20 zooms (Ctrl+wheel) and 20 selections (arrow keys), each to its next frame: ms per step. */
+async function interact() {
+  return page.evaluate(async () => {
+    const vp = document.querySelector('[data-testid="fork-tree-viewport"]');
+    const tree = document.querySelector('[data-testid="fork-tree"]');
+    const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+    const time = async (n, step) => {
+      const t = performance.now();
+      for (let i = 0; i < n; i++) {
+        step(i);
+        await frame();
+      }
+      return Math.round(((performance.now() - t) / n) * 10) / 10;
+    };
+    const pan = await time(40, (i) => vp.dispatchEvent(new WheelEvent("wheel", { deltaY: i < 20 ? 60 : -60, deltaX: 25, bubbles: true, cancelable: true })));
+    const zoom = await time(20, (i) => vp.dispatchEvent(new WheelEvent("wheel", { deltaY: i < 10 ? 40 : -40, ctrlKey: true, clientX: 500, clientY: 400, bubbles: true, cancelable: true })));
+    tree.focus();
+    const select = await time(20, (i) => tree.dispatchEvent(new KeyboardEvent("keydown", { key: i % 4 === 3 ? "ArrowUp" : "ArrowDown", bubbles: true })));
+    return { panMsPerStep: pan, zoomMsPerStep: zoom, selectMsPerStep: select };
+  });
+}
 const treeRuns = [];
 const totalRuns = [];
 let edges = 0;
@@ -208,12 +233,15 @@ for (let r = 0; r < (shot ? 1 : RUNS); r++) {
     document.querySelector('[data-testid="open-fork-tree-project"]').click();
     return t;
   });
-  await page.evaluate((n) => window.__watch('[data-testid="fork-node"]', n, "tree"), count);
+  // The tree draws only the sessions in and near the view (culled): the first screen of them.
+  await page.evaluate((n) => window.__watch('[data-testid="fork-node"]', n, "tree"), Math.min(count, 12));
   const done = await page.evaluate(() => window.__seen.tree);
   treeRuns.push(done - (await responseEnd("/api/sessions/tree")));
   totalRuns.push(done - t0);
-  edges = await page.locator('[data-testid="fork-edge"]').count();
+  edges = await page.locator('[data-testid="fork-edge-path"]').count();
+  inDom = await page.locator('[data-testid="fork-node"]').count();
   if (shot) break;
+  if (r === 0) interaction = await interact();
   await page.getByTestId("fork-tree-back").click();
   await page.getByTestId("conversation").waitFor();
 }
@@ -221,6 +249,8 @@ console.log(
   JSON.stringify({
     sessions: count,
     edges,
+    nodesInDom: inDom,
+    interaction,
     baselineSidebarListMs: Math.round(listMs),
     treeRenderMs: treeRuns.map(Math.round),
     treeRenderMedianMs: Math.round(median(treeRuns)),

@@ -102,9 +102,7 @@ export const TreeNode = memo(function TreeNode({
             {collapsed && <span className="ft-toggle-count">{f.descendants}</span>}
           </button>
         )}
-        <span className="ft-title" title={n.title || n.slug}>
-          {n.title || n.slug}
-        </span>
+        <TitleText title={n.title || n.slug} />
         <span className="ft-menu-slot">
           {menuOpen ? (
             <MenuButton
@@ -194,4 +192,21 @@ function nodeLabel(f: FlatNode, current: boolean): string {
   if (current) parts.push("open now");
   if (f.node.children.length) parts.push(`${f.descendants} below`);
   return parts.filter(Boolean).join(", ");
+}
+
+/** The title cut at the end of its base, never in its fork number ("… (fork 1.2)" stays readable). */
+function TitleText({ title }: { title: string }) {
+  const m = /^(.*?)(\s\(fork[^()]*\))$/.exec(title);
+  return (
+    <span className="ft-title" title={title}>
+      {m ? (
+        <>
+          <span className="ft-title-base">{m[1]}</span>
+          <span className="ft-title-fork">{m[2]}</span>
+        </>
+      ) : (
+        <span className="ft-title-base">{title}</span>
+      )}
+    </span>
+  );
 }
