@@ -382,12 +382,12 @@ describe("notices", () => {
     await screen.findByTestId("prompt-input");
     act(() => fake.emit(notice("plugin crash is disabled for this session: the plugin exited", "s2")));
     expect(await screen.findByTestId("toast")).toHaveTextContent(
-      /^plugin crash is disabled for this session: the plugin exited \(in “Session 2”\)×$/,
+      /^plugin crash is disabled for this session: the plugin exited \(in “Session 2”\)$/,
     );
     act(() => fake.emit(notice("plugin crash is disabled for this session: the plugin exited", "s1")));
     await waitFor(() => expect(screen.getAllByTestId("toast")).toHaveLength(2));
     expect(screen.getAllByTestId("toast")[1]).toHaveTextContent(
-      /^plugin crash is disabled for this session: the plugin exited×$/,
+      /^plugin crash is disabled for this session: the plugin exited$/,
     );
   });
 });

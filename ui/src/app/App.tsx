@@ -6,7 +6,7 @@ import { createQueryClient, invalidateOnEvents, keys } from "../state/queries";
 import { QueryClientProvider, useQueryClient } from "@tanstack/react-query";
 import { Panel, PanelGroup, PanelResizeHandle, type ImperativePanelHandle } from "react-resizable-panels";
 import type { Platform, Transport } from "../transport/types";
-import { ServicesProvider, ToastProvider, useServices, useToast } from "./context";
+import { ServicesProvider, ToastProvider, useClearToastsOn, useServices, useToast } from "./context";
 import { ProjectBar } from "./ProjectBar";
 import { Sidebar } from "./Sidebar";
 import { restoreDraft } from "./PromptInput";
@@ -71,6 +71,7 @@ function Shell() {
   const [agentCreate, setAgentCreate] = useState<{ description?: string; creator?: string } | null>(null);
   const createAgent = useCallback((description?: string, creator?: string) => setAgentCreate({ description, creator }), []);
   const [view, setView] = useState<CenterView>({ kind: "sessions" });
+  useClearToastsOn(`${project ?? ""}|${view.kind}|${currentId ?? ""}`);
   const showWorktrees = useCallback(() => setView({ kind: "worktrees" }), []);
   const showCompare = useCallback((a?: string, b?: string) => setView({ kind: "compare", a, b }), []);
   /** A message to scroll to when its session opens (a fork point, from the fork tree or a fork marker). */

@@ -1,5 +1,5 @@
 import { memo, startTransition, useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { useQueryClient } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import type { AgentInfo, ShareRecord } from "../protocol/generated";
 import { isCompacting, sessionTotals, userTexts } from "../state/session";
@@ -86,7 +86,10 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   const state = useSessionState(store);
   const sideReady = useAfterFirstPaint();
   const [hideCommentary, setHideCommentary] = useLocalFlag("mia-code.hideCommentary", false);
-  const [panel, setPanel] = useState<PanelTab | null>("changes");
+  // The side panel: open by choice, or (until one is made) while the session has changes to show.
+  const [panelChoice, setPanel] = useState<PanelTab | null | "auto">("auto");
+  const steps = useQuery({ queryKey: keys.timeline(sessionId), queryFn: () => api.timeline(sessionId) });
+  const panel: PanelTab | null = panelChoice === "auto" ? ((steps.data?.length ?? 0) > 0 ? "changes" : null) : panelChoice;
   const [timelineKey, setTimelineKey] = useState(0);
   // This view changed the session (an undo): its steps and cost are stale (what Events make
   // stale is in state/queries.ts), and the side panel's diff and history load again.

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { act, fireEvent, render, screen } from "@testing-library/react";
-import { ToastProvider, useToast } from "./context";
+import { ToastProvider, useClearToastsOn, useToast } from "./context";
 
 /** Buttons that say things through the toasts. */
 function Sayer() {
@@ -86,9 +86,9 @@ describe("toasts", () => {
     say("other");
     say("notice");
     expect(screen.getAllByTestId("toast").map((t) => t.textContent)).toEqual([
-      "Installing plugin x@^1.0.0...×",
-      "✓ Installed plugin x@1.0.0×",
-      "Installing plugin x@^1.0.0...×",
+      "Installing plugin x@^1.0.0...",
+      "✓ Installed plugin x@1.0.0",
+      "Installing plugin x@^1.0.0...",
     ]);
     say("error");
     say("other");
@@ -104,5 +104,56 @@ describe("toasts", () => {
     expect(screen.queryByTestId("toast")).toBeNull();
     say("error");
     expect(screen.queryByTestId("toast-count")).toBeNull();
+  });
+});
+
+describe("toasts and screens", () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  function Screen({ name }: { name: string }) {
+    useClearToastsOn(name);
+    const toast = useToast();
+    return (
+      <button type="button" onClick={() => toast(`said on ${name}`, "info")}>
+        say
+      </button>
+    );
+  }
+
+  it("a toast does not outlive its screen, except one said just as the screen changed", () => {
+    const { rerender } = render(
+      <ToastProvider>
+        <Screen name="a" />
+      </ToastProvider>,
+    );
+    fireEvent.click(screen.getByRole("button", { name: "say" }));
+    expect(screen.getByTestId("toast")).toHaveTextContent("said on a");
+    act(() => {
+      vi.advanceTimersByTime(1500);
+    });
+    rerender(
+      <ToastProvider>
+        <Screen name="b" />
+      </ToastProvider>,
+    );
+    expect(screen.queryByTestId("toast")).toBeNull();
+    // Said, then the screen changes at once: it stays (it is the news of the change).
+    fireEvent.click(screen.getByRole("button", { name: "say" }));
+    rerender(
+      <ToastProvider>
+        <Screen name="c" />
+      </ToastProvider>,
+    );
+    expect(screen.getByTestId("toast")).toHaveTextContent("said on b");
+    // And leaves on its own.
+    act(() => {
+      vi.advanceTimersByTime(4100);
+    });
+    expect(screen.queryByTestId("toast")).toBeNull();
   });
 });

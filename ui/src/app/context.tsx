@@ -36,18 +36,24 @@ export interface Toast {
   kind: "error" | "info" | "notice";
   /** How many times in a row it was said (shown from 2 on). */
   count: number;
+  /** When it was last said (Date.now()). */
+  at: number;
 }
 
 interface ToastApi {
   toast: (text: string, kind?: Toast["kind"]) => void;
+  /** Takes every toast down (another screen opened: what they said was about the last one). */
+  clear: () => void;
 }
 
-const ToastContext = createContext<ToastApi>({ toast: () => undefined });
+const ToastContext = createContext<ToastApi>({ toast: () => undefined, clear: () => undefined });
 
 let nextToast = 1;
 
 /** How long a toast stays (the same one said again starts it over). */
 const TOAST_MS: Record<Toast["kind"], number> = { error: 8000, info: 4000, notice: 5000 };
+/** A toast this young survives a change of screen (it announced it). */
+const FRESH_MS = 800;
 
 export function ToastProvider({ children }: { children: ReactNode }) {
   const [toasts, setToasts] = useState<Toast[]>([]);
@@ -66,15 +72,28 @@ export function ToastProvider({ children }: { children: ReactNode }) {
       const id = again ?? nextToast++;
       if (again !== null) {
         clearTimeout(timers.current.get(id));
-        setToasts((ts) => ts.map((t) => (t.id === id ? { ...t, count: t.count + 1 } : t)));
+        setToasts((ts) => ts.map((t) => (t.id === id ? { ...t, count: t.count + 1, at: Date.now() } : t)));
       } else {
         last.current = { id, text, kind };
-        setToasts((ts) => [...ts.slice(-3), { id, text, kind, count: 1 }]);
+        setToasts((ts) => [...ts.slice(-3), { id, text, kind, count: 1, at: Date.now() }]);
       }
       timers.current.set(id, setTimeout(() => dismiss(id), TOAST_MS[kind]));
     },
     [dismiss],
   );
+  // What was said just now (the news of the change of screen itself: "Forked") stays.
+  const clear = useCallback(() => {
+    const before = Date.now() - FRESH_MS;
+    setToasts((ts) => {
+      const old = ts.filter((t) => t.at < before);
+      for (const t of old) {
+        clearTimeout(timers.current.get(t.id));
+        timers.current.delete(t.id);
+        if (last.current?.id === t.id) last.current = null;
+      }
+      return old.length ? ts.filter((t) => t.at >= before) : ts;
+    });
+  }, []);
   useEffect(() => {
     const pending = timers.current;
     return () => {
@@ -82,7 +101,7 @@ export function ToastProvider({ children }: { children: ReactNode }) {
       pending.clear();
     };
   }, []);
-  const value = useMemo(() => ({ toast }), [toast]);
+  const value = useMemo(() => ({ toast, clear }), [toast, clear]);
   return (
     <ToastContext.Provider value={value}>
       {children}
@@ -107,4 +126,17 @@ export function ToastProvider({ children }: { children: ReactNode }) {
 
 export function useToast(): ToastApi["toast"] {
   return useContext(ToastContext).toast;
+}
+
+/** Toasts do not outlive their screen: a new `screen` key takes them down. */
+export function useClearToastsOn(screen: string): void {
+  const { clear } = useContext(ToastContext);
+  const first = useRef(true);
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    clear();
+  }, [screen, clear]);
 }

@@ -153,19 +153,22 @@ export function AssistantMessage(props: {
       data-testid="message-assistant"
       data-message-id={message.id}
     >
+      {/* Who answered, with which model, for how much: shown while the message is hovered or focused. */}
       <div className="msg-meta">
-        {meta.agent && <span className="agent-tag">{meta.agent}</span>}
-        {meta.model && (
-          <span className="muted mono small" data-testid="message-model" title={modelTitle(meta.model, modelSource(meta))}>
-            {meta.model}
-          </span>
-        )}
-        {meta.tokens && (
-          <span className="muted small" data-testid="message-tokens" title="tokens in / out">
-            ↑{formatTokens(meta.tokens.input)} ↓{formatTokens(meta.tokens.output)}
-          </span>
-        )}
-        {typeof meta.cost_usd === "number" && <span className="muted small">{formatCost(meta.cost_usd)}</span>}
+        <span className="msg-meta-detail" data-testid="message-meta">
+          {meta.agent && <span className="agent-tag">{meta.agent}</span>}
+          {meta.model && (
+            <span className="muted mono small" data-testid="message-model" title={modelTitle(meta.model, modelSource(meta))}>
+              {meta.model}
+            </span>
+          )}
+          {meta.tokens && (
+            <span className="muted small" data-testid="message-tokens" title="tokens in / out">
+              ↑{formatTokens(meta.tokens.input)} ↓{formatTokens(meta.tokens.output)}
+            </span>
+          )}
+          {typeof meta.cost_usd === "number" && <span className="muted small">{formatCost(meta.cost_usd)}</span>}
+        </span>
         {changesFiles && !props.streaming && (
           <button
             type="button"

@@ -5,6 +5,19 @@ import { useServices, useToast } from "../context";
 import { EditableTitle } from "../EditableTitle";
 import type { PanelTab } from "../RightPanel";
 import { BranchPrChip } from "../review/PrChip";
+import { MenuButton, type MenuItem } from "../MenuButton";
+import { TipButton } from "../TipButton";
+import {
+  Ellipsis,
+  GitCompare,
+  GitFork,
+  GitPullRequestArrow,
+  MessageSquareOff,
+  MessageSquareText,
+  PanelRightClose,
+  PanelRightOpen,
+  Share2,
+} from "lucide-react";
 
 /**
  * A session view's header: its title (renamed in place), whose subagent it is, its total cost
@@ -51,6 +64,15 @@ export function SessionHeader({
   const toast = useToast();
   const spawned = state.session?.spawned_by ?? null;
   const parent = state.session?.parent_id ?? null;
+  // Everything the header does, by name: the icons that do not fit a narrow header are here too.
+  const moreItems: MenuItem[] = [
+    { label: hideCommentary ? "Show commentary" : "Hide commentary", onSelect: () => onHideCommentary(!hideCommentary), testId: "more-commentary" },
+    ...(parent && onCompareSessions ? [{ label: "Compare with parent", onSelect: () => onCompareSessions(sessionId, parent), testId: "more-compare-parent" }] : []),
+    { label: "Share…", onSelect: onShare, testId: "more-share" },
+    { label: "Search this session (Ctrl+F)", onSelect: () => window.dispatchEvent(new Event("mia-transcript-search")), testId: "more-search" },
+    { label: "Cost by agent and model", onSelect: () => onPanel("cost"), testId: "more-cost" },
+    { label: "History", onSelect: () => onPanel("history"), testId: "more-history" },
+  ];
   return (
     <header className="conv-header">
       <EditableTitle
@@ -92,66 +114,74 @@ export function SessionHeader({
         ↑{formatTokens(totals.input)} ↓{formatTokens(totals.output)}
         {totals.priced ? ` · ${formatCost(totals.cost)}` : ""}
       </button>
-      <button
-        type="button"
-        className={`btn small toggle${hideCommentary ? " on" : ""}`}
-        data-testid="toggle-commentary"
-        aria-pressed={hideCommentary}
-        onClick={() => onHideCommentary(!hideCommentary)}
-      >
-        {hideCommentary ? "Show commentary" : "Hide commentary"}
-      </button>
-      {onForkTree && (
-        <button
-          type="button"
-          className="btn small"
-          data-testid="open-fork-tree"
-          title="This project's sessions and their forks as a tree (/forks)"
-          onClick={() => onForkTree(sessionId)}
+      <span className="conv-actions">
+        <TipButton
+          className={`icon-btn hdr-secondary${hideCommentary ? " on" : ""}`}
+          data-testid="toggle-commentary"
+          aria-pressed={hideCommentary}
+          aria-label={hideCommentary ? "Show commentary" : "Hide commentary"}
+          tip={hideCommentary ? "Show Mia and Miette's commentary" : "Hide Mia and Miette's commentary"}
+          onPress={() => onHideCommentary(!hideCommentary)}
         >
-          Fork tree
-        </button>
-      )}
-      {parent && onCompareSessions && (
-        <button
-          type="button"
-          className="btn small"
-          data-testid="compare-parent"
-          title="This fork's file changes and its parent's, since the fork point"
-          onClick={() => onCompareSessions(sessionId, parent)}
+          {hideCommentary ? <MessageSquareOff size={16} aria-hidden /> : <MessageSquareText size={16} aria-hidden />}
+        </TipButton>
+        {onForkTree && (
+          <TipButton
+            className="icon-btn"
+            data-testid="open-fork-tree"
+            aria-label="Fork tree"
+            tip="Fork tree: this project's sessions and their forks (/forks)"
+            onPress={() => onForkTree(sessionId)}
+          >
+            <GitFork size={16} aria-hidden />
+          </TipButton>
+        )}
+        {parent && onCompareSessions && (
+          <TipButton
+            className="icon-btn hdr-secondary"
+            data-testid="compare-parent"
+            aria-label="Compare with parent"
+            tip="Compare with parent: this fork's file changes and its parent's, since the fork point"
+            onPress={() => onCompareSessions(sessionId, parent)}
+          >
+            <GitCompare size={16} aria-hidden />
+          </TipButton>
+        )}
+        {directory && <BranchPrChip directory={directory} testId="session-pr-chip" />}
+        {onReview && (
+          <TipButton
+            className="icon-btn"
+            data-testid="open-review"
+            aria-label="Review"
+            tip="Review: comment on lines for the agent, stage, commit, push, open a pull request (/review)"
+            onPress={onReview}
+          >
+            <GitPullRequestArrow size={16} aria-hidden />
+          </TipButton>
+        )}
+        <TipButton
+          className="icon-btn hdr-secondary"
+          data-testid="share-session"
+          aria-label="Share"
+          tip="Share: publish a redacted copy of this session, preview first (/share)"
+          onPress={onShare}
         >
-          Compare with parent
-        </button>
-      )}
-      {directory && <BranchPrChip directory={directory} testId="session-pr-chip" />}
-      {onReview && (
-        <button
-          type="button"
-          className="btn small"
-          data-testid="open-review"
-          title="Review the changes, comment on lines for the agent, stage, commit, push, open a pull request (/review)"
-          onClick={onReview}
+          <Share2 size={16} aria-hidden />
+        </TipButton>
+        <TipButton
+          className={`icon-btn${panel ? " on" : ""}`}
+          data-testid="toggle-panel"
+          aria-pressed={panel !== null}
+          aria-label={panel ? "Hide the side panel" : "Show changes, diff, cost and history"}
+          tip={panel ? "Hide the side panel" : "Changes, diff, cost and history"}
+          onPress={() => onPanel(panel ? null : "changes")}
         >
-          Review
-        </button>
-      )}
-      <button
-        type="button"
-        className="btn small"
-        data-testid="share-session"
-        title="Publish a redacted copy of this session to the share server: preview first (/share)"
-        onClick={onShare}
-      >
-        Share
-      </button>
-      <button
-        type="button"
-        className="btn small"
-        onClick={() => onPanel(panel ? null : "changes")}
-        aria-pressed={panel !== null}
-      >
-        {panel ? "Hide panel" : "Changes"}
-      </button>
+          {panel ? <PanelRightClose size={16} aria-hidden /> : <PanelRightOpen size={16} aria-hidden />}
+        </TipButton>
+        <MenuButton label="More session actions" testId="session-more" items={moreItems}>
+          <Ellipsis size={16} aria-hidden />
+        </MenuButton>
+      </span>
     </header>
   );
 }

@@ -24,7 +24,7 @@ export function useSessionCommand({
   props: SessionViewProps;
   store: SessionStore;
   actions: ReturnType<typeof useSessionActions>;
-  setPanel: Dispatch<SetStateAction<PanelTab | null>>;
+  setPanel: (tab: PanelTab | null) => void;
   setHelp: (open: boolean) => void;
   setModelPicker: (open: boolean) => void;
   setSharing: (open: boolean) => void;
