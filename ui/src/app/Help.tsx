@@ -22,8 +22,8 @@ export function HelpText() {
           A message's <kbd>⋯</kbd> menu: fork from there (with or without its files)
         </li>
         <li>
-          Fork tree: <kbd>←</kbd>/<kbd>→</kbd> parent/fork · <kbd>↑</kbd>/<kbd>↓</kbd> neighbours · <kbd>Enter</kbd> open ·{" "}
-          <kbd>+</kbd>/<kbd>−</kbd> expand/collapse · <kbd>Shift</kbd>+<kbd>F10</kbd> actions
+          Fork tree: arrows to the parent, a fork, the neighbours · <kbd>Enter</kbd> open · <kbd>Space</kbd> expand/collapse ·{" "}
+          <kbd>+</kbd>/<kbd>−</kbd> zoom (or <kbd>Ctrl</kbd>/<kbd>Cmd</kbd>+wheel) · <kbd>0</kbd> fit · <kbd>Shift</kbd>+<kbd>F10</kbd> actions
         </li>
       </ul>
       <h3>Compaction</h3>
