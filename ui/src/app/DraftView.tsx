@@ -2,7 +2,9 @@ import { useState } from "react";
 import type { AgentInfo } from "../protocol/generated";
 import { useServices, useToast } from "./context";
 import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
-import { PromptInput } from "./PromptInput";
+import { PromptInput, restoreDraft } from "./PromptInput";
+import { NewSessionHome } from "./NewSessionHome";
+import type { SessionSummary } from "../protocol/generated";
 
 /** A project with no session open: the first message creates one (with the chosen agent). */
 export function DraftView({
@@ -13,6 +15,8 @@ export function DraftView({
   onCompare,
   onForkTree,
   onCreateAgent,
+  sessions = [],
+  onOpenSession,
 }: {
   directory: string;
   agents: AgentInfo[];
@@ -21,11 +25,21 @@ export function DraftView({
   onCompare?: () => void;
   onForkTree?: () => void;
   onCreateAgent?: (description?: string) => void;
+  /** The project's sessions (the page lists the recent ones). */
+  sessions?: SessionSummary[];
+  onOpenSession?: (id: string) => void;
 }) {
   const { api } = useServices();
   const toast = useToast();
   const [agent, setAgent] = useState<string | null>(null);
   const [picker, setPicker] = useState(false);
+  const [inputKey, setInputKey] = useState(0);
+  const draftKey = `new:${directory}`;
+  // A suggestion or a file goes into the composer (mounted again to show it).
+  const prompt = (text: string) => {
+    restoreDraft(draftKey, text);
+    setInputKey((k) => k + 1);
+  };
   const current = agent ?? "build";
   const toggle = () => {
     if (primaryAgents(agents).length >= 3) setPicker(true);
@@ -38,7 +52,7 @@ export function DraftView({
           <h1 className="conv-title">New session</h1>
         </header>
         <div className="conversation" data-testid="conversation" role="region" aria-label="Conversation" tabIndex={0}>
-          <div className="empty muted">Ask for something to start. Type @ to mention a file, / for commands.</div>
+          <NewSessionHome sessions={sessions} onOpenSession={onOpenSession} onPrompt={prompt} />
         </div>
         <div className="input-row">
           <div className="input-tools">
@@ -73,7 +87,8 @@ export function DraftView({
               else if (name === "fork" || name === "promote") toast(`/${name} needs a session: send a first message.`, "info");
             }}
             onToggleMode={toggle}
-            draftKey={`new:${directory}`}
+            draftKey={draftKey}
+            key={inputKey}
             running={false}
             disabledCommands={{ fork: "no session yet", promote: "no session yet", model: "no session yet", cost: "no session yet" }}
             mentionAgents={agents

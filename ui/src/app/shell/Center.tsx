@@ -155,6 +155,8 @@ export function Center({
           onCompare={() => showCompare()}
           onForkTree={() => showTree()}
           onCreateAgent={createAgent}
+          sessions={sessions}
+          onOpenSession={openSession}
         />
       )}
     </main>
