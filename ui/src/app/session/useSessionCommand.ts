@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useEffectEvent, type Dispatch, type SetStateAction } from "react";
+import { useCallback, useEffect, useEffectEvent } from "react";
 import type { RevertSummary } from "../../protocol/generated";
 import type { SessionStore } from "../../state/store";
 import { errorMessage } from "../../lib/api";
