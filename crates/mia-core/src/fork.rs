@@ -295,7 +295,24 @@ impl Runtime {
                     let mut out = HashMap::new();
                     for (session, message) in points {
                         if let Ok(m) = db.get_message(&session, &message) {
-                            out.insert(message, excerpt(&m));
+                            // A fork of a fork made at its marker: the text
+                            // is the message the marker follows.
+                            let shown = if m.message_type == mia_protocol::MessageType::Fork {
+                                db.get_messages(
+                                    &session,
+                                    &mia_store::MessageQuery {
+                                        before: Some(message),
+                                        limit: Some(1),
+                                        tail: true,
+                                        ..Default::default()
+                                    },
+                                )?
+                                .pop()
+                                .unwrap_or(m)
+                            } else {
+                                m
+                            };
+                            out.insert(message, excerpt(&shown));
                         }
                     }
                     let mut firsts = HashMap::new();

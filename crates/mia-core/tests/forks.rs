@@ -201,6 +201,9 @@ async fn conversation_fork_continues_the_context_and_undoes_only_its_own_changes
     assert!(err.to_string().contains(&parent.to_string()), "{err}");
     assert!(h.runtime.timeline(child).await.unwrap().is_empty());
 
+    // A fork of the fork made at its marker (its last message so far).
+    let grand = h.fork(child, None, false).await.session.id;
+
     // The child continues with the parent's context: the model sees it.
     let before = h.server.request_count();
     assert_eq!(h.send(child, "child edit").await, TurnEnd::Completed);
@@ -287,6 +290,10 @@ async fn conversation_fork_continues_the_context_and_undoes_only_its_own_changes
     // Its own first prompt tells it apart from its siblings.
     assert_eq!(node.first_prompt.as_deref(), Some("child edit"));
     assert_eq!(tree[0].first_prompt, None, "not a fork");
+    // Forked at the marker: its fork point reads as the message before it,
+    // not as "Forked from session …".
+    assert_eq!(node.children[0].summary.session.id, grand);
+    assert_eq!(node.children[0].fork_excerpt.as_deref(), Some("Wrote two."));
     assert_eq!(tree[0].files_changed, 1, "a.txt");
     h.server.assert_no_violations();
 }
