@@ -27,7 +27,7 @@ const STEP: TimelineStep = {
   undone: false,
   tool: "write",
   changes: [{ path: "src/a.ts", kind: "modified", additions: 1, deletions: 0 }],
-} as TimelineStep;
+};
 
 function renderView(steps: TimelineStep[]) {
   const detail: SessionDetail = { session, agent: "build", messages: [] };
