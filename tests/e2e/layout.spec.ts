@@ -32,6 +32,10 @@ test("usable at 1024×700: resizable, collapsible panels whose sizes are remembe
   const sidebar = page.locator("aside.left");
   const conversation = page.getByTestId("conversation");
   const panel = page.locator("aside.right-panel");
+  // No file changes: the side panel stays closed until asked for.
+  await expect(panel).toHaveCount(0);
+  await expect(page.locator(".conv-header")).toHaveCSS("flex-wrap", "nowrap");
+  await page.getByTestId("toggle-panel").click();
   await expect(panel).toBeVisible();
   // Everything fits: nothing wider than the window, and the conversation keeps a readable width.
   const docWidth = await page.evaluate(() => document.documentElement.scrollWidth);
@@ -68,6 +72,7 @@ test("usable at 1024×700: resizable, collapsible panels whose sizes are remembe
   await page.reload();
   await page.getByTestId("session-item").first().click();
   await expect(page.getByTestId("message-assistant").last()).toContainText("Hello!");
+  await page.getByTestId("toggle-panel").click();
   await expect.poll(() => width(panel)).toBeLessThan(narrowed + 5);
   expect(await width(panel)).toBeGreaterThan(narrowed - 5);
 });

@@ -99,7 +99,10 @@ test("Stop cancels a running bash command", async ({ page }, testInfo) => {
     return !ps.split("\n").some((l) => l.startsWith("sleep 45.5"));
   });
   expect(existsSync(join(stack.project, "finished.marker"))).toBe(false);
-  // The stopped command changed no file: the undo timeline has nothing to offer.
+  // The stopped command changed no file: the side panel stays closed, and opened, the undo
+  // timeline has nothing to offer.
+  await expect(page.getByTestId("toggle-panel")).toHaveAttribute("aria-pressed", "false");
+  await page.getByTestId("toggle-panel").click();
   await page.getByTestId("tab-changes").click();
   await expect(page.getByTestId("timeline")).toContainText("No file changes");
   await expect(page.getByTestId("timeline-step")).toHaveCount(0);

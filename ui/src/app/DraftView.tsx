@@ -46,7 +46,7 @@ export function DraftView({
     else setAgent(toggleTarget(current, agents));
   };
   return (
-    <div className="session-layout">
+    <div className="session-layout draft-layout">
       <section className="main-col">
         <header className="conv-header">
           <h1 className="conv-title">New session</h1>

@@ -39,10 +39,9 @@ export function ProjectBar({
         <Folder size={14} aria-hidden /> {project ? baseName(project) : "No project"}
       </div>
       <div className="project-actions">
-        <button type="button" className="btn small" data-testid="open-folder" onClick={() => void open()}>
+        <TipButton className="btn small icon-only" data-testid="open-folder" onPress={() => void open()} aria-label="Open folder…" tip="Open a project folder">
           <FolderOpen size={14} aria-hidden />
-          Open folder…
-        </button>
+        </TipButton>
         {project && onWorktrees && (
           <button
             type="button"
