@@ -90,7 +90,7 @@ test("/compact summarises older messages; the marker shows the summary and the a
 
   // The archived messages, inline and labelled, from ?archived=true.
   const archiveToggle = marker.getByTestId("compaction-archive-toggle");
-  await expect(archiveToggle).toHaveText(`▸ Show the ${compacted} archived message${compacted === 1 ? "" : "s"}`);
+  await expect(archiveToggle).toHaveText(`Show the ${compacted} archived message${compacted === 1 ? "" : "s"}`);
   await archiveToggle.click();
   await expect(archiveToggle).toHaveAttribute("aria-expanded", "true");
   const archived = marker.getByTestId("archived-message");

@@ -65,7 +65,7 @@ export function ForkTree({ directory, currentId, focus, onBack, onOpenSession, o
   const [collapsed, setCollapsed] = useState<ReadonlySet<string>>(() => new Set());
   const [active, setActive] = useState<string | null>(focus ?? currentId);
   const [picking, setPicking] = useState<string | null>(null);
-  /** The session whose ⋯ menu is open (one at a time: the others show a plain button). */
+  /** The session whose actions menu is open (one at a time: the others show a plain button). */
   const [menuFor, setMenuFor] = useState<string | null>(null);
   const [dirChoice, setDirChoice] = useState<Direction | "auto">("auto");
   const [minimapChoice, setMinimapChoice] = useState<boolean | null>(null);

@@ -1,4 +1,5 @@
 import { COMMANDS } from "./commands";
+import { Ellipsis } from "lucide-react";
 
 export function HelpText() {
   return (
@@ -19,7 +20,7 @@ export function HelpText() {
           <kbd>@</kbd> mention a file · <kbd>/</kbd> at the start: commands
         </li>
         <li>
-          A message's <kbd>⋯</kbd> menu: fork from there (with or without its files)
+          A message's <Ellipsis size={14} aria-label="actions" className="help-icon" /> menu: fork from there (with or without its files)
         </li>
         <li>
           Fork tree: arrows to the parent, a fork, the neighbours · <kbd>Enter</kbd> open · <kbd>Space</kbd> expand/collapse ·{" "}

@@ -31,7 +31,7 @@ export function MenuButton({
   /** The button's accessible name ("Actions for this message"). */
   label: string;
   items: MenuItem[];
-  /** What the button shows (default ⋯). */
+  /** What the button shows (default: a three-dots icon). */
   children?: ReactNode;
   className?: string;
   testId?: string;

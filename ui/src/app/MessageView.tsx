@@ -1,4 +1,5 @@
 import { memo, useEffect, useId, useMemo, useRef, useState } from "react";
+import { ChevronDown, ChevronRight } from "lucide-react";
 import type { Message, PermissionRequest } from "../protocol/generated";
 import { toolsOf, type ToolInfo } from "../state/session";
 import type { MarkerMemory } from "../state/liveSessions";
@@ -114,7 +115,7 @@ function CompactionNotice({
           aria-controls={summaryId}
           onClick={toggleSummary}
         >
-          <span aria-hidden>{summaryOpen ? "▾ " : "▸ "}</span>
+          {summaryOpen ? <ChevronDown size={12} aria-hidden /> : <ChevronRight size={12} aria-hidden />}{" "}
           {summaryOpen ? "Hide the summary" : "Show the summary"}
         </button>
         {load && info.compacted > 0 && (
@@ -127,7 +128,7 @@ function CompactionNotice({
             aria-controls={archiveId}
             onClick={toggleArchive}
           >
-            <span aria-hidden>{archiveOpen ? "▾ " : "▸ "}</span>
+            {archiveOpen ? <ChevronDown size={12} aria-hidden /> : <ChevronRight size={12} aria-hidden />}{" "}
             {archiveOpen ? `Hide the ${plural(count, "archived message")}` : `Show the ${plural(count, "archived message")}`}
           </button>
         )}

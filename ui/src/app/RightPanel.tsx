@@ -2,7 +2,8 @@ import { memo, useCallback } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { keys } from "../state/queries";
 import { Tab, TabList, TabPanel, Tabs } from "react-aria-components";
-import type { FileDiff, HistoryAction, RevertSummary } from "../protocol/generated";
+import type { FileDiff, HistoryAction, RevertSummary, TimelineStep } from "../protocol/generated";
+import { ArrowLeft, FileDiff as FileDiffIcon, ScrollText } from "lucide-react";
 import { UndoTimeline } from "../components/timeline/UndoTimeline";
 import { errorMessage } from "../lib/api";
 import { useServices } from "./context";
@@ -10,6 +11,10 @@ import { FilesDiff, LoadedDiff } from "./DiffSlot";
 import { CostPanel } from "./CostPanel";
 import { HistoryPanel } from "./HistoryPanel";
 
+/**
+ * What the side panel shows: the timeline ("changes"; "diff" opens the whole session's diff at its
+ * top, "history" the full message list in its place) or the cost.
+ */
 export type PanelTab = "changes" | "diff" | "cost" | "history";
 
 export const RightPanel = memo(function RightPanel({
@@ -62,25 +67,27 @@ export const RightPanel = memo(function RightPanel({
 
   return (
     <aside className="right-panel" aria-label="Changes and diffs">
-      <Tabs selectedKey={tab} onSelectionChange={(k) => onTab(k as PanelTab)}>
+      <Tabs selectedKey={tab === "cost" ? "cost" : "changes"} onSelectionChange={(k) => onTab(k as PanelTab)}>
         <TabList className="tabs" aria-label="Side panel">
           <Tab id="changes" data-testid="tab-changes">
             Changes
           </Tab>
-          <Tab id="diff" data-testid="tab-diff">
-            Diff
-          </Tab>
           <Tab id="cost" data-testid="tab-cost">
             Cost
           </Tab>
-          <Tab id="history" data-testid="tab-history">
-            History
-          </Tab>
         </TabList>
         <TabPanel id="changes" className="panel-body" data-testid="panel-changes">
-          {error && <div className="error-text">{error}</div>}
-          {!steps && !error && <div className="muted">Loading…</div>}
-          {steps && (
+          {tab === "history" ? (
+            <div data-testid="panel-history">
+              <button type="button" className="link-btn small" data-testid="history-back" onClick={() => onTab("changes")}>
+                <ArrowLeft size={12} aria-hidden /> Back to the changes
+              </button>
+              <HistoryPanel load={loadHistory} refreshKey={refreshKey} />
+            </div>
+          ) : null}
+          {tab !== "history" && error && <div className="error-text">{error}</div>}
+          {tab !== "history" && !steps && !error && <div className="muted">Loading…</div>}
+          {tab !== "history" && steps && (
             <UndoTimeline
               steps={steps}
               busy={busy}
@@ -88,11 +95,45 @@ export const RightPanel = memo(function RightPanel({
               onApply={apply}
               onRedo={(force) => apply({ action: "redo" }, force)}
               renderDiff={(files: FileDiff[]) => <FilesDiff files={files} />}
+              renderStepDiff={(step: TimelineStep) => (
+                <LoadedDiff
+                  queryKey={keys.diff(sessionId, { step: step.id })}
+                  load={() => api.diff(sessionId, { step: step.id })}
+                  mode="unified"
+                />
+              )}
+              headerTools={
+                <>
+                  <button
+                    type="button"
+                    className="mia-tl-btn mia-tl-btn-small"
+                    data-testid="tab-diff"
+                    aria-pressed={tab === "diff"}
+                    title="The whole session's diff: summary, copy as patch, open wide"
+                    onClick={() => onTab(tab === "diff" ? "changes" : "diff")}
+                  >
+                    <FileDiffIcon size={12} aria-hidden /> Whole diff
+                  </button>
+                  <button
+                    type="button"
+                    className="mia-tl-btn mia-tl-btn-small"
+                    data-testid="tab-history"
+                    title="Every message of the session, the ones compaction archived included"
+                    onClick={() => onTab("history")}
+                  >
+                    <ScrollText size={12} aria-hidden /> All messages
+                  </button>
+                </>
+              }
+              top={
+                tab === "diff" ? (
+                  <div className="mia-tl-session-diff" data-testid="panel-diff">
+                    <LoadedDiff queryKey={keys.diff(sessionId, "session")} load={() => api.diff(sessionId, "session")} mode="unified" />
+                  </div>
+                ) : null
+              }
             />
           )}
-        </TabPanel>
-        <TabPanel id="diff" className="panel-body" data-testid="panel-diff">
-          <LoadedDiff queryKey={keys.diff(sessionId, "session")} load={() => api.diff(sessionId, "session")} mode="unified" />
         </TabPanel>
         <TabPanel id="cost" className="panel-body" data-testid="panel-cost">
           <CostPanel
@@ -101,9 +142,6 @@ export const RightPanel = memo(function RightPanel({
             onOpenSession={onOpenSession}
             sessionTitle={sessionTitle}
           />
-        </TabPanel>
-        <TabPanel id="history" className="panel-body" data-testid="panel-history">
-          <HistoryPanel load={loadHistory} refreshKey={refreshKey} />
         </TabPanel>
       </Tabs>
     </aside>

@@ -4,7 +4,7 @@ import { Button, Tooltip, TooltipTrigger, type ButtonProps } from "react-aria-co
 /**
  * A button with a tooltip (react-aria-components): shown on hover after a short delay and at
  * once when the button gets the keyboard focus, hidden with Escape, announced through
- * `aria-describedby`. For icon buttons (⚙, 🗑, ×, ⇣), whose name is their `aria-label`, the
+ * `aria-describedby`. For icon buttons (settings, delete, close, download), whose name is their `aria-label`, the
  * tooltip says the same to sighted users; native `title` tooltips show neither on focus nor on
  * touch.
  */

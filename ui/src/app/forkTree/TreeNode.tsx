@@ -6,7 +6,7 @@ import { forkLine, NODE_H, NODE_W, type FlatNode } from "../forkTreeModel";
 
 /**
  * A session of the fork tree: a tree item at its place in the layout, with its forks'
- * collapse toggle, its ⋯ menu (a plain button until opened: one menu at a time), and its facts.
+ * collapse toggle, its actions menu (a plain button until opened: one menu at a time), and its facts.
  */
 export const TreeNode = memo(function TreeNode({
   f,

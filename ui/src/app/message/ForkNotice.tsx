@@ -1,4 +1,5 @@
 import type { Message } from "../../protocol/generated";
+import { GitFork } from "lucide-react";
 import type { MessageActions } from "./actions";
 
 const FORK_MARKER = /^Forked from session (\S+) at message (\S+)/;
@@ -25,7 +26,7 @@ export function ForkNotice({ message, forkPoint, actions }: { message: Message; 
       <div className="fork-divider">
         <span className="fork-rule" aria-hidden />
         <span className="fork-text">
-          <span aria-hidden>⎇ </span>Forked from{" "}
+          <GitFork size={12} aria-hidden className="fork-icon" /> Forked from{" "}
           {parentId && actions.onOpenSession ? (
             <button
               type="button"

@@ -2,7 +2,7 @@ import type { Message } from "../../protocol/generated";
 import { MenuButton } from "../MenuButton";
 import type { MessageActions } from "./actions";
 
-/** A message's ⋯ menu: fork from it (with or without its files), when the view can fork. */
+/** A message's actions menu: fork from it (with or without its files), when the view can fork. */
 export function MessageMenu({ message, actions }: { message: Message; actions: MessageActions }) {
   const fork = actions.onFork;
   if (!fork) return null;

@@ -28,9 +28,9 @@ describe("DiffView", () => {
   it("shows each file with its header, hunk header and line numbers", () => {
     render(<DiffView diff={sessionDiff} />);
     const auth = fileEl("src/auth.ts");
-    expect(within(auth).getByRole("heading")).toHaveTextContent("■ src/auth.ts [modified]");
+    expect(within(auth).getByRole("heading")).toHaveTextContent("src/auth.ts [modified]");
     expect(auth).toHaveTextContent("@@ -1,7 +1,9 @@");
-    expect(within(fileEl("scripts/old.py")).getByRole("heading")).toHaveTextContent("■ scripts/old.py [deleted]");
+    expect(within(fileEl("scripts/old.py")).getByRole("heading")).toHaveTextContent("scripts/old.py [deleted]");
     expect(fileEl("scripts/old.py")).toHaveTextContent("@@ -1,2 +0,0 @@");
     // The changed TTL line: old number 3 on the left, new number 4 on the right.
     const del = within(auth).getByTestId("diff-line-del");

@@ -1,4 +1,5 @@
 import { memo, useId, useMemo, type ReactNode } from "react";
+import { ChevronDown, ChevronRight, FileText } from "lucide-react";
 import type { FileDiff } from "../../protocol/generated";
 import { HunkHighlighter, languageFor } from "./highlight";
 import { VIRTUAL_FILE_LINES, fileRows, lineCount, rowLine, type Row } from "./model";
@@ -31,7 +32,7 @@ interface FileSectionProps {
   selected?: { line: number; endLine: number } | null;
 }
 
-/** One file of a diff: `■ path [status]` header and its hunks (or why they are not shown). */
+/** One file of a diff: file icon, `path [status]` header and its hunks (or why they are not shown). */
 export const FileSection = memo(function FileSection({
   file,
   mode,
@@ -67,11 +68,11 @@ export const FileSection = memo(function FileSection({
             aria-label={expanded ? `Collapse ${file.file}` : `Expand ${file.file}`}
             onClick={() => onToggle(file.file)}
           >
-            {expanded ? "▾" : "▸"}
+            {expanded ? <ChevronDown size={14} aria-hidden /> : <ChevronRight size={14} aria-hidden />}
           </button>
         )}
         <h3 className="mia-diff-file-title" tabIndex={-1}>
-          <span aria-hidden="true">■ </span>
+          <FileText size={13} aria-hidden className="mia-diff-file-icon" />{" "}
           <span className="mia-diff-path">{file.file}</span>{" "}
           <span className={`mia-diff-status mia-diff-status-badge-${file.status}`}>[{file.status}]</span>
         </h3>

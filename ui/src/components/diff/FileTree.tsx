@@ -1,4 +1,5 @@
 import { useMemo, useState } from "react";
+import { ChevronDown, ChevronRight } from "lucide-react";
 import type { FileDiff } from "../../protocol/generated";
 
 const STATUS_BADGE = { added: "A", modified: "M", deleted: "D" } as const;
@@ -92,7 +93,7 @@ function FolderItems({
               onClick={() => onToggle(f.path)}
             >
               <span className="mia-diff-tree-caret" aria-hidden="true">
-                {open ? "▾" : "▸"}
+                {open ? <ChevronDown size={14} aria-hidden /> : <ChevronRight size={14} aria-hidden />}
               </span>
               <span className="mia-diff-path">{f.name}/</span>
               <span className="mia-diff-counts">

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useEffectEvent, useId, useRef, useState, type CSSProperties, type ReactNode } from "react";
+import { ChevronDown } from "lucide-react";
 import { Button, Keyboard, Menu, MenuItem, MenuTrigger, Popover, Text } from "react-aria-components";
 import type { FileDiff, PermissionReplyKind, PermissionRequest } from "../../protocol/generated";
 import { escapeReply, fetchMethod, offeredActions, prettyInput, targetLabel, type ActionSpec } from "./actions";
@@ -397,7 +398,7 @@ function AskMenu({
         isDisabled={disabled}
         aria-label={label}
       >
-        {label} <span aria-hidden>▾</span>
+        {label} <ChevronDown size={12} aria-hidden />
       </Button>
       <Popover placement="bottom start" offset={2} className="menu-popover">
         <Menu

@@ -2,7 +2,7 @@ import { useEffect, useRef } from "react";
 import type { ReactNode } from "react";
 import { useKeyDown } from "../../lib/useKeyDown";
 import type { FileDiff, HistoryAction, RevertPreview, RevertSummary } from "../../protocol/generated";
-import { previewLine } from "./format";
+import { ACTION_TITLES as TITLES, previewLine } from "./format";
 
 export type PanelState = { key: string; action: HistoryAction } & (
   | { phase: "loading" }
@@ -21,11 +21,6 @@ interface PreviewPanelProps {
   onCancel: () => void;
 }
 
-const TITLES: Record<HistoryAction["action"], string> = {
-  undo: "Undo this step",
-  revert: "Revert to here",
-  redo: "Redo",
-};
 
 const BUSY_TITLE = "A turn is running: wait for it to finish (or stop it) before applying.";
 
@@ -122,7 +117,7 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
         <div className="mia-tl-conflicts" data-testid="timeline-conflicts" role="alert">
           <strong>
             {state.phase === "refused" ? "Nothing was changed: " : ""}
-            {conflicts.length === 1 ? "1 file was" : `${conflicts.length} files were`} changed outside mia-code
+            {conflicts.length === 1 ? "1 file was" : `${conflicts.length} files were`} changed outside Mia Code
           </strong>
           <ul>
             {conflicts.map((c) => (

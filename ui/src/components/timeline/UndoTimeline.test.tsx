@@ -37,10 +37,10 @@ describe("UndoTimeline", () => {
     expect(screen.queryAllByTestId("timeline-step")).toHaveLength(0);
   });
 
-  it("lists steps newest first with tool, time, files and counts", () => {
+  it("lists steps oldest first, newest last, with tool, time, files and counts", () => {
     setup();
     const entries = screen.getAllByTestId("timeline-step");
-    expect(entries.map((e) => e.getAttribute("data-step-id"))).toEqual(["step-4", "step-3", "step-2", "step-1"]);
+    expect(entries.map((e) => e.getAttribute("data-step-id"))).toEqual(["step-1", "step-2", "step-3", "step-4"]);
 
     const s2 = stepEl("step-2");
     expect(s2).toHaveTextContent("#2");
@@ -60,7 +60,7 @@ describe("UndoTimeline", () => {
     setup();
     const undone = stepEl("step-3");
     expect(undone).toHaveClass("mia-tl-undone");
-    expect(within(undone).getByText("undone")).toBeInTheDocument();
+    expect(within(undone).getByText("Undone")).toBeInTheDocument();
     expect(within(undone).queryByTestId("timeline-undo-step")).toBeNull();
     expect(within(stepEl("step-4")).queryByTestId("timeline-undo-step")).toBeNull();
     expect(within(stepEl("step-4")).queryByTestId("timeline-revert-here")).toBeNull();
@@ -93,8 +93,27 @@ describe("UndoTimeline", () => {
     expect(onApply).toHaveBeenCalledTimes(1);
     expect(onApply).toHaveBeenCalledWith({ action: "undo", step: "step-2" }, false);
     const result = await screen.findByTestId("timeline-result");
-    expect(result).toHaveTextContent("src/types.ts: removed (was created)");
+    // In plain words; the runtime's own text (snapshots, message ids) only under Details.
+    expect(within(result).getByText("Undone: restored src/utils.ts; removed src/types.ts.")).toBeVisible();
+    const details = within(result).getByText("Details").closest("details")!;
+    expect(details).not.toHaveAttribute("open");
+    expect(details).toHaveTextContent("src/types.ts: removed (was created)");
     expect(screen.queryByTestId("timeline-preview")).toBeNull();
+  });
+
+  it("expands a step's own diff, and keeps ids under Details", async () => {
+    const renderStepDiff = vi.fn((st: { id: string }) => <div data-testid="fake-step-diff">{st.id}</div>);
+    const { user } = setup({ renderStepDiff });
+    const s2 = stepEl("step-2");
+    expect(within(s2).queryByTestId("fake-step-diff")).toBeNull();
+    const toggle = within(s2).getByTestId("timeline-step-diff-toggle");
+    expect(toggle).toHaveAttribute("aria-expanded", "false");
+    await user.click(toggle);
+    expect(within(s2).getByTestId("fake-step-diff")).toHaveTextContent("step-2");
+    expect(toggle).toHaveAttribute("aria-expanded", "true");
+    expect(within(s2).getByText("Details").closest("details")).not.toHaveAttribute("open");
+    expect(within(s2).getByTestId("timeline-undo-step")).toHaveTextContent("Undo");
+    expect(within(s2).getByTestId("timeline-revert-here")).toHaveTextContent("Restore to here");
   });
 
   it("the preview names the files it leaves alone and why", async () => {
@@ -114,14 +133,14 @@ describe("UndoTimeline", () => {
     expect(files.some((f) => f?.includes("notes.md"))).toBe(false);
   });
 
-  it("Revert to here shows conflicts and overwrites only after the explicit button", async () => {
+  it("Restore to here shows conflicts and overwrites only after the explicit button", async () => {
     const { user, onPreview, onApply } = setup();
     onApply.mockResolvedValueOnce(forcedSummary);
     await user.click(within(stepEl("step-1")).getByTestId("timeline-revert-here"));
     expect(onPreview).toHaveBeenCalledWith({ action: "revert", message_id: MSG_1 });
 
     const conflicts = await screen.findByTestId("timeline-conflicts");
-    expect(conflicts).toHaveTextContent("1 file was changed outside mia-code");
+    expect(conflicts).toHaveTextContent("1 file was changed outside Mia Code");
     expect(conflicts).toHaveTextContent("src/auth.ts: modified outside mia-code at 10:40:12");
     const panel = screen.getByTestId("timeline-preview");
     expect(within(panel).getAllByTestId("timeline-preview-file")).toHaveLength(3);

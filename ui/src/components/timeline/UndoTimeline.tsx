@@ -10,17 +10,18 @@ import type {
 import { PreviewPanel } from "./PreviewPanel";
 import type { PanelState } from "./PreviewPanel";
 import { StepEntry } from "./StepEntry";
-import { errorText } from "./format";
+import { errorText, resultText } from "./format";
 import "./UndoTimeline.css";
+import { Redo2 } from "lucide-react";
 
 export interface UndoTimelineProps {
-  /** The session's file-changing steps (any order; shown newest first). */
+  /** The session's file-changing steps (any order; shown oldest first, newest last). */
   steps: TimelineStep[];
   /** Compute what an action would change, without changing anything. */
   onPreview: (action: HistoryAction) => Promise<RevertPreview>;
   /**
    * Apply an undo/revert. `force` is true only after the person chose to overwrite files changed
-   * outside mia-code. A result with `applied: false` (HTTP 409) is shown as conflicts.
+   * outside Mia Code. A result with `applied: false` (HTTP 409) is shown as conflicts.
    */
   onApply: (action: HistoryAction, force: boolean) => Promise<RevertSummary>;
   /**
@@ -30,6 +31,12 @@ export interface UndoTimelineProps {
   onRedo?: (force: boolean) => Promise<RevertSummary>;
   /** Render a preview's diff (e.g. with DiffView). */
   renderDiff?: (files: FileDiff[]) => ReactNode;
+  /** Render one step's own diff (expandable under the step). */
+  renderStepDiff?: (step: TimelineStep) => ReactNode;
+  /** More buttons in the header (e.g. the whole session's diff). */
+  headerTools?: ReactNode;
+  /** Shown under the header, above the steps (e.g. the whole session's diff when asked for). */
+  top?: ReactNode;
   /** A turn is running: history actions are disabled. */
   busy?: boolean;
 }
@@ -38,12 +45,25 @@ const BUSY_REASON = "A turn is running: wait for it to finish (or stop it) befor
 const RESULT_MS = 8000;
 
 interface Result {
+  /** In plain words. */
+  text: string;
+  /** The runtime's own words (snapshots, ids): under "Details". */
   message: string;
   backups: { path: string; backup: string }[];
 }
 
 /** The session's file-changing steps with point-and-click undo, each previewed before it is applied. */
-export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, busy = false }: UndoTimelineProps) {
+export function UndoTimeline({
+  steps,
+  onPreview,
+  onApply,
+  onRedo,
+  renderDiff,
+  renderStepDiff,
+  headerTools,
+  top,
+  busy = false,
+}: UndoTimelineProps) {
   const [panel, setPanel] = useState<PanelState | null>(null);
   const [result, setResult] = useState<Result | null>(null);
   // Answers of an older preview request (another button was clicked since) are dropped.
@@ -114,6 +134,7 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
           }
           setPanel(null);
           setResult({
+            text: resultText(action.action, summary),
             message: summary.message,
             backups: summary.conflicts.flatMap((c) => (c.backup ? [{ path: c.path, backup: c.backup }] : [])),
           });
@@ -127,7 +148,7 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
     [panel, onApply, onRedo],
   );
 
-  const ordered = [...steps].sort((a, b) => b.index - a.index);
+  const ordered = [...steps].sort((a, b) => a.index - b.index);
   // Redo brings back undone changes: offered only when some step is undone.
   const canRedo = onRedo !== undefined && steps.some((s) => s.undone);
   const panelFor = (key: string): ReactNode =>
@@ -136,9 +157,11 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
     ) : null;
 
   return (
-    <section className="mia-tl" data-testid="timeline" aria-label="Undo timeline" aria-busy={busy}>
+    <section className="mia-tl" data-testid="timeline" aria-label="Changes timeline" aria-busy={busy}>
       <header className="mia-tl-header">
         <h2 className="mia-tl-title">Changes</h2>
+        <span className="mia-tl-header-tools">
+        {headerTools}
         {canRedo && (
           <button
             type="button"
@@ -147,15 +170,17 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
             title={busy ? BUSY_REASON : "Redo the last undo"}
             onClick={() => openPreview({ action: "redo" }, "redo")}
           >
-            Redo…
+            <Redo2 size={12} aria-hidden /> Redo…
           </button>
         )}
+        </span>
       </header>
+      {top}
       {busy && <p className="mia-tl-busy">{BUSY_REASON}</p>}
 
       {result && (
         <div className="mia-tl-result" data-testid="timeline-result" role="status">
-          <pre className="mia-tl-result-msg">{result.message}</pre>
+          <p className="mia-tl-result-msg">{result.text}</p>
           {result.backups.length > 0 && (
             <ul className="mia-tl-backups">
               {result.backups.map((b) => (
@@ -164,6 +189,12 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
                 </li>
               ))}
             </ul>
+          )}
+          {result.message && (
+            <details className="mia-tl-details">
+              <summary>Details</summary>
+              <pre className="mia-tl-result-raw">{result.message}</pre>
+            </details>
           )}
           <button type="button" className="mia-tl-btn mia-tl-btn-small" onClick={() => setResult(null)}>
             Dismiss
@@ -185,6 +216,7 @@ export function UndoTimeline({ steps, onPreview, onApply, onRedo, renderDiff, bu
               busyReason={BUSY_REASON}
               onUndo={() => openPreview({ action: "undo", step: step.id }, `step:${step.id}`)}
               onRevert={() => openPreview({ action: "revert", message_id: step.message_id }, `step:${step.id}`)}
+              renderDiff={renderStepDiff}
               panel={panelFor(`step:${step.id}`)}
             />
           ))}
