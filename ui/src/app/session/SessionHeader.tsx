@@ -75,35 +75,37 @@ export function SessionHeader({
   ];
   return (
     <header className="conv-header">
-      <EditableTitle
-        title={title}
-        hint={state.session?.slug}
-        onRename={async (t) => {
-          try {
-            await api.updateSession(sessionId, { title: t });
-          } catch (e) {
-            toast(errorMessage(e));
-          }
-        }}
-      />
-      {spawned && (
-        <span className="subagent-of small" data-testid="subagent-of">
-          ↳ subagent <span className="agent-tag">{state.session?.agent ?? "?"}</span> of{" "}
-          {onOpenSession ? (
-            <button
-              type="button"
-              className="link-btn"
-              data-testid="subagent-parent-link"
-              title="Open the session that delegated this task"
-              onClick={() => onOpenSession(spawned.session_id)}
-            >
-              {spawnedTitle}
-            </button>
-          ) : (
-            <strong>{spawnedTitle}</strong>
-          )}
-        </span>
-      )}
+      <div className="conv-title-block">
+        <EditableTitle
+          title={title}
+          hint={state.session?.slug}
+          onRename={async (t) => {
+            try {
+              await api.updateSession(sessionId, { title: t });
+            } catch (e) {
+              toast(errorMessage(e));
+            }
+          }}
+        />
+        {spawned && (
+          <span className="subagent-of small" data-testid="subagent-of">
+            ↳ subagent <span className="agent-tag">{state.session?.agent ?? "?"}</span> of{" "}
+            {onOpenSession ? (
+              <button
+                type="button"
+                className="link-btn"
+                data-testid="subagent-parent-link"
+                title="Open the session that delegated this task"
+                onClick={() => onOpenSession(spawned.session_id)}
+              >
+                {spawnedTitle}
+              </button>
+            ) : (
+              <strong>{spawnedTitle}</strong>
+            )}
+          </span>
+        )}
+      </div>
       <button
         type="button"
         className="session-cost link-btn muted small"
