@@ -67,7 +67,8 @@ export function filesToDiff(files: FileDiff[]): DiffViewData {
 }
 
 export function FilesDiff({ files }: { files: FileDiff[] }) {
-  return <LazyDiffView diff={filesToDiff(files)} defaultMode="unified" />;
+  // Inside a preview or a step that already says what changes: compact (no summary, no file list).
+  return <LazyDiffView diff={filesToDiff(files)} defaultMode="unified" compact />;
 }
 
 /**

@@ -69,7 +69,7 @@ export function InlineAsksProvider({ value, children }: { value: InlineAsks; chi
   return <Ctx.Provider value={value}>{children}</Ctx.Provider>;
 }
 
-const renderDiff = (d: FileDiff) => <LazyDiffView diff={filesToDiff([d])} defaultMode="unified" />;
+const renderDiff = (d: FileDiff) => <LazyDiffView diff={filesToDiff([d])} defaultMode="unified" compact />;
 
 /** The ask waiting at a tool card, drawn in place (nothing when none waits there). */
 export function AskAtCard({ callId }: { callId: string }) {

@@ -240,3 +240,13 @@ describe("DiffView folding", () => {
     expect(fold().getAttribute("aria-expanded")).toBe(was);
   });
 });
+
+describe("compact", () => {
+  it("leaves out the summary line and the file list: each file's header says what changes", () => {
+    render(<DiffView diff={sessionDiff} compact />);
+    expect(screen.queryByTestId("diff-summary")).toBeNull();
+    expect(screen.queryByTestId("diff-file-list")).toBeNull();
+    expect(screen.getAllByTestId("diff-file").length).toBe(sessionDiff.files.length);
+    expect(screen.getByTestId("diff-mode-unified")).toBeInTheDocument();
+  });
+});

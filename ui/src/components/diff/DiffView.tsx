@@ -33,6 +33,11 @@ export interface DiffViewProps {
   commentEditor?: { target: DiffLineTarget; node: ReactNode } | null;
   /** Buttons in each hunk's header (Stage, Discard, Take …); hunk: its index in `file.hunks`. */
   hunkActions?: (file: FileDiff, hunk: number) => ReactNode;
+  /**
+   * Inside something that already says what changes (an undo preview, a step, a permission ask):
+   * no summary line, no file list (each file's header names it and its counts), no outer frame.
+   */
+  compact?: boolean;
 }
 
 type CopyState = { state: "idle" } | { state: "copied" } | { state: "failed"; message: string };
@@ -55,6 +60,7 @@ export function DiffView({
   renderComment,
   commentEditor,
   hunkActions,
+  compact = false,
 }: DiffViewProps) {
   const [chosen, setMode] = useState<DiffMode>(defaultMode);
   const rootRef = useRef<HTMLDivElement>(null);
@@ -126,11 +132,15 @@ export function DiffView({
   };
 
   return (
-    <div className="mia-diff" data-testid="diff-view" data-mode={mode} ref={rootRef}>
+    <div className={compact ? "mia-diff mia-diff-compact" : "mia-diff"} data-testid="diff-view" data-mode={mode} ref={rootRef}>
       <div className="mia-diff-toolbar">
-        <p className="mia-diff-summary" data-testid="diff-summary">
-          {diff.summary}
-        </p>
+        {compact ? (
+          <span className="mia-diff-summary" />
+        ) : (
+          <p className="mia-diff-summary" data-testid="diff-summary">
+            {diff.summary}
+          </p>
+        )}
         <div className="mia-diff-modes" role="group" aria-label="Diff layout">
           <button
             type="button"
@@ -171,7 +181,7 @@ export function DiffView({
         <p className="mia-diff-note">No changes</p>
       ) : (
         <>
-          {diff.files.length > TREE_FILES ? (
+          {compact ? null : diff.files.length > TREE_FILES ? (
             <FileTree files={diff.files} onJump={jumpTo} />
           ) : (
             <FileList files={diff.files} onJump={jumpTo} />

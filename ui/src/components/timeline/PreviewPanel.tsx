@@ -105,10 +105,13 @@ export function PreviewPanel({ state, busy, renderDiff, onApply, onCancel }: Pre
               </ul>
             </div>
           )}
-          <p className="mia-tl-preview-counts">
-            <span className="mia-tl-add">+{preview.additions}</span>{" "}
-            <span className="mia-tl-del">−{preview.deletions}</span> lines
-          </p>
+          {/* With the diff drawn, its files' headers carry the counts: said once. */}
+          {!(renderDiff && preview.diff.length > 0) && (
+            <p className="mia-tl-preview-counts">
+              <span className="mia-tl-add">+{preview.additions}</span>{" "}
+              <span className="mia-tl-del">−{preview.deletions}</span> lines
+            </p>
+          )}
           {renderDiff && preview.diff.length > 0 && <div className="mia-tl-preview-diff">{renderDiff(preview.diff)}</div>}
         </>
       )}

@@ -82,7 +82,8 @@ describe("UndoTimeline", () => {
       "remove src/types.ts (was created)",
       "restore src/utils.ts (was modified)",
     ]);
-    expect(panel).toHaveTextContent("+1 −23 lines");
+    // The counts are said once: by the drawn diff's file headers, not again above it.
+    expect(panel).not.toHaveTextContent("+1 −23 lines");
     expect(renderDiff).toHaveBeenCalledWith(undoStep2Preview.diff);
     expect(within(panel).getByTestId("fake-diff")).toHaveTextContent("src/types.ts");
     expect(within(panel).queryByTestId("timeline-conflicts")).toBeNull();
