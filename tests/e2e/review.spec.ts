@@ -87,8 +87,9 @@ test("comments on lines of the session diff reach the model as one message", asy
 
   // Line 1, then Shift+click line 2: a comment on lines 1–2.
   await file.locator('[data-testid="diff-gutter"][data-line="1"]').click();
-  await file.locator('[data-testid="diff-gutter"][data-line="2"]').click({ modifiers: ["Shift"] });
   const editor = diff.getByTestId("review-comment-editor");
+  await expect(editor).toContainText("src/app.ts:1");
+  await file.locator('[data-testid="diff-gutter"][data-line="2"]').click({ modifiers: ["Shift"] });
   await expect(editor).toContainText("src/app.ts:1–2");
   await editor.getByTestId("review-comment-text").fill(COMMENT);
   await editor.getByTestId("review-comment-save").click();

@@ -102,10 +102,13 @@ export function DiffView({
     () => lineExtras(comments ?? [], commentEditor ?? null, renderComment ?? defaultComment),
     [comments, commentEditor, renderComment],
   );
+  // Where a Shift+click extends from: the open editor's first line (it outlives a redraw of the
+  // diff, e.g. when the changes are read again), else the last line clicked.
+  const openAt = commentEditor?.target ?? null;
   const onGutter = useCallback(
     (file: string, line: number, extend: boolean) => {
       if (!onComment) return;
-      const from = anchor.current;
+      const from = openAt ? { file: openAt.file, line: openAt.line } : anchor.current;
       if (extend && from && from.file === file) {
         onComment({ file, line: Math.min(from.line, line), endLine: Math.max(from.line, line) });
         return;
@@ -113,7 +116,7 @@ export function DiffView({
       anchor.current = { file, line };
       onComment({ file, line, endLine: line });
     },
-    [onComment],
+    [onComment, openAt],
   );
   const target = commentEditor?.target ?? null;
 
