@@ -288,42 +288,7 @@ impl Runtime {
             .filter(|s| s.session.fork.is_some())
             .map(|s| s.session.id)
             .collect();
-        let (excerpts, first_prompts): (HashMap<MessageId, String>, HashMap<SessionId, String>) =
-            self.inner
-                .store
-                .call(move |db| {
-                    let mut out = HashMap::new();
-                    for (session, message) in points {
-                        if let Ok(m) = db.get_message(&session, &message) {
-                            // A fork of a fork made at its marker: the text
-                            // is the message the marker follows.
-                            let shown = if m.message_type == mia_protocol::MessageType::Fork {
-                                db.get_messages(
-                                    &session,
-                                    &mia_store::MessageQuery {
-                                        before: Some(message),
-                                        limit: Some(1),
-                                        tail: true,
-                                        ..Default::default()
-                                    },
-                                )?
-                                .pop()
-                                .unwrap_or(m)
-                            } else {
-                                m
-                            };
-                            out.insert(message, excerpt(&shown));
-                        }
-                    }
-                    let mut firsts = HashMap::new();
-                    for (session, message) in db.first_prompts_after_fork(&forks)? {
-                        if let Ok(m) = db.get_message(&session, &message) {
-                            firsts.insert(session, excerpt(&m));
-                        }
-                    }
-                    Ok((out, firsts))
-                })
-                .await?;
+        let (excerpts, first_prompts) = self.fork_texts(points, forks).await?;
         let dirs: HashMap<SessionId, String> = items
             .iter()
             .map(|s| (s.session.id, s.session.directory.clone()))
@@ -382,6 +347,50 @@ impl Runtime {
             worktrees: &worktrees,
         };
         Ok(tree.into_iter().map(|n| node(n, &cx)).collect())
+    }
+
+    /// The text of each fork point (a marker's: the message it follows),
+    /// and each fork's own first prompt, shortened.
+    async fn fork_texts(
+        &self,
+        points: Vec<(SessionId, MessageId)>,
+        forks: Vec<SessionId>,
+    ) -> Result<(HashMap<MessageId, String>, HashMap<SessionId, String>), CoreError> {
+        self.inner
+            .store
+            .call(move |db| {
+                let mut out = HashMap::new();
+                for (session, message) in points {
+                    if let Ok(m) = db.get_message(&session, &message) {
+                        // A fork of a fork made at its marker: the text
+                        // is the message the marker follows.
+                        let shown = if m.message_type == mia_protocol::MessageType::Fork {
+                            db.get_messages(
+                                &session,
+                                &mia_store::MessageQuery {
+                                    before: Some(message),
+                                    limit: Some(1),
+                                    tail: true,
+                                    ..Default::default()
+                                },
+                            )?
+                            .pop()
+                            .unwrap_or(m)
+                        } else {
+                            m
+                        };
+                        out.insert(message, excerpt(&shown));
+                    }
+                }
+                let mut firsts = HashMap::new();
+                for (session, message) in db.first_prompts_after_fork(&forks)? {
+                    if let Ok(m) = db.get_message(&session, &message) {
+                        firsts.insert(session, excerpt(&m));
+                    }
+                }
+                Ok((out, firsts))
+            })
+            .await
     }
 
     /// Two sessions' file changes since they diverged: for a fork and its
