@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useEffectEvent, useId, useRef, useState, type CSSProperties, type ReactNode } from "react";
+import { useEffect, useEffectEvent, useId, useRef, type CSSProperties, type ReactNode } from "react";
 import { ChevronDown } from "lucide-react";
 import { Button, Keyboard, Menu, MenuItem, MenuTrigger, Popover, Text } from "react-aria-components";
 import type { FileDiff, PermissionReplyKind, PermissionRequest } from "../../protocol/generated";
@@ -7,6 +7,7 @@ import { reasonOnce, relativePath, ruleText } from "./askText";
 import { ARM_DELAY_MS } from "./PermissionDialog";
 import { ProposedChange } from "./ProposedChange";
 import { SegmentList } from "./SegmentList";
+import { useAskAnswer } from "./useAskAnswer";
 import "./InlineAsk.css";
 
 export interface InlineAskProps {
@@ -25,16 +26,8 @@ export interface InlineAskProps {
   renderDiff?: (diff: FileDiff) => ReactNode;
 }
 
-type SendState = { state: "idle" } | { state: "sending" } | { state: "sent" } | { state: "error"; message: string };
-
 const ALLOW_MORE = new Set(["session", "project"]);
 const DENY_MORE = new Set(["never", "reject_with_feedback"]);
-
-function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (typeof err === "string") return err;
-  return "the reply could not be sent";
-}
 
 function isEditable(t: HTMLElement): boolean {
   return t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable;
@@ -55,65 +48,11 @@ function AskBody({ request, onReply, active, directory, pending = 1, armDelayMs 
   const titleId = useId();
   const rootRef = useRef<HTMLDivElement>(null);
   const feedbackRef = useRef<HTMLTextAreaElement>(null);
-  const inFlight = useRef(false);
-  const [send, setSend] = useState<SendState>({ state: "idle" });
-  const [feedbackOpen, setFeedbackOpen] = useState(false);
-  const [feedback, setFeedback] = useState("");
-  // Keys typed just before the ask appeared must not answer it: answers arm after a delay.
-  const [armed, setArmed] = useState(armDelayMs <= 0);
-  const armedRef = useRef(armDelayMs <= 0);
-  useEffect(() => {
-    if (armDelayMs <= 0) return;
-    const t = setTimeout(() => {
-      armedRef.current = true;
-      setArmed(true);
-    }, armDelayMs);
-    return () => clearTimeout(t);
-  }, [armDelayMs]);
+  // Before the answers arm, nothing is sent, not even a denial (clicks and keys are ignored).
+  const { armed, send, disabled, reply, choose, feedbackOpen, setFeedbackOpen, feedback, setFeedback, submitFeedback } =
+    useAskAnswer(request, onReply, armDelayMs, true);
 
   const actions = offeredActions(request.options);
-  const disabled = send.state === "sending" || send.state === "sent";
-
-  const reply = useCallback(
-    (kind: PermissionReplyKind) => {
-      if (inFlight.current || !armedRef.current) return;
-      inFlight.current = true;
-      setSend({ state: "sending" });
-      let result: void | Promise<void>;
-      try {
-        result = onReply(request.id, kind);
-      } catch (err) {
-        inFlight.current = false;
-        setSend({ state: "error", message: errorText(err) });
-        return;
-      }
-      Promise.resolve(result).then(
-        () => setSend({ state: "sent" }),
-        (err: unknown) => {
-          inFlight.current = false;
-          setSend({ state: "error", message: errorText(err) });
-        },
-      );
-    },
-    [onReply, request.id],
-  );
-
-  const choose = useCallback(
-    (action: ActionSpec) => {
-      if (inFlight.current || !armedRef.current) return;
-      if (action.kind === "reject_with_feedback") {
-        setFeedbackOpen(true);
-        return;
-      }
-      reply({ kind: action.kind });
-    },
-    [reply],
-  );
-
-  const submitFeedback = () => {
-    const text = feedback.trim();
-    if (text) reply({ kind: "reject_with_feedback", feedback: text });
-  };
 
   // The ask takes the focus when it becomes the one the keys answer (as the dialog did).
   useEffect(() => {

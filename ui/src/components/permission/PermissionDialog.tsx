@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useId, useRef, useState } from "react";
+import { useEffect, useId, useRef } from "react";
 import { useKeyDown } from "../../lib/useKeyDown";
 import { Dialog, Modal, ModalOverlay } from "react-aria-components";
 import type {
@@ -15,6 +15,7 @@ import {
 import type { ActionSpec } from "./actions";
 import { SegmentList } from "./SegmentList";
 import { ProposedChange } from "./ProposedChange";
+import { useAskAnswer } from "./useAskAnswer";
 import "./PermissionDialog.css";
 
 export interface PermissionDialogProps {
@@ -31,19 +32,6 @@ export interface PermissionDialogProps {
   sessionLabel?: (request: PermissionRequest) => string | undefined;
   /** A test id on the overlay around the dialog (the dialog is drawn over the page, not in place). */
   overlayTestId?: string;
-}
-
-type SendState =
-  | { state: "idle" }
-  | { state: "sending" }
-  /** Sent: waits for the runtime to resolve the ask (the request leaves the queue). */
-  | { state: "sent" }
-  | { state: "error"; message: string };
-
-function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (typeof err === "string") return err;
-  return "the reply could not be sent";
 }
 
 /** How long after an ask appears its answers start to count (stray keys, double clicks). */
@@ -93,66 +81,14 @@ function DialogBody({
   const titleId = useId();
   const dialogRef = useRef<HTMLElement>(null);
   const feedbackRef = useRef<HTMLTextAreaElement>(null);
-  // A ref, not only state: two key presses in the same frame must not send twice.
-  const inFlight = useRef(false);
-  const [send, setSend] = useState<SendState>({ state: "idle" });
-  const [feedbackOpen, setFeedbackOpen] = useState(false);
-  const [feedback, setFeedback] = useState("");
-
   // Keys typed just before an ask appeared (a follow-up in the prompt, a double Enter that
-  // answered the previous ask) must not answer this one: actions arm after a short delay.
-  const [armed, setArmed] = useState(armDelayMs <= 0);
-  useEffect(() => {
-    if (armDelayMs <= 0) return;
-    const t = setTimeout(() => setArmed(true), armDelayMs);
-    return () => clearTimeout(t);
-  }, [armDelayMs]);
+  // answered the previous ask) must not answer this one: actions arm after a short delay
+  // (the keys and buttons check `armed`; Esc denies at once).
+  const { armed, send, disabled, reply, choose, feedbackOpen, setFeedbackOpen, feedback, setFeedback, submitFeedback } =
+    useAskAnswer(request, onReply, armDelayMs, false);
 
   const actions = offeredActions(request.options);
   const segments = request.segments ?? [];
-  const disabled = send.state === "sending" || send.state === "sent";
-
-  const reply = useCallback(
-    (kind: PermissionReplyKind) => {
-      if (inFlight.current) return;
-      inFlight.current = true;
-      setSend({ state: "sending" });
-      let result: void | Promise<void>;
-      try {
-        result = onReply(request.id, kind);
-      } catch (err) {
-        inFlight.current = false;
-        setSend({ state: "error", message: errorText(err) });
-        return;
-      }
-      Promise.resolve(result).then(
-        () => setSend({ state: "sent" }),
-        (err: unknown) => {
-          inFlight.current = false;
-          setSend({ state: "error", message: errorText(err) });
-        },
-      );
-    },
-    [onReply, request.id],
-  );
-
-  const choose = useCallback(
-    (action: ActionSpec) => {
-      if (inFlight.current) return;
-      if (action.kind === "reject_with_feedback") {
-        setFeedbackOpen(true);
-        return;
-      }
-      reply({ kind: action.kind });
-    },
-    [reply],
-  );
-
-  const submitFeedback = () => {
-    const text = feedback.trim();
-    if (!text) return;
-    reply({ kind: "reject_with_feedback", feedback: text });
-  };
 
   // Focus: react-aria's modal moves it into the dialog when an ask appears, keeps it inside
   // (Tab cycles) and gives it back when the dialog is gone.
