@@ -42,6 +42,13 @@ pub fn local(opts: mia_core::RuntimeOptions) -> anyhow::Result<Local> {
     Ok(Local { rt, core })
 }
 
+/// [`local`] for a command that never waits for a person (no permission asks).
+pub fn local_headless() -> anyhow::Result<Local> {
+    let mut opts = mia_core::RuntimeOptions::new(paths()?);
+    opts.interactive = false;
+    local(opts)
+}
+
 /// [`local`] with the default options for `paths`.
 pub fn local_default(paths: &Paths) -> anyhow::Result<Local> {
     local(mia_core::RuntimeOptions::new(paths.clone()))

@@ -430,7 +430,7 @@ impl Runtime {
                 d
             }
             (None, false) => {
-                let mut d = self.pr_fill(&dir, &t.remote, &base).await?;
+                let mut d = self.pr_fill(&dir, &t, &base).await?;
                 if let Some(b) = &req.body {
                     d.body = b.clone();
                 }
@@ -479,14 +479,9 @@ impl Runtime {
 
     /// "Fill" as `gh pr create --fill` does: one commit gives its subject
     /// and body; several give the branch's name and the list of subjects.
-    async fn pr_fill(&self, dir: &Path, remote: &str, base: &str) -> Result<Draft, CoreError> {
-        let commits = self.commits_for_pr(dir, remote, base).await?;
-        let branch = {
-            let d = dir.to_path_buf();
-            self.on_git(move || mia_git::ship::current_branch(&d))
-                .await?
-        }
-        .unwrap_or_default();
+    async fn pr_fill(&self, dir: &Path, t: &Target, base: &str) -> Result<Draft, CoreError> {
+        let commits = self.commits_for_pr(dir, &t.remote, base).await?;
+        let branch = &t.branch;
         Ok(match commits.as_slice() {
             [(subject, body)] => Draft {
                 title: subject.clone(),

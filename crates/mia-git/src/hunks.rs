@@ -475,16 +475,16 @@ pub fn prepare_revert(dir: &Path, id: &str) -> Result<(HunkEntry, PathBuf)> {
         .workdir()
         .map(Path::to_path_buf)
         .ok_or_else(|| GitError::NotARepository(dir.to_path_buf()))?;
-    if find(dir, Side::Unstaged, id)?.is_none()
-        && let Some(staged) = find(dir, Side::Staged, id)?
-    {
-        return Err(GitError::Invalid(format!(
+    if let Some(h) = find(dir, Side::Unstaged, id)? {
+        return Ok((h, root));
+    }
+    match find(dir, Side::Staged, id)? {
+        Some(staged) => Err(GitError::Invalid(format!(
             "hunk {id} of {} is staged: unstage it first (`mia-code hunk unstage {id}`), then discard it",
             staged.file
-        )));
+        ))),
+        None => Err(gone(id, Side::Unstaged)),
     }
-    let h = find(dir, Side::Unstaged, id)?.ok_or_else(|| gone(id, Side::Unstaged))?;
-    Ok((h, root))
 }
 
 /// Discard the work tree's hunk `id` (as `git checkout -p` does): the file

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::openapi::{Answers as _, shapes};
-use crate::{AppState, BadRequest, SessionPath, core_error, parse_id, reply};
+use crate::{AppState, SessionPath, core_error, parse_id, reply};
 
 /// The review and ship routes (the caller adds authentication).
 pub(crate) fn routes() -> ApiRouter<AppState> {
@@ -168,14 +168,7 @@ fn git_routes() -> ApiRouter<AppState> {
         .with_path_items(|item| item.tag("git"))
 }
 
-fn dir(d: Option<&str>) -> Result<std::path::PathBuf, BadRequest> {
-    match d.filter(|d| !d.is_empty()) {
-        Some(d) => Ok(std::path::PathBuf::from(d)),
-        None => Err(BadRequest(
-            "missing directory (the project or worktree folder)".into(),
-        )),
-    }
-}
+use crate::worktrees::wt_dir as dir;
 
 async fn review_list(
     State(s): State<AppState>,

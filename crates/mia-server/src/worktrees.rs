@@ -145,7 +145,7 @@ struct WtDirQuery {
     force: bool,
 }
 
-fn wt_dir(d: Option<&str>) -> Result<std::path::PathBuf, BadRequest> {
+pub(crate) fn wt_dir(d: Option<&str>) -> Result<std::path::PathBuf, BadRequest> {
     match d.filter(|d| !d.is_empty()) {
         Some(d) => Ok(std::path::PathBuf::from(d)),
         None => Err(BadRequest("missing directory (the project folder)".into())),

@@ -104,13 +104,6 @@ pub enum HunkCommand {
     },
 }
 
-fn open() -> anyhow::Result<context::Local> {
-    let paths = context::paths()?;
-    let mut opts = mia_core::RuntimeOptions::new(paths);
-    opts.interactive = false;
-    context::local(opts)
-}
-
 /// The session named, checked to work in `--project` when given.
 fn session_of(local: &context::Local, arg: &SessionArg) -> anyhow::Result<Session> {
     let s = super::sessions::resolve(local, &arg.session)?;
@@ -130,7 +123,7 @@ fn session_of(local: &context::Local, arg: &SessionArg) -> anyhow::Result<Sessio
 }
 
 pub fn review(cmd: ReviewCommand) -> anyhow::Result<ExitCode> {
-    let local = open()?;
+    let local = context::local_headless()?;
     match cmd {
         ReviewCommand::Add {
             session,
@@ -216,7 +209,7 @@ fn first_line(s: &str) -> &str {
 }
 
 pub fn hunk(cmd: HunkCommand) -> anyhow::Result<ExitCode> {
-    let local = open()?;
+    let local = context::local_headless()?;
     let core = &local.core;
     match cmd {
         HunkCommand::List { staged, at } => {

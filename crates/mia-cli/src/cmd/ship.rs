@@ -101,19 +101,12 @@ pub enum PrCommand {
     },
 }
 
-fn open() -> anyhow::Result<context::Local> {
-    let paths = context::paths()?;
-    let mut opts = mia_core::RuntimeOptions::new(paths);
-    opts.interactive = false;
-    context::local(opts)
-}
-
 fn terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
 pub fn commit(args: CommitArgs) -> anyhow::Result<ExitCode> {
-    let local = open()?;
+    let local = context::local_headless()?;
     let dir = checkout_dir(
         &local,
         args.at.project.as_deref(),
@@ -163,7 +156,7 @@ pub fn commit(args: CommitArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
-    let local = open()?;
+    let local = context::local_headless()?;
     let dir = checkout_dir(
         &local,
         args.at.project.as_deref(),
@@ -198,7 +191,7 @@ pub fn push(args: PushArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub fn pr(cmd: PrCommand) -> anyhow::Result<ExitCode> {
-    let local = open()?;
+    let local = context::local_headless()?;
     match cmd {
         PrCommand::Create {
             remote,
