@@ -8,8 +8,10 @@
 //! rules are kept apart with their source so the permission engine can order them.
 
 pub mod agent_file;
+pub mod commands;
 mod env;
 mod error;
+pub mod import;
 mod load;
 pub mod model_ref;
 mod paths;
@@ -24,7 +26,7 @@ pub use load::{
 pub use paths::{Paths, Platform, data_home, host_name};
 pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, EditorConfig,
-    ForgeConfig, McpKind, McpServerConfig, NetworkSetting, PluginOptions, PluginSetting,
+    ForgeConfig, HookCommand, HookEvent, HookKind, HookMatcher, McpKind, McpServerConfig, NetworkSetting, PluginOptions, PluginSetting,
     ProviderConfig, SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig,
     UnifierConfig, UpdatesConfig, WorktreeConfig, json_schema,
 };

@@ -76,6 +76,7 @@ pub const PROJECT_ONCE_TRUSTED: &[&str] = &[
     "worktree.runHooks",
     "worktree.directory",
     "worktree.branchPrefix",
+    "hooks",
 ];
 
 /// Why a project's value does not apply.

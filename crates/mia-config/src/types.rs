@@ -75,6 +75,100 @@ pub struct ConfigFile {
     /// GitLab for `mia-code pr` (global config only: the token goes there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gitlab: Option<ForgeConfig>,
+    /// Hooks (docs/configuration.md#hooks): commands run at points of a
+    /// session, by event name, in Claude Code's format. A project's run
+    /// only once the workspace is trusted and that hook set approved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<BTreeMap<HookEvent, Vec<HookMatcher>>>,
+}
+
+/// When a hook runs (Claude Code's event names).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+pub enum HookEvent {
+    /// Before a tool call runs (after the rules judged it): may deny, ask or allow.
+    PreToolUse,
+    /// After a tool call ran: may send the model a reason or more context.
+    PostToolUse,
+    /// Before a prompt is sent: may block it or add context.
+    UserPromptSubmit,
+    /// When the agent would end its turn: may make it go on.
+    Stop,
+    /// When a subagent would end its turn.
+    SubagentStop,
+    /// Before a compaction.
+    PreCompact,
+    /// At a session's first turn in a process (`startup` or `resume`).
+    SessionStart,
+    /// When a session ends (`mia-code run` finishing, or its deletion).
+    SessionEnd,
+    /// When mia-code needs the person (a permission ask).
+    Notification,
+}
+
+impl HookEvent {
+    pub const ALL: [HookEvent; 9] = [
+        Self::PreToolUse,
+        Self::PostToolUse,
+        Self::UserPromptSubmit,
+        Self::Stop,
+        Self::SubagentStop,
+        Self::PreCompact,
+        Self::SessionStart,
+        Self::SessionEnd,
+        Self::Notification,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::PreToolUse => "PreToolUse",
+            Self::PostToolUse => "PostToolUse",
+            Self::UserPromptSubmit => "UserPromptSubmit",
+            Self::Stop => "Stop",
+            Self::SubagentStop => "SubagentStop",
+            Self::PreCompact => "PreCompact",
+            Self::SessionStart => "SessionStart",
+            Self::SessionEnd => "SessionEnd",
+            Self::Notification => "Notification",
+        }
+    }
+}
+
+/// A group of hooks and the tool names (or sources) they run for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HookMatcher {
+    /// A regular expression on the tool name (whole name), e.g. `Bash`,
+    /// `Edit|Write`, `mcp__github__.*`; mia-code's names (`bash`, `edit`)
+    /// and Claude Code's (`Bash`, `Edit`) both match. Empty or `*`: all.
+    /// For `SessionStart` the source (`startup`, `resume`), for
+    /// `PreCompact` the trigger (`manual`, `auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matcher: Option<String>,
+    pub hooks: Vec<HookCommand>,
+}
+
+/// One hook command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HookCommand {
+    #[serde(rename = "type")]
+    pub kind: HookKind,
+    /// A shell command line (`sh -c`), run with the project as its
+    /// working directory and the event's JSON on stdin.
+    pub command: String,
+    /// Seconds before the hook is stopped (default 60).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3600))]
+    pub timeout: Option<u32>,
+}
+
+/// What a hook is. Only commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HookKind {
+    Command,
 }
 
 /// `github` / `gitlab`: where pull requests are opened.
