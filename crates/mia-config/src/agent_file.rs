@@ -151,3 +151,135 @@ pub(crate) fn read_agent_dir(dir: &Path) -> Result<Vec<(PathBuf, ConfigFile)>, C
     }
     Ok(out)
 }
+
+/// A project's Claude Code subagents (`.claude/agents/<name>.md`).
+pub const CLAUDE_AGENTS_DIR: &str = ".claude/agents";
+
+/// Claude Code's subagent front matter.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct ClaudeAgent {
+    name: String,
+    description: String,
+    #[serde(default)]
+    tools: Option<ClaudeTools>,
+    /// `sonnet`, `opus`, `haiku`, `inherit`, or a `provider/model`.
+    #[serde(default)]
+    model: Option<String>,
+    /// Shown by Claude Code only.
+    #[serde(default)]
+    #[allow(dead_code)]
+    color: Option<String>,
+}
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(untagged)]
+enum ClaudeTools {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// mia-code's tool permissions a Claude Code subagent's `tools` list
+/// leaves out are denied to it.
+const TOOL_PERMISSIONS: [&str; 9] = [
+    "read", "write", "edit", "glob", "grep", "bash", "fetch", "todo", "task",
+];
+
+/// Parse a Claude Code subagent file as a subagent: its `name`, the
+/// `description`, the body as prompt; a `tools` list denies the tools it
+/// does not name; a `model` alias (`sonnet`, `inherit`) leaves the model
+/// to the config.
+pub fn parse_claude_agent(text: &str) -> Result<(String, AgentConfig), String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+        .ok_or("no `---` front matter")?;
+    let end = rest
+        .find("\n---\n")
+        .or_else(|| rest.find("\n---\r\n"))
+        .or_else(|| rest.strip_suffix("\n---").map(str::len))
+        .ok_or("the front matter block has no closing `---`")?;
+    let front: ClaudeAgent =
+        serde_yaml_ng::from_str(&rest[..end]).map_err(|e| format!("front matter: {e}"))?;
+    if !valid_key(&front.name) {
+        return Err(format!("`{}` is not an agent name", front.name));
+    }
+    let body = rest[end..]
+        .trim_start_matches('\n')
+        .trim_start_matches("---")
+        .trim()
+        .to_string();
+    let mut cfg = AgentConfig {
+        description: Some(front.description),
+        mode: Some(crate::AgentMode::Subagent),
+        prompt: (!body.is_empty()).then_some(body),
+        model: front.model.filter(|m| m.contains('/')),
+        ..Default::default()
+    };
+    if let Some(tools) = front.tools {
+        let list = match tools {
+            ClaudeTools::One(s) => crate::commands::split_tool_list(&s),
+            ClaudeTools::Many(v) => v,
+        };
+        let mut allowed: Vec<String> = Vec::new();
+        for t in &list {
+            if let Ok(rules) =
+                crate::import::claude_rule(t, mia_protocol::PermissionAction::Allow)
+            {
+                allowed.extend(rules.into_iter().map(|r| r.permission));
+            }
+        }
+        cfg.permissions = Some(
+            TOOL_PERMISSIONS
+                .iter()
+                .filter(|p| !allowed.iter().any(|a| a == *p))
+                .map(|p| mia_protocol::PermissionRule {
+                    permission: (*p).to_string(),
+                    pattern: None,
+                    action: mia_protocol::PermissionAction::Deny,
+                })
+                .collect(),
+        );
+    }
+    Ok((front.name, cfg))
+}
+
+/// The project's `.claude/agents/*.md` as config layers; a file that does
+/// not parse is skipped with a warning (it is Claude Code's file).
+pub(crate) fn read_claude_agents(dir: &Path) -> Vec<(PathBuf, ConfigFile)> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for path in files {
+        let text = match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() && m.len() <= MAX_AGENT_FILE => std::fs::read_to_string(&path),
+            _ => continue,
+        };
+        let parsed = text.map_err(|e| e.to_string()).and_then(|t| parse_claude_agent(&t));
+        match parsed {
+            Ok((key, cfg)) => {
+                let mut agent = BTreeMap::new();
+                agent.insert(key, cfg);
+                out.push((
+                    path,
+                    ConfigFile {
+                        agent: Some(agent),
+                        ..Default::default()
+                    },
+                ));
+            }
+            Err(e) => {
+                tracing::warn!(file = %path.display(), error = %e, "a Claude Code subagent file is not read as an agent");
+            }
+        }
+    }
+    out
+}

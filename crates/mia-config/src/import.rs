@@ -623,3 +623,213 @@ mod tests {
         assert!(claude_rule("WebFetch(docs.rs)", PermissionAction::Allow).is_err());
     }
 }
+
+/// Which tool's setup is imported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportSource {
+    Claude,
+    Opencode,
+}
+
+/// One settings file and the config file it goes to.
+#[derive(Debug, Clone)]
+pub struct ImportTarget {
+    pub from: std::path::PathBuf,
+    pub to: std::path::PathBuf,
+    pub kind: crate::LayerKind,
+    pub imported: Imported,
+    /// The config file as it would be written (checked by the loader).
+    pub new_text: Option<String>,
+    /// Command files to write beside it: (path, text).
+    pub command_files: Vec<(std::path::PathBuf, String)>,
+    /// Why this target cannot be written (nothing of it is).
+    pub error: Option<String>,
+}
+
+fn read_json(path: &std::path::Path) -> Result<Option<Value>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => {
+            let mut t = t;
+            if json_strip_comments::strip(&mut t).is_err() {
+                return Err(format!("{}: not JSON", path.display()));
+            }
+            serde_json::from_str(&t)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// The project config file an import writes: the one that exists
+/// (`.mia-code.json` wins, as when loading), else `.mia-code.json`.
+fn project_config_file(root: &std::path::Path) -> std::path::PathBuf {
+    let dot = root.join(crate::PROJECT_FILE_NAMES[1]);
+    let plain = root.join(crate::PROJECT_FILE_NAMES[0]);
+    if !dot.exists() && plain.exists() {
+        plain
+    } else {
+        dot
+    }
+}
+
+/// What `mia-code import claude|opencode` would do for `project` and the
+/// person's own settings. Reads only.
+pub fn plan_import(
+    source: ImportSource,
+    paths: &crate::Paths,
+    project: &std::path::Path,
+) -> Vec<ImportTarget> {
+    let global = paths.global_configs.first().cloned().unwrap_or_default();
+    let home = &paths.user_home;
+    let sources: Vec<(std::path::PathBuf, crate::LayerKind)> = match source {
+        ImportSource::Claude => vec![
+            (home.join(".claude/settings.json"), crate::LayerKind::Global),
+            (project.join(".claude/settings.json"), crate::LayerKind::Project),
+            (project.join(".claude/settings.local.json"), crate::LayerKind::Project),
+        ],
+        ImportSource::Opencode => vec![
+            (home.join(".config/opencode/opencode.json"), crate::LayerKind::Global),
+            (project.join("opencode.json"), crate::LayerKind::Project),
+            (project.join("opencode.jsonc"), crate::LayerKind::Project),
+        ],
+    };
+    let mut out = Vec::new();
+    for (from, kind) in sources {
+        let to = match kind {
+            crate::LayerKind::Project => project_config_file(project),
+            _ => global.clone(),
+        };
+        let mut target = ImportTarget {
+            from: from.clone(),
+            to,
+            kind,
+            imported: Imported::default(),
+            new_text: None,
+            command_files: Vec::new(),
+            error: None,
+        };
+        match read_json(&from) {
+            Ok(None) => continue,
+            Err(e) => target.error = Some(e),
+            Ok(Some(v)) => {
+                target.imported = match source {
+                    ImportSource::Claude => from_claude_settings(&v, kind != crate::LayerKind::Project),
+                    ImportSource::Opencode => from_opencode(&v),
+                };
+                let dir = match kind {
+                    crate::LayerKind::Project => project.join(".mia-code/commands"),
+                    _ => global.parent().map(|d| d.join("commands")).unwrap_or_default(),
+                };
+                for (name, text) in &target.imported.commands {
+                    let path = dir.join(format!("{}.md", name.replace(':', "/")));
+                    if path.exists() {
+                        target
+                            .imported
+                            .skipped
+                            .push(format!("command.{name}: {} exists; left as it is", path.display()));
+                    } else {
+                        target.command_files.push((path, text.clone()));
+                    }
+                }
+                if let Err(e) = render(&mut target) {
+                    target.error = Some(e);
+                }
+            }
+        }
+        out.push(target);
+    }
+    // Two project files (settings and settings.local) go to one config:
+    // the second merges into what the first would write.
+    merge_same_targets(out)
+}
+
+/// The target's config file with the import merged in, checked by the loader.
+fn render(target: &mut ImportTarget) -> Result<(), String> {
+    let old = match std::fs::read_to_string(&target.to) {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("{}: {e}", target.to.display())),
+    };
+    let mut doc: Map<String, Value> = match old.as_deref().map(str::trim) {
+        None | Some("") => Map::new(),
+        Some(text) => match serde_json::from_str(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(format!("{} is not a JSON object", target.to.display())),
+            Err(_) => {
+                return Err(format!(
+                    "{} has comments or is not plain JSON; nothing is written there so nothing in it is lost: merge by hand what is listed above",
+                    target.to.display()
+                ));
+            }
+        },
+    };
+    target.imported.merge_into(&mut doc);
+    let text = serde_json::to_string_pretty(&Value::Object(doc)).map_err(|e| e.to_string())? + "\n";
+    crate::parse_file(&target.to, &text, target.kind).map_err(|e| {
+        format!("the merged config would not load, so nothing is written: {e}")
+    })?;
+    target.new_text = Some(text);
+    Ok(())
+}
+
+fn merge_same_targets(targets: Vec<ImportTarget>) -> Vec<ImportTarget> {
+    let mut out: Vec<ImportTarget> = Vec::new();
+    for mut t in targets {
+        if let Some(prev) = out.iter().find(|p| p.to == t.to && p.error.is_none() && t.error.is_none())
+            && let Some(text) = &prev.new_text
+        {
+            // Render on top of the earlier target's result.
+            let mut doc: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
+            t.imported.merge_into(&mut doc);
+            match serde_json::to_string_pretty(&Value::Object(doc)) {
+                Ok(s) => t.new_text = Some(s + "\n"),
+                Err(e) => t.error = Some(e.to_string()),
+            }
+            if let Some(text) = &t.new_text
+                && let Err(e) = crate::parse_file(&t.to, text, t.kind)
+            {
+                t.error = Some(format!("the merged config would not load, so nothing is written: {e}"));
+                t.new_text = None;
+            }
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// Write the targets that have no error (config files atomically, then
+/// their command files). Returns the files written.
+pub fn write_import(targets: &[ImportTarget]) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut written = Vec::new();
+    // The last target of each config file holds everything merged.
+    for (i, t) in targets.iter().enumerate() {
+        if t.error.is_some() {
+            continue;
+        }
+        let later_same = targets[i + 1..]
+            .iter()
+            .any(|u| u.to == t.to && u.error.is_none() && u.new_text.is_some());
+        if let Some(text) = &t.new_text
+            && !later_same
+            && !t.imported.is_empty()
+        {
+            if let Some(dir) = t.to.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            let tmp = t.to.with_extension("json.import-tmp");
+            std::fs::write(&tmp, text)?;
+            std::fs::rename(&tmp, &t.to)?;
+            written.push(t.to.clone());
+        }
+        for (path, text) in &t.command_files {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, text)?;
+            written.push(path.clone());
+        }
+    }
+    Ok(written)
+}

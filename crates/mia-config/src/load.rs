@@ -258,6 +258,16 @@ impl Config {
                     });
                 }
             }
+            // Claude Code's subagents first: `.mia-code/agents/` wins.
+            for (path, file) in
+                crate::agent_file::read_claude_agents(&root.join(crate::agent_file::CLAUDE_AGENTS_DIR))
+            {
+                layers.push(Layer {
+                    kind: LayerKind::Project,
+                    path: Some(path),
+                    file,
+                });
+            }
             for (path, file) in crate::agent_file::read_agent_dir(&root.join(PROJECT_AGENTS_DIR))? {
                 let text = std::fs::read_to_string(&path).unwrap_or_default();
                 check_project_restrictions(&path, &text, &file)?;

@@ -43,6 +43,7 @@ fn message(n: usize) -> Message {
                 duration_ms: Some(3),
                 permission: None,
                 sandbox: None,
+                hooks: Vec::new(),
             },
         ]
     };

@@ -324,6 +324,7 @@ impl Runtime {
         cancel: &CancellationToken,
     ) -> Result<CompactResult, CoreError> {
         let session_id = state.id;
+        self.pre_compact_hooks(state, config, trigger).await;
         self.set_status(state, SessionStatus::Compacting).await?;
         let result = self
             .compact_inner(state, config, trigger, model_hint, cancel)

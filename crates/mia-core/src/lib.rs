@@ -9,6 +9,7 @@
 
 pub mod agentgen;
 pub mod agents;
+mod commands;
 pub mod compaction;
 mod delegate;
 mod dispatch;
@@ -17,6 +18,7 @@ mod error;
 mod events;
 mod external;
 mod fork;
+mod hooks;
 mod limits;
 mod llm;
 pub mod mcp;

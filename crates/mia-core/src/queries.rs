@@ -141,7 +141,8 @@ impl Runtime {
         trust: bool,
     ) -> Result<bool, CoreError> {
         let key = crate::worktrees::project_key(project);
-        self.inner
+        let changed = self
+            .inner
             .store
             .call(move |db| {
                 if trust {
@@ -150,7 +151,11 @@ impl Runtime {
                     db.untrust_workspace(&key)
                 }
             })
-            .await
+            .await?;
+        // Trusting approves the project's hook set as it is now; a changed
+        // set asks again.
+        self.pin_hooks(project, trust).await?;
+        Ok(changed)
     }
 
     /// Index a snapshot taken for `session` outside a turn (the CLI's

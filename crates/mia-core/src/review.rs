@@ -116,7 +116,7 @@ pub fn review_message(comments: &[ReviewComment]) -> String {
 }
 
 impl Runtime {
-    async fn session_directory(&self, id: SessionId) -> Result<PathBuf, CoreError> {
+    pub(crate) async fn session_directory(&self, id: SessionId) -> Result<PathBuf, CoreError> {
         Ok(self.state(id).await?.directory.clone())
     }
 

@@ -317,6 +317,14 @@ pub enum Event {
         session_id: Option<SessionId>,
         message: String,
     },
+    /// A hook ran (docs/configuration.md#hooks): for a tool call (its card
+    /// shows it) or for the session (`Stop`, `UserPromptSubmit`, ...).
+    HookRan {
+        session_id: SessionId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
+        run: crate::HookRun,
+    },
     TurnFinished {
         session_id: SessionId,
         end: TurnEnd,
@@ -418,6 +426,7 @@ impl Event {
             | Self::PermissionResolved { session_id, .. }
             | Self::ToolResult { session_id, .. }
             | Self::ToolContent { session_id, .. }
+            | Self::HookRan { session_id, .. }
             | Self::Snapshot { session_id, .. }
             | Self::Retrying { session_id, .. }
             | Self::AgentSwitched { session_id, .. }

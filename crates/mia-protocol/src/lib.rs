@@ -38,12 +38,13 @@ pub use share::{
     ShareRequest, SharedDiff, SharedMessage, SharedMessageMeta, SharedPart, SharedSession,
 };
 pub use view::{
-    AgentInfo, AgentModeView, AgentProposal, ApprovalView, CompactResult, ContextUsage, CostLine,
+    AgentInfo, AgentModeView, AgentProposal, ApprovalView, CommandInfo, CommandList,
+    CommandSourceView, CompactResult, ContextUsage, CostLine,
     CostView, DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
     McpServerView, McpState, ModelChoice, PermissionsView, PluginState, PluginView, PreviewAction,
     PreviewFile, ProjectSummary, ProposedRule, ProviderInfo, RevertPreview, RuleView,
     SandboxEffect, SandboxView, ServerInfo, SessionChanges, SessionCompare, SessionDetail,
-    SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+    SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep, HookRun,
 };
 pub use worktree::{
     AttemptFile, AttemptFileStatus, AttemptStats, AttemptUsage, AttemptView, BetweenStatus,
@@ -106,6 +107,8 @@ pub fn protocol_schema() -> serde_json::Value {
         push_result: PushResult,
         pull_request_view: PullRequestView,
         branch_status: BranchStatus,
+        command_list: CommandList,
+        hook_run: HookRun,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

@@ -326,6 +326,9 @@ pub enum PartContent {
         /// Shell commands: how the OS sandbox confined it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sandbox: Option<Box<SandboxNote>>,
+        /// The hooks that ran for this call (`PreToolUse`, `PostToolUse`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        hooks: Vec<crate::HookRun>,
     },
     Error {
         /// Machine-readable class (`rate_limited`, `network`, `auth`, ...).

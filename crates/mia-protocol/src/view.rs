@@ -667,3 +667,58 @@ pub struct ModelChoice {
     pub output_price: f64,
     pub reasoning: bool,
 }
+
+/// Where a custom slash command file was found (precedence order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CommandSourceView {
+    /// The project's `.mia-code/commands/`.
+    Project,
+    /// The project's `.claude/commands/`.
+    Claude,
+    /// The project's `.opencode/command/`.
+    Opencode,
+    /// `~/.config/mia-code/commands/`.
+    User,
+}
+
+/// A custom slash command (`mia-code commands list --json`, `GET /api/commands`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CommandInfo {
+    /// Without the slash: `review`, `git:commit`.
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub argument_hint: Option<String>,
+    pub source: CommandSourceView,
+    pub path: String,
+    /// Why the file is not used (a YAML error, an unknown key, a built-in's
+    /// name, a name taken by a file that wins); `null` when it is usable.
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+/// `{"commands": [...]}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CommandList {
+    pub commands: Vec<CommandInfo>,
+}
+
+/// One run of a hook, as its tool card and the log show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct HookRun {
+    /// The event (`PreToolUse`, `Stop`, ...).
+    pub event: String,
+    pub command: String,
+    /// The exit code; `null` when it was stopped (timeout) or did not start.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// What it decided: `block`, `deny`, `ask`, `allow`, `timeout`, `error`; `null` for nothing.
+    #[serde(default)]
+    pub outcome: Option<String>,
+    /// Its reason or stderr, shortened.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}

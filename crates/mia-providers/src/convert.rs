@@ -244,6 +244,7 @@ mod tests {
                         duration_ms: None,
                         permission: None,
                         sandbox: None,
+                        hooks: Vec::new(),
                     },
                     PartContent::text("Done."),
                     PartContent::Error {

@@ -36,6 +36,7 @@ fn parts(n: usize) -> Vec<PartContent> {
             duration_ms: Some(3),
             permission: None,
             sandbox: None,
+            hooks: Vec::new(),
         },
     ]
 }

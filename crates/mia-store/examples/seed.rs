@@ -68,6 +68,7 @@ fn main() {
                         duration_ms: Some(3),
                         permission: None,
                         sandbox: None,
+                        hooks: Vec::new(),
                     },
                 ],
             );

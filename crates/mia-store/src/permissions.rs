@@ -345,6 +345,42 @@ impl SessionDb {
     pub fn is_workspace_trusted(&self, project: &str) -> Result<bool> {
         Ok(self.workspace_trusted_at(project)?.is_some())
     }
+
+    /// Pin the hash of the project's hook set the person approved
+    /// (replacing an earlier one).
+    pub fn approve_hooks(&mut self, project: &str, hash: &str) -> Result<()> {
+        let now = mia_protocol::now_ms();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO hook_approvals (project, hash, approved_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(project) DO UPDATE SET hash = excluded.hash, approved_at = excluded.approved_at",
+                params![project, hash, now],
+            )
+            .map_err(|e| tx.err(e))?;
+            Ok(())
+        })
+    }
+
+    /// Forget the approved hook set (with the workspace's trust).
+    pub fn forget_hooks(&mut self, project: &str) -> Result<()> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM hook_approvals WHERE project = ?1", params![project])
+                .map_err(|e| tx.err(e))?;
+            Ok(())
+        })
+    }
+
+    /// The approved hook set's hash, if any.
+    pub fn approved_hooks(&self, project: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT hash FROM hook_approvals WHERE project = ?1",
+                params![project],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ fn payload(writer: &str, n: u64) -> Vec<PartContent> {
             duration_ms: Some(n),
             permission: None,
             sandbox: None,
+            hooks: Vec::new(),
         },
     ]
 }

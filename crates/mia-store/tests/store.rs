@@ -160,6 +160,7 @@ fn messages_round_trip_with_parts_in_order() {
             duration_ms: Some(4),
             permission: None,
             sandbox: None,
+            hooks: Vec::new(),
         },
         PartContent::Error {
             kind: "rate_limited".into(),
@@ -450,6 +451,7 @@ fn parts_can_be_appended_and_metadata_updated() {
                 duration_ms: Some(2),
                 permission: None,
                 sandbox: None,
+                hooks: Vec::new(),
             }],
         )
         .unwrap();

@@ -93,6 +93,12 @@ impl Runtime {
                 .await,
             );
         }
+        let mut stopped_by_hook = false;
+        if env.hooks.has(mia_config::HookEvent::PostToolUse) {
+            let (more, stop) = self.post_tool_hooks(site, env, &ran.outcome).await;
+            notes.extend(more);
+            stopped_by_hook = stop;
+        }
         if !notes.is_empty() {
             ran.outcome.output = format!("{}\n\n{}", ran.outcome.output, notes.join("\n"));
         }
@@ -122,6 +128,9 @@ impl Runtime {
             .await?;
         if site.ctx.cancel.is_cancelled() {
             return Ok(Some(TurnEnd::Cancelled));
+        }
+        if stopped_by_hook {
+            return Ok(Some(TurnEnd::Blocked));
         }
         Ok(None)
     }
@@ -239,4 +248,55 @@ impl Runtime {
 enum Stop {
     Cancelled,
     Busy(String),
+}
+
+impl Runtime {
+    /// `PostToolUse` hooks: what they tell the model (a block's reason,
+    /// more context), and whether one stopped the turn (`continue: false`).
+    async fn post_tool_hooks(
+        &self,
+        site: &CallSite<'_>,
+        env: CallEnv<'_>,
+        outcome: &Outcome,
+    ) -> (Vec<String>, bool) {
+        let call = site.call;
+        let hook_site = crate::hooks::HookSite {
+            config: env.config,
+            dir: &site.state.directory,
+            session_id: site.session_id,
+            call_id: Some(&call.id),
+        };
+        let input = serde_json::json!({
+            "tool_name": crate::hooks::claude_tool_name(&call.name),
+            "tool_input": crate::hooks::hook_tool_input(&call.name, &call.input, &site.ctx.project_root),
+            "tool_response": {"output": outcome.output, "is_error": outcome.is_error, "success": !outcome.is_error},
+            "tool_use_id": call.id,
+        });
+        let v = self
+            .run_hooks(
+                env.hooks,
+                &hook_site,
+                mia_config::HookEvent::PostToolUse,
+                Some(&call.name),
+                input,
+            )
+            .await;
+        site.hook_runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(v.runs);
+        let mut notes = Vec::new();
+        if let Some(why) = v.block {
+            notes.push(format!("[PostToolUse hook: {why}]"));
+        }
+        notes.extend(v.context.into_iter().map(|c| format!("[PostToolUse hook context: {c}]")));
+        let stop = match v.stop {
+            Some(why) => {
+                notes.push(format!("[A PostToolUse hook stopped the turn: {why}]"));
+                true
+            }
+            None => false,
+        };
+        (notes, stop)
+    }
 }

@@ -37,6 +37,11 @@ impl PermissionGate for SessionGate<'_> {
             let id = request.id.clone();
             self.state
                 .with(|l| l.pending.insert(id.clone(), (request.clone(), tx)));
+            self.runtime.notification_hooks(
+                self.state.id,
+                &self.state.directory,
+                format!("mia-code needs your permission to use {} ({})", crate::hooks::claude_tool_name(&request.tool), request.target),
+            );
             self.runtime.emit(Event::PermissionAsked { request });
             let reply = tokio::select! {
                 r = rx => r.ok(),

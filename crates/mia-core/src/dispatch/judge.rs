@@ -2,7 +2,10 @@
 //! strictest wins; a command that would run outside the OS sandbox asks
 //! first), plugins that may tighten it, and a person when it asks.
 
+use mia_config::HookEvent;
 use mia_permission::{Decision, PermissionAction};
+
+use crate::hooks::HookPermission;
 use mia_protocol::{Event, PermissionNote, PermissionReplyKind, Resolution, TurnEnd};
 
 use super::{CallEnv, CallSite, DOOM_LOOP, Outcome, gate, reply_option};
@@ -40,6 +43,25 @@ impl Runtime {
         };
         let mut needs_ask = decision.decision == PermissionAction::Ask
             || (decision.decision == PermissionAction::Allow && doom_loop);
+        // PreToolUse hooks: deny or ask tighten; allow answers an ask the
+        // rules would put to a person, never an invariant's or the floor's.
+        if decision.decision != PermissionAction::Deny && env.hooks.has(HookEvent::PreToolUse) {
+            match self.pre_tool_hooks(site, env).await {
+                PreTool::Deny(msg) => {
+                    self.deny(site, "hook", msg).await?;
+                    return Ok(Judged::Settled(None));
+                }
+                PreTool::Stop(msg) => {
+                    self.deny(site, "hook", msg).await?;
+                    return Ok(Judged::Settled(Some(TurnEnd::Blocked)));
+                }
+                PreTool::Ask => needs_ask = true,
+                PreTool::Allow if needs_ask && !doom_loop && liftable(&decision) => {
+                    needs_ask = false;
+                }
+                PreTool::Allow | PreTool::Nothing => {}
+            }
+        }
         // Plugins may tighten (never loosen) what the rules decided.
         if decision.decision != PermissionAction::Deny && !env.plugins.hooked.is_empty() {
             let current = if needs_ask { "ask" } else { "allow" };
@@ -249,6 +271,70 @@ impl Runtime {
         }
         request
     }
+}
+
+/// What the `PreToolUse` hooks said about a call.
+enum PreTool {
+    Nothing,
+    Allow,
+    Ask,
+    /// Denied (exit 2, `decision: "block"`, `permissionDecision: "deny"`): the reason.
+    Deny(String),
+    /// `continue: false`: the call does not run and the turn ends.
+    Stop(String),
+}
+
+impl Runtime {
+    async fn pre_tool_hooks(&self, site: &CallSite<'_>, env: CallEnv<'_>) -> PreTool {
+        let call = site.call;
+        let hook_site = crate::hooks::HookSite {
+            config: env.config,
+            dir: &site.state.directory,
+            session_id: site.session_id,
+            call_id: Some(&call.id),
+        };
+        let input = serde_json::json!({
+            "tool_name": crate::hooks::claude_tool_name(&call.name),
+            "tool_input": crate::hooks::hook_tool_input(&call.name, &call.input, &site.ctx.project_root),
+            "tool_use_id": call.id,
+            "permission_mode": "default",
+        });
+        let v = self
+            .run_hooks(env.hooks, &hook_site, HookEvent::PreToolUse, Some(&call.name), input)
+            .await;
+        site.hook_runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend(v.runs);
+        if let Some(why) = v.stop {
+            return PreTool::Stop(format!("A PreToolUse hook stopped the turn: {why}"));
+        }
+        if let Some(why) = v.block {
+            return PreTool::Deny(format!("A PreToolUse hook blocked this call: {why}"));
+        }
+        match v.permission {
+            Some((HookPermission::Deny, why)) => PreTool::Deny(if why.is_empty() {
+                "A PreToolUse hook denied this call".into()
+            } else {
+                format!("A PreToolUse hook denied this call: {why}")
+            }),
+            Some((HookPermission::Ask, _)) => PreTool::Ask,
+            Some((HookPermission::Allow, _)) => PreTool::Allow,
+            None => PreTool::Nothing,
+        }
+    }
+}
+
+/// Whether an ask may be answered by a hook's `allow`: one a person could
+/// answer with "always" (so not an invariant's, the engine's own
+/// no-"always" asks or the agent's floor).
+fn liftable(d: &Decision) -> bool {
+    use mia_permission::Layer;
+    let hard = |m: &Option<mia_permission::Matched>| {
+        m.as_ref()
+            .is_some_and(|m| matches!(m.layer, Layer::Invariant | Layer::AgentRestriction))
+    };
+    !d.always.is_empty() && !hard(&d.matched) && !d.segments.iter().any(|s| hard(&s.matched))
 }
 
 /// A doom-loop confirmation of an allowed call.

@@ -32,6 +32,8 @@ pub(crate) struct CallSite<'a> {
     pub(crate) agent: &'a str,
     pub(crate) call: &'a mia_providers::ToolCall,
     pub(crate) ctx: &'a ToolContext,
+    /// The hooks that ran for the call, for its card.
+    pub(crate) hook_runs: std::sync::Mutex<Vec<mia_protocol::HookRun>>,
 }
 
 /// What a step lends each of its calls.
@@ -40,6 +42,8 @@ pub(crate) struct CallEnv<'a> {
     pub(crate) checker: &'a Checker<'a>,
     pub(crate) snapshot_config: Option<&'a mia_snapshot::SnapshotConfig>,
     pub(crate) plugins: &'a crate::plugins::TurnPlugins,
+    pub(crate) hooks: &'a crate::hooks::Hooks,
+    pub(crate) config: &'a mia_config::Config,
 }
 
 /// A call's result as recorded.
@@ -154,6 +158,12 @@ impl Runtime {
             duration_ms: Some(duration_ms),
             permission,
             sandbox: sandbox.clone(),
+            hooks: std::mem::take(
+                &mut *site
+                    .hook_runs
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            ),
         });
         self.append(site.session_id, site.message_id, before)
             .await?;

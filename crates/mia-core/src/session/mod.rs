@@ -77,6 +77,8 @@ pub(crate) struct Live {
     pub(crate) estimates: crate::compaction::Estimates,
     /// The estimate of the last request sent (the composer's context meter).
     pub(crate) last_context: Option<mia_protocol::ContextUsage>,
+    /// `SessionStart` hooks ran for the session in this process.
+    pub(crate) started: bool,
 }
 
 /// A session the user started: no ancestors.
@@ -100,6 +102,7 @@ impl SessionState {
                 claim: None,
                 queued_agent: None,
                 new_approvals: Vec::new(),
+                started: false,
                 estimates: crate::compaction::Estimates::default(),
                 last_context: None,
             }),

@@ -269,6 +269,7 @@ impl Runtime {
         // in another process) can start while it is deleted.
         let state = self.state(session_id).await?;
         self.claim(&state, "delete").await?;
+        self.end_session(session_id, "delete").await;
         let deleted = self
             .inner
             .store

@@ -61,6 +61,7 @@ impl Runtime {
                 agent: &t.agent_name,
                 call: &call,
                 ctx: call_ctx.as_ref().unwrap_or(&t.tool_ctx),
+                hook_runs: Default::default(),
             };
             let end = self.run_tool(&site, env(t, &step), doom_loop).await?;
             if let Some(end) = end {
@@ -87,6 +88,7 @@ impl Runtime {
                 agent: &t.agent_name,
                 call,
                 ctx: &t.tool_ctx,
+                hook_runs: Default::default(),
             })
             .collect();
         let runs = sites
@@ -132,6 +134,7 @@ impl Runtime {
             agent: &t.agent_name,
             call,
             ctx: &t.tool_ctx,
+            hook_runs: Default::default(),
         };
         let msg = format!(
             "Stopped: {} was called {repeats} times in a row with identical arguments",
@@ -155,5 +158,7 @@ fn env<'a>(t: &'a TurnSetup, step: &'a StepCalls<'_>) -> CallEnv<'a> {
         checker: step.checker,
         snapshot_config: t.snapshot_config.as_ref(),
         plugins: &t.plugins,
+        hooks: &t.hooks,
+        config: &t.config,
     }
 }

@@ -124,12 +124,70 @@ impl Runtime {
                 .instrument(span)
                 .await?
             {
+                if end == TurnEnd::Completed && self.stop_hooks(state, &mut t).await? {
+                    continue;
+                }
                 if end == TurnEnd::Completed {
                     self.compact_at_turn_end(state, &mut t, cancel).await;
                 }
                 return Ok(end);
             }
         }
+    }
+}
+
+/// Times `Stop` hooks may make one turn go on.
+const MAX_STOP_CONTINUES: u32 = 5;
+
+impl Runtime {
+    /// `Stop` (`SubagentStop` for a subagent) hooks when the agent would
+    /// end its turn: `true` when one blocked it, whose reason then goes to
+    /// the model as a message and the turn goes on.
+    async fn stop_hooks(&self, state: &Arc<SessionState>, t: &mut TurnSetup) -> Result<bool, CoreError> {
+        let event = if state.lineage().depth > 0 {
+            mia_config::HookEvent::SubagentStop
+        } else {
+            mia_config::HookEvent::Stop
+        };
+        if !t.hooks.has(event) || t.stop_continues >= MAX_STOP_CONTINUES {
+            return Ok(false);
+        }
+        let site = crate::hooks::HookSite {
+            config: &t.config,
+            dir: &state.directory,
+            session_id: state.id,
+            call_id: None,
+        };
+        let v = self
+            .run_hooks(
+                &t.hooks,
+                &site,
+                event,
+                None,
+                serde_json::json!({ "stop_hook_active": t.stop_continues > 0 }),
+            )
+            .await;
+        let Some(reason) = v.block.filter(|_| v.stop.is_none()) else {
+            return Ok(false);
+        };
+        t.stop_continues += 1;
+        self.add_message(
+            state.id,
+            mia_protocol::NewMessage {
+                role: Some(mia_protocol::Role::User),
+                metadata: mia_protocol::MessageMetadata {
+                    agent: Some(t.agent_name.clone()),
+                    ..Default::default()
+                },
+                parts: vec![mia_protocol::PartContent::Text {
+                    text: format!("[{} hook: {reason}]", event.as_str()),
+                    synthetic: true,
+                }],
+                ..Default::default()
+            },
+        )
+        .await?;
+        Ok(true)
     }
 }
 

@@ -27,6 +27,8 @@ impl Runtime {
             (rules, std::mem::take(&mut l.new_approvals))
         });
         session_rules.extend(opts.allow.iter().cloned());
+        // A command's `allowed-tools`, for its turn only.
+        session_rules.extend(t.turn_rules.iter().cloned());
         if !approved.is_empty() {
             t.approvals.extend(
                 approved

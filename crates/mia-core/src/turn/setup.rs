@@ -50,6 +50,14 @@ pub(crate) struct TurnSetup {
     pub(crate) overflow_retried: bool,
     /// The plugins with hooks, for this step.
     pub(crate) plugins: crate::plugins::TurnPlugins,
+    /// The config's hooks that apply (docs/configuration.md#hooks).
+    pub(crate) hooks: Arc<crate::hooks::Hooks>,
+    /// A command's `allowed-tools`: session rules for this turn only.
+    pub(crate) turn_rules: Vec<PermissionRule>,
+    /// A command's `` !`cmd` `` lines, run as the first step's calls.
+    pub(crate) prelude: Vec<String>,
+    /// Times a `Stop` hook made the turn go on.
+    pub(crate) stop_continues: u32,
 }
 
 impl Runtime {
@@ -71,13 +79,45 @@ impl Runtime {
             .filter(|t| !t.is_empty());
         let config = self.load_config(Some(state.directory.clone())).await?;
         let agents = Agents::from_config(&config);
+        let home = opts.paths.user_home.clone();
+        let path_ctx = PathContext::new(&state.directory, Some(home))
+            .map_err(|e| CoreError::Failed(e.to_string()))?;
+        let Trust { trusted, hooks } = self.trust_of(&config, &path_ctx, state).await?;
+        // `/name args`: a custom command's prompt, agent, model and rules.
+        let command = self
+            .expand_command(&config, &path_ctx, &text, trusted)
+            .await?;
+        let agent_override = agent_override.or_else(|| command.as_ref().and_then(|c| c.agent.clone()));
+        let model_override = model_override.or_else(|| command.as_ref().and_then(|c| c.model.clone()));
         if let Some(a) = &agent_override {
             agents.session_agent(a)?;
             self.set_agent(state, a).await?;
         }
         let (agent_name, agent, model, model_source) =
             resolve_agent_model(state, &config, &agents, model_override)?;
-        let user_parts = self.user_parts(state, &agents, &agent_name, text).await?;
+        // "Always for this project" approvals of the agent (persisted; a
+        // worktree shares its repository's).
+        let approvals = {
+            let key = crate::worktrees::project_key(&path_ctx.root);
+            let asked = agent_name.clone();
+            self.inner
+                .store
+                .call(move |db| db.project_approval_rules(&key, &asked))
+                .await?
+        };
+        let prompt = command.as_ref().map_or(text, |c| c.text.clone());
+        let context = self
+            .prompt_hooks(state, &config, &hooks, &prompt)
+            .await?;
+        let mut user_parts = self.user_parts(state, &agents, &agent_name, prompt).await?;
+        user_parts.extend(context.into_iter().map(|text| PartContent::Text {
+            text,
+            synthetic: true,
+        }));
+        let mut extra = serde_json::Map::new();
+        if let Some(c) = &command {
+            extra.insert("command".to_string(), serde_json::Value::from(c.invocation.clone()));
+        }
         self.add_message(
             session_id,
             NewMessage {
@@ -85,6 +125,7 @@ impl Runtime {
                 metadata: MessageMetadata {
                     agent: Some(agent_name.clone()),
                     model: Some(model.to_string()),
+                    extra,
                     ..Default::default()
                 },
                 parts: user_parts,
@@ -107,35 +148,14 @@ impl Runtime {
         let provider = self.provider(&config, &model.provider_id).await?;
         let catalog = mia_providers::catalog::builtin();
         let wire_model = catalog.wire_id(&model.provider_id, &model.model_id);
-
-        let home = opts.paths.user_home.clone();
-        let path_ctx = PathContext::new(&state.directory, Some(home))
-            .map_err(|e| CoreError::Failed(e.to_string()))?;
         let answerer = if opts.interactive {
             Answerer::Person
         } else {
             Answerer::Headless
         };
-
         let tool_ctx = tool_context(state, &path_ctx, cancel);
-
-        // "Always for this project" approvals and workspace trust (persisted).
-        // A worktree shares its repository's approvals and trust.
-        let project_key = crate::worktrees::project_key(&path_ctx.root);
-        let (approvals, trusted) = {
-            let key = project_key.clone();
-            let asked = agent_name.clone();
-            self.inner
-                .store
-                .call(move |db| {
-                    Ok((
-                        db.project_approval_rules(&key, &asked)?,
-                        db.is_workspace_trusted(&key)?,
-                    ))
-                })
-                .await?
-        };
         let snapshot_config = snapshot_config(&config, &opts.paths);
+        let (turn_rules, prelude) = command.map(|c| (c.rules, c.shell)).unwrap_or_default();
         Ok(TurnSetup {
             config: Arc::new(config),
             agent_name,
@@ -158,8 +178,103 @@ impl Runtime {
             compaction_failed: false,
             overflow_retried: false,
             plugins: crate::plugins::TurnPlugins::default(),
+            hooks: Arc::new(hooks),
+            turn_rules,
+            prelude,
+            stop_continues: 0,
         })
     }
+
+    /// Workspace trust and the hooks that apply (persisted; a worktree
+    /// shares its repository's).
+    async fn trust_of(
+        &self,
+        config: &Config,
+        path_ctx: &PathContext,
+        state: &SessionState,
+    ) -> Result<Trust, CoreError> {
+        let project_key = crate::worktrees::project_key(&path_ctx.root);
+        let (trusted, approved) = self
+            .inner
+            .store
+            .call(move |db| {
+                Ok((
+                    db.is_workspace_trusted(&project_key)?,
+                    db.approved_hooks(&project_key)?,
+                ))
+            })
+            .await?;
+        let hooks = crate::hooks::Hooks::from_config(config, trusted, approved.as_deref());
+        if let Some(why) = &hooks.skipped {
+            self.emit(Event::Notice {
+                session_id: Some(state.id),
+                message: why.clone(),
+            });
+        }
+        Ok(Trust { trusted, hooks })
+    }
+
+    /// `SessionStart` (the session's first turn in this process) and
+    /// `UserPromptSubmit` hooks: the context they add, or the prompt
+    /// refused with their reason (nothing is stored).
+    async fn prompt_hooks(
+        &self,
+        state: &SessionState,
+        config: &Config,
+        hooks: &crate::hooks::Hooks,
+        prompt: &str,
+    ) -> Result<Vec<String>, CoreError> {
+        use mia_config::HookEvent;
+        let site = crate::hooks::HookSite {
+            config,
+            dir: &state.directory,
+            session_id: state.id,
+            call_id: None,
+        };
+        let mut context = Vec::new();
+        let first = state.with(|l| !std::mem::replace(&mut l.started, true));
+        if first && hooks.has(HookEvent::SessionStart) {
+            let source = if self.message_count(state.id).await? == 0 {
+                "startup"
+            } else {
+                "resume"
+            };
+            let v = self
+                .run_hooks(
+                    hooks,
+                    &site,
+                    HookEvent::SessionStart,
+                    Some(source),
+                    serde_json::json!({ "source": source }),
+                )
+                .await;
+            context.extend(v.context);
+        }
+        if hooks.has(HookEvent::UserPromptSubmit) {
+            let v = self
+                .run_hooks(
+                    hooks,
+                    &site,
+                    HookEvent::UserPromptSubmit,
+                    None,
+                    serde_json::json!({ "prompt": prompt }),
+                )
+                .await;
+            if let Some(why) = v.block.or(v.stop) {
+                return Err(CoreError::Refused(format!(
+                    "a UserPromptSubmit hook blocked the prompt: {why}"
+                )));
+            }
+            context.extend(v.context);
+        }
+        Ok(context)
+    }
+}
+
+/// What the store says about the project.
+struct Trust {
+    trusted: bool,
+    hooks: crate::hooks::Hooks,
 }
 
 /// The session's agent (a subagent's own session runs that subagent;

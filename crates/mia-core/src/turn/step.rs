@@ -52,9 +52,14 @@ impl Runtime {
             agent: t.agent_name.clone(),
             model: t.model.to_string(),
         });
-        let streamed = self
-            .stream_step(&t.provider, request, cancel, session_id, message_id)
-            .await;
+        // A command's `` !`cmd` `` lines are the first step's calls; the
+        // model is asked once their results are in.
+        let streamed = if t.prelude.is_empty() {
+            self.stream_step(&t.provider, request, cancel, session_id, message_id)
+                .await
+        } else {
+            prelude_step(std::mem::take(&mut t.prelude))
+        };
         if self.retry_after_overflow(state, t, &streamed, cancel).await {
             return Ok(None);
         }
@@ -76,5 +81,28 @@ impl Runtime {
             message_id,
         };
         self.run_calls(state, t, step, calls, cancel).await
+    }
+}
+
+/// The step a command's shell lines make: bash calls, no model request.
+fn prelude_step(lines: Vec<String>) -> crate::turn::stream::Streamed {
+    let tool_calls = lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, command)| mia_providers::ToolCall {
+            id: format!("call_cmd_{}_{i}", mia_protocol::PartId::new().to_string().replace('-', "")),
+            name: "bash".into(),
+            input: serde_json::json!({ "command": command, "description": "a line of the command's prompt" }),
+            signature: None,
+        })
+        .collect();
+    crate::turn::stream::Streamed {
+        completion: mia_providers::Completion {
+            tool_calls,
+            stop: Some(mia_providers::StopReason::ToolUse),
+            ..Default::default()
+        },
+        failure: None,
+        started: std::time::Instant::now(),
     }
 }
