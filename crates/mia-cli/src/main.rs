@@ -85,6 +85,12 @@ enum Command {
     /// Pull requests (GitHub) and merge requests (GitLab): create, status.
     #[command(subcommand)]
     Pr(cmd::ship::PrCommand),
+    /// Custom slash commands (.mia-code/commands, .claude/commands, .opencode/command, yours).
+    #[command(subcommand)]
+    Commands(cmd::commands::CommandsCommand),
+    /// Bring a Claude Code or OpenCode setup: permissions, hooks, env, agents, MCP, commands.
+    #[command(subcommand)]
+    Import(cmd::import::ImportCommand),
     /// Print a shell completion script.
     Completions {
         /// bash, zsh, fish, powershell or elvish.
@@ -101,6 +107,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Sessions(c) => cmd::sessions::run(c),
         Command::Config(c) => cmd::config::run(c),
+        Command::Commands(c) => cmd::commands::run(c),
+        Command::Import(c) => cmd::import::run(c),
         Command::Undo(a) => cmd::history::run(cmd::history::Which::Undo(a)),
         Command::Redo(a) => cmd::history::run(cmd::history::Which::Redo(a)),
         Command::Revert(a) => cmd::history::run(cmd::history::Which::Revert(a)),

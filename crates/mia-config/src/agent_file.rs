@@ -224,8 +224,7 @@ pub fn parse_claude_agent(text: &str) -> Result<(String, AgentConfig), String> {
         };
         let mut allowed: Vec<String> = Vec::new();
         for t in &list {
-            if let Ok(rules) =
-                crate::import::claude_rule(t, mia_protocol::PermissionAction::Allow)
+            if let Ok(rules) = crate::import::claude_rule(t, mia_protocol::PermissionAction::Allow)
             {
                 allowed.extend(rules.into_iter().map(|r| r.permission));
             }
@@ -263,7 +262,9 @@ pub(crate) fn read_claude_agents(dir: &Path) -> Vec<(PathBuf, ConfigFile)> {
             Ok(m) if m.is_file() && m.len() <= MAX_AGENT_FILE => std::fs::read_to_string(&path),
             _ => continue,
         };
-        let parsed = text.map_err(|e| e.to_string()).and_then(|t| parse_claude_agent(&t));
+        let parsed = text
+            .map_err(|e| e.to_string())
+            .and_then(|t| parse_claude_agent(&t));
         match parsed {
             Ok((key, cfg)) => {
                 let mut agent = BTreeMap::new();

@@ -225,9 +225,9 @@ fn read_command(dir: &Path, path: &Path, source: CommandSource) -> CommandFile {
             "{} bytes; a command file may have at most {MAX_COMMAND_FILE}",
             m.len()
         )),
-        Ok(_) => std::fs::read(path).map_err(|e| e.to_string()).and_then(|b| {
-            String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string())
-        }),
+        Ok(_) => std::fs::read(path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8 text".to_string())),
         Err(e) => Err(e.to_string()),
     };
     match text.and_then(|t| parse_command(&t)) {
@@ -236,15 +236,21 @@ fn read_command(dir: &Path, path: &Path, source: CommandSource) -> CommandFile {
             cmd.argument_hint = front.argument_hint;
             cmd.agent = front.agent;
             cmd.model = front.model;
-            cmd.allowed_tools = front.allowed_tools.map(ToolList::into_vec).unwrap_or_default();
+            cmd.allowed_tools = front
+                .allowed_tools
+                .map(ToolList::into_vec)
+                .unwrap_or_default();
             cmd.body = body;
             if cmd.description.is_none() {
                 // As Claude Code: the first line of the body describes it.
-                cmd.description = cmd
-                    .body
-                    .lines()
-                    .find(|l| !l.trim().is_empty())
-                    .map(|l| l.trim().trim_start_matches('#').trim().chars().take(80).collect());
+                cmd.description = cmd.body.lines().find(|l| !l.trim().is_empty()).map(|l| {
+                    l.trim()
+                        .trim_start_matches('#')
+                        .trim()
+                        .chars()
+                        .take(80)
+                        .collect()
+                });
             }
         }
         Err(e) => cmd.error = Some(e),
@@ -420,7 +426,10 @@ mod tests {
     #[test]
     fn arguments_are_substituted() {
         assert_eq!(
-            substitute_arguments("fix #$1 in $2: $ARGUMENTS ($3) $HOME", "12 \"src/a b.rs\" now"),
+            substitute_arguments(
+                "fix #$1 in $2: $ARGUMENTS ($3) $HOME",
+                "12 \"src/a b.rs\" now"
+            ),
             "fix #12 in src/a b.rs: 12 \"src/a b.rs\" now (now) $HOME"
         );
         assert_eq!(substitute_arguments("x $9 y", ""), "x  y");
@@ -428,7 +437,10 @@ mod tests {
 
     #[test]
     fn invocation_is_split() {
-        assert_eq!(split_invocation("/git:commit  fix it "), Some(("git:commit", "fix it")));
+        assert_eq!(
+            split_invocation("/git:commit  fix it "),
+            Some(("git:commit", "fix it"))
+        );
         assert_eq!(split_invocation("/review"), Some(("review", "")));
         assert_eq!(split_invocation("no /slash"), None);
         assert_eq!(split_invocation("/ x"), None);
@@ -437,7 +449,8 @@ mod tests {
 
     #[test]
     fn pieces_find_includes_and_shell_lines() {
-        let p = pieces("Look at @src/main.rs and @explore, then !`git status --short`.\nmail a@b.c");
+        let p =
+            pieces("Look at @src/main.rs and @explore, then !`git status --short`.\nmail a@b.c");
         assert_eq!(
             p,
             vec![
@@ -460,9 +473,15 @@ mod tests {
 
     #[test]
     fn front_matter_errors_are_kept() {
-        assert!(parse_command("---\nbogus: 1\n---\nbody").unwrap_err().contains("bogus"));
+        assert!(
+            parse_command("---\nbogus: 1\n---\nbody")
+                .unwrap_err()
+                .contains("bogus")
+        );
         assert!(parse_command("---\ndescription: [\n---\nbody").is_err());
-        let (f, b) = parse_command("---\nargument-hint: \"[n]\"\nallowed-tools: Bash(ls:*)\n---\nDo $1\n").unwrap();
+        let (f, b) =
+            parse_command("---\nargument-hint: \"[n]\"\nallowed-tools: Bash(ls:*)\n---\nDo $1\n")
+                .unwrap();
         assert_eq!(f.argument_hint.as_deref(), Some("[n]"));
         assert_eq!(f.allowed_tools.unwrap().into_vec(), vec!["Bash(ls:*)"]);
         assert_eq!(b, "Do $1");

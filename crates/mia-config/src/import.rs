@@ -250,7 +250,12 @@ fn claude_permissions(v: &Value, out: &mut Imported) {
     // Deny first: mia-code checks rules in order and the first match wins,
     // as Claude Code's deny > ask > allow.
     for (name, action) in CLAUDE_ACTIONS {
-        for spec in obj.get(name).and_then(Value::as_array).into_iter().flatten() {
+        for spec in obj
+            .get(name)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let Some(spec) = spec.as_str() else {
                 out.skipped
                     .push(format!("permissions.{name}: {spec} is not a string"));
@@ -293,11 +298,13 @@ fn claude_env(v: &Value, user: bool, out: &mut Imported) {
         match val {
             Value::String(s) => {
                 set.insert(k.clone(), Value::String(s.clone()));
-                out.translated.push(format!("env.{k} → sandbox.env.set.{k}"));
+                out.translated
+                    .push(format!("env.{k} → sandbox.env.set.{k}"));
             }
             Value::Number(_) | Value::Bool(_) => {
                 set.insert(k.clone(), Value::String(val.to_string()));
-                out.translated.push(format!("env.{k} → sandbox.env.set.{k}"));
+                out.translated
+                    .push(format!("env.{k} → sandbox.env.set.{k}"));
             }
             _ => out.skipped.push(format!("env.{k}: not a string")),
         }
@@ -368,7 +375,12 @@ fn opencode_permission_name(key: &str) -> Option<&'static str> {
 
 /// OpenCode's `permission` object as mia-code rules (more specific
 /// patterns first, the catch-all last: OpenCode's last match wins).
-pub fn opencode_permissions(v: &Value, at: &str, out: &mut Vec<PermissionRule>, notes: &mut Imported) {
+pub fn opencode_permissions(
+    v: &Value,
+    at: &str,
+    out: &mut Vec<PermissionRule>,
+    notes: &mut Imported,
+) {
     let Some(obj) = v.as_object() else {
         notes.skipped.push(format!("{at}: not an object"));
         return;
@@ -381,18 +393,24 @@ pub fn opencode_permissions(v: &Value, at: &str, out: &mut Vec<PermissionRule>, 
             continue;
         };
         if let Some(action) = opencode_action(val) {
-            notes.translated.push(format!("{at}.{key}: {val} → {action} {perm}"));
+            notes
+                .translated
+                .push(format!("{at}.{key}: {val} → {action} {perm}"));
             out.push(rule(perm, None, action));
             continue;
         }
         let Some(patterns) = val.as_object() else {
-            notes.skipped.push(format!("{at}.{key}: {val} is not allow/ask/deny"));
+            notes
+                .skipped
+                .push(format!("{at}.{key}: {val} is not allow/ask/deny"));
             continue;
         };
         let mut catch_all = None;
         for (pattern, a) in patterns.iter().rev() {
             let Some(action) = opencode_action(a) else {
-                notes.skipped.push(format!("{at}.{key}.{pattern}: {a} is not allow/ask/deny"));
+                notes
+                    .skipped
+                    .push(format!("{at}.{key}.{pattern}: {a} is not allow/ask/deny"));
                 continue;
             };
             if pattern == "*" {
@@ -430,11 +448,17 @@ pub fn from_opencode(v: &Value) -> Imported {
             "command" => opencode_commands(value, &mut out),
             "model" | "small_model" => match value.as_str() {
                 Some(m) if m.contains('/') => {
-                    let k = if key == "model" { "model" } else { "smallModel" };
+                    let k = if key == "model" {
+                        "model"
+                    } else {
+                        "smallModel"
+                    };
                     out.scalars.insert(k.into(), Value::String(m.into()));
                     out.translated.push(format!("{key}: {m} → {k}"));
                 }
-                _ => out.skipped.push(format!("{key}: {value} is not provider/model")),
+                _ => out
+                    .skipped
+                    .push(format!("{key}: {value} is not provider/model")),
             },
             "$schema" => {}
             other => out
@@ -474,9 +498,8 @@ fn opencode_agents(v: &Value, out: &mut Imported) {
                     for (tool, on) in val.as_object().into_iter().flatten() {
                         match (opencode_permission_name(tool), on.as_bool()) {
                             (Some(p), Some(false)) => {
-                                out.translated.push(format!(
-                                    "agent.{name}.tools.{tool}: false → deny {p}"
-                                ));
+                                out.translated
+                                    .push(format!("agent.{name}.tools.{tool}: false → deny {p}"));
                                 rules.push(rule(p, None, PermissionAction::Deny));
                             }
                             (Some(_), Some(true)) => {}
@@ -487,9 +510,9 @@ fn opencode_agents(v: &Value, out: &mut Imported) {
                     }
                     push_agent_rules(&mut agent, &rules);
                 }
-                other => out
-                    .skipped
-                    .push(format!("agent.{name}.{other}: mia-code has no such agent key")),
+                other => out.skipped.push(format!(
+                    "agent.{name}.{other}: mia-code has no such agent key"
+                )),
             }
         }
         out.translated.push(format!("agent.{name} → agent.{name}"));
@@ -523,7 +546,10 @@ fn opencode_mcp(v: &Value, out: &mut Imported) {
                     out.skipped.push(format!("mcp.{name}: no command"));
                     continue;
                 };
-                let words: Vec<String> = cmd.iter().filter_map(|w| w.as_str().map(String::from)).collect();
+                let words: Vec<String> = cmd
+                    .iter()
+                    .filter_map(|w| w.as_str().map(String::from))
+                    .collect();
                 let Some((program, args)) = words.split_first() else {
                     out.skipped.push(format!("mcp.{name}: empty command"));
                     continue;
@@ -549,7 +575,8 @@ fn opencode_mcp(v: &Value, out: &mut Imported) {
                 }
             }
             other => {
-                out.skipped.push(format!("mcp.{name}: type {other:?} is not local or remote"));
+                out.skipped
+                    .push(format!("mcp.{name}: type {other:?} is not local or remote"));
                 continue;
             }
         }
@@ -616,7 +643,10 @@ mod tests {
         assert_eq!(one("Read(~/.zshrc)"), "allow read ~/.zshrc");
         assert_eq!(one("Edit(src/**)"), "allow edit src/**; allow write src/**");
         assert_eq!(one("WebFetch(domain:docs.rs)"), "allow fetch docs.rs");
-        assert_eq!(one("mcp__github__create_issue"), "allow mcp__github__create_issue");
+        assert_eq!(
+            one("mcp__github__create_issue"),
+            "allow mcp__github__create_issue"
+        );
         assert_eq!(one("mcp__github"), "allow mcp__github__*");
         assert!(claude_rule("WebSearch", PermissionAction::Allow).is_err());
         assert!(claude_rule("Frobnicate(x)", PermissionAction::Allow).is_err());
@@ -686,11 +716,20 @@ pub fn plan_import(
     let sources: Vec<(std::path::PathBuf, crate::LayerKind)> = match source {
         ImportSource::Claude => vec![
             (home.join(".claude/settings.json"), crate::LayerKind::Global),
-            (project.join(".claude/settings.json"), crate::LayerKind::Project),
-            (project.join(".claude/settings.local.json"), crate::LayerKind::Project),
+            (
+                project.join(".claude/settings.json"),
+                crate::LayerKind::Project,
+            ),
+            (
+                project.join(".claude/settings.local.json"),
+                crate::LayerKind::Project,
+            ),
         ],
         ImportSource::Opencode => vec![
-            (home.join(".config/opencode/opencode.json"), crate::LayerKind::Global),
+            (
+                home.join(".config/opencode/opencode.json"),
+                crate::LayerKind::Global,
+            ),
             (project.join("opencode.json"), crate::LayerKind::Project),
             (project.join("opencode.jsonc"), crate::LayerKind::Project),
         ],
@@ -715,20 +754,25 @@ pub fn plan_import(
             Err(e) => target.error = Some(e),
             Ok(Some(v)) => {
                 target.imported = match source {
-                    ImportSource::Claude => from_claude_settings(&v, kind != crate::LayerKind::Project),
+                    ImportSource::Claude => {
+                        from_claude_settings(&v, kind != crate::LayerKind::Project)
+                    }
                     ImportSource::Opencode => from_opencode(&v),
                 };
                 let dir = match kind {
                     crate::LayerKind::Project => project.join(".mia-code/commands"),
-                    _ => global.parent().map(|d| d.join("commands")).unwrap_or_default(),
+                    _ => global
+                        .parent()
+                        .map(|d| d.join("commands"))
+                        .unwrap_or_default(),
                 };
                 for (name, text) in &target.imported.commands {
                     let path = dir.join(format!("{}.md", name.replace(':', "/")));
                     if path.exists() {
-                        target
-                            .imported
-                            .skipped
-                            .push(format!("command.{name}: {} exists; left as it is", path.display()));
+                        target.imported.skipped.push(format!(
+                            "command.{name}: {} exists; left as it is",
+                            path.display()
+                        ));
                     } else {
                         target.command_files.push((path, text.clone()));
                     }
@@ -767,9 +811,8 @@ fn render(target: &mut ImportTarget) -> Result<(), String> {
     };
     target.imported.merge_into(&mut doc);
     let text = serde_json::to_string_pretty(&Value::Object(doc)).map_err(|e| e.to_string())? + "\n";
-    crate::parse_file(&target.to, &text, target.kind).map_err(|e| {
-        format!("the merged config would not load, so nothing is written: {e}")
-    })?;
+    crate::parse_file(&target.to, &text, target.kind)
+        .map_err(|e| format!("the merged config would not load, so nothing is written: {e}"))?;
     target.new_text = Some(text);
     Ok(())
 }
@@ -777,7 +820,9 @@ fn render(target: &mut ImportTarget) -> Result<(), String> {
 fn merge_same_targets(targets: Vec<ImportTarget>) -> Vec<ImportTarget> {
     let mut out: Vec<ImportTarget> = Vec::new();
     for mut t in targets {
-        if let Some(prev) = out.iter().find(|p| p.to == t.to && p.error.is_none() && t.error.is_none())
+        if let Some(prev) = out
+            .iter()
+            .find(|p| p.to == t.to && p.error.is_none() && t.error.is_none())
             && let Some(text) = &prev.new_text
         {
             // Render on top of the earlier target's result.
@@ -790,7 +835,9 @@ fn merge_same_targets(targets: Vec<ImportTarget>) -> Vec<ImportTarget> {
             if let Some(text) = &t.new_text
                 && let Err(e) = crate::parse_file(&t.to, text, t.kind)
             {
-                t.error = Some(format!("the merged config would not load, so nothing is written: {e}"));
+                t.error = Some(format!(
+                    "the merged config would not load, so nothing is written: {e}"
+                ));
                 t.new_text = None;
             }
         }

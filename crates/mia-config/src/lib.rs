@@ -26,7 +26,8 @@ pub use load::{
 pub use paths::{Paths, Platform, data_home, host_name};
 pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, EditorConfig,
-    ForgeConfig, HookCommand, HookEvent, HookKind, HookMatcher, McpKind, McpServerConfig, NetworkSetting, PluginOptions, PluginSetting,
-    ProviderConfig, SandboxConfig, SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig,
-    UnifierConfig, UpdatesConfig, WorktreeConfig, json_schema,
+    ForgeConfig, HookCommand, HookEvent, HookKind, HookMatcher, McpKind, McpServerConfig,
+    NetworkSetting, PluginOptions, PluginSetting, ProviderConfig, SandboxConfig,
+    SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig, UpdatesConfig,
+    WorktreeConfig, json_schema,
 };

@@ -259,9 +259,9 @@ impl Config {
                 }
             }
             // Claude Code's subagents first: `.mia-code/agents/` wins.
-            for (path, file) in
-                crate::agent_file::read_claude_agents(&root.join(crate::agent_file::CLAUDE_AGENTS_DIR))
-            {
+            for (path, file) in crate::agent_file::read_claude_agents(
+                &root.join(crate::agent_file::CLAUDE_AGENTS_DIR),
+            ) {
                 layers.push(Layer {
                     kind: LayerKind::Project,
                     path: Some(path),

@@ -65,9 +65,10 @@ impl Runtime {
     /// error when it is not used.
     pub async fn commands(&self, directory: PathBuf) -> Result<CommandList, CoreError> {
         let paths = self.inner.opts.paths.clone();
-        let list = tokio::task::spawn_blocking(move || files::load_commands(&paths, Some(&directory)))
-            .await
-            .map_err(|e| CoreError::Internal(format!("listing commands failed: {e}")))?;
+        let list =
+            tokio::task::spawn_blocking(move || files::load_commands(&paths, Some(&directory)))
+                .await
+                .map_err(|e| CoreError::Internal(format!("listing commands failed: {e}")))?;
         Ok(CommandList {
             commands: list.iter().map(info).collect(),
         })
@@ -129,7 +130,10 @@ impl Runtime {
         }
         if !cmd.allowed_tools.is_empty() {
             if cmd.source.is_project() && !trusted {
-                tracing::warn!(command = name, "allowed-tools of a project command are not applied: the workspace is not trusted");
+                tracing::warn!(
+                    command = name,
+                    "allowed-tools of a project command are not applied: the workspace is not trusted"
+                );
             } else {
                 for spec in &cmd.allowed_tools {
                     match mia_config::import::claude_rule(spec, PermissionAction::Allow) {
@@ -156,7 +160,10 @@ fn include(policy: &mia_permission::Policy, path_ctx: &PathContext, raw: &str) -
     let abs = if path.is_absolute() {
         path.to_path_buf()
     } else if let Some(rest) = raw.strip_prefix("~/") {
-        path_ctx.home.as_ref().map_or(path.to_path_buf(), |h| h.join(rest))
+        path_ctx
+            .home
+            .as_ref()
+            .map_or(path.to_path_buf(), |h| h.join(rest))
     } else {
         path_ctx.root.join(path)
     };
@@ -165,12 +172,18 @@ fn include(policy: &mia_permission::Policy, path_ctx: &PathContext, raw: &str) -
         &mia_tools::Target::Path(abs.clone()),
     ));
     if decision.decision != PermissionAction::Allow {
-        return format!("@{raw} [not included: reading it is not allowed without asking ({})]", decision.reason);
+        return format!(
+            "@{raw} [not included: reading it is not allowed without asking ({})]",
+            decision.reason
+        );
     }
     match std::fs::metadata(&abs) {
         Ok(m) if !m.is_file() => return format!("@{raw} [not included: not a file]"),
         Ok(m) if m.len() > MAX_INCLUDE => {
-            return format!("@{raw} [not included: {} bytes, over {MAX_INCLUDE}]", m.len());
+            return format!(
+                "@{raw} [not included: {} bytes, over {MAX_INCLUDE}]",
+                m.len()
+            );
         }
         Ok(_) => {}
         Err(e) => return format!("@{raw} [not included: {e}]"),

@@ -195,7 +195,11 @@ impl Runtime {
 
     /// Pin the project's current hook set as approved (with trust), or
     /// forget it.
-    pub(crate) async fn pin_hooks(&self, dir: &Path, approve: bool) -> Result<(), crate::CoreError> {
+    pub(crate) async fn pin_hooks(
+        &self,
+        dir: &Path,
+        approve: bool,
+    ) -> Result<(), crate::CoreError> {
         let key = crate::worktrees::project_key(dir);
         let hash = if approve {
             let config = self.load_config(Some(dir.to_path_buf())).await?;
@@ -265,7 +269,11 @@ impl Runtime {
             Some(c) => match c.prepare("sh", &["-c", &hook.command]) {
                 Ok(p) => (p.command, Some(p.guard)),
                 Err(e) => {
-                    return Ran::failed(start, &hook.command, format!("did not run: the sandbox could not be set up ({e})"));
+                    return Ran::failed(
+                        start,
+                        &hook.command,
+                        format!("did not run: the sandbox could not be set up ({e})"),
+                    );
                 }
             },
             None => {
@@ -448,8 +456,7 @@ fn apply(event: HookEvent, ran: &Ran, v: &mut Verdict) -> HookRun {
         .then(|| serde_json::from_str(out).ok())
         .flatten();
     let Some(o) = parsed else {
-        if !out.is_empty()
-            && matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
+        if !out.is_empty() && matches!(event, HookEvent::UserPromptSubmit | HookEvent::SessionStart)
         {
             v.context.push(short(out));
         }

@@ -39,12 +39,12 @@ pub use share::{
 };
 pub use view::{
     AgentInfo, AgentModeView, AgentProposal, ApprovalView, CommandInfo, CommandList,
-    CommandSourceView, CompactResult, ContextUsage, CostLine,
-    CostView, DiffScope, DiffView, ForkFiles, ForkResult, ForkTreeNode, HistoryAction, LeftAlone,
-    McpServerView, McpState, ModelChoice, PermissionsView, PluginState, PluginView, PreviewAction,
-    PreviewFile, ProjectSummary, ProposedRule, ProviderInfo, RevertPreview, RuleView,
-    SandboxEffect, SandboxView, ServerInfo, SessionChanges, SessionCompare, SessionDetail,
-    SessionSummary, SettingsUpdate, SettingsView, StepKindView, TimelineStep, HookRun,
+    CommandSourceView, CompactResult, ContextUsage, CostLine, CostView, DiffScope, DiffView,
+    ForkFiles, ForkResult, ForkTreeNode, HistoryAction, HookRun, LeftAlone, McpServerView,
+    McpState, ModelChoice, PermissionsView, PluginState, PluginView, PreviewAction, PreviewFile,
+    ProjectSummary, ProposedRule, ProviderInfo, RevertPreview, RuleView, SandboxEffect,
+    SandboxView, ServerInfo, SessionChanges, SessionCompare, SessionDetail, SessionSummary,
+    SettingsUpdate, SettingsView, StepKindView, TimelineStep,
 };
 pub use worktree::{
     AttemptFile, AttemptFileStatus, AttemptStats, AttemptUsage, AttemptView, BetweenStatus,

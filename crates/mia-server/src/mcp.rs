@@ -1,6 +1,6 @@
 //! `GET /api/mcp?directory=`: a project's MCP servers, their state and
-//! tools (servers that may run are started first), and `GET /api/plugins`;
-//! thin over `mia_core::Runtime::{mcp_servers, plugins}`.
+//! tools (servers that may run are started first), `GET /api/plugins` and
+//! `GET /api/commands`; thin over `mia_core::Runtime::{mcp_servers, plugins, commands}`.
 
 use aide::axum::ApiRouter;
 use axum::extract::{Query, State};
@@ -29,6 +29,13 @@ pub(crate) fn routes() -> ApiRouter<AppState> {
                     .json::<200, Vec<mia_protocol::PluginView>>("The plugins")
             }),
         )
+        .api_route(
+            "/api/commands",
+            get_with(commands, |op| {
+                op.summary("The custom slash commands of the project and yours, in precedence order; a file that is not used has its error")
+                    .json::<200, mia_protocol::CommandList>("The commands")
+            }),
+        )
         .with_path_items(|item| item.tag("extensions"))
 }
 
@@ -45,4 +52,9 @@ async fn servers(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Respon
 /// `GET /api/plugins?directory=`: the project's plugins and their state.
 async fn plugins(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     reply(s.runtime.plugins(q.directory.into(), false).await)
+}
+
+/// `GET /api/commands?directory=`: the custom slash commands.
+async fn commands(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    reply(s.runtime.commands(q.directory.into()).await)
 }

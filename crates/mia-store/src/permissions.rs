@@ -364,8 +364,11 @@ impl SessionDb {
     /// Forget the approved hook set (with the workspace's trust).
     pub fn forget_hooks(&mut self, project: &str) -> Result<()> {
         self.write(|tx| {
-            tx.execute("DELETE FROM hook_approvals WHERE project = ?1", params![project])
-                .map_err(|e| tx.err(e))?;
+            tx.execute(
+                "DELETE FROM hook_approvals WHERE project = ?1",
+                params![project],
+            )
+            .map_err(|e| tx.err(e))?;
             Ok(())
         })
     }

@@ -15,6 +15,13 @@ export type AgentModeView = "primary" | "subagent" | "all";
  */
 export type ForgeKind = "github" | "gitlab";
 /**
+ * Where a custom slash command file was found (precedence order).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommandSourceView".
+ */
+export type CommandSourceView = "project" | "claude" | "opencode" | "user";
+/**
  * How a file of an attempt differs from the base.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -188,6 +195,12 @@ export type Event =
       type: "notice";
     }
   | {
+      call_id?: string | null;
+      run: HookRun;
+      session_id: SessionId;
+      type: "hook_ran";
+    }
+  | {
       cost_usd?: number | null;
       end: TurnEnd;
       session_id: SessionId;
@@ -320,6 +333,10 @@ export type PartContent =
   | {
       call_id: string;
       duration_ms?: number | null;
+      /**
+       * The hooks that ran for this call (`PreToolUse`, `PostToolUse`).
+       */
+      hooks?: HookRun[];
       is_error?: boolean;
       output: string;
       /**
@@ -801,6 +818,7 @@ export interface Protocol {
   agent_proposal: AgentProposal;
   approval_view: ApprovalView;
   branch_status: BranchStatus;
+  command_list: CommandList;
   commit_result: CommitResult;
   compact_result: CompactResult;
   comparison_view: ComparisonView;
@@ -812,6 +830,7 @@ export interface Protocol {
   fork_result: ForkResult;
   fork_tree_node: ForkTreeNode;
   history_action: HistoryAction;
+  hook_run: HookRun;
   hunk_list: HunkList;
   hunk_reverted: HunkReverted;
   mcp_server_view: McpServerView;
@@ -971,6 +990,36 @@ export interface PullRequestLink {
   number: number;
   provider: ForgeKind;
   url: string;
+}
+/**
+ * `{"commands": [...]}`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommandList".
+ */
+export interface CommandList {
+  commands: CommandInfo[];
+}
+/**
+ * A custom slash command (`mia-code commands list --json`, `GET /api/commands`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommandInfo".
+ */
+export interface CommandInfo {
+  argument_hint?: string | null;
+  description?: string | null;
+  /**
+   * Why the file is not used (a YAML error, an unknown key, a built-in's
+   * name, a name taken by a file that wins); `null` when it is usable.
+   */
+  error?: string | null;
+  /**
+   * Without the slash: `review`, `git:commit`.
+   */
+  name: string;
+  path: string;
+  source: CommandSourceView;
 }
 /**
  * A commit made (`mia-code commit`).
@@ -1486,6 +1535,32 @@ export interface Part {
   id: PartId;
   index: number;
   message_id: MessageId;
+}
+/**
+ * One run of a hook, as its tool card and the log show it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HookRun".
+ */
+export interface HookRun {
+  command: string;
+  duration_ms: number;
+  /**
+   * The event (`PreToolUse`, `Stop`, ...).
+   */
+  event: string;
+  /**
+   * The exit code; `null` when it was stopped (timeout) or did not start.
+   */
+  exit_code?: number | null;
+  /**
+   * Its reason or stderr, shortened.
+   */
+  message?: string;
+  /**
+   * What it decided: `block`, `deny`, `ask`, `allow`, `timeout`, `error`; `null` for nothing.
+   */
+  outcome?: string | null;
 }
 /**
  * The permission decision recorded with a tool result (what the tool card shows).

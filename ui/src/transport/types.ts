@@ -125,6 +125,7 @@ const EVENT_NAMES: Record<Event["type"], true> = {
   agent_switched: true,
   error: true,
   notice: true,
+  hook_ran: true,
   turn_finished: true,
   compaction_started: true,
   compaction_finished: true,

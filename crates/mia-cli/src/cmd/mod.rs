@@ -1,10 +1,12 @@
 pub mod agent;
 pub mod auth;
+pub mod commands;
 pub mod compact;
 pub mod config;
 pub mod cost;
 pub mod doctor;
 pub mod history;
+pub mod import;
 pub mod mcp;
 pub mod permissions;
 pub mod plugin;

@@ -186,7 +186,7 @@ fn trust(project: Option<&Path>, trust: bool) -> anyhow::Result<ExitCode> {
     let changed = local.block(local.core.set_workspace_trust(&dir, trust))?;
     if trust {
         println!(
-            "Trusted {}: its project config may now allow as well as deny or ask.",
+            "Trusted {}: its project config may now allow as well as deny or ask, and its hooks (as they are now) run; a changed hook set waits for `mia-code permissions trust` again.",
             dir.display()
         );
     } else if changed {

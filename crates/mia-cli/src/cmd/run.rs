@@ -174,7 +174,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 model: args.model.clone(),
             })
             .await?;
-        follow(&runtime, events, session.id, args.format).await
+        let code = follow(&runtime, events, session.id, args.format).await;
+        runtime.end_session(session.id, "other").await;
+        code
     })
 }
 
@@ -289,6 +291,27 @@ impl Printer {
             Event::Error { message, .. } => {
                 self.close_text(&mut out)?;
                 eprintln!("error: {message}");
+            }
+            Event::Notice { message, .. } => {
+                self.close_text(&mut out)?;
+                eprintln!("{message}");
+            }
+            Event::HookRan { run, .. } => {
+                self.close_text(&mut out)?;
+                let exit = run
+                    .exit_code
+                    .map_or_else(|| "no exit code".to_string(), |c| format!("exit {c}"));
+                let what = match (&run.outcome, run.message.is_empty()) {
+                    (Some(o), true) => format!(": {o}"),
+                    (Some(o), false) => format!(": {o}: {}", short(&run.message, 200)),
+                    (None, _) => String::new(),
+                };
+                eprintln!(
+                    "hook {} `{}` ({exit}, {} ms){what}",
+                    run.event,
+                    short(&run.command, 80),
+                    run.duration_ms
+                );
             }
             Event::TurnFinished {
                 end,

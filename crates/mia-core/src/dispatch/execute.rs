@@ -289,7 +289,11 @@ impl Runtime {
         if let Some(why) = v.block {
             notes.push(format!("[PostToolUse hook: {why}]"));
         }
-        notes.extend(v.context.into_iter().map(|c| format!("[PostToolUse hook context: {c}]")));
+        notes.extend(
+            v.context
+                .into_iter()
+                .map(|c| format!("[PostToolUse hook context: {c}]")),
+        );
         let stop = match v.stop {
             Some(why) => {
                 notes.push(format!("[A PostToolUse hook stopped the turn: {why}]"));

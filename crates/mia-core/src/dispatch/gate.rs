@@ -40,7 +40,11 @@ impl PermissionGate for SessionGate<'_> {
             self.runtime.notification_hooks(
                 self.state.id,
                 &self.state.directory,
-                format!("mia-code needs your permission to use {} ({})", crate::hooks::claude_tool_name(&request.tool), request.target),
+                format!(
+                    "mia-code needs your permission to use {} ({})",
+                    crate::hooks::claude_tool_name(&request.tool),
+                    request.target
+                ),
             );
             self.runtime.emit(Event::PermissionAsked { request });
             let reply = tokio::select! {

@@ -300,7 +300,13 @@ impl Runtime {
             "permission_mode": "default",
         });
         let v = self
-            .run_hooks(env.hooks, &hook_site, HookEvent::PreToolUse, Some(&call.name), input)
+            .run_hooks(
+                env.hooks,
+                &hook_site,
+                HookEvent::PreToolUse,
+                Some(&call.name),
+                input,
+            )
             .await;
         site.hook_runs
             .lock()

@@ -143,7 +143,11 @@ impl Runtime {
     /// `Stop` (`SubagentStop` for a subagent) hooks when the agent would
     /// end its turn: `true` when one blocked it, whose reason then goes to
     /// the model as a message and the turn goes on.
-    async fn stop_hooks(&self, state: &Arc<SessionState>, t: &mut TurnSetup) -> Result<bool, CoreError> {
+    async fn stop_hooks(
+        &self,
+        state: &Arc<SessionState>,
+        t: &mut TurnSetup,
+    ) -> Result<bool, CoreError> {
         let event = if state.lineage().depth > 0 {
             mia_config::HookEvent::SubagentStop
         } else {

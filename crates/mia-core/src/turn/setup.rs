@@ -87,8 +87,10 @@ impl Runtime {
         let command = self
             .expand_command(&config, &path_ctx, &text, trusted)
             .await?;
-        let agent_override = agent_override.or_else(|| command.as_ref().and_then(|c| c.agent.clone()));
-        let model_override = model_override.or_else(|| command.as_ref().and_then(|c| c.model.clone()));
+        let agent_override =
+            agent_override.or_else(|| command.as_ref().and_then(|c| c.agent.clone()));
+        let model_override =
+            model_override.or_else(|| command.as_ref().and_then(|c| c.model.clone()));
         if let Some(a) = &agent_override {
             agents.session_agent(a)?;
             self.set_agent(state, a).await?;
@@ -106,9 +108,7 @@ impl Runtime {
                 .await?
         };
         let prompt = command.as_ref().map_or(text, |c| c.text.clone());
-        let context = self
-            .prompt_hooks(state, &config, &hooks, &prompt)
-            .await?;
+        let context = self.prompt_hooks(state, &config, &hooks, &prompt).await?;
         let mut user_parts = self.user_parts(state, &agents, &agent_name, prompt).await?;
         user_parts.extend(context.into_iter().map(|text| PartContent::Text {
             text,
@@ -116,7 +116,10 @@ impl Runtime {
         }));
         let mut extra = serde_json::Map::new();
         if let Some(c) = &command {
-            extra.insert("command".to_string(), serde_json::Value::from(c.invocation.clone()));
+            extra.insert(
+                "command".to_string(),
+                serde_json::Value::from(c.invocation.clone()),
+            );
         }
         self.add_message(
             session_id,
