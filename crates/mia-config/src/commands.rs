@@ -12,10 +12,31 @@ use serde::{Deserialize, Serialize};
 
 use crate::Paths;
 
-/// The front ends' own commands: a file never replaces one.
+/// The front ends' own commands (the composer's, `ui/src/app/commands.ts`):
+/// a file never replaces one.
 pub const BUILTIN_COMMANDS: &[&str] = &[
-    "undo", "redo", "compact", "fork", "share", "unshare", "model", "agent", "agents", "new",
-    "help", "clear", "init", "review", "plan", "build", "cost", "sessions", "worktree",
+    "undo",
+    "redo",
+    "revert",
+    "snapshots",
+    "diff",
+    "new",
+    "plan",
+    "build",
+    "worktrees",
+    "compare",
+    "review",
+    "fork",
+    "forks",
+    "promote",
+    "compact",
+    "model",
+    "share",
+    "unshare",
+    "cost",
+    "history",
+    "agent",
+    "help",
 ];
 
 /// Largest command file read.

@@ -151,6 +151,9 @@ pub struct Decision {
     pub checks: Vec<SubCheck>,
     /// Rules an "always" answer would add (empty: "always" is not offered).
     pub always: Vec<PermissionRule>,
+    /// An ask nobody could answer (headless, no route), denied for that:
+    /// `always` held what a person could have answered "always" with.
+    pub unanswered: Option<Vec<PermissionRule>>,
 }
 
 impl Decision {
@@ -683,7 +686,7 @@ impl<'a> Checker<'a> {
                 self.answerer.why(),
                 d.reason
             );
-            d.always.clear();
+            d.unanswered = Some(std::mem::take(&mut d.always));
         }
         if self.answerer != Answerer::Person {
             for s in &mut d.segments {
@@ -706,6 +709,7 @@ impl<'a> Checker<'a> {
             segments: vec![],
             checks: vec![],
             always: vec![],
+            unanswered: None,
         }
     }
 
@@ -722,6 +726,7 @@ impl<'a> Checker<'a> {
         };
         Decision {
             always,
+            unanswered: None,
             ..Self::decision(req, s)
         }
     }
@@ -761,6 +766,7 @@ impl<'a> Checker<'a> {
         Decision {
             checks,
             always,
+            unanswered: None,
             ..Self::decision(req, s)
         }
     }
@@ -802,6 +808,7 @@ impl<'a> Checker<'a> {
         Decision {
             checks,
             always,
+            unanswered: None,
             ..Self::decision(req, s)
         }
     }
@@ -933,6 +940,7 @@ impl<'a> Checker<'a> {
         Decision {
             segments: segs,
             always,
+            unanswered: None,
             reason,
             ..Self::decision(req, s)
         }

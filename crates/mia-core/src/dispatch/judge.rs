@@ -45,7 +45,11 @@ impl Runtime {
             || (decision.decision == PermissionAction::Allow && doom_loop);
         // PreToolUse hooks: deny or ask tighten; allow answers an ask the
         // rules would put to a person, never an invariant's or the floor's.
-        if decision.decision != PermissionAction::Deny && env.hooks.has(HookEvent::PreToolUse) {
+        // A headless run's unanswerable ask is a denial the hook may answer.
+        let unanswered = decision.unanswered.is_some();
+        if (decision.decision != PermissionAction::Deny || unanswered)
+            && env.hooks.has(HookEvent::PreToolUse)
+        {
             match self.pre_tool_hooks(site, env).await {
                 PreTool::Deny(msg) => {
                     self.deny(site, "hook", msg).await?;
@@ -55,7 +59,15 @@ impl Runtime {
                     self.deny(site, "hook", msg).await?;
                     return Ok(Judged::Settled(Some(TurnEnd::Blocked)));
                 }
+                PreTool::Ask if !self.inner.opts.interactive => {
+                    let msg = "Permission denied: a PreToolUse hook asks, and nobody can answer in a headless run".to_string();
+                    self.deny(site, "hook", msg).await?;
+                    return Ok(Judged::Settled(None));
+                }
                 PreTool::Ask => needs_ask = true,
+                PreTool::Allow if unanswered && liftable(&decision) => {
+                    return Ok(Judged::Cleared(Cleared::default()));
+                }
                 PreTool::Allow if needs_ask && !doom_loop && liftable(&decision) => {
                     needs_ask = false;
                 }
@@ -340,7 +352,8 @@ fn liftable(d: &Decision) -> bool {
         m.as_ref()
             .is_some_and(|m| matches!(m.layer, Layer::Invariant | Layer::AgentRestriction))
     };
-    !d.always.is_empty() && !hard(&d.matched) && !d.segments.iter().any(|s| hard(&s.matched))
+    let always = d.unanswered.as_ref().unwrap_or(&d.always);
+    !always.is_empty() && !hard(&d.matched) && !d.segments.iter().any(|s| hard(&s.matched))
 }
 
 /// A doom-loop confirmation of an allowed call.
