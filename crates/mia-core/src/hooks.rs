@@ -31,8 +31,17 @@ const MESSAGE_CAP: usize = 2_000;
 #[derive(Debug, Clone)]
 struct Hook {
     event: HookEvent,
-    matcher: Option<regex::Regex>,
+    matcher: Matcher,
     command: HookCommand,
+}
+
+/// What a group's `matcher` matches.
+#[derive(Debug, Clone)]
+enum Matcher {
+    All,
+    Regex(regex::Regex),
+    /// Not a regular expression: the group matches nothing (logged).
+    Nothing,
 }
 
 /// The hooks of a session's directory, as they apply.
@@ -98,19 +107,21 @@ impl Hooks {
             }
             for (event, groups) in layer.file.hooks.iter().flatten() {
                 for group in groups {
-                    let matcher = group
+                    let matcher = match group
                         .matcher
                         .as_deref()
                         .map(str::trim)
                         .filter(|m| !m.is_empty() && *m != "*")
-                        .and_then(|m| match regex::Regex::new(&format!("^(?:{m})$")) {
-                            Ok(r) => Some(r),
+                    {
+                        None => Matcher::All,
+                        Some(m) => match regex::Regex::new(&format!("^(?:{m})$")) {
+                            Ok(r) => Matcher::Regex(r),
                             Err(e) => {
                                 tracing::warn!(matcher = m, error = %e, source = %layer.source(), "a hook's matcher is not a regular expression; the group matches nothing");
-                                // A regex that never matches.
-                                regex::Regex::new("[^\\s\\S]").ok()
+                                Matcher::Nothing
                             }
-                        });
+                        },
+                    };
                     for command in &group.hooks {
                         list.push(Hook {
                             event: *event,
@@ -136,9 +147,9 @@ impl Hooks {
         self.list.iter().filter(move |h| {
             h.event == event
                 && match (&h.matcher, subject) {
-                    (None, _) => true,
-                    (Some(_), None) => true,
-                    (Some(r), Some(s)) => r.is_match(s) || r.is_match(claude_tool_name(s)),
+                    (Matcher::All, _) | (Matcher::Regex(_), None) => true,
+                    (Matcher::Nothing, _) => false,
+                    (Matcher::Regex(r), Some(s)) => r.is_match(s) || r.is_match(claude_tool_name(s)),
                 }
         })
     }
