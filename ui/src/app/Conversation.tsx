@@ -2,10 +2,31 @@ import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, type MouseEve
 import { useVirtualizer, type Virtualizer, type VirtualItem } from "@tanstack/react-virtual";
 import type { Message } from "../protocol/generated";
 import { Lru } from "../lib/lru";
-import type { SessionState } from "../state/session";
+import type { HookNote, SessionState } from "../state/session";
+import { HookNotes } from "./HookRuns";
 import { MessageView, messageText, type MessageActions } from "./MessageView";
 
 const BOTTOM_SLACK = 48;
+
+const NO_NOTES: HookNote[] = [];
+
+/**
+ * The hook runs of no tool call by the row they follow ("" for those before the first row); one
+ * whose row is gone (compacted) follows the last.
+ */
+function notesByRow(notes: HookNote[], rows: Message[]): Map<string, HookNote[]> {
+  const out = new Map<string, HookNote[]>();
+  if (notes.length === 0 || rows.length === 0) return out;
+  const ids = new Set(rows.map((m) => m.id));
+  const lastId = rows[rows.length - 1]!.id;
+  for (const n of notes) {
+    const at = n.after === null ? "" : ids.has(n.after) ? n.after : lastId;
+    const list = out.get(at);
+    if (list) list.push(n);
+    else out.set(at, [n]);
+  }
+  return out;
+}
 
 /**
  * Where the reader was in each session they scrolled up in: the first
@@ -50,6 +71,7 @@ export function Conversation({
     [state.messages, state.live],
   );
   const sessionId = state.id;
+  const hookNotes = useMemo(() => notesByRow(state.hookNotes, rows), [state.hookNotes, rows]);
   // Following the bottom while rows change size (a streamed answer grows, code gets highlighted):
   // the virtualiser re-measures rows without a React render (direct DOM updates), so the scroll
   // is kept at the bottom from its change callback, when the total size changed (never on a
@@ -192,6 +214,7 @@ export function Conversation({
               data-highlighted={marked ? "true" : undefined}
               style={{ position: "absolute", top: 0, left: 0, width: "100%" }}
             >
+              {item.index === 0 && <HookNotes notes={hookNotes.get("") ?? NO_NOTES} />}
               <MessageView
                 message={m}
                 tools={state.tools}
@@ -204,6 +227,7 @@ export function Conversation({
                 actions={actions}
                 forkPoint={prev ? messageText(prev) : undefined}
               />
+              <HookNotes notes={hookNotes.get(m.id) ?? NO_NOTES} />
             </div>
           );
         })}

@@ -4,6 +4,7 @@ import { useServices, useToast } from "./context";
 import { AgentPicker, ModeBadge, primaryAgents, toggleTarget } from "./ModeBadge";
 import { PromptInput, restoreDraft } from "./PromptInput";
 import { NewSessionHome } from "./NewSessionHome";
+import { useCustomCommands } from "./session/composerOptions";
 import type { SessionSummary } from "../protocol/generated";
 
 /** A project with no session open: the first message creates one (with the chosen agent). */
@@ -30,6 +31,7 @@ export function DraftView({
   onOpenSession?: (id: string) => void;
 }) {
   const { api } = useServices();
+  const customCommands = useCustomCommands(directory);
   const toast = useToast();
   const [agent, setAgent] = useState<string | null>(null);
   const [picker, setPicker] = useState(false);
@@ -91,6 +93,7 @@ export function DraftView({
             key={inputKey}
             running={false}
             disabledCommands={{ fork: "no session yet", promote: "no session yet", model: "no session yet", cost: "no session yet" }}
+            customCommands={customCommands}
             mentionAgents={agents
               .filter((a) => a.mode === "subagent" || a.mode === "all")
               .map((a) => ({ name: a.name, description: a.description }))}

@@ -1,11 +1,13 @@
 import { useEffect, useEffectEvent, useMemo, useRef, useState, type KeyboardEvent, memo } from "react";
 import fuzzysort from "fuzzysort";
 import { Autocomplete } from "react-aria-components";
-import { COMMANDS, type SlashCommand } from "./commands";
+import type { CommandInfo } from "../protocol/generated";
+import { COMMANDS } from "./commands";
 import { usePlatform } from "./context";
 import { dropMentions, mentionText, type Dropped } from "../lib/dropMentions";
 import { PromptField } from "./prompt/PromptField";
 import { CommandSuggestions, focusedOption, MentionSuggestions, mentionKey, type Mention } from "./prompt/Suggestions";
+import { commandMenuOptions, isBroken, type MenuCommand } from "./prompt/commandMenu";
 
 export interface PromptInputProps {
   /** Project files for @ mentions (cached by the caller). */
@@ -24,6 +26,12 @@ export interface PromptInputProps {
   draftKey?: string;
   /** Commands that do not apply here, with why: listed greyed with the reason (running one explains it). */
   disabledCommands?: Partial<Record<string, string>>;
+  /**
+   * The project's custom slash commands: listed after the built-ins; picking one puts `/name ` in
+   * the input for its arguments (the message is expanded when sent). Those with an `error` are
+   * listed greyed with it and cannot be picked.
+   */
+  customCommands?: readonly CommandInfo[];
   /** Agents `@name` delegates to (listed above the files in the @ popup). */
   mentionAgents?: { name: string; description: string }[];
   /** Esc while a turn runs stops it (a second Esc within a second when a draft is being written). */
@@ -52,7 +60,8 @@ function findPopup(text: string, caret: number): Popup {
   const before = text.slice(0, caret);
   const mention = /(^|\s)@([^\s@]*)$/.exec(before);
   if (mention) return { kind: "mention", start: caret - mention[2]!.length - 1, query: mention[2]! };
-  if (/^\/[\w-]*$/.test(text) && caret === text.length) return { kind: "command", query: text.slice(1) };
+  // (custom commands' names have colons: `/git:commit`)
+  if (/^\/[\w:.-]*$/.test(text) && caret === text.length) return { kind: "command", query: text.slice(1) };
   return null;
 }
 
@@ -66,6 +75,7 @@ export const PromptInput = memo(function PromptInput({
   placeholder,
   draftKey,
   disabledCommands,
+  customCommands,
   mentionAgents,
   onStop,
   projectDir,
@@ -125,9 +135,9 @@ export const PromptInput = memo(function PromptInput({
     return [...agents, ...found.slice(0, MAX_OPTIONS).map((f): Mention => ({ kind: "file", value: f }))];
   }, [popup, files, mentionAgents]);
 
-  const commandOptions: SlashCommand[] = useMemo(
-    () => (popup?.kind === "command" ? COMMANDS.filter((c) => c.name.startsWith(popup.query.toLowerCase())) : []),
-    [popup],
+  const commandOptions: MenuCommand[] = useMemo(
+    () => (popup?.kind === "command" ? commandMenuOptions(popup.query, customCommands) : []),
+    [popup, customCommands],
   );
 
   const optionCount = popup?.kind === "mention" ? mentionOptions.length : commandOptions.length;
@@ -180,6 +190,18 @@ export const PromptInput = memo(function PromptInput({
     setValue(next, popup.start + insert.length);
   };
 
+  // A custom command goes into the input for its arguments (sent as a message, expanded by the
+  // backend); a built-in runs.
+  const pickCommand = (c: MenuCommand) => {
+    if (isBroken(c)) return;
+    if (c.kind === "builtin") {
+      runCommand(c.name);
+      return;
+    }
+    const insert = `/${c.name} `;
+    setValue(insert, insert.length);
+  };
+
   const runCommand = (name: string, args?: string) => {
     // Cleared without taking the focus back: a command may open something that takes it (the
     // model picker closes when it loses the focus).
@@ -217,7 +239,11 @@ export const PromptInput = memo(function PromptInput({
         // The option react-aria's virtual focus is on, else the first.
         const key = focusedOption(listRef.current);
         if (popup?.kind === "mention") pickMention(mentionOptions.find((m) => mentionKey(m) === key) ?? mentionOptions[0]!);
-        else if (popup?.kind === "command") runCommand((commandOptions.find((c) => c.name === key) ?? commandOptions[0]!).name);
+        else if (popup?.kind === "command") {
+          // Never one that cannot be picked (with none to pick, Enter does nothing: Esc closes the menu).
+          const picked = commandOptions.find((c) => c.key === key) ?? commandOptions.find((c) => !isBroken(c));
+          if (picked) pickCommand(picked);
+        }
         return;
       }
     }
@@ -289,7 +315,7 @@ export const PromptInput = memo(function PromptInput({
             listRef={listRef}
             options={commandOptions}
             disabled={disabledCommands}
-            onPick={(c) => runCommand(c.name)}
+            onPick={pickCommand}
           />
         )}
         {escAt !== null && running && (

@@ -27,7 +27,7 @@ import { SidePanel } from "./session/SidePanel";
 import { useMessageActions } from "./session/useMessageActions";
 import { useSessionActions } from "./session/useSessionActions";
 import { usePaletteCommands, useSessionCommand } from "./session/useSessionCommand";
-import { useDisabledCommands, useMentionAgents } from "./session/composerOptions";
+import { useCustomCommands, useDisabledCommands, useMentionAgents } from "./session/composerOptions";
 import { useParentTitle } from "./session/useParentTitle";
 import { useSend } from "./session/useSend";
 import { useProjectFiles, useSessionEvents } from "./session/useSessionEvents";
@@ -211,6 +211,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
   // The session's own folder: a worktree session mentions the worktree's files.
   const sessionDir = state.session?.directory || directory;
   const loadFiles = useProjectFiles(sessionDir);
+  const customCommands = useCustomCommands(sessionDir);
 
   const title = state.session?.title || state.session?.slug || "New session";
   const compacting = isCompacting(state);
@@ -337,6 +338,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
                 draftKey={sessionId}
                 running={state.running}
                 disabledCommands={disabledCommands}
+                customCommands={customCommands}
                 mentionAgents={mentionAgents}
               />
             </div>

@@ -13,6 +13,7 @@ import {
   type SubagentStatus,
 } from "../lib/subagent";
 import { Markdown } from "./Markdown";
+import { HookRuns } from "./HookRuns";
 import { Bot, ChevronDown, ChevronRight, Pause } from "lucide-react";
 
 /** What a task card needs from the session view. */
@@ -208,6 +209,7 @@ export const TaskCard = memo(function TaskCard({
           </span>
         )}
       </div>
+      {info.hooks && <HookRuns runs={info.hooks} />}
       {ask && (
         <div className="task-blocked" data-testid="task-blocked">
           <Pause size={12} aria-hidden /> {agent} is waiting for your answer: <strong>{ask.tool}</strong> <span className="mono">{ask.target}</span>

@@ -7,6 +7,7 @@ import { usePlatform } from "./context";
 import { useExpanded } from "../state/expanded";
 import { AskAtCard } from "./inlineAsks";
 import { CheckpointActions, useCheckpoints } from "./checkpoints/Checkpoints";
+import { HookRuns } from "./HookRuns";
 import { describeDecision, describeSandbox, formatDuration, mcpToolName, toolTarget } from "../lib/format";
 import { ChevronDown, ChevronRight, Link2, Lock, TriangleAlert } from "lucide-react";
 
@@ -174,7 +175,7 @@ function ResultItems({ items, tool }: { items: ResultContent[]; tool: string }) 
   );
 }
 
-/** One tool call: header (tool, target, status), arguments, result, decision, changed files, sandbox. */
+/** One tool call: header (tool, target, status), arguments, result, decision, sandbox, hooks, changed files. */
 export const ToolCard = memo(function ToolCard({
   info,
   running,
@@ -231,6 +232,7 @@ export const ToolCard = memo(function ToolCard({
         </div>
       )}
       {info.sandbox && <SandboxBadge note={info.sandbox} />}
+      {info.hooks && <HookRuns runs={info.hooks} />}
       {!done && running && info.live !== undefined && <LiveText text={info.live} expanded={expanded} />}
       {done && (
         <div className="tool-result" data-testid="tool-card-result">

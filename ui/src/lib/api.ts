@@ -1,5 +1,6 @@
 import type {
   BranchStatus,
+  CommandList,
   CommitResult,
   Draft,
   HunkList,
@@ -114,6 +115,8 @@ export function makeApi(t: Transport) {
     /** Two sessions' file changes since they diverged. */
     compareSessions: (id: string, other: string) => t.request<SessionCompare>("GET", `${s(id)}/compare?${q({ with: other })}`),
     agents: (directory: string) => t.request<AgentInfo[]>("GET", `/api/agents?${q({ directory })}`),
+    /** The project's custom slash commands (the unusable ones too, with why). */
+    commands: (directory: string) => t.request<CommandList>("GET", `/api/commands?${q({ directory })}`),
     /** Models to pick from (the catalog's, for configured providers): context window, prices. */
     models: (directory?: string) => t.request<ModelChoice[]>("GET", `/api/models${directory ? `?${q({ directory })}` : ""}`),
     /** `/model`: the session's model from now on; null goes back to the defaults (400 for a bad reference). */

@@ -16,6 +16,7 @@ describe("server state made stale by Events", () => {
       ["worktrees"],
       ["git"],
       keys.review("s1"),
+      ["commands"],
     ]);
     expect(staleFor({ type: "text_delta", session_id: "s1", message_id: "m", text: "x" })).toEqual([]);
     // An answer may have added an "always for this project" approval (Settings lists them).

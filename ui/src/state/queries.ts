@@ -14,6 +14,8 @@ export const keys = {
   sessionsOf: (project: string) => ["sessions", project] as const,
   sessions: (project: string, archived: boolean) => ["sessions", project, archived] as const,
   agents: (directory: string) => ["agents", directory] as const,
+  /** A project's custom slash commands (the composer's / menu lists them after the built-ins). */
+  commands: (directory: string) => ["commands", directory] as const,
   timeline: (session: string) => ["timeline", session] as const,
   cost: (session: string) => ["cost", session] as const,
   /** Settings (of a project, or the global ones: ""). */
@@ -66,6 +68,8 @@ export function staleFor(e: Event): QueryKey[] {
         ["worktrees"],
         ["git"],
         keys.review(e.session_id),
+        // (a command file the turn wrote)
+        ["commands"],
       ];
     case "snapshot":
       // Files changed (a step's snapshot): the session's diffs too.

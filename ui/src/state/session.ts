@@ -1,6 +1,7 @@
 import type { Event, SessionDetail } from "../protocol/generated";
 import { subagentsOf } from "../lib/subagent";
 import { applyAskEvent } from "./sessionAsks";
+import { applyHookEvent } from "./sessionHooks";
 import { applyLifecycleEvent } from "./sessionLifecycle";
 import { mergeParts, mergeSubagents } from "./sessionParts";
 import { applyStreamEvent } from "./sessionStream";
@@ -53,6 +54,8 @@ export function reloaded(detail: SessionDetail, previous: SessionState): Session
   const next = {
     ...loaded,
     replies: previous.replies,
+    // (not stored: what this window heard)
+    hookNotes: previous.hookNotes,
     compaction,
     subagents,
     permissions: foreign.length ? [...loaded.permissions, ...foreign] : loaded.permissions,
@@ -97,6 +100,8 @@ export function applyEvent(s: SessionState, e: Event, now: number = Date.now()):
     case "error":
     case "turn_finished":
       return applyLifecycleEvent(s, e);
+    case "hook_ran":
+      return applyHookEvent(s, e);
     default:
       return s;
   }

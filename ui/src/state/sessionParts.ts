@@ -25,6 +25,8 @@ export function mergeParts(tools: Record<string, ToolInfo>, m: Message, copy: bo
       const patch: Partial<ToolInfo> = { output: c.output, isError: c.is_error ?? false };
       if (c.duration_ms != null) patch.durationMs = c.duration_ms;
       if (c.sandbox) patch.sandbox = c.sandbox;
+      // The hooks that ran for it, as stored: they replace what was heard live.
+      if (c.hooks) patch.hooks = c.hooks;
       // The stored answer to the call's permission ask (or the rule that denied it).
       if (c.permission) {
         const d: Decision = { decision: c.permission.decision, by: c.permission.by, reason: c.permission.reason ?? "" };

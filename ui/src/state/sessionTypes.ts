@@ -1,6 +1,7 @@
 import type {
   ContextUsage,
   FileChange,
+  HookRun,
   Message,
   PermissionRequest,
   ResultContent,
@@ -30,7 +31,25 @@ export interface ToolInfo {
   live?: string;
   /** What the tool returned besides text (an MCP server's images, resource links, resources). */
   content?: ResultContent[];
+  /**
+   * The hooks that ran for the call (`PreToolUse`, `PostToolUse`): as they ran (`hook_ran`), then
+   * as its stored result lists them (which wins).
+   */
+  hooks?: HookRun[];
 }
+
+/**
+ * A hook run of no tool call (`Stop`, `UserPromptSubmit`, `SessionStart`, ...), heard live: shown
+ * as a line in the transcript where it arrived (after the row `after`; null: before the first).
+ * Not stored: a session loaded again has none.
+ */
+export interface HookNote {
+  run: HookRun;
+  after: string | null;
+}
+
+/** How many session hook lines a session keeps (the latest). */
+export const HOOK_NOTES_KEEP = 100;
 
 /** Live output kept per running call: its tail, so a chatty command cannot grow the page without bound. */
 export const LIVE_KEEP_CHARS = 64 * 1024;
@@ -74,6 +93,8 @@ export interface SessionState {
   subagents: Record<string, SubagentInfo>;
   /** How full the model's context is (the runtime's estimate of the next request). */
   context: ContextUsage | null;
+  /** Hook runs of no tool call heard live, in order. */
+  hookNotes: HookNote[];
 }
 
 export type CompactionState =
@@ -98,5 +119,6 @@ export function emptySession(id: string): SessionState {
     replies: {},
     compaction: null,
     subagents: {},
+    hookNotes: [],
   };
 }

@@ -1,6 +1,7 @@
 import type { ComponentProps, ReactNode, RefObject } from "react";
 import { ListBox, ListBoxItem } from "react-aria-components";
-import type { SlashCommand } from "../commands";
+import { TriangleAlert } from "lucide-react";
+import { isBroken, shortError, type MenuCommand } from "./commandMenu";
 
 /** An @ option: an agent to delegate to, or a project file. */
 export type Mention = { kind: "agent" | "file"; value: string; description?: string };
@@ -39,6 +40,7 @@ function Suggestions<T extends object>({
   itemKey,
   onPick,
   note,
+  disabledKeys,
   children,
 }: {
   listRef: RefObject<HTMLDivElement | null>;
@@ -49,6 +51,8 @@ function Suggestions<T extends object>({
   onPick: (item: T) => void;
   /** A line above the options (files still loading). */
   note?: ReactNode;
+  /** Options that cannot be picked: the arrows pass over them, a click does nothing. */
+  disabledKeys?: string[];
   children: (item: T) => ReactNode;
 }) {
   return (
@@ -62,6 +66,7 @@ function Suggestions<T extends object>({
         items={items.map((item) => ({ id: itemKey(item), item }))}
         autoFocus="first"
         shouldFocusWrap
+        disabledKeys={disabledKeys}
         onAction={(key) => {
           const picked = items.find((item) => itemKey(item) === key);
           if (picked) onPick(picked);
@@ -118,7 +123,11 @@ export function MentionSuggestions({
   );
 }
 
-/** The / menu: the commands, those that do not apply here greyed with why (running one explains it). */
+/**
+ * The / menu: the built-in commands, those that do not apply here greyed with why (running one
+ * explains it); then the project's custom commands with their argument hint, description and where
+ * they come from, a file that is not used greyed with why (it cannot be picked).
+ */
 export function CommandSuggestions({
   listRef,
   options,
@@ -126,17 +135,28 @@ export function CommandSuggestions({
   onPick,
 }: {
   listRef: RefObject<HTMLDivElement | null>;
-  options: SlashCommand[];
+  options: MenuCommand[];
   disabled?: Partial<Record<string, string>>;
-  onPick: (c: SlashCommand) => void;
+  onPick: (c: MenuCommand) => void;
 }) {
+  const broken = options.filter(isBroken).map((c) => c.key);
+  const firstCustom = options.find((c) => c.kind === "custom");
   return (
-    <Suggestions listRef={listRef} label="Commands" testId="command-menu" items={options} itemKey={(c) => c.name} onPick={onPick}>
+    <Suggestions
+      listRef={listRef}
+      label="Commands"
+      testId="command-menu"
+      items={options}
+      itemKey={(c) => c.key}
+      onPick={onPick}
+      disabledKeys={broken}
+    >
       {(c) => {
+        if (c.kind === "custom") return <CustomCommandOption c={c} first={c === firstCustom && c !== options[0]} />;
         const why = disabled?.[c.name];
         return (
           <ListBoxItem
-            id={c.name}
+            id={c.key}
             textValue={c.name}
             className={({ isFocused }) => `${isFocused ? "active" : ""}${why ? " disabled" : ""}`}
             data-testid="command-option"
@@ -150,5 +170,43 @@ export function CommandSuggestions({
         );
       }}
     </Suggestions>
+  );
+}
+
+/** A custom command's option; `first`: the first one after the built-ins (a line above it). */
+function CustomCommandOption({ c, first }: { c: Extract<MenuCommand, { kind: "custom" }>; first: boolean }) {
+  const error = c.error;
+  const classes = (focused: boolean) =>
+    ["command-custom", focused && "active", error && "disabled broken", first && "command-custom-first"].filter(Boolean).join(" ");
+  return (
+    <ListBoxItem
+      id={c.key}
+      textValue={c.name}
+      className={({ isFocused }) => classes(isFocused)}
+      data-testid="command-option"
+      data-command={c.name}
+      data-source={c.source}
+      data-broken={error ? "true" : undefined}
+      render={(props, { isFocused }) => (
+        <div
+          {...(props as ComponentProps<"div">)}
+          aria-selected={isFocused}
+          title={error ? `${c.path}: not used — ${error}` : c.path}
+        />
+      )}
+    >
+      <span className="mono">/{c.name}</span>
+      {c.args && <span className="mono muted"> {c.args}</span>}{" "}
+      <span className="command-source" data-testid="command-source">
+        {c.source}
+      </span>{" "}
+      {error ? (
+        <span className="command-error small" data-testid="command-error">
+          <TriangleAlert size={12} aria-hidden /> not used: {shortError(error)}
+        </span>
+      ) : (
+        c.description && <span className="muted">{c.description}</span>
+      )}
+    </ListBoxItem>
   );
 }
