@@ -149,7 +149,9 @@ impl Hooks {
                 && match (&h.matcher, subject) {
                     (Matcher::All, _) | (Matcher::Regex(_), None) => true,
                     (Matcher::Nothing, _) => false,
-                    (Matcher::Regex(r), Some(s)) => r.is_match(s) || r.is_match(claude_tool_name(s)),
+                    (Matcher::Regex(r), Some(s)) => {
+                        r.is_match(s) || r.is_match(claude_tool_name(s))
+                    }
                 }
         })
     }

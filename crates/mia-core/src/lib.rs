@@ -10,6 +10,8 @@
 pub mod agentgen;
 pub mod agents;
 mod commands;
+/// The `todo` tool's list (ACP's plan).
+pub use mia_tools::{EditorFs, Todo, TodoStatus};
 pub mod compaction;
 mod delegate;
 mod dispatch;

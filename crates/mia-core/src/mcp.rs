@@ -631,6 +631,33 @@ impl Runtime {
             trusted,
             paths,
         };
+        // The servers an editor brought (ACP): the person's own.
+        let client = lock(&self.inner.client_mcp).get(project).cloned();
+        let with_client;
+        let config = match client {
+            Some(servers) if !servers.is_empty() => {
+                let mut c = config.clone();
+                let at = c
+                    .layers
+                    .iter()
+                    .position(|l| l.kind == LayerKind::Project)
+                    .unwrap_or(c.layers.len());
+                c.layers.insert(
+                    at,
+                    mia_config::Layer {
+                        kind: LayerKind::Global,
+                        path: Some(PathBuf::from("(the editor's MCP servers)")),
+                        file: mia_config::ConfigFile {
+                            mcp: Some(servers),
+                            ..Default::default()
+                        },
+                    },
+                );
+                with_client = c;
+                &with_client
+            }
+            _ => config,
+        };
         let mut defs = server_defs(config, &ctx);
         // Every stdio server runs in the OS sandbox: a project's read-only
         // in the project; a person's own in its data directory, reading
@@ -676,6 +703,19 @@ impl Runtime {
         // The old hub's connections close when its last user drops it.
         hubs.insert(project.to_path_buf(), hub.clone());
         hub
+    }
+
+    /// MCP servers an editor (ACP client) brings for `directory`'s project,
+    /// run as the person's own.
+    pub fn set_client_mcp_servers(
+        &self,
+        directory: &Path,
+        servers: BTreeMap<String, McpServerConfig>,
+    ) -> Result<(), CoreError> {
+        let project = self.project_dir(directory)?;
+        let project = dunce::canonicalize(&project).unwrap_or(project);
+        lock(&self.inner.client_mcp).insert(project, servers);
+        Ok(())
     }
 
     /// The MCP tools a turn in `project` may offer.

@@ -253,3 +253,31 @@ pub fn store_health(paths: &mia_config::Paths) -> Result<StoreHealth, CoreError>
         problems,
     })
 }
+
+impl Runtime {
+    /// The session's todo list as the `todo` tool left it (ACP's plan).
+    pub async fn session_todos(&self, id: SessionId) -> Result<Vec<mia_tools::Todo>, CoreError> {
+        let state = self.state(id).await?;
+        let list = state
+            .todos
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .items
+            .clone();
+        Ok(list)
+    }
+}
+
+impl Runtime {
+    /// Route the session's write and edit tools through an editor's
+    /// buffers (an ACP client offering `fs/*`); `None` detaches it.
+    pub async fn attach_editor(
+        &self,
+        id: SessionId,
+        editor: Option<std::sync::Arc<dyn mia_tools::EditorFs>>,
+    ) -> Result<(), CoreError> {
+        let state = self.state(id).await?;
+        state.with(|l| l.editor = editor.map(mia_tools::EditorFiles));
+        Ok(())
+    }
+}

@@ -86,6 +86,14 @@ pub(crate) struct Inner {
     pub(crate) share_tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
     /// MCP servers, per project directory (mcp.rs).
     pub(crate) mcp: Mutex<crate::mcp::Hubs>,
+    /// MCP servers an editor (ACP client) brought, per project directory:
+    /// the person's own, as if in their global config.
+    pub(crate) client_mcp: Mutex<
+        HashMap<
+            std::path::PathBuf,
+            std::collections::BTreeMap<String, mia_config::McpServerConfig>,
+        >,
+    >,
     /// Plugins, per project directory (plugins.rs).
     pub(crate) plugins: Mutex<crate::plugins::Hubs>,
 }
@@ -121,6 +129,7 @@ impl Runtime {
                 share_failed: Mutex::new(std::collections::HashSet::new()),
                 share_tasks: Mutex::new(Vec::new()),
                 mcp: Mutex::new(HashMap::new()),
+                client_mcp: Mutex::new(HashMap::new()),
                 plugins: Mutex::new(HashMap::new()),
             }),
         };

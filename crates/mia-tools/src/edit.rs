@@ -120,7 +120,16 @@ impl Tool for EditTool {
         let (raw_path, ops) = input.ops()?;
         let path = resolve(ctx, &raw_path)?;
         let shown = display(ctx, &path);
-        let content = match tokio::fs::read(&path).await {
+        // An editor's buffer (unsaved changes included) when there is one.
+        let from_editor = match &ctx.editor {
+            Some(editor) if path.exists() => editor.0.read_text(&path).await.ok(),
+            _ => None,
+        };
+        let read = match from_editor {
+            Some(text) => Ok(text.into_bytes()),
+            None => tokio::fs::read(&path).await,
+        };
+        let content = match read {
             Ok(bytes) => String::from_utf8(bytes).map_err(|_| {
                 ToolError::Invalid(format!("{shown} is not UTF-8 text; edit cannot change it"))
             })?,
@@ -133,9 +142,14 @@ impl Tool for EditTool {
             Err(e) => return Err(ToolError::io("read", &path, e)),
         };
         let (updated, added, removed) = apply_edits(&shown, &content, &ops)?;
-        tokio::fs::write(&path, updated.as_bytes())
-            .await
-            .map_err(|e| ToolError::io("write", &path, e))?;
+        match &ctx.editor {
+            Some(editor) => editor.0.write_text(&path, &updated).await.map_err(|e| {
+                ToolError::Invalid(format!("the editor did not write {shown}: {e}"))
+            })?,
+            None => tokio::fs::write(&path, updated.as_bytes())
+                .await
+                .map_err(|e| ToolError::io("write", &path, e))?,
+        }
         Ok(ToolOutput {
             output: format!(
                 "Edited {shown}: {} applied (+{added} −{removed} lines).",

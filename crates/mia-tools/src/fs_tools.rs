@@ -227,9 +227,18 @@ impl Tool for WriteTool {
             None
         };
         let content = keep_line_endings(existing.as_deref(), &input.content);
-        tokio::fs::write(&path, content.as_bytes())
-            .await
-            .map_err(|e| ToolError::io("write", &path, e))?;
+        match &ctx.editor {
+            // Through the editor's buffer (it saves the file).
+            Some(editor) => editor.0.write_text(&path, &content).await.map_err(|e| {
+                ToolError::Invalid(format!(
+                    "the editor did not write {}: {e}",
+                    display(ctx, &path)
+                ))
+            })?,
+            None => tokio::fs::write(&path, content.as_bytes())
+                .await
+                .map_err(|e| ToolError::io("write", &path, e))?,
+        }
         let lines = content.lines().count();
         Ok(ToolOutput {
             output: format!(

@@ -142,6 +142,29 @@ pub struct ToolContext {
     pub delegator: Option<Delegator>,
     /// The id of the call the tool is running for (set per call).
     pub call_id: Option<String>,
+    /// An editor's buffers (an ACP client offering `fs/*`): write and edit
+    /// read and write text files through it instead of the disk.
+    pub editor: Option<EditorFiles>,
+}
+
+/// Text files as an editor holds them (its open buffers, unsaved changes
+/// included).
+#[async_trait::async_trait]
+pub trait EditorFs: Send + Sync {
+    /// The file's text as the editor has it.
+    async fn read_text(&self, path: &std::path::Path) -> Result<String, String>;
+    /// Replace the file's text (the editor saves it).
+    async fn write_text(&self, path: &std::path::Path, text: &str) -> Result<(), String>;
+}
+
+/// A shared [`EditorFs`].
+#[derive(Clone)]
+pub struct EditorFiles(pub Arc<dyn EditorFs>);
+
+impl std::fmt::Debug for EditorFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EditorFiles")
+    }
 }
 
 /// How `bash` runs commands: under the OS sandbox, or not.
@@ -194,6 +217,7 @@ impl ToolContext {
             extra_tools: ExtraTools::default(),
             delegator: None,
             call_id: None,
+            editor: None,
         }
     }
 }

@@ -79,6 +79,8 @@ pub(crate) struct Live {
     pub(crate) last_context: Option<mia_protocol::ContextUsage>,
     /// `SessionStart` hooks ran for the session in this process.
     pub(crate) started: bool,
+    /// An editor's buffers the session's file tools go through (ACP).
+    pub(crate) editor: Option<mia_tools::EditorFiles>,
 }
 
 /// A session the user started: no ancestors.
@@ -103,6 +105,7 @@ impl SessionState {
                 queued_agent: None,
                 new_approvals: Vec::new(),
                 started: false,
+                editor: None,
                 estimates: crate::compaction::Estimates::default(),
                 last_context: None,
             }),
@@ -125,6 +128,11 @@ impl SessionState {
     /// The stored session, as last written.
     pub(crate) fn session(&self) -> Session {
         self.with(|l| l.session.clone())
+    }
+
+    /// The editor the session's file tools go through, if one is attached.
+    pub(crate) fn editor(&self) -> Option<mia_tools::EditorFiles> {
+        self.with(|l| l.editor.clone())
     }
 
     /// Keep `session` as the session's latest stored form.

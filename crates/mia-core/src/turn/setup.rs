@@ -345,6 +345,7 @@ fn tool_context(
         extra_tools: mia_tools::ExtraTools::default(),
         delegator: None,
         call_id: None,
+        editor: state.editor(),
     }
 }
 
