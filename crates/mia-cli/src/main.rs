@@ -85,6 +85,8 @@ enum Command {
     /// Pull requests (GitHub) and merge requests (GitLab): create, status.
     #[command(subcommand)]
     Pr(cmd::ship::PrCommand),
+    /// Be an Agent Client Protocol agent on stdio, for editors (Zed, JetBrains IDEs, Neovim).
+    Acp,
     /// Custom slash commands (.mia-code/commands, .claude/commands, .opencode/command, yours).
     #[command(subcommand)]
     Commands(cmd::commands::CommandsCommand),
@@ -108,6 +110,7 @@ fn main() -> ExitCode {
         Command::Sessions(c) => cmd::sessions::run(c),
         Command::Config(c) => cmd::config::run(c),
         Command::Commands(c) => cmd::commands::run(c),
+        Command::Acp => cmd::acp::run(),
         Command::Import(c) => cmd::import::run(c),
         Command::Undo(a) => cmd::history::run(cmd::history::Which::Undo(a)),
         Command::Redo(a) => cmd::history::run(cmd::history::Which::Redo(a)),
