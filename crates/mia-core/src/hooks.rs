@@ -85,6 +85,18 @@ pub(crate) fn project_hooks_hash(config: &Config) -> Option<String> {
     Some(format!("{:x}", sha2::Sha256::digest(text.as_bytes())))
 }
 
+/// How many hook commands the project's config layers define.
+pub(crate) fn project_hook_count(config: &Config) -> u32 {
+    let n: usize = config
+        .layers
+        .iter()
+        .filter(|l| l.kind == LayerKind::Project)
+        .flat_map(|l| l.file.hooks.iter().flatten())
+        .flat_map(|(_, groups)| groups.iter().map(|g| g.hooks.len()))
+        .sum();
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 impl Hooks {
     /// The hooks that apply: every global layer's, and the project's when
     /// `trusted` and its hash is `approved`.
@@ -204,29 +216,6 @@ impl Runtime {
                 Hooks::from_config(config, false, None)
             }
         }
-    }
-
-    /// Pin the project's current hook set as approved (with trust), or
-    /// forget it.
-    pub(crate) async fn pin_hooks(
-        &self,
-        dir: &Path,
-        approve: bool,
-    ) -> Result<(), crate::CoreError> {
-        let key = crate::worktrees::project_key(dir);
-        let hash = if approve {
-            let config = self.load_config(Some(dir.to_path_buf())).await?;
-            project_hooks_hash(&config)
-        } else {
-            None
-        };
-        self.inner
-            .store
-            .call(move |db| match hash {
-                Some(h) => db.approve_hooks(&key, &h),
-                None => db.forget_hooks(&key),
-            })
-            .await
     }
 
     /// Run the hooks of `event` matching `subject` (a tool name, a source),

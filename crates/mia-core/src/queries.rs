@@ -140,22 +140,57 @@ impl Runtime {
         project: &Path,
         trust: bool,
     ) -> Result<bool, CoreError> {
+        let project = &dunce::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
         let key = crate::worktrees::project_key(project);
-        let changed = self
-            .inner
+        // Trusting approves the project's hook set as it is now (a changed
+        // set asks again); read before anything is written, so a config
+        // that does not load changes nothing.
+        let hooks = if trust {
+            let config = self.load_config(Some(project.to_path_buf())).await?;
+            crate::hooks::project_hooks_hash(&config)
+        } else {
+            None
+        };
+        self.inner
             .store
             .call(move |db| {
                 if trust {
-                    db.trust_workspace(&key).map(|_| true)
+                    db.trust_workspace(&key)?;
+                    match hooks {
+                        Some(h) => db.approve_hooks(&key, &h)?,
+                        None => db.forget_hooks(&key)?,
+                    }
+                    Ok(true)
                 } else {
+                    db.forget_hooks(&key)?;
                     db.untrust_workspace(&key)
                 }
             })
+            .await
+    }
+
+    /// Whether `directory`'s workspace is trusted, and its project hooks:
+    /// how many, and whether the set as it is now is the approved one.
+    pub async fn project_trust(
+        &self,
+        directory: &Path,
+    ) -> Result<mia_protocol::TrustView, CoreError> {
+        let directory = &self.project_dir(directory)?;
+        let config = self.load_config(Some(directory.to_path_buf())).await?;
+        let key = crate::worktrees::project_key(directory);
+        let (trusted, approved) = self
+            .inner
+            .store
+            .call(move |db| Ok((db.is_workspace_trusted(&key)?, db.approved_hooks(&key)?)))
             .await?;
-        // Trusting approves the project's hook set as it is now; a changed
-        // set asks again.
-        self.pin_hooks(project, trust).await?;
-        Ok(changed)
+        let hash = crate::hooks::project_hooks_hash(&config);
+        let hooks = crate::hooks::project_hook_count(&config);
+        Ok(mia_protocol::TrustView {
+            directory: directory.display().to_string(),
+            trusted,
+            project_hooks: hooks,
+            hooks_approved: hash.is_some() && trusted && hash == approved,
+        })
     }
 
     /// Index a snapshot taken for `session` outside a turn (the CLI's

@@ -44,7 +44,7 @@ pub use view::{
     McpState, ModelChoice, PermissionsView, PluginState, PluginView, PreviewAction, PreviewFile,
     ProjectSummary, ProposedRule, ProviderInfo, RevertPreview, RuleView, SandboxEffect,
     SandboxView, ServerInfo, SessionChanges, SessionCompare, SessionDetail, SessionSummary,
-    SettingsUpdate, SettingsView, StepKindView, TimelineStep,
+    SettingsUpdate, SettingsView, StepKindView, TimelineStep, TrustUpdate, TrustView,
 };
 pub use worktree::{
     AttemptFile, AttemptFileStatus, AttemptStats, AttemptUsage, AttemptView, BetweenStatus,
@@ -109,6 +109,8 @@ pub fn protocol_schema() -> serde_json::Value {
         branch_status: BranchStatus,
         command_list: CommandList,
         hook_run: HookRun,
+        trust_view: TrustView,
+        trust_update: TrustUpdate,
     }
     serde_json::to_value(schemars::schema_for!(Protocol)).unwrap_or_default()
 }

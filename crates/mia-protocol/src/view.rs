@@ -722,3 +722,22 @@ pub struct HookRun {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
 }
+
+/// A project's workspace trust and its hooks (`GET /api/trust`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrustView {
+    pub directory: String,
+    pub trusted: bool,
+    /// Hook commands the project's config defines.
+    pub project_hooks: u32,
+    /// The project's hooks as they are now are the set approved when the
+    /// workspace was trusted (they run); false when there are none.
+    pub hooks_approved: bool,
+}
+
+/// `POST /api/trust`: trust a workspace (approving its hooks as they are) or withdraw trust.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct TrustUpdate {
+    pub directory: String,
+    pub trusted: bool,
+}

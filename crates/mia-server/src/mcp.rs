@@ -36,6 +36,17 @@ pub(crate) fn routes() -> ApiRouter<AppState> {
                     .json::<200, mia_protocol::CommandList>("The commands")
             }),
         )
+        .api_route(
+            "/api/trust",
+            get_with(trust, |op| {
+                op.summary("Whether the project's workspace is trusted, and its hooks: how many, and whether they are the approved set")
+                    .json::<200, mia_protocol::TrustView>("The project's trust")
+            })
+            .post_with(set_trust, |op| {
+                op.summary("Trust the workspace (approving its hooks as they are now) or withdraw trust")
+                    .json::<200, mia_protocol::TrustView>("The project's trust after the change")
+            }),
+        )
         .with_path_items(|item| item.tag("extensions"))
 }
 
@@ -57,4 +68,26 @@ async fn plugins(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Respon
 /// `GET /api/commands?directory=`: the custom slash commands.
 async fn commands(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
     reply(s.runtime.commands(q.directory.into()).await)
+}
+
+/// `GET /api/trust?directory=`: the workspace's trust and hooks.
+async fn trust(State(s): State<AppState>, Query(q): Query<DirQuery>) -> Response {
+    reply(
+        s.runtime
+            .project_trust(std::path::Path::new(&q.directory))
+            .await,
+    )
+}
+
+/// `POST /api/trust`: trust (approving the hooks as they are) or untrust.
+async fn set_trust(
+    State(s): State<AppState>,
+    axum::Json(body): axum::Json<mia_protocol::TrustUpdate>,
+) -> Response {
+    let dir = std::path::PathBuf::from(&body.directory);
+    let result = match s.runtime.set_workspace_trust(&dir, body.trusted).await {
+        Ok(_) => s.runtime.project_trust(&dir).await,
+        Err(e) => Err(e),
+    };
+    reply(result)
 }

@@ -1791,3 +1791,56 @@ async fn a_cut_event_stream_resumes_with_exactly_what_it_missed() {
         .unwrap();
     assert_eq!(r.status(), 400);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commands_and_trust_with_the_projects_hooks_over_http() {
+    let s = setup(json!([]), json!({})).await;
+    let dir = s.project.display().to_string();
+    std::fs::create_dir_all(s.project.join(".mia-code/commands")).unwrap();
+    std::fs::write(
+        s.project.join(".mia-code/commands/deploy.md"),
+        "---\ndescription: Deploy it\nargument-hint: \"[env]\"\n---\nDeploy to $1\n",
+    )
+    .unwrap();
+    std::fs::write(s.project.join(".mia-code/commands/undo.md"), "mine\n").unwrap();
+    let list: Value = s
+        .json(s.get(&format!("/api/commands?directory={dir}")))
+        .await;
+    let cmds = list["commands"].as_array().unwrap();
+    let deploy = cmds.iter().find(|c| c["name"] == "deploy").unwrap();
+    assert_eq!(deploy["argument_hint"], "[env]");
+    assert_eq!(deploy["source"], "project");
+    assert!(deploy["error"].is_null());
+    let undo = cmds.iter().find(|c| c["name"] == "undo").unwrap();
+    assert!(undo["error"].as_str().unwrap().contains("built-in"));
+
+    // A project with a hook: not trusted, then trusted (the set approved),
+    // then changed (no longer the approved set).
+    let hooks = |cmd: &str| {
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": cmd}]}]}}).to_string()
+    };
+    std::fs::write(s.project.join(".mia-code.json"), hooks("true")).unwrap();
+    let t: Value = s.json(s.get(&format!("/api/trust?directory={dir}"))).await;
+    assert_eq!(
+        (t["trusted"].clone(), t["project_hooks"].clone()),
+        (json!(false), json!(1))
+    );
+    assert_eq!(t["hooks_approved"], false);
+    let t: Value = s
+        .json(s.post("/api/trust", json!({"directory": dir, "trusted": true})))
+        .await;
+    assert_eq!(
+        (t["trusted"].clone(), t["hooks_approved"].clone()),
+        (json!(true), json!(true))
+    );
+    std::fs::write(s.project.join(".mia-code.json"), hooks("echo changed")).unwrap();
+    let t: Value = s.json(s.get(&format!("/api/trust?directory={dir}"))).await;
+    assert_eq!(
+        (t["trusted"].clone(), t["hooks_approved"].clone()),
+        (json!(true), json!(false))
+    );
+    let t: Value = s
+        .json(s.post("/api/trust", json!({"directory": dir, "trusted": false})))
+        .await;
+    assert_eq!(t["trusted"], false);
+}

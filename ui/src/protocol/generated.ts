@@ -861,6 +861,8 @@ export interface Protocol {
   share_record: ShareRecord;
   share_request: ShareRequest;
   timeline_step: TimelineStep;
+  trust_update: TrustUpdate;
+  trust_view: TrustView;
   worktree_created: WorktreeCreated;
   worktree_file_diff: WorktreeFileDiff;
   worktree_view: WorktreeView;
@@ -2818,6 +2820,35 @@ export interface TimelineStep {
    * This step's changes are currently undone.
    */
   undone: boolean;
+}
+/**
+ * `POST /api/trust`: trust a workspace (approving its hooks as they are) or withdraw trust.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TrustUpdate".
+ */
+export interface TrustUpdate {
+  directory: string;
+  trusted: boolean;
+}
+/**
+ * A project's workspace trust and its hooks (`GET /api/trust`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TrustView".
+ */
+export interface TrustView {
+  directory: string;
+  /**
+   * The project's hooks as they are now are the set approved when the
+   * workspace was trusted (they run); false when there are none.
+   */
+  hooks_approved: boolean;
+  /**
+   * Hook commands the project's config defines.
+   */
+  project_hooks: number;
+  trusted: boolean;
 }
 /**
  * What `worktree create` made.
