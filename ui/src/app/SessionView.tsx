@@ -23,6 +23,7 @@ import { QueuedList } from "./session/QueuedList";
 import { SessionDialogs, type DiffTarget } from "./session/SessionDialogs";
 import { SessionHeader } from "./session/SessionHeader";
 import { SessionStatus } from "./session/SessionStatus";
+import { TrustBanner } from "./session/TrustBanner";
 import { SidePanel } from "./session/SidePanel";
 import { useMessageActions } from "./session/useMessageActions";
 import { useSessionActions } from "./session/useSessionActions";
@@ -303,6 +304,7 @@ export const SessionView = memo(function SessionView(props: SessionViewProps) {
               </InlineAsksProvider>
             </ErrorBoundary>
             <SessionStatus state={state} store={store} canRetry={canRetry} onRetry={retry} />
+            <TrustBanner key={sessionDir} directory={sessionDir} />
             <div className="input-row">
               <InputTools
                 state={state}

@@ -45,6 +45,8 @@ import type {
   ShareRequest,
   TimelineStep,
   TrashView,
+  TrustUpdate,
+  TrustView,
   WorktreeCreated,
   WorktreeFileDiff,
   WorktreeView,
@@ -117,6 +119,11 @@ export function makeApi(t: Transport) {
     agents: (directory: string) => t.request<AgentInfo[]>("GET", `/api/agents?${q({ directory })}`),
     /** The project's custom slash commands (the unusable ones too, with why). */
     commands: (directory: string) => t.request<CommandList>("GET", `/api/commands?${q({ directory })}`),
+    /** The workspace's trust and its project hooks: how many, and whether they are the approved set (they run). */
+    trust: (directory: string) => t.request<TrustView>("GET", `/api/trust?${q({ directory })}`),
+    /** Trust the workspace (approving the project's hooks as they are now) or withdraw trust: the new view. */
+    setTrust: (directory: string, trusted: boolean) =>
+      t.request<TrustView>("POST", "/api/trust", { directory, trusted } satisfies TrustUpdate),
     /** Models to pick from (the catalog's, for configured providers): context window, prices. */
     models: (directory?: string) => t.request<ModelChoice[]>("GET", `/api/models${directory ? `?${q({ directory })}` : ""}`),
     /** `/model`: the session's model from now on; null goes back to the defaults (400 for a bad reference). */

@@ -17,7 +17,11 @@ describe("server state made stale by Events", () => {
       ["git"],
       keys.review("s1"),
       ["commands"],
+      ["trust"],
     ]);
+    // A session's notice (its project's hooks do not run) reads trust again; a window-wide one does not.
+    expect(staleFor({ type: "notice", session_id: "s1", message: "the project's hooks do not run" })).toEqual([["trust"]]);
+    expect(staleFor({ type: "notice", message: "Installing plugin x" })).toEqual([]);
     expect(staleFor({ type: "text_delta", session_id: "s1", message_id: "m", text: "x" })).toEqual([]);
     // An answer may have added an "always for this project" approval (Settings lists them).
     expect(

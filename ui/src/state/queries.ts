@@ -34,6 +34,8 @@ export const keys = {
   review: (session: string) => ["review", session] as const,
   /** A checkout's git state: its status, hunks and pull request (under it). */
   git: (directory: string) => ["git", directory] as const,
+  /** A workspace's trust and whether the project's hooks run (the session view's trust prompt). */
+  trust: (directory: string) => ["trust", directory] as const,
   /** Under `worktrees(directory)`: invalidating the list reads the trash again too. */
   worktreeTrash: (directory: string) => ["worktrees", directory, "trash"] as const,
 };
@@ -70,6 +72,8 @@ export function staleFor(e: Event): QueryKey[] {
         keys.review(e.session_id),
         // (a command file the turn wrote)
         ["commands"],
+        // (a hook the turn added to the project's config: the trust prompt asks again)
+        ["trust"],
       ];
     case "snapshot":
       // Files changed (a step's snapshot): the session's diffs too.
@@ -82,6 +86,10 @@ export function staleFor(e: Event): QueryKey[] {
       return [keys.timeline(e.session_id), keys.cost(e.session_id)];
     case "compaction_finished":
       return [["sessions"], keys.timeline(e.session_id)];
+    case "notice":
+      // A session's notice may say its project's hooks do not run (untrusted, or changed since
+      // they were approved): the trust views are read again (they, not the text, say how it stands).
+      return e.session_id ? [["trust"]] : [];
     case "permission_resolved":
       // "Always for this project" adds an approval.
       return [["approvals"]];
