@@ -1,566 +1,6 @@
 /* Generated from schema/protocol.schema.json (the Rust types in crates/mia-protocol) by `npm run gen:types`. Do not edit. */
 
 /**
- * Whether an agent can be selected as the conversation's agent.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AgentModeView".
- */
-export type AgentModeView = "primary" | "subagent" | "all";
-/**
- * Where pull requests go.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ForgeKind".
- */
-export type ForgeKind = "github" | "gitlab";
-/**
- * Where a custom slash command file was found (precedence order).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CommandSourceView".
- */
-export type CommandSourceView = "project" | "claude" | "opencode" | "user";
-/**
- * How a file of an attempt differs from the base.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AttemptFileStatus".
- */
-export type AttemptFileStatus = "added" | "modified" | "deleted" | "type_changed";
-/**
- * How a path compares between two attempts.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "BetweenStatus".
- */
-export type BetweenStatus = ("only_a" | "only_b") | "same" | "differ";
-/**
- * What a diff request covers.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "DiffScope".
- */
-export type DiffScope =
-  | {
-      scope: "session";
-    }
-  | {
-      message_id: string;
-      scope: "message";
-    }
-  | {
-      scope: "step";
-      step: string;
-    };
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "LineType".
- */
-export type LineType = "add" | "delete" | "context";
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "DiffStatus".
- */
-export type DiffStatus = "added" | "deleted" | "modified";
-/**
- * A notification out of the runtime.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "Event".
- */
-export type Event =
-  | {
-      session: Session;
-      type: "session_updated";
-    }
-  | {
-      message: Message;
-      type: "message_stored";
-    }
-  | {
-      agent: string;
-      message_id: MessageId;
-      model: string;
-      session_id: SessionId;
-      type: "step_started";
-    }
-  | {
-      message_id: MessageId;
-      session_id: SessionId;
-      text: string;
-      type: "text_delta";
-    }
-  | {
-      message_id: MessageId;
-      session_id: SessionId;
-      text: string;
-      type: "reasoning_delta";
-    }
-  | {
-      call_id: string;
-      input: unknown;
-      message_id: MessageId;
-      session_id: SessionId;
-      tool: string;
-      type: "tool_call";
-    }
-  | {
-      session_id: SessionId;
-      type: "context_usage";
-      usage: ContextUsage;
-    }
-  | {
-      call_id: string;
-      message_id: MessageId;
-      session_id: SessionId;
-      text: string;
-      type: "tool_output";
-    }
-  | {
-      request: PermissionRequest;
-      type: "permission_asked";
-    }
-  | {
-      /**
-       * `rule`, `user`, `headless` or `plugin NAME`.
-       */
-      by: string;
-      decision: Resolution;
-      reason: string;
-      request_id: string;
-      /**
-       * For a subagent's ask: the top-level session it also showed in.
-       */
-      root_session_id?: SessionId | null;
-      session_id: SessionId;
-      type: "permission_resolved";
-    }
-  | {
-      call_id: string;
-      duration_ms: number;
-      is_error: boolean;
-      message_id: MessageId;
-      output: string;
-      /**
-       * Shell commands: how the OS sandbox confined it.
-       */
-      sandbox?: SandboxNote | null;
-      session_id: SessionId;
-      tool: string;
-      type: "tool_result";
-    }
-  | {
-      call_id: string;
-      items: ResultContent[];
-      message_id: MessageId;
-      session_id: SessionId;
-      type: "tool_content";
-    }
-  | {
-      call_id: string;
-      files: FileChange[];
-      hash?: string | null;
-      session_id: SessionId;
-      type: "snapshot";
-      unavailable?: string | null;
-    }
-  | {
-      attempt: number;
-      delay_ms: number;
-      reason: string;
-      session_id: SessionId;
-      type: "retrying";
-    }
-  | {
-      from: string;
-      /**
-       * True when the switch waits for the running turn to finish.
-       */
-      queued: boolean;
-      session_id: SessionId;
-      to: string;
-      type: "agent_switched";
-    }
-  | {
-      kind: string;
-      message: string;
-      retryable: boolean;
-      session_id?: SessionId | null;
-      type: "error";
-    }
-  | {
-      message: string;
-      session_id?: SessionId | null;
-      type: "notice";
-    }
-  | {
-      call_id?: string | null;
-      run: HookRun;
-      session_id: SessionId;
-      type: "hook_ran";
-    }
-  | {
-      cost_usd?: number | null;
-      end: TurnEnd;
-      session_id: SessionId;
-      steps: number;
-      type: "turn_finished";
-      usage: TokenUsage;
-    }
-  | {
-      agent: string;
-      call_id: string;
-      session_id: SessionId;
-      type: "subagent_queued";
-    }
-  | {
-      agent: string;
-      call_id: string;
-      child_session_id: SessionId;
-      description: string;
-      session_id: SessionId;
-      type: "subagent_started";
-    }
-  | {
-      agent: string;
-      call_id: string;
-      child_session_id: SessionId;
-      cost_usd?: number | null;
-      duration_ms: number;
-      session_id: SessionId;
-      status: SubagentStatus;
-      steps: number;
-      tool_calls: number;
-      type: "subagent_finished";
-    }
-  | {
-      session_id: SessionId;
-      /**
-       * Estimated tokens of the conversation before.
-       */
-      tokens_before: number;
-      trigger: CompactionTrigger;
-      type: "compaction_started";
-    }
-  | {
-      compacted: number;
-      message_id: MessageId;
-      retained: number;
-      session_id: SessionId;
-      tokens_after: number;
-      tokens_before: number;
-      trigger: CompactionTrigger;
-      type: "compaction_finished";
-    }
-  | {
-      message: string;
-      session_id: SessionId;
-      trigger: CompactionTrigger;
-      type: "compaction_failed";
-    }
-  | {
-      command: string;
-      /**
-       * The repository's root directory.
-       */
-      directory: string;
-      line: string;
-      /**
-       * The worktree (or `main` for a check of the main tree).
-       */
-      name: string;
-      stderr: boolean;
-      type: "worktree_log";
-    };
-/**
- * A time-ordered identifier (UUID v7): ids sort in creation order.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "MessageId".
- */
-export type MessageId = string;
-/**
- * A time-ordered identifier (UUID v7): ids sort in creation order.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SessionId".
- */
-export type SessionId = string;
-/**
- * What a session is doing right now.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SessionStatus".
- */
-export type SessionStatus = "idle" | "busy" | "compacting";
-/**
- * The content of one part, tagged by `type`. New variants may be added; a
- * reader that meets a type it does not know keeps it as [`PartContent::Unknown`]
- * so nothing is lost when an older build opens a newer database.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PartContent".
- */
-export type PartContent =
-  | {
-      /**
-       * Written by mia-code rather than typed by a person or the model.
-       */
-      synthetic?: boolean;
-      text: string;
-      type: "text";
-    }
-  | {
-      /**
-       * Provider signature that must accompany the reasoning when it is
-       * sent back (Anthropic thinking with tool use).
-       */
-      signature?: string | null;
-      text: string;
-      type: "reasoning";
-    }
-  | {
-      call_id: string;
-      input: unknown;
-      /**
-       * Opaque provider data sent back with the call (Gemini `thoughtSignature`).
-       */
-      signature?: string | null;
-      tool: string;
-      type: "tool_call";
-    }
-  | {
-      call_id: string;
-      duration_ms?: number | null;
-      /**
-       * The hooks that ran for this call (`PreToolUse`, `PostToolUse`).
-       */
-      hooks?: HookRun[];
-      is_error?: boolean;
-      output: string;
-      /**
-       * How the call's permission ask was answered, or the rule that denied
-       * it (absent when a rule allowed it without asking).
-       */
-      permission?: PermissionNote | null;
-      /**
-       * Shell commands: how the OS sandbox confined it.
-       */
-      sandbox?: SandboxNote | null;
-      tool: string;
-      type: "tool_result";
-    }
-  | {
-      /**
-       * Machine-readable class (`rate_limited`, `network`, `auth`, ...).
-       */
-      kind: string;
-      message: string;
-      retryable?: boolean;
-      type: "error";
-    }
-  | {
-      /**
-       * Base64 data, or a `file://` reference for large images.
-       */
-      data: string;
-      media_type: string;
-      type: "image";
-    }
-  | {
-      media_type?: string | null;
-      path: string;
-      type: "file";
-    }
-  | {
-      files?: FileChange[];
-      hash: string;
-      tool_call_id?: string | null;
-      type: "snapshot";
-      /**
-       * Set when no snapshot could be taken; undo is unavailable for the step.
-       */
-      unavailable?: string | null;
-    }
-  | {
-      conflicts?: string[];
-      /**
-       * Snapshot of the state just before the revert (so it can be redone).
-       */
-      pre_revert_snapshot?: string | null;
-      removed: string[];
-      restored: string[];
-      target_message_id?: MessageId | null;
-      type: "revert";
-    }
-  | {
-      call_id: string;
-      items: ResultContent[];
-      type: "tool_content";
-    }
-  | {
-      /**
-       * Number of messages this summary stands for.
-       */
-      compacted_messages: number;
-      summary: string;
-      type: "compaction_summary";
-    }
-  | {
-      agent: string;
-      description: string;
-      session_id: SessionId;
-      status: string;
-      type: "subagent";
-    }
-  | {
-      perspective: string;
-      text: string;
-      type: "commentary";
-    };
-/**
- * How an ask (or a denial) was settled.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "Resolution".
- */
-export type Resolution = "allow" | "deny";
-/**
- * An answer an ask offers (`PermissionRequest::options`), or the one a
- * person gave.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ReplyOption".
- */
-export type ReplyOption =
-  "once" | "session" | "project" | "deny" | "never" | "reject_with_feedback";
-/**
- * What the sandbox seems to have blocked.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SandboxBlocked".
- */
-export type SandboxBlocked = "write" | "network";
-/**
- * What confines commands on this machine.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SandboxMechanism".
- */
-export type SandboxMechanism = "bubblewrap" | "landlock+seccomp" | "seatbelt";
-/**
- * What a permission rule decides.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PermissionAction".
- */
-export type PermissionAction = "allow" | "ask" | "deny";
-/**
- * Why a command ran outside the sandbox.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "UnconfinedReason".
- */
-export type UnconfinedReason = "config" | "escalated" | "unavailable";
-/**
- * How a step changed one file.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "FileChangeKind".
- */
-export type FileChangeKind = "added" | "modified" | "deleted";
-/**
- * One non-text piece of a tool's result.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ResultContent".
- */
-export type ResultContent =
-  | {
-      data: string;
-      media_type: string;
-      type: "image";
-    }
-  | {
-      description?: string | null;
-      mime_type?: string | null;
-      name: string;
-      type: "resource_link";
-      uri: string;
-    }
-  | {
-      mime_type?: string | null;
-      text?: string | null;
-      type: "resource";
-      uri: string;
-    };
-/**
- * A time-ordered identifier (UUID v7): ids sort in creation order.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PartId".
- */
-export type PartId = string;
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "Role".
- */
-export type Role = "user" | "assistant" | "system";
-/**
- * What kind of message this is, beyond its role.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "MessageType".
- */
-export type MessageType = "normal" | "compaction_summary" | "revert" | "fork" | "mode_switch";
-/**
- * Why a turn ended.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "TurnEnd".
- */
-export type TurnEnd = ("completed" | "cancelled" | "error" | "step_limit") | "blocked";
-/**
- * How a subagent's delegation ended.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SubagentStatus".
- */
-export type SubagentStatus = "completed" | "timeout" | "cancelled" | "error";
-/**
- * What started a compaction.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CompactionTrigger".
- */
-export type CompactionTrigger = "messages" | "tokens" | "manual" | "overflow";
-/**
- * Which history operation a preview is for.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "HistoryAction".
- */
-export type HistoryAction =
-  | {
-      action: "undo";
-      step?: string | null;
-    }
-  | {
-      action: "revert";
-      message_id: string;
-    }
-  | {
-      action: "redo";
-    };
-/**
- * Where an MCP server is.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "McpState".
- */
-export type McpState = ("ready" | "failed" | "disabled") | "exited" | "stopped" | "untrusted";
-/**
  * A command into the runtime.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
@@ -568,13 +8,16 @@ export type McpState = ("ready" | "failed" | "disabled") | "exited" | "stopped" 
  */
 export type Op =
   | {
-      agent?: string | null;
-      directory: string;
-      model?: string | null;
-      title?: string | null;
       type: "create_session";
+      directory: string;
+      title?: string | null;
+      agent?: string | null;
+      model?: string | null;
     }
   | {
+      type: "user_message";
+      session_id: SessionId;
+      text: string;
       /**
        * Use this primary agent from this message on.
        */
@@ -583,78 +26,82 @@ export type Op =
        * `provider/model` for this turn.
        */
       model?: string | null;
-      session_id: SessionId;
-      text: string;
-      type: "user_message";
     }
   | {
-      reply: PermissionReplyKind;
-      request_id: string;
-      session_id: SessionId;
       type: "permission_reply";
+      session_id: SessionId;
+      request_id: string;
+      reply: PermissionReplyKind;
     }
   | {
-      session_id: SessionId;
       type: "cancel";
-    }
-  | {
-      agent: string;
       session_id: SessionId;
-      type: "switch_agent";
     }
   | {
+      type: "switch_agent";
+      session_id: SessionId;
+      agent: string;
+    }
+  | {
+      type: "undo";
+      session_id: SessionId;
+      step?: string | null;
       /**
        * Overwrite files changed outside mia-code since (their content is kept as a backup).
        */
       force?: boolean;
-      session_id: SessionId;
-      step?: string | null;
-      type: "undo";
     }
   | {
-      force?: boolean;
-      message_id: MessageId;
-      session_id: SessionId;
       type: "revert";
-    }
-  | {
-      force?: boolean;
       session_id: SessionId;
-      type: "redo";
+      message_id: MessageId;
+      force?: boolean;
     }
   | {
-      archived?: boolean | null;
+      type: "redo";
+      session_id: SessionId;
+      force?: boolean;
+    }
+  | {
+      type: "update_session";
       session_id: SessionId;
       title?: string | null;
-      type: "update_session";
+      archived?: boolean | null;
     }
   | {
-      session_id: SessionId;
       type: "delete_session";
+      session_id: SessionId;
     }
   | {
-      message_id?: MessageId | null;
-      session_id: SessionId;
       type: "fork";
+      session_id: SessionId;
+      message_id?: MessageId | null;
       with_files?: boolean;
     }
   | {
-      session_id: SessionId;
       type: "promote";
+      session_id: SessionId;
     }
   | {
+      type: "set_model";
+      session_id: SessionId;
       /**
        * The agent it is for (default: the session's current agent).
        */
       agent?: string | null;
       model?: string | null;
-      session_id: SessionId;
-      type: "set_model";
     }
   | {
-      session_id: SessionId;
       type: "compact";
+      session_id: SessionId;
     };
+/**
+ * A time-ordered identifier (UUID v7): ids sort in creation order.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionId".
+ */
+export type SessionId = string;
 /**
  * How a person answered a permission ask.
  *
@@ -678,39 +125,509 @@ export type PermissionReplyKind =
       kind: "never";
     }
   | {
-      feedback: string;
       kind: "reject_with_feedback";
+      feedback: string;
     };
 /**
- * Where a plugin is.
+ * A time-ordered identifier (UUID v7): ids sort in creation order.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PluginState".
+ * via the `definition` "MessageId".
  */
-export type PluginState =
-  ("loaded" | "installing" | "failed" | "skipped") | "refused" | "untrusted" | "not loaded";
+export type MessageId = string;
 /**
- * The worktree operation that put an entry in the trash.
+ * A notification out of the runtime.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "TrashOperation".
+ * via the `definition` "Event".
  */
-export type TrashOperation = ("remove" | "reset" | "take" | "promote") | "auto-cleanup";
+export type Event =
+  | {
+      type: "session_updated";
+      session: Session;
+    }
+  | {
+      type: "message_stored";
+      message: Message;
+    }
+  | {
+      type: "step_started";
+      session_id: SessionId;
+      message_id: MessageId;
+      agent: string;
+      model: string;
+    }
+  | {
+      type: "text_delta";
+      session_id: SessionId;
+      message_id: MessageId;
+      text: string;
+    }
+  | {
+      type: "reasoning_delta";
+      session_id: SessionId;
+      message_id: MessageId;
+      text: string;
+    }
+  | {
+      type: "tool_call";
+      session_id: SessionId;
+      message_id: MessageId;
+      call_id: string;
+      tool: string;
+      input: unknown;
+    }
+  | {
+      type: "context_usage";
+      session_id: SessionId;
+      usage: ContextUsage;
+    }
+  | {
+      type: "tool_output";
+      session_id: SessionId;
+      message_id: MessageId;
+      call_id: string;
+      text: string;
+    }
+  | {
+      type: "permission_asked";
+      request: PermissionRequest;
+    }
+  | {
+      type: "permission_resolved";
+      session_id: SessionId;
+      request_id: string;
+      decision: Resolution;
+      /**
+       * `rule`, `user`, `headless` or `plugin NAME`.
+       */
+      by: string;
+      reason: string;
+      /**
+       * For a subagent's ask: the top-level session it also showed in.
+       */
+      root_session_id?: SessionId | null;
+    }
+  | {
+      type: "tool_result";
+      session_id: SessionId;
+      message_id: MessageId;
+      call_id: string;
+      tool: string;
+      output: string;
+      is_error: boolean;
+      duration_ms: number;
+      /**
+       * Shell commands: how the OS sandbox confined it.
+       */
+      sandbox?: SandboxNote | null;
+    }
+  | {
+      type: "tool_content";
+      session_id: SessionId;
+      message_id: MessageId;
+      call_id: string;
+      items: ResultContent[];
+    }
+  | {
+      type: "snapshot";
+      session_id: SessionId;
+      call_id: string;
+      hash?: string | null;
+      files: FileChange[];
+      unavailable?: string | null;
+    }
+  | {
+      type: "retrying";
+      session_id: SessionId;
+      attempt: number;
+      delay_ms: number;
+      reason: string;
+    }
+  | {
+      type: "agent_switched";
+      session_id: SessionId;
+      from: string;
+      to: string;
+      /**
+       * True when the switch waits for the running turn to finish.
+       */
+      queued: boolean;
+    }
+  | {
+      type: "error";
+      session_id?: SessionId | null;
+      kind: string;
+      message: string;
+      retryable: boolean;
+    }
+  | {
+      type: "notice";
+      session_id?: SessionId | null;
+      message: string;
+    }
+  | {
+      type: "hook_ran";
+      session_id: SessionId;
+      call_id?: string | null;
+      run: HookRun;
+    }
+  | {
+      type: "turn_finished";
+      session_id: SessionId;
+      end: TurnEnd;
+      steps: number;
+      usage: TokenUsage;
+      cost_usd?: number | null;
+    }
+  | {
+      type: "subagent_queued";
+      session_id: SessionId;
+      call_id: string;
+      agent: string;
+    }
+  | {
+      type: "subagent_started";
+      session_id: SessionId;
+      child_session_id: SessionId;
+      call_id: string;
+      agent: string;
+      description: string;
+    }
+  | {
+      type: "subagent_finished";
+      session_id: SessionId;
+      child_session_id: SessionId;
+      call_id: string;
+      agent: string;
+      status: SubagentStatus;
+      duration_ms: number;
+      steps: number;
+      tool_calls: number;
+      cost_usd?: number | null;
+    }
+  | {
+      type: "compaction_started";
+      session_id: SessionId;
+      trigger: CompactionTrigger;
+      /**
+       * Estimated tokens of the conversation before.
+       */
+      tokens_before: number;
+    }
+  | {
+      type: "compaction_finished";
+      session_id: SessionId;
+      message_id: MessageId;
+      trigger: CompactionTrigger;
+      compacted: number;
+      retained: number;
+      tokens_before: number;
+      tokens_after: number;
+    }
+  | {
+      type: "compaction_failed";
+      session_id: SessionId;
+      trigger: CompactionTrigger;
+      message: string;
+    }
+  | {
+      type: "worktree_log";
+      /**
+       * The repository's root directory.
+       */
+      directory: string;
+      /**
+       * The worktree (or `main` for a check of the main tree).
+       */
+      name: string;
+      command: string;
+      line: string;
+      stderr: boolean;
+    };
+/**
+ * What a session is doing right now.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionStatus".
+ */
+export type SessionStatus = "idle" | "busy" | "compacting";
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ChecksState".
+ * via the `definition` "Role".
  */
-export type ChecksState = ("pending" | "success" | "failure") | "none";
+export type Role = "user" | "assistant" | "system";
+/**
+ * What kind of message this is, beyond its role.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "MessageType".
+ */
+export type MessageType = "normal" | "compaction_summary" | "revert" | "fork" | "mode_switch";
+/**
+ * A time-ordered identifier (UUID v7): ids sort in creation order.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PartId".
+ */
+export type PartId = string;
+/**
+ * The content of one part, tagged by `type`. New variants may be added; a
+ * reader that meets a type it does not know keeps it as [`PartContent::Unknown`]
+ * so nothing is lost when an older build opens a newer database.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PartContent".
+ */
+export type PartContent =
+  | {
+      type: "text";
+      text: string;
+      /**
+       * Written by mia-code rather than typed by a person or the model.
+       */
+      synthetic?: boolean;
+    }
+  | {
+      type: "reasoning";
+      text: string;
+      /**
+       * Provider signature that must accompany the reasoning when it is
+       * sent back (Anthropic thinking with tool use).
+       */
+      signature?: string | null;
+    }
+  | {
+      type: "tool_call";
+      call_id: string;
+      tool: string;
+      input: unknown;
+      /**
+       * Opaque provider data sent back with the call (Gemini `thoughtSignature`).
+       */
+      signature?: string | null;
+    }
+  | {
+      type: "tool_result";
+      call_id: string;
+      tool: string;
+      output: string;
+      is_error?: boolean;
+      duration_ms?: number | null;
+      /**
+       * How the call's permission ask was answered, or the rule that denied
+       * it (absent when a rule allowed it without asking).
+       */
+      permission?: PermissionNote | null;
+      /**
+       * Shell commands: how the OS sandbox confined it.
+       */
+      sandbox?: SandboxNote | null;
+      /**
+       * The hooks that ran for this call (`PreToolUse`, `PostToolUse`).
+       */
+      hooks?: HookRun[];
+    }
+  | {
+      type: "error";
+      /**
+       * Machine-readable class (`rate_limited`, `network`, `auth`, ...).
+       */
+      kind: string;
+      message: string;
+      retryable?: boolean;
+    }
+  | {
+      type: "image";
+      media_type: string;
+      /**
+       * Base64 data, or a `file://` reference for large images.
+       */
+      data: string;
+    }
+  | {
+      type: "file";
+      path: string;
+      media_type?: string | null;
+    }
+  | {
+      type: "snapshot";
+      hash: string;
+      tool_call_id?: string | null;
+      files?: FileChange[];
+      /**
+       * Set when no snapshot could be taken; undo is unavailable for the step.
+       */
+      unavailable?: string | null;
+    }
+  | {
+      type: "revert";
+      target_message_id?: MessageId | null;
+      restored: string[];
+      removed: string[];
+      conflicts?: string[];
+      /**
+       * Snapshot of the state just before the revert (so it can be redone).
+       */
+      pre_revert_snapshot?: string | null;
+    }
+  | {
+      type: "tool_content";
+      call_id: string;
+      items: ResultContent[];
+    }
+  | {
+      type: "compaction_summary";
+      summary: string;
+      /**
+       * Number of messages this summary stands for.
+       */
+      compacted_messages: number;
+    }
+  | {
+      type: "subagent";
+      session_id: SessionId;
+      agent: string;
+      description: string;
+      status: string;
+    }
+  | {
+      type: "commentary";
+      perspective: string;
+      text: string;
+    };
+/**
+ * How an ask (or a denial) was settled.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Resolution".
+ */
+export type Resolution = "allow" | "deny";
+/**
+ * An answer an ask offers (`PermissionRequest::options`), or the one a
+ * person gave.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReplyOption".
+ */
+export type ReplyOption =
+  "once" | "session" | "project" | "deny" | "never" | "reject_with_feedback";
+/**
+ * What a permission rule decides.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionAction".
+ */
+export type PermissionAction = "allow" | "ask" | "deny";
+/**
+ * What confines commands on this machine.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxMechanism".
+ */
+export type SandboxMechanism = "bubblewrap" | "landlock+seccomp" | "seatbelt";
+/**
+ * Why a command ran outside the sandbox.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "UnconfinedReason".
+ */
+export type UnconfinedReason = "config" | "escalated" | "unavailable";
+/**
+ * What the sandbox seems to have blocked.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxBlocked".
+ */
+export type SandboxBlocked = "write" | "network";
+/**
+ * How a step changed one file.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "FileChangeKind".
+ */
+export type FileChangeKind = "added" | "modified" | "deleted";
+/**
+ * One non-text piece of a tool's result.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ResultContent".
+ */
+export type ResultContent =
+  | {
+      type: "image";
+      media_type: string;
+      data: string;
+    }
+  | {
+      type: "resource_link";
+      uri: string;
+      name: string;
+      description?: string | null;
+      mime_type?: string | null;
+    }
+  | {
+      type: "resource";
+      uri: string;
+      mime_type?: string | null;
+      text?: string | null;
+    };
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ReviewDecision".
+ * via the `definition` "DiffStatus".
  */
-export type ReviewDecision = ("approved" | "changes_requested") | "review_required";
+export type DiffStatus = "added" | "deleted" | "modified";
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PrState".
+ * via the `definition` "LineType".
  */
-export type PrState = "open" | "closed" | "merged";
+export type LineType = "add" | "delete" | "context";
+/**
+ * Why a turn ended.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TurnEnd".
+ */
+export type TurnEnd = ("completed" | "cancelled" | "error" | "step_limit") | "blocked";
+/**
+ * How a subagent's delegation ended.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SubagentStatus".
+ */
+export type SubagentStatus = "completed" | "timeout" | "cancelled" | "error";
+/**
+ * What started a compaction.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactionTrigger".
+ */
+export type CompactionTrigger = "messages" | "tokens" | "manual" | "overflow";
+/**
+ * What kind of entry a timeline step is.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "StepKindView".
+ */
+export type StepKindView = "tool" | "revert" | "redo";
+/**
+ * Which history operation a preview is for.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HistoryAction".
+ */
+export type HistoryAction =
+  | {
+      action: "undo";
+      step?: string | null;
+    }
+  | {
+      action: "revert";
+      message_id: string;
+    }
+  | {
+      action: "redo";
+    };
 /**
  * What a file will go through if a planned undo/revert/redo is applied.
  *
@@ -719,51 +636,90 @@ export type PrState = "open" | "closed" | "merged";
  */
 export type PreviewAction = "restore" | "remove";
 /**
- * What the review pane shows.
+ * What a diff request covers.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ReviewScope".
+ * via the `definition` "DiffScope".
  */
-export type ReviewScope = "uncommitted" | "branch" | "last_turn";
+export type DiffScope =
+  | {
+      scope: "session";
+    }
+  | {
+      scope: "message";
+      message_id: string;
+    }
+  | {
+      scope: "step";
+      step: string;
+    };
+/**
+ * Whether an agent can be selected as the conversation's agent.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AgentModeView".
+ */
+export type AgentModeView = "primary" | "subagent" | "all";
+/**
+ * The worktree operation that put an entry in the trash.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TrashOperation".
+ */
+export type TrashOperation = ("remove" | "reset" | "take" | "promote") | "auto-cleanup";
+/**
+ * How a file of an attempt differs from the base.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptFileStatus".
+ */
+export type AttemptFileStatus = "added" | "modified" | "deleted" | "type_changed";
+/**
+ * How a path compares between two attempts.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BetweenStatus".
+ */
+export type BetweenStatus = ("only_a" | "only_b") | "same" | "differ";
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SharedPart".
  */
 export type SharedPart =
   | {
-      content: string;
       type: "text";
-    }
-  | {
       content: string;
+    }
+  | {
       type: "reasoning";
+      content: string;
     }
   | {
-      args: unknown;
-      call_id: string;
-      name: string;
       type: "tool_call";
+      call_id: string;
+      name: string;
+      args: unknown;
     }
   | {
+      type: "tool_result";
       call_id: string;
-      duration_ms?: number | null;
-      is_error?: boolean;
       name: string;
+      output: string;
+      is_error?: boolean;
+      duration_ms?: number | null;
       /**
        * The result was left out (`includeToolResults: false` or excluded
        * in the preview); `output` is empty then.
        */
       omitted?: boolean;
-      output: string;
-      type: "tool_result";
     }
   | {
-      message: string;
       type: "error";
+      message: string;
     }
   | {
-      content: string;
       type: "summary";
+      content: string;
     };
 /**
  * Where in the payload a redaction was made.
@@ -781,23 +737,60 @@ export type RedactionPlace =
       part: number;
     }
   | {
-      file: string;
       in: "diff";
+      file: string;
     };
 /**
- * What kind of entry a timeline step is.
+ * Where an MCP server is.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "StepKindView".
+ * via the `definition` "McpState".
  */
-export type StepKindView = "tool" | "revert" | "redo";
+export type McpState = ("ready" | "failed" | "disabled") | "exited" | "stopped" | "untrusted";
 /**
- * What happens to shell commands.
+ * Where a plugin is.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SandboxEffect".
+ * via the `definition` "PluginState".
  */
-export type SandboxEffect = "sandboxed" | "ask" | "unconfined";
+export type PluginState =
+  ("loaded" | "installing" | "failed" | "skipped") | "refused" | "untrusted" | "not loaded";
+/**
+ * What the review pane shows.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewScope".
+ */
+export type ReviewScope = "uncommitted" | "branch" | "last_turn";
+/**
+ * Where pull requests go.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForgeKind".
+ */
+export type ForgeKind = "github" | "gitlab";
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PrState".
+ */
+export type PrState = "open" | "closed" | "merged";
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewDecision".
+ */
+export type ReviewDecision = ("approved" | "changes_requested") | "review_required";
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ChecksState".
+ */
+export type ChecksState = ("pending" | "success" | "failure") | "none";
+/**
+ * Where a custom slash command file was found (precedence order).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommandSourceView".
+ */
+export type CommandSourceView = "project" | "claude" | "opencode" | "user";
 /**
  * How the OS sandbox confines commands.
  *
@@ -805,6 +798,13 @@ export type SandboxEffect = "sandboxed" | "ask" | "unconfined";
  * via the `definition` "SandboxModeView".
  */
 export type SandboxModeView = "workspace-write" | "read-only" | "off";
+/**
+ * What happens to shell commands.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SandboxEffect".
+ */
+export type SandboxEffect = "sandboxed" | "ask" | "unconfined";
 /**
  * Whether a worktree is as mia-code made it.
  *
@@ -814,586 +814,58 @@ export type SandboxModeView = "workspace-write" | "read-only" | "off";
 export type WorktreeState = "ok" | "branch-changed" | "missing";
 
 export interface Protocol {
-  agent_info: AgentInfo;
-  agent_proposal: AgentProposal;
-  approval_view: ApprovalView;
-  branch_status: BranchStatus;
-  command_list: CommandList;
-  commit_result: CommitResult;
-  compact_result: CompactResult;
-  comparison_view: ComparisonView;
-  cost_view: CostView;
+  op: Op;
+  event: Event;
+  session: Session;
+  session_summary: SessionSummary;
+  session_detail: SessionDetail;
+  project_summary: ProjectSummary;
+  message: Message;
+  permission_request: PermissionRequest;
+  permission_reply_kind: PermissionReplyKind;
+  revert_summary: RevertSummary;
+  timeline_step: TimelineStep;
+  history_action: HistoryAction;
+  revert_preview: RevertPreview;
   diff_scope: DiffScope;
   diff_view: DiffView;
-  draft: Draft;
-  event: Event;
+  agent_info: AgentInfo;
+  settings_view: SettingsView;
+  settings_update: SettingsUpdate;
+  permissions_view: PermissionsView;
+  approval_view: ApprovalView;
+  worktree_view: WorktreeView;
+  worktree_created: WorktreeCreated;
+  comparison_view: ComparisonView;
+  worktree_file_diff: WorktreeFileDiff;
+  promoted_view: PromotedView;
+  server_info: ServerInfo;
   fork_result: ForkResult;
   fork_tree_node: ForkTreeNode;
-  history_action: HistoryAction;
-  hook_run: HookRun;
+  session_compare: SessionCompare;
+  compact_result: CompactResult;
+  cost_view: CostView;
+  agent_proposal: AgentProposal;
+  model_choice: ModelChoice;
+  share_preview: SharePreview;
+  share_request: ShareRequest;
+  share_record: ShareRecord;
+  mcp_server_view: McpServerView;
+  plugin_view: PluginView;
   hunk_list: HunkList;
   hunk_reverted: HunkReverted;
-  mcp_server_view: McpServerView;
-  message: Message;
-  model_choice: ModelChoice;
-  new_review_comment: NewReviewComment;
-  op: Op;
-  permission_reply_kind: PermissionReplyKind;
-  permission_request: PermissionRequest;
-  permissions_view: PermissionsView;
-  plugin_view: PluginView;
-  project_summary: ProjectSummary;
-  promoted_view: PromotedView;
-  pull_request_view: PullRequestView;
-  push_result: PushResult;
-  revert_preview: RevertPreview;
-  revert_summary: RevertSummary;
-  review_diff: ReviewDiff;
   review_list: ReviewList;
-  server_info: ServerInfo;
-  session: Session;
-  session_compare: SessionCompare;
-  session_detail: SessionDetail;
-  session_summary: SessionSummary;
-  settings_update: SettingsUpdate;
-  settings_view: SettingsView;
-  share_preview: SharePreview;
-  share_record: ShareRecord;
-  share_request: ShareRequest;
-  timeline_step: TimelineStep;
-  trust_update: TrustUpdate;
+  new_review_comment: NewReviewComment;
+  review_diff: ReviewDiff;
+  commit_result: CommitResult;
+  draft: Draft;
+  push_result: PushResult;
+  pull_request_view: PullRequestView;
+  branch_status: BranchStatus;
+  command_list: CommandList;
+  hook_run: HookRun;
   trust_view: TrustView;
-  worktree_created: WorktreeCreated;
-  worktree_file_diff: WorktreeFileDiff;
-  worktree_view: WorktreeView;
-}
-/**
- * An agent as the UI lists it (mode toggle, settings).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AgentInfo".
- */
-export interface AgentInfo {
-  builtin: boolean;
-  description: string;
-  mode: AgentModeView;
-  /**
-   * `provider/model` configured for it, if any.
-   */
-  model?: string | null;
-  name: string;
-  /**
-   * Cannot write or edit (plan-like).
-   */
-  read_only: boolean;
-  /**
-   * The config file that defines or changes it (`built-in` when none does).
-   */
-  source?: string;
-  /**
-   * Seconds a delegation to it may run.
-   */
-  timeout_secs?: number;
-}
-/**
- * A generated agent definition, validated, before it is saved (spec 013).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AgentProposal".
- */
-export interface AgentProposal {
-  /**
-   * After a refinement: the fields it changed.
-   */
-  changed?: string[];
-  description: string;
-  key: string;
-  /**
-   * `primary`, `subagent` or `all`.
-   */
-  mode: string;
-  model?: string | null;
-  model_reason?: string;
-  name: string;
-  /**
-   * What validation changed (a taken key renamed, an allow tightened to ask, ...).
-   */
-  notes?: string[];
-  permissions: ProposedRule[];
-  prompt: string;
-}
-/**
- * One permission rule of a generated agent, with why.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ProposedRule".
- */
-export interface ProposedRule {
-  /**
-   * `allow`, `ask` or `deny`.
-   */
-  action: string;
-  pattern?: string | null;
-  permission: string;
-  reason?: string;
-}
-/**
- * An "always for this project" approval.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ApprovalView".
- */
-export interface ApprovalView {
-  agent?: string | null;
-  created_at: number;
-  id: number;
-  pattern: string;
-  permission: string;
-}
-/**
- * Where the checkout's branch stands (`GET /api/git/status`): what the
- * commit, push and pull request buttons need.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "BranchStatus".
- */
-export interface BranchStatus {
-  /**
-   * Commits it has that its upstream lacks, and the reverse.
-   */
-  ahead: number;
-  behind: number;
-  /**
-   * `None`: a detached `HEAD`.
-   */
-  branch?: string | null;
-  /**
-   * The pull request recorded for the branch (`pr create`), if any.
-   */
-  pull_request?: PullRequestLink | null;
-  remotes: string[];
-  /**
-   * Files with staged changes, and with unstaged ones (untracked included).
-   */
-  staged: number;
-  unstaged: number;
-  /**
-   * `remote/branch` it tracks.
-   */
-  upstream?: string | null;
-}
-/**
- * A pull request as recorded for a branch (no network needed to show it).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PullRequestLink".
- */
-export interface PullRequestLink {
-  number: number;
-  provider: ForgeKind;
-  url: string;
-}
-/**
- * `{"commands": [...]}`.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CommandList".
- */
-export interface CommandList {
-  commands: CommandInfo[];
-}
-/**
- * A custom slash command (`mia-code commands list --json`, `GET /api/commands`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CommandInfo".
- */
-export interface CommandInfo {
-  argument_hint?: string | null;
-  description?: string | null;
-  /**
-   * Why the file is not used (a YAML error, an unknown key, a built-in's
-   * name, a name taken by a file that wins); `null` when it is usable.
-   */
-  error?: string | null;
-  /**
-   * Without the slash: `review`, `git:commit`.
-   */
-  name: string;
-  path: string;
-  source: CommandSourceView;
-}
-/**
- * A commit made (`mia-code commit`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CommitResult".
- */
-export interface CommitResult {
-  branch: string;
-  commit: string;
-  /**
-   * What `git commit` printed (hooks included).
-   */
-  output: string;
-  /**
-   * Its first line.
-   */
-  summary: string;
-}
-/**
- * What a compaction did (`mia-code compact --json`, `POST /api/sessions/{id}/compact`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CompactResult".
- */
-export interface CompactResult {
-  /**
-   * Messages archived (replaced by the summary in the model's context).
-   */
-  compacted: number;
-  /**
-   * The summary message.
-   */
-  message_id: string;
-  /**
-   * Messages kept verbatim after the summary.
-   */
-  retained: number;
-  tokens_after: number;
-  /**
-   * Estimated tokens of the conversation before and after.
-   */
-  tokens_before: number;
-}
-/**
- * `worktree compare A B`.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ComparisonView".
- */
-export interface ComparisonView {
-  a: AttemptView;
-  b: AttemptView;
-  base: string;
-  between: BetweenView[];
-}
-/**
- * One side of a comparison.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AttemptView".
- */
-export interface AttemptView {
-  /**
-   * The last run of `worktree.checkCommand` there.
-   */
-  check?: ScriptView | null;
-  files: AttemptFile[];
-  /**
-   * A worktree name, or `main`.
-   */
-  name: string;
-  path: string;
-  stats: AttemptStats;
-  usage: AttemptUsage;
-}
-/**
- * How a start or check script ended.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ScriptView".
- */
-export interface ScriptView {
-  cancelled: boolean;
-  command: string;
-  duration_ms: number;
-  /**
-   * `null`: killed (cancelled or timed out).
-   */
-  exit_code?: number | null;
-  /**
-   * The last 64 KiB of its output.
-   */
-  output: string;
-}
-/**
- * One changed file of an attempt against the base.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AttemptFile".
- */
-export interface AttemptFile {
-  additions: number;
-  binary: boolean;
-  deletions: number;
-  /**
-   * Its hunks against the base (ids for `worktree take --hunk`); listed
-   * when asked for (`worktree compare --json`, `?hunks=true`).
-   */
-  hunks?: HunkView[];
-  path: string;
-  status: AttemptFileStatus;
-}
-/**
- * One hunk of a file (`mia-code hunk list --json`, `GET /api/hunks`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "HunkView".
- */
-export interface HunkView {
-  binary?: boolean;
-  file: string;
-  /**
-   * Stable: from the file and the hunk's content (not its line numbers,
-   * so staging one hunk does not change the others' ids).
-   */
-  id: string;
-  /**
-   * The hunk's lines as a unified diff prints them: `+`, `-` or a space,
-   * then the line (`\ No newline at end of file` where git prints it).
-   */
-  lines: string[];
-  new_lines: number;
-  new_start: number;
-  /**
-   * The path a renamed file had.
-   */
-  old_file?: string | null;
-  old_lines: number;
-  old_start: number;
-  staged: boolean;
-  /**
-   * Staged, discarded or taken as a whole: a binary file, a mode
-   * change, a rename, a new or deleted file.
-   */
-  whole_file?: boolean;
-}
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AttemptStats".
- */
-export interface AttemptStats {
-  additions: number;
-  deletions: number;
-  files: number;
-}
-/**
- * What the sessions working in an attempt used.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "AttemptUsage".
- */
-export interface AttemptUsage {
-  /**
-   * Dollars; `null` when a model's price is unknown.
-   */
-  cost?: number | null;
-  /**
-   * From the first message to the last, summed over its sessions.
-   */
-  duration_ms: number;
-  input_tokens: number;
-  output_tokens: number;
-  sessions: number;
-  /**
-   * Model steps (assistant messages).
-   */
-  steps: number;
-}
-/**
- * How a path compares between the two attempts.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "BetweenView".
- */
-export interface BetweenView {
-  path: string;
-  status: BetweenStatus;
-}
-/**
- * What a session cost: per agent and model, its subagents' sessions included.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CostView".
- */
-export interface CostView {
-  /**
-   * Per agent and model, the session and its subagents together.
-   */
-  lines: CostLine[];
-  session: CostLine1;
-  session_id: string;
-  /**
-   * The subagent sessions counted in `total`.
-   */
-  subagent_sessions: string[];
-  total: CostLine2;
-}
-/**
- * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "CostLine".
- */
-export interface CostLine {
-  agent: string;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost_usd: number;
-  input_tokens: number;
-  model: string;
-  output_tokens: number;
-  requests: number;
-}
-/**
- * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
- */
-export interface CostLine1 {
-  agent: string;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost_usd: number;
-  input_tokens: number;
-  model: string;
-  output_tokens: number;
-  requests: number;
-}
-/**
- * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
- */
-export interface CostLine2 {
-  agent: string;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost_usd: number;
-  input_tokens: number;
-  model: string;
-  output_tokens: number;
-  requests: number;
-}
-/**
- * A diff ready to show (spec 077): files, statistics, the summary line and a patch.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "DiffView".
- */
-export interface DiffView {
-  files: FileDiff[];
-  /**
-   * Unified diff that `git apply` accepts.
-   */
-  patch: string;
-  scope: DiffScope;
-  stats: DiffStats;
-  /**
-   * e.g. `3 files changed, 45 insertions(+), 12 deletions(-)`.
-   */
-  summary: string;
-}
-/**
- * How one file differs between two snapshots.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "FileDiff".
- */
-export interface FileDiff {
-  additions: number;
-  /**
-   * Full content after (empty when deleted or binary).
-   */
-  after: string;
-  /**
-   * Full content before (empty when added or binary).
-   */
-  before: string;
-  /**
-   * Binary content (NUL byte or not UTF-8): reported, not diffed.
-   */
-  binary?: boolean;
-  deletions: number;
-  file: string;
-  hunks: Hunk[];
-  /**
-   * Set when the line endings changed (`LF → CRLF`, `CRLF → mixed`): the
-   * hunks then show lines whose visible text did not change.
-   */
-  lineEndings?: string | null;
-  newId?: string | null;
-  newMode?: string | null;
-  oldId?: string | null;
-  /**
-   * Git modes (`100644`, `100755`, `120000`).
-   */
-  oldMode?: string | null;
-  status: DiffStatus;
-}
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "Hunk".
- */
-export interface Hunk {
-  lines: DiffLine[];
-  linesAfter: number;
-  linesBefore: number;
-  startAfter: number;
-  /**
-   * 1-based start in the before-version (git's convention: the line
-   * before the hunk when it has no before-lines).
-   */
-  startBefore: number;
-}
-/**
- * One line of a hunk.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "DiffLine".
- */
-export interface DiffLine {
-  /**
-   * The line without its trailing newline (a `\r` of CRLF is kept).
-   */
-  content: string;
-  /**
-   * Line number in the "after" file for additions and context, in the
-   * "before" file for deletions (1-based).
-   */
-  lineNumber: number;
-  newLine?: number | null;
-  /**
-   * The file ends with this line and it has no newline.
-   */
-  noNewline?: boolean;
-  oldLine?: number | null;
-  type: LineType;
-}
-/**
- * Aggregate statistics over a set of [`FileDiff`]s.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "DiffStats".
- */
-export interface DiffStats {
-  /**
-   * additions − deletions.
-   */
-  estimatedLOCImpact: number;
-  filesAdded: number;
-  filesChanged: number;
-  filesDeleted: number;
-  filesModified: number;
-  totalAdditions: number;
-  totalDeletions: number;
-}
-/**
- * A drafted message (commit message, or pull request title and body).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "Draft".
- */
-export interface Draft {
-  body?: string;
-  title: string;
+  trust_update: TrustUpdate;
 }
 /**
  * One conversation.
@@ -1402,48 +874,48 @@ export interface Draft {
  * via the `definition` "Session".
  */
 export interface Session {
+  id: SessionId;
   /**
-   * Active primary agent (plan/build/...), if one was chosen.
+   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
    */
-  agent?: string | null;
+  slug: string;
+  /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  parent_id?: SessionId | null;
+  fork?: ForkInfo | null;
+  /**
+   * Set for a subagent's session: who spawned it.
+   */
+  spawned_by?: SpawnInfo | null;
   /**
    * Models picked with `/model` in this session, per agent (`provider/model`).
    */
   agent_models?: {
     [k: string]: string | undefined;
   };
-  archived_at?: number | null;
-  created_at: number;
-  /**
-   * Absolute path of the project root.
-   */
-  directory: string;
-  fork?: ForkInfo | null;
-  id: SessionId;
-  /**
-   * Model reference `provider/model`, if one was chosen.
-   */
-  model?: string | null;
-  parent_id?: SessionId | null;
-  /**
-   * Stable hash of the canonical project directory.
-   */
-  project_id: string;
-  /**
-   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
-   */
-  slug: string;
-  /**
-   * Set for a subagent's session: who spawned it.
-   */
-  spawned_by?: SpawnInfo | null;
-  status: SessionStatus;
   title: string;
-  updated_at: number;
   /**
    * mia-code version that created the session.
    */
   version: string;
+  status: SessionStatus;
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
+  created_at: number;
+  updated_at: number;
+  archived_at?: number | null;
 }
 /**
  * Where a forked session came from (spec 020).
@@ -1452,10 +924,10 @@ export interface Session {
  * via the `definition` "ForkInfo".
  */
 export interface ForkInfo {
-  fork_depth: number;
-  forked_at: number;
-  source_message_id: MessageId;
   source_session_id: SessionId;
+  source_message_id: MessageId;
+  forked_at: number;
+  fork_depth: number;
 }
 /**
  * Who started a subagent's session (spec 015): the parent session and its
@@ -1465,12 +937,12 @@ export interface ForkInfo {
  * via the `definition` "SpawnInfo".
  */
 export interface SpawnInfo {
+  session_id: SessionId;
+  call_id: string;
   /**
    * The parent's agent at the time.
    */
   agent: string;
-  call_id: string;
-  session_id: SessionId;
 }
 /**
  * One stored message with its parts in order.
@@ -1479,18 +951,18 @@ export interface SpawnInfo {
  * via the `definition` "Message".
  */
 export interface Message {
+  id: MessageId;
+  session_id: SessionId;
+  role: Role;
+  type: MessageType;
+  metadata: MessageMetadata;
+  created_at: number;
   /**
    * Set when a compaction summary replaced this message in the model's
    * context; the message itself is kept (spec 019: nothing is lost).
    */
   compacted_by?: MessageId | null;
-  created_at: number;
-  id: MessageId;
-  metadata: MessageMetadata;
   parts: Part[];
-  role: Role;
-  session_id: SessionId;
-  type: MessageType;
 }
 /**
  * Free-form but typed message metadata: model, tokens, cost, timing.
@@ -1500,6 +972,8 @@ export interface Message {
  */
 export interface MessageMetadata {
   agent?: string | null;
+  model?: string | null;
+  tokens?: TokenUsage | null;
   /**
    * Cost in US dollars; absent when the model's price is unknown.
    */
@@ -1509,8 +983,6 @@ export interface MessageMetadata {
    * Why the model stopped (`end_turn`, `tool_use`, `max_tokens`, `cancelled`, ...).
    */
   finish?: string | null;
-  model?: string | null;
-  tokens?: TokenUsage | null;
   [k: string]: unknown | undefined;
 }
 /**
@@ -1520,10 +992,10 @@ export interface MessageMetadata {
  * via the `definition` "TokenUsage".
  */
 export interface TokenUsage {
-  cache_read?: number;
-  cache_write?: number;
   input: number;
   output: number;
+  cache_read?: number;
+  cache_write?: number;
 }
 /**
  * One stored content unit of a message.
@@ -1532,37 +1004,11 @@ export interface TokenUsage {
  * via the `definition` "Part".
  */
 export interface Part {
-  content: PartContent;
-  created_at: number;
   id: PartId;
-  index: number;
   message_id: MessageId;
-}
-/**
- * One run of a hook, as its tool card and the log show it.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "HookRun".
- */
-export interface HookRun {
-  command: string;
-  duration_ms: number;
-  /**
-   * The event (`PreToolUse`, `Stop`, ...).
-   */
-  event: string;
-  /**
-   * The exit code; `null` when it was stopped (timeout) or did not start.
-   */
-  exit_code?: number | null;
-  /**
-   * Its reason or stderr, shortened.
-   */
-  message?: string;
-  /**
-   * What it decided: `block`, `deny`, `ask`, `allow`, `timeout`, `error`; `null` for nothing.
-   */
-  outcome?: string | null;
+  index: number;
+  created_at: number;
+  content: PartContent;
 }
 /**
  * The permission decision recorded with a tool result (what the tool card shows).
@@ -1571,19 +1017,19 @@ export interface HookRun {
  * via the `definition` "PermissionNote".
  */
 export interface PermissionNote {
+  decision: Resolution;
   /**
    * `user`, `rule`, `headless` or `plugin NAME`.
    */
   by: string;
-  decision: Resolution;
-  /**
-   * The denial message or the feedback given.
-   */
-  reason?: string;
   /**
    * The answer a person gave.
    */
   reply?: ReplyOption | null;
+  /**
+   * The denial message or the feedback given.
+   */
+  reason?: string;
 }
 /**
  * How a shell command was confined by the OS sandbox (what the tool card shows).
@@ -1593,26 +1039,6 @@ export interface PermissionNote {
  */
 export interface SandboxNote {
   /**
-   * What the sandbox seems to have blocked.
-   */
-  blocked?: SandboxBlocked | null;
-  /**
-   * False when the mechanism was the weaker fallback (Landlock).
-   */
-  full?: boolean | null;
-  /**
-   * The hosts the command's connections went to through the proxy.
-   */
-  hosts?: NetworkHost[];
-  /**
-   * What the mechanism could not hold (the fallback's list).
-   */
-  limits?: string[];
-  /**
-   * Absent when unconfined.
-   */
-  mechanism?: SandboxMechanism | null;
-  /**
    * How it was confined (`off`: it ran unconfined).
    */
   mode: "workspace-write" | "read-only" | "off";
@@ -1621,9 +1047,29 @@ export interface SandboxNote {
    */
   network?: PermissionAction | null;
   /**
+   * Absent when unconfined.
+   */
+  mechanism?: SandboxMechanism | null;
+  /**
    * Why it ran unconfined.
    */
   unconfined?: UnconfinedReason | null;
+  /**
+   * What the sandbox seems to have blocked.
+   */
+  blocked?: SandboxBlocked | null;
+  /**
+   * False when the mechanism was the weaker fallback (Landlock).
+   */
+  full?: boolean | null;
+  /**
+   * What the mechanism could not hold (the fallback's list).
+   */
+  limits?: string[];
+  /**
+   * The hosts the command's connections went to through the proxy.
+   */
+  hosts?: NetworkHost[];
 }
 /**
  * One host a sandboxed command connected to (or was refused).
@@ -1632,27 +1078,53 @@ export interface SandboxNote {
  * via the `definition` "NetworkHost".
  */
 export interface NetworkHost {
-  allowed: boolean;
   host: string;
   port: number;
-  /**
-   * The program that connected, when known.
-   */
-  program?: string | null;
+  allowed: boolean;
   /**
    * What allowed it (`registry`, `rule or answer`) or why it was refused.
    */
   reason: string;
+  /**
+   * The program that connected, when known.
+   */
+  program?: string | null;
+}
+/**
+ * One run of a hook, as its tool card and the log show it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HookRun".
+ */
+export interface HookRun {
+  /**
+   * The event (`PreToolUse`, `Stop`, ...).
+   */
+  event: string;
+  command: string;
+  /**
+   * The exit code; `null` when it was stopped (timeout) or did not start.
+   */
+  exit_code?: number | null;
+  duration_ms: number;
+  /**
+   * What it decided: `block`, `deny`, `ask`, `allow`, `timeout`, `error`; `null` for nothing.
+   */
+  outcome?: string | null;
+  /**
+   * Its reason or stderr, shortened.
+   */
+  message?: string;
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "FileChange".
  */
 export interface FileChange {
+  path: string;
+  kind: FileChangeKind;
   additions?: number;
   deletions?: number;
-  kind: FileChangeKind;
-  path: string;
 }
 /**
  * The runtime's estimate of the next request (system prompt, tools and
@@ -1663,20 +1135,6 @@ export interface FileChange {
  */
 export interface ContextUsage {
   /**
-   * Where automatic compaction starts (the window less the reply's room,
-   * times `compaction.tokenRatio`).
-   */
-  budget: number;
-  /**
-   * False when the system prompt and tools are not counted (the session
-   * has not sent a request in this process yet).
-   */
-  complete: boolean;
-  /**
-   * `provider/model` the estimate is for.
-   */
-  model: string;
-  /**
    * Estimated tokens of the next request.
    */
   tokens: number;
@@ -1684,6 +1142,20 @@ export interface ContextUsage {
    * The model's context window.
    */
   window: number;
+  /**
+   * Where automatic compaction starts (the window less the reply's room,
+   * times `compaction.tokenRatio`).
+   */
+  budget: number;
+  /**
+   * `provider/model` the estimate is for.
+   */
+  model: string;
+  /**
+   * False when the system prompt and tools are not counted (the session
+   * has not sent a request in this process yet).
+   */
+  complete: boolean;
 }
 /**
  * Everything a permission dialog needs.
@@ -1692,41 +1164,41 @@ export interface ContextUsage {
  * via the `definition` "PermissionRequest".
  */
 export interface PermissionRequest {
+  id: string;
+  session_id: SessionId;
   agent: string;
+  tool: string;
   /**
    * The tool call this ask is about (links the dialog to its tool card).
    */
   call_id?: string | null;
-  id: string;
+  permission: string;
   input: unknown;
+  /**
+   * The path, command or URL being judged, as shown to the user.
+   */
+  target: string;
+  segments?: CommandSegment[];
   /**
    * The rule that produced "ask", e.g. `ask bash (built-in defaults)`; absent when no rule matched.
    */
   matched_rule?: string | null;
+  reason: string;
   /**
    * Which replies can be offered (e.g. no "session"/"project" for commands with expansions).
    */
   options: ReplyOption[];
-  permission: string;
+  /**
+   * For a subagent's ask: the top-level session its delegation started
+   * from (the ask shows there too; answer it with this request's `session_id`).
+   */
+  root_session_id?: SessionId | null;
   /**
    * For a write or an edit: the change it would make, against the file
    * as it is now (a new file: all additions). Absent when it cannot be
    * known (the edit does not apply, the file is over 1 MB).
    */
   proposed?: FileDiff | null;
-  reason: string;
-  /**
-   * For a subagent's ask: the top-level session its delegation started
-   * from (the ask shows there too; answer it with this request's `session_id`).
-   */
-  root_session_id?: SessionId | null;
-  segments?: CommandSegment[];
-  session_id: SessionId;
-  /**
-   * The path, command or URL being judged, as shown to the user.
-   */
-  target: string;
-  tool: string;
 }
 /**
  * One judged piece of a shell command, for the permission dialog.
@@ -1736,319 +1208,179 @@ export interface PermissionRequest {
  */
 export interface CommandSegment {
   command: string;
-  dangerous?: boolean;
   decision: PermissionAction;
+  dangerous?: boolean;
   reason?: string | null;
 }
 /**
- * A new fork (spec 020): the child session, and for a fork with files the
- * worktree it works in.
+ * How one file differs between two snapshots.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ForkResult".
+ * via the `definition` "FileDiff".
  */
-export interface ForkResult {
+export interface FileDiff {
+  file: string;
+  status: DiffStatus;
   /**
-   * Active primary agent (plan/build/...), if one was chosen.
+   * Full content before (empty when added or binary).
    */
-  agent?: string | null;
+  before: string;
   /**
-   * Models picked with `/model` in this session, per agent (`provider/model`).
+   * Full content after (empty when deleted or binary).
    */
-  agent_models?: {
-    [k: string]: string | undefined;
-  };
-  archived_at?: number | null;
-  created_at: number;
+  after: string;
+  additions: number;
+  deletions: number;
+  hunks: Hunk[];
   /**
-   * Absolute path of the project root.
+   * Binary content (NUL byte or not UTF-8): reported, not diffed.
    */
-  directory: string;
+  binary?: boolean;
   /**
-   * Set for a fork with files.
+   * Git modes (`100644`, `100755`, `120000`).
    */
-  files?: ForkFiles | null;
-  fork?: ForkInfo | null;
+  oldMode?: string | null;
+  newMode?: string | null;
+  oldId?: string | null;
+  newId?: string | null;
+  /**
+   * Set when the line endings changed (`LF → CRLF`, `CRLF → mixed`): the
+   * hunks then show lines whose visible text did not change.
+   */
+  lineEndings?: string | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Hunk".
+ */
+export interface Hunk {
+  /**
+   * 1-based start in the before-version (git's convention: the line
+   * before the hunk when it has no before-lines).
+   */
+  startBefore: number;
+  startAfter: number;
+  linesBefore: number;
+  linesAfter: number;
+  lines: DiffLine[];
+}
+/**
+ * One line of a hunk.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "DiffLine".
+ */
+export interface DiffLine {
+  type: LineType;
+  /**
+   * The line without its trailing newline (a `\r` of CRLF is kept).
+   */
+  content: string;
+  /**
+   * Line number in the "after" file for additions and context, in the
+   * "before" file for deletions (1-based).
+   */
+  lineNumber: number;
+  oldLine?: number | null;
+  newLine?: number | null;
+  /**
+   * The file ends with this line and it has no newline.
+   */
+  noNewline?: boolean;
+}
+/**
+ * A session in a list, with its message count.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionSummary".
+ */
+export interface SessionSummary {
   id: SessionId;
-  /**
-   * Model reference `provider/model`, if one was chosen.
-   */
-  model?: string | null;
-  parent_id?: SessionId | null;
-  /**
-   * Stable hash of the canonical project directory.
-   */
-  project_id: string;
   /**
    * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
    */
   slug: string;
   /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  parent_id?: SessionId | null;
+  fork?: ForkInfo | null;
+  /**
    * Set for a subagent's session: who spawned it.
    */
   spawned_by?: SpawnInfo | null;
-  status: SessionStatus;
-  title: string;
-  updated_at: number;
-  /**
-   * mia-code version that created the session.
-   */
-  version: string;
-}
-/**
- * The workspace of a fork with files: a new worktree holding the project as
- * it was at the fork point.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ForkFiles".
- */
-export interface ForkFiles {
-  /**
-   * The commit the worktree started from (the parent's HEAD).
-   */
-  base: string;
-  branch: string;
-  /**
-   * Ignored files copied in because `.worktreeinclude` lists them.
-   */
-  included: string[];
-  /**
-   * Files that could not be carried over, each with why (over the
-   * snapshot size cap, unreadable; ignored files are never snapshotted).
-   */
-  left_out: string[];
-  path: string;
-  /**
-   * The snapshot applied over it (the files at the fork point); absent
-   * when the session had changed nothing by then (the files are the
-   * parent's as they are now).
-   */
-  snapshot?: string | null;
-  worktree: string;
-}
-/**
- * One session in a project's fork tree (the tree view and `sessions tree --json`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ForkTreeNode".
- */
-export interface ForkTreeNode {
-  /**
-   * Active primary agent (plan/build/...), if one was chosen.
-   */
-  agent?: string | null;
   /**
    * Models picked with `/model` in this session, per agent (`provider/model`).
    */
   agent_models?: {
     [k: string]: string | undefined;
   };
-  archived_at?: number | null;
-  children: ForkTreeNode[];
+  title: string;
   /**
-   * Cost of its own messages (a fork's copied history is not counted again), USD.
+   * mia-code version that created the session.
    */
-  cost_usd: number;
+  version: string;
+  status: SessionStatus;
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
   created_at: number;
-  /**
-   * Absolute path of the project root.
-   */
-  directory: string;
-  /**
-   * Distinct files its own steps changed.
-   */
-  files_changed: number;
-  /**
-   * The fork's own first prompt after the fork point, shortened: what
-   * tells sibling forks (all titled "… (fork)") apart (forks only).
-   */
-  first_prompt?: string | null;
-  fork?: ForkInfo | null;
-  /**
-   * The fork point's text, shortened (forks only).
-   */
-  fork_excerpt?: string | null;
-  id: SessionId;
+  updated_at: number;
+  archived_at?: number | null;
   message_count: number;
-  /**
-   * Model reference `provider/model`, if one was chosen.
-   */
-  model?: string | null;
-  /**
-   * True when the fork has its own worktree (a fork with files) rather
-   * than its parent's directory.
-   */
-  own_worktree: boolean;
-  parent_id?: SessionId | null;
-  /**
-   * Stable hash of the canonical project directory.
-   */
-  project_id: string;
-  /**
-   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
-   */
-  slug: string;
-  /**
-   * Set for a subagent's session: who spawned it.
-   */
-  spawned_by?: SpawnInfo | null;
-  status: SessionStatus;
-  title: string;
-  updated_at: number;
-  /**
-   * mia-code version that created the session.
-   */
-  version: string;
   /**
    * The git worktree the session works in (its name), when its directory is one.
    */
   worktree?: string | null;
 }
 /**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "HunkList".
- */
-export interface HunkList {
-  hunks: HunkView[];
-}
-/**
- * What discarding a hunk did (`hunk revert`).
+ * A session opened in a front end: everything needed to draw it.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "HunkReverted".
+ * via the `definition` "SessionDetail".
  */
-export interface HunkReverted {
-  hunk: HunkView;
+export interface SessionDetail {
+  session: Session;
+  messages: Message[];
   /**
-   * Without a session: the command that brings the hunk back.
+   * Asks waiting for an answer (oldest first), so a reloaded window shows them.
    */
-  restore_command?: string | null;
+  pending_permissions?: PermissionRequest[];
   /**
-   * The session the discard was recorded in (undo brings it back).
+   * A turn is running in this process.
    */
-  session_id?: SessionId | null;
+  running?: boolean;
   /**
-   * The snapshot taken just before (the file as it was).
+   * An agent switch waiting for the running turn to end.
    */
-  snapshot: string;
-}
-/**
- * An MCP server of a project: where it is defined, its state and tools.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "McpServerView".
- */
-export interface McpServerView {
-  error?: string | null;
-  name: string;
+  queued_agent?: string | null;
   /**
-   * The server's own name and version.
+   * The primary agent the next message goes to.
    */
-  server?: string | null;
-  /**
-   * The config file or `.mcp.json` that defines it.
-   */
-  source: string;
-  state: McpState;
-  /**
-   * The last lines it wrote to stderr.
-   */
-  stderr?: string[];
-  /**
-   * Its tools' names (as the server names them).
-   */
-  tools?: string[];
-  /**
-   * `stdio: command args` or `http: url`.
-   */
-  transport: string;
-}
-/**
- * A model the user can pick (`GET /api/models`): from the catalog, for the
- * providers that are configured or have a key.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ModelChoice".
- */
-export interface ModelChoice {
-  context_window: number;
-  /**
-   * `provider/model`.
-   */
-  id: string;
-  /**
-   * US dollars per million input / output tokens.
-   */
-  input_price: number;
-  max_output: number;
-  output_price: number;
-  provider: string;
-  reasoning: boolean;
-}
-/**
- * A new review comment (`POST /api/sessions/{id}/review`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "NewReviewComment".
- */
-export interface NewReviewComment {
-  end_line?: number | null;
-  file: string;
-  line: number;
-  text: string;
-}
-/**
- * The compiled rules of one agent, with lint warnings.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PermissionsView".
- */
-export interface PermissionsView {
   agent: string;
-  rules: RuleView[];
-  trusted: boolean;
-  warnings: string[];
-}
-/**
- * One compiled permission rule, in the order it is checked.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "RuleView".
- */
-export interface RuleView {
-  action: string;
   /**
-   * Which layer it comes from (invariant, session, project approval, agent config, ...).
+   * How full the model's context is (the runtime's estimate).
    */
-  layer: string;
-  pattern?: string | null;
-  permission: string;
+  context?: ContextUsage | null;
   /**
-   * File and index, or `built-in`.
+   * The session's last Event number when it was read (the Events stream's
+   * `id`s): Events up to it may already be in this answer.
    */
-  source: string;
-}
-/**
- * A plugin of a project: its entry, state, version, tools and hooks.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PluginView".
- */
-export interface PluginView {
+  seq?: number;
   /**
-   * As written in the config (`name@range`, `./path`).
+   * The process that numbered them (the stream's `hello` epoch).
    */
-  entry: string;
-  error?: string | null;
-  hooks?: string[];
-  name: string;
-  /**
-   * The config file listing it.
-   */
-  source: string;
-  state: PluginState;
-  tools?: string[];
-  version?: string | null;
+  epoch?: string;
 }
 /**
  * A project the store knows sessions for.
@@ -2058,114 +1390,78 @@ export interface PluginView {
  */
 export interface ProjectSummary {
   directory: string;
-  last_used: number;
   project_id: string;
   sessions: number;
+  last_used: number;
 }
 /**
- * What `promote` did.
+ * What an undo, revert or redo did.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PromotedView".
+ * via the `definition` "RevertSummary".
  */
-export interface PromotedView {
-  branch: string;
-  commit?: string | null;
+export interface RevertSummary {
   /**
-   * The worktree's uncommitted changes were committed on its branch as this.
+   * False when conflicts stopped it: nothing was changed.
    */
-  committed?: string | null;
-  fast_forward: boolean;
-  head: string;
+  applied: boolean;
   /**
-   * Why auto-cleanup kept the worktree.
+   * The spec 021 message (also appended to the session when applied).
    */
-  kept?: string | null;
-  merged_into?: string | null;
-  name: string;
-  /**
-   * Other worktrees the user may now remove.
-   */
-  others: string[];
-  removed: boolean;
-  /**
-   * What went to the trash first (`--force`).
-   */
-  trash?: TrashView | null;
+  message: string;
+  restored: string[];
+  removed: string[];
+  conflicts: RevertConflict[];
 }
 /**
- * What a forced worktree operation (or a reset) kept before it dropped it.
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "RevertConflict".
+ */
+export interface RevertConflict {
+  path: string;
+  reason: string;
+  /**
+   * Where the current content was kept before a forced revert.
+   */
+  backup?: string | null;
+}
+/**
+ * One file-changing step of a session (spec 021's `/snapshots`), for the undo timeline.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "TrashView".
+ * via the `definition` "TimelineStep".
  */
-export interface TrashView {
-  created_at: number;
-  files: string[];
+export interface TimelineStep {
+  /**
+   * 1-based position in the session's timeline.
+   */
+  index: number;
   id: string;
-  operation: TrashOperation;
+  message_id: string;
+  tool_call_id?: string | null;
   /**
-   * Commits kept (a bundle), by the ref that held them.
+   * The tool that made the change (`write`, `edit`, `bash`), when known.
    */
-  refs: string[];
+  tool?: string | null;
+  kind: StepKindView;
+  before: string;
+  after: string;
+  changes: FileChange[];
   /**
-   * Where the files were.
+   * Paths whose content could not be captured (binary, too large): not restorable.
    */
-  root: string;
+  uncaptured?: string[];
   /**
-   * Submodule commits kept: `path@commit`.
+   * This step's changes are currently undone.
    */
-  submodule_commits: string[];
-  worktree: string;
-}
-/**
- * A pull request (GitHub) or merge request (GitLab).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PullRequestView".
- */
-export interface PullRequestView {
-  base: string;
-  checks?: ChecksView | null;
-  draft: boolean;
-  head: string;
-  number: number;
-  provider: ForgeKind;
-  review_decision?: ReviewDecision | null;
-  state: PrState;
-  title: string;
-  url: string;
-}
-/**
- * The checks of a pull request's head commit.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ChecksView".
- */
-export interface ChecksView {
-  failed: number;
-  passed: number;
-  pending: number;
-  state: ChecksState;
-  total: number;
-}
-/**
- * A push made (`mia-code push`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PushResult".
- */
-export interface PushResult {
-  branch: string;
+  undone: boolean;
+  created_at: number;
   /**
-   * What git printed.
+   * Set when a subagent made the step (in its own session, for this
+   * session's `task` call): that session and its agent.
    */
-  output: string;
-  remote: string;
-  /**
-   * The branch had no upstream and now tracks `remote/branch`.
-   */
-  upstream_set: boolean;
+  subagent_session_id?: string | null;
+  subagent?: string | null;
 }
 /**
  * Exactly which files an undo/revert/redo will change, computed without changing anything.
@@ -2175,26 +1471,26 @@ export interface PushResult {
  */
 export interface RevertPreview {
   action: HistoryAction;
+  /**
+   * Ids of the steps it undoes (for redo: the revert it undoes).
+   */
+  steps: string[];
+  files: PreviewFile[];
+  /**
+   * Touched files that cannot be restored (never captured).
+   */
+  unrestorable?: string[];
+  /**
+   * Files that changed while the undone steps ran but not by them, which
+   * it leaves as they are, and why.
+   */
+  left_alone?: LeftAlone[];
   additions: number;
   deletions: number;
   /**
    * The diff from the current files to the state it restores.
    */
   diff: FileDiff[];
-  files: PreviewFile[];
-  /**
-   * Files that changed while the undone steps ran but not by them, which
-   * it leaves as they are, and why.
-   */
-  left_alone?: LeftAlone[];
-  /**
-   * Ids of the steps it undoes (for redo: the revert it undoes).
-   */
-  steps: string[];
-  /**
-   * Touched files that cannot be restored (never captured).
-   */
-  unrestorable?: string[];
 }
 /**
  * One file of a preview.
@@ -2203,17 +1499,17 @@ export interface RevertPreview {
  * via the `definition` "PreviewFile".
  */
 export interface PreviewFile {
+  path: string;
   action: PreviewAction;
+  /**
+   * How a step changed one file.
+   */
+  was: "added" | "modified" | "deleted";
   /**
    * Set when the file changed outside mia-code since: applying without
    * `force` refuses; with `force` the current content is kept as a backup.
    */
   conflict?: string | null;
-  path: string;
-  /**
-   * How a step changed one file.
-   */
-  was: "added" | "modified" | "deleted";
 }
 /**
  * A file an undo leaves as it is, and why.
@@ -2230,287 +1526,69 @@ export interface LeftAlone {
   reason: string;
 }
 /**
- * What an undo, revert or redo did.
+ * A diff ready to show (spec 077): files, statistics, the summary line and a patch.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "RevertSummary".
+ * via the `definition` "DiffView".
  */
-export interface RevertSummary {
-  /**
-   * False when conflicts stopped it: nothing was changed.
-   */
-  applied: boolean;
-  conflicts: RevertConflict[];
-  /**
-   * The spec 021 message (also appended to the session when applied).
-   */
-  message: string;
-  removed: string[];
-  restored: string[];
-}
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "RevertConflict".
- */
-export interface RevertConflict {
-  /**
-   * Where the current content was kept before a forced revert.
-   */
-  backup?: string | null;
-  path: string;
-  reason: string;
-}
-/**
- * The changes of a review scope.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ReviewDiff".
- */
-export interface ReviewDiff {
-  /**
-   * What the changes are against (a commit, or a snapshot for the last
-   * turn); empty when there is nothing to compare with.
-   */
-  base: string;
+export interface DiffView {
+  scope: DiffScope;
   files: FileDiff[];
-  scope: ReviewScope;
-}
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ReviewList".
- */
-export interface ReviewList {
-  comments: ReviewComment[];
-}
-/**
- * One review comment on lines of a file, kept for the session until sent.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ReviewComment".
- */
-export interface ReviewComment {
-  created_at: number;
-  /**
-   * The last line of the range (`line` for a single line).
-   */
-  end_line: number;
-  /**
-   * Relative to the session's directory.
-   */
-  file: string;
-  id: string;
-  /**
-   * 1-based, in the file as it is in the work tree.
-   */
-  line: number;
-  /**
-   * The lines it was written on have changed since (the comment is
-   * kept, with the lines as they were).
-   */
-  outdated: boolean;
-  /**
-   * The lines as they were when the comment was written.
-   */
-  quote?: string[];
-  text: string;
-}
-/**
- * About the running backend.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ServerInfo".
- */
-export interface ServerInfo {
-  /**
-   * A scripted demo (mock model): the UI labels itself so.
-   */
-  demo: boolean;
-  home: string;
-  /**
-   * The project to open first (`mia-code serve --project`, the demo's sample project).
-   */
-  project?: string | null;
-  version: string;
-}
-/**
- * Two sessions' file changes since the point where they diverged, for the
- * side-by-side comparison (`GET /api/sessions/{id}/compare?with=`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SessionCompare".
- */
-export interface SessionCompare {
-  /**
-   * Where they diverged: the fork point message in the common ancestor.
-   */
-  fork_point?: string | null;
-  left: SessionChanges;
-  right: SessionChanges;
-}
-/**
- * One side of a [`SessionCompare`].
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SessionChanges".
- */
-export interface SessionChanges {
-  /**
-   * Each changed file from its state before the session's first change to
-   * it (after the fork point) to its state after the last one.
-   */
-  files: FileDiff[];
-  session_id: string;
   stats: DiffStats;
-  title: string;
   /**
-   * The worktree the session works in, when it has its own: when both
-   * sides have one, the worktree comparison screen compares them
-   * (uncommitted changes included).
+   * e.g. `3 files changed, 45 insertions(+), 12 deletions(-)`.
    */
-  worktree?: string | null;
+  summary: string;
+  /**
+   * Unified diff that `git apply` accepts.
+   */
+  patch: string;
 }
 /**
- * A session opened in a front end: everything needed to draw it.
+ * Aggregate statistics over a set of [`FileDiff`]s.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SessionDetail".
+ * via the `definition` "DiffStats".
  */
-export interface SessionDetail {
+export interface DiffStats {
+  filesChanged: number;
+  filesAdded: number;
+  filesDeleted: number;
+  filesModified: number;
+  totalAdditions: number;
+  totalDeletions: number;
   /**
-   * The primary agent the next message goes to.
+   * additions − deletions.
    */
-  agent: string;
-  /**
-   * How full the model's context is (the runtime's estimate).
-   */
-  context?: ContextUsage | null;
-  /**
-   * The process that numbered them (the stream's `hello` epoch).
-   */
-  epoch?: string;
-  messages: Message[];
-  /**
-   * Asks waiting for an answer (oldest first), so a reloaded window shows them.
-   */
-  pending_permissions?: PermissionRequest[];
-  /**
-   * An agent switch waiting for the running turn to end.
-   */
-  queued_agent?: string | null;
-  /**
-   * A turn is running in this process.
-   */
-  running?: boolean;
-  /**
-   * The session's last Event number when it was read (the Events stream's
-   * `id`s): Events up to it may already be in this answer.
-   */
-  seq?: number;
-  session: Session;
+  estimatedLOCImpact: number;
 }
 /**
- * A session in a list, with its message count.
+ * An agent as the UI lists it (mode toggle, settings).
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SessionSummary".
+ * via the `definition` "AgentInfo".
  */
-export interface SessionSummary {
+export interface AgentInfo {
+  name: string;
+  description: string;
+  mode: AgentModeView;
   /**
-   * Active primary agent (plan/build/...), if one was chosen.
-   */
-  agent?: string | null;
-  /**
-   * Models picked with `/model` in this session, per agent (`provider/model`).
-   */
-  agent_models?: {
-    [k: string]: string | undefined;
-  };
-  archived_at?: number | null;
-  created_at: number;
-  /**
-   * Absolute path of the project root.
-   */
-  directory: string;
-  fork?: ForkInfo | null;
-  id: SessionId;
-  message_count: number;
-  /**
-   * Model reference `provider/model`, if one was chosen.
+   * `provider/model` configured for it, if any.
    */
   model?: string | null;
-  parent_id?: SessionId | null;
+  builtin: boolean;
   /**
-   * Stable hash of the canonical project directory.
+   * Cannot write or edit (plan-like).
    */
-  project_id: string;
+  read_only: boolean;
   /**
-   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+   * The config file that defines or changes it (`built-in` when none does).
    */
-  slug: string;
+  source?: string;
   /**
-   * Set for a subagent's session: who spawned it.
+   * Seconds a delegation to it may run.
    */
-  spawned_by?: SpawnInfo | null;
-  status: SessionStatus;
-  title: string;
-  updated_at: number;
-  /**
-   * mia-code version that created the session.
-   */
-  version: string;
-  /**
-   * The git worktree the session works in (its name), when its directory is one.
-   */
-  worktree?: string | null;
-}
-/**
- * A change to the global config made from the settings screen.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SettingsUpdate".
- */
-export interface SettingsUpdate {
-  /**
-   * Per-agent `provider/model` (empty string: remove).
-   */
-  agent_models?: {
-    [k: string]: string | undefined;
-  };
-  /**
-   * `plan`, `build`, ... (empty string: remove the setting).
-   */
-  default_agent?: string | null;
-  /**
-   * Default `provider/model` (empty string: remove).
-   */
-  model?: string | null;
-  /**
-   * The global config's own permission rules, in check order; they
-   * replace its `permissions` (an empty list removes them).
-   */
-  permissions?: PermissionRule[] | null;
-  /**
-   * `updates.check` (the desktop app's check at start).
-   */
-  updates_check?: boolean | null;
-}
-/**
- * One permission rule as written in config (spec 074):
- * `{"permission": "write", "pattern": "*.lock", "action": "deny"}`.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "PermissionRule".
- */
-export interface PermissionRule {
-  action: PermissionAction;
-  /**
-   * Glob on paths, or a word pattern for `bash` (`git status *`). Absent: everything.
-   */
-  pattern?: string | null;
-  /**
-   * Tool or action id (`read`, `write`, `edit`, `bash`, ...) or `*` for all.
-   */
-  permission: string;
+  timeout_secs?: number;
 }
 /**
  * The settings screen: what is configured and where it comes from.
@@ -2519,18 +1597,18 @@ export interface PermissionRule {
  * via the `definition` "SettingsView".
  */
 export interface SettingsView {
-  agents: AgentInfo[];
-  /**
-   * Config files that were read, lowest precedence first.
-   */
-  config_files: string[];
+  providers: ProviderInfo[];
   default_agent: string;
+  model?: string | null;
+  agents: AgentInfo[];
   /**
    * The global config file settings are written to.
    */
   global_config: string;
-  model?: string | null;
-  providers: ProviderInfo[];
+  /**
+   * Config files that were read, lowest precedence first.
+   */
+  config_files: string[];
   /**
    * The OS sandbox shell commands run in, on this machine.
    */
@@ -2547,16 +1625,16 @@ export interface SettingsView {
  * via the `definition` "ProviderInfo".
  */
 export interface ProviderInfo {
-  base_url?: string | null;
   id: string;
-  /**
-   * `config`, `env:NAME`, `keychain`, `file`; absent when no key is found.
-   */
-  key_source?: string | null;
   /**
    * Wire format: `anthropic`, `openai`, `gemini`.
    */
   kind: string;
+  base_url?: string | null;
+  /**
+   * `config`, `env:NAME`, `keychain`, `file`; absent when no key is found.
+   */
+  key_source?: string | null;
   /**
    * Models of the bundled catalog for this provider.
    */
@@ -2569,6 +1647,14 @@ export interface ProviderInfo {
  * via the `definition` "SandboxView".
  */
 export interface SandboxView {
+  /**
+   * `sandbox.mode` as configured (or this OS's default).
+   */
+  mode: "workspace-write" | "read-only" | "off";
+  /**
+   * Absent when unavailable.
+   */
+  mechanism?: SandboxMechanism | null;
   available: boolean;
   /**
    * What the mechanism offers, or why there is none.
@@ -2579,10 +1665,6 @@ export interface SandboxView {
    */
   effect: "sandboxed" | "ask" | "unconfined";
   /**
-   * The environment rule sandboxed commands get.
-   */
-  env?: string;
-  /**
    * The mechanism holds every promise (bubblewrap, Seatbelt); false for
    * the Landlock fallback, under which commands the engine cannot read ask.
    */
@@ -2592,17 +1674,777 @@ export interface SandboxView {
    */
   limits?: string[];
   /**
-   * Absent when unavailable.
-   */
-  mechanism?: SandboxMechanism | null;
-  /**
-   * `sandbox.mode` as configured (or this OS's default).
-   */
-  mode: "workspace-write" | "read-only" | "off";
-  /**
    * What a permission rule decides.
    */
   network: "allow" | "ask" | "deny";
+  /**
+   * The environment rule sandboxed commands get.
+   */
+  env?: string;
+}
+/**
+ * A change to the global config made from the settings screen.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SettingsUpdate".
+ */
+export interface SettingsUpdate {
+  /**
+   * `plan`, `build`, ... (empty string: remove the setting).
+   */
+  default_agent?: string | null;
+  /**
+   * Default `provider/model` (empty string: remove).
+   */
+  model?: string | null;
+  /**
+   * Per-agent `provider/model` (empty string: remove).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
+  /**
+   * `updates.check` (the desktop app's check at start).
+   */
+  updates_check?: boolean | null;
+  /**
+   * The global config's own permission rules, in check order; they
+   * replace its `permissions` (an empty list removes them).
+   */
+  permissions?: PermissionRule[] | null;
+}
+/**
+ * One permission rule as written in config (spec 074):
+ * `{"permission": "write", "pattern": "*.lock", "action": "deny"}`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionRule".
+ */
+export interface PermissionRule {
+  /**
+   * Tool or action id (`read`, `write`, `edit`, `bash`, ...) or `*` for all.
+   */
+  permission: string;
+  /**
+   * Glob on paths, or a word pattern for `bash` (`git status *`). Absent: everything.
+   */
+  pattern?: string | null;
+  action: PermissionAction;
+}
+/**
+ * The compiled rules of one agent, with lint warnings.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PermissionsView".
+ */
+export interface PermissionsView {
+  agent: string;
+  rules: RuleView[];
+  warnings: string[];
+  trusted: boolean;
+}
+/**
+ * One compiled permission rule, in the order it is checked.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "RuleView".
+ */
+export interface RuleView {
+  permission: string;
+  pattern?: string | null;
+  action: string;
+  /**
+   * Which layer it comes from (invariant, session, project approval, agent config, ...).
+   */
+  layer: string;
+  /**
+   * File and index, or `built-in`.
+   */
+  source: string;
+}
+/**
+ * An "always for this project" approval.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ApprovalView".
+ */
+export interface ApprovalView {
+  id: number;
+  permission: string;
+  pattern: string;
+  agent?: string | null;
+  created_at: number;
+}
+/**
+ * One mia-code worktree and its state.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeView".
+ */
+export interface WorktreeView {
+  name: string;
+  path: string;
+  branch: string;
+  /**
+   * The commit it started from.
+   */
+  base: string;
+  /**
+   * The branch that commit was the tip of (what `promote` merges into).
+   */
+  base_ref?: string | null;
+  head: string;
+  created_at: number;
+  size_bytes: number;
+  /**
+   * Uncommitted changes (paths, at most 200).
+   */
+  dirty: string[];
+  /**
+   * Commits its base branch does not have.
+   */
+  ahead: number;
+  /**
+   * Nothing would be lost by removing it.
+   */
+  merged: boolean;
+  /**
+   * What removing it would lose, said for a person (uncommitted,
+   * untracked and ignored files, commits only its branch holds,
+   * submodule commits); absent when nothing.
+   */
+  would_lose?: string | null;
+  sessions: WorktreeSessionRef[];
+  /**
+   * Whether it is as mia-code made it.
+   */
+  state?: "ok" | "branch-changed" | "missing";
+  /**
+   * The branch mia-code made it on (the one its commands act on).
+   */
+  recorded_branch?: string;
+  /**
+   * What removing it put in the trash first (`remove --force`).
+   */
+  trash?: TrashView | null;
+}
+/**
+ * A session working in a worktree.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeSessionRef".
+ */
+export interface WorktreeSessionRef {
+  id: string;
+  title: string;
+  status: string;
+}
+/**
+ * What a forced worktree operation (or a reset) kept before it dropped it.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TrashView".
+ */
+export interface TrashView {
+  id: string;
+  worktree: string;
+  operation: TrashOperation;
+  created_at: number;
+  /**
+   * Where the files were.
+   */
+  root: string;
+  files: string[];
+  /**
+   * Commits kept (a bundle), by the ref that held them.
+   */
+  refs: string[];
+  /**
+   * Submodule commits kept: `path@commit`.
+   */
+  submodule_commits: string[];
+}
+/**
+ * What `worktree create` made.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeCreated".
+ */
+export interface WorktreeCreated {
+  name: string;
+  path: string;
+  branch: string;
+  base: string;
+  head: string;
+  /**
+   * Ignored files copied in (`.worktreeinclude`).
+   */
+  included: string[];
+  submodules: boolean;
+  scripts: ScriptView[];
+}
+/**
+ * How a start or check script ended.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ScriptView".
+ */
+export interface ScriptView {
+  command: string;
+  /**
+   * `null`: killed (cancelled or timed out).
+   */
+  exit_code?: number | null;
+  cancelled: boolean;
+  duration_ms: number;
+  /**
+   * The last 64 KiB of its output.
+   */
+  output: string;
+}
+/**
+ * `worktree compare A B`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ComparisonView".
+ */
+export interface ComparisonView {
+  base: string;
+  a: AttemptView;
+  b: AttemptView;
+  between: BetweenView[];
+}
+/**
+ * One side of a comparison.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptView".
+ */
+export interface AttemptView {
+  /**
+   * A worktree name, or `main`.
+   */
+  name: string;
+  path: string;
+  files: AttemptFile[];
+  stats: AttemptStats;
+  usage: AttemptUsage;
+  /**
+   * The last run of `worktree.checkCommand` there.
+   */
+  check?: ScriptView | null;
+}
+/**
+ * One changed file of an attempt against the base.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptFile".
+ */
+export interface AttemptFile {
+  path: string;
+  status: AttemptFileStatus;
+  additions: number;
+  deletions: number;
+  binary: boolean;
+  /**
+   * Its hunks against the base (ids for `worktree take --hunk`); listed
+   * when asked for (`worktree compare --json`, `?hunks=true`).
+   */
+  hunks?: HunkView[];
+}
+/**
+ * One hunk of a file (`mia-code hunk list --json`, `GET /api/hunks`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HunkView".
+ */
+export interface HunkView {
+  /**
+   * Stable: from the file and the hunk's content (not its line numbers,
+   * so staging one hunk does not change the others' ids).
+   */
+  id: string;
+  file: string;
+  /**
+   * The path a renamed file had.
+   */
+  old_file?: string | null;
+  old_start: number;
+  old_lines: number;
+  new_start: number;
+  new_lines: number;
+  staged: boolean;
+  /**
+   * The hunk's lines as a unified diff prints them: `+`, `-` or a space,
+   * then the line (`\ No newline at end of file` where git prints it).
+   */
+  lines: string[];
+  binary?: boolean;
+  /**
+   * Staged, discarded or taken as a whole: a binary file, a mode
+   * change, a rename, a new or deleted file.
+   */
+  whole_file?: boolean;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptStats".
+ */
+export interface AttemptStats {
+  files: number;
+  additions: number;
+  deletions: number;
+}
+/**
+ * What the sessions working in an attempt used.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AttemptUsage".
+ */
+export interface AttemptUsage {
+  sessions: number;
+  input_tokens: number;
+  output_tokens: number;
+  /**
+   * Dollars; `null` when a model's price is unknown.
+   */
+  cost?: number | null;
+  /**
+   * From the first message to the last, summed over its sessions.
+   */
+  duration_ms: number;
+  /**
+   * Model steps (assistant messages).
+   */
+  steps: number;
+}
+/**
+ * How a path compares between the two attempts.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BetweenView".
+ */
+export interface BetweenView {
+  path: string;
+  status: BetweenStatus;
+}
+/**
+ * One file of an attempt against a base (`GET /api/worktrees/{name}/diff`):
+ * the structured diff front ends render, and git's text for `git apply`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "WorktreeFileDiff".
+ */
+export interface WorktreeFileDiff {
+  /**
+   * `git diff BASE ATTEMPT -- PATH`, as git prints it.
+   */
+  diff: string;
+  /**
+   * The same change as files and hunks (empty when the file is on
+   * neither side).
+   */
+  files: FileDiff[];
+}
+/**
+ * What `promote` did.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PromotedView".
+ */
+export interface PromotedView {
+  name: string;
+  branch: string;
+  head: string;
+  merged_into?: string | null;
+  commit?: string | null;
+  fast_forward: boolean;
+  removed: boolean;
+  /**
+   * Other worktrees the user may now remove.
+   */
+  others: string[];
+  /**
+   * The worktree's uncommitted changes were committed on its branch as this.
+   */
+  committed?: string | null;
+  /**
+   * Why auto-cleanup kept the worktree.
+   */
+  kept?: string | null;
+  /**
+   * What went to the trash first (`--force`).
+   */
+  trash?: TrashView | null;
+}
+/**
+ * About the running backend.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ServerInfo".
+ */
+export interface ServerInfo {
+  version: string;
+  /**
+   * A scripted demo (mock model): the UI labels itself so.
+   */
+  demo: boolean;
+  /**
+   * The project to open first (`mia-code serve --project`, the demo's sample project).
+   */
+  project?: string | null;
+  home: string;
+}
+/**
+ * A new fork (spec 020): the child session, and for a fork with files the
+ * worktree it works in.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForkResult".
+ */
+export interface ForkResult {
+  id: SessionId;
+  /**
+   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+   */
+  slug: string;
+  /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  parent_id?: SessionId | null;
+  fork?: ForkInfo | null;
+  /**
+   * Set for a subagent's session: who spawned it.
+   */
+  spawned_by?: SpawnInfo | null;
+  /**
+   * Models picked with `/model` in this session, per agent (`provider/model`).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
+  title: string;
+  /**
+   * mia-code version that created the session.
+   */
+  version: string;
+  status: SessionStatus;
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
+  created_at: number;
+  updated_at: number;
+  archived_at?: number | null;
+  /**
+   * Set for a fork with files.
+   */
+  files?: ForkFiles | null;
+}
+/**
+ * The workspace of a fork with files: a new worktree holding the project as
+ * it was at the fork point.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForkFiles".
+ */
+export interface ForkFiles {
+  worktree: string;
+  path: string;
+  branch: string;
+  /**
+   * The commit the worktree started from (the parent's HEAD).
+   */
+  base: string;
+  /**
+   * The snapshot applied over it (the files at the fork point); absent
+   * when the session had changed nothing by then (the files are the
+   * parent's as they are now).
+   */
+  snapshot?: string | null;
+  /**
+   * Files that could not be carried over, each with why (over the
+   * snapshot size cap, unreadable; ignored files are never snapshotted).
+   */
+  left_out: string[];
+  /**
+   * Ignored files copied in because `.worktreeinclude` lists them.
+   */
+  included: string[];
+}
+/**
+ * One session in a project's fork tree (the tree view and `sessions tree --json`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ForkTreeNode".
+ */
+export interface ForkTreeNode {
+  id: SessionId;
+  /**
+   * Human-readable short identifier, e.g. `fix-auth-bug-3f2a`.
+   */
+  slug: string;
+  /**
+   * Stable hash of the canonical project directory.
+   */
+  project_id: string;
+  /**
+   * Absolute path of the project root.
+   */
+  directory: string;
+  parent_id?: SessionId | null;
+  fork?: ForkInfo | null;
+  /**
+   * Set for a subagent's session: who spawned it.
+   */
+  spawned_by?: SpawnInfo | null;
+  /**
+   * Models picked with `/model` in this session, per agent (`provider/model`).
+   */
+  agent_models?: {
+    [k: string]: string | undefined;
+  };
+  title: string;
+  /**
+   * mia-code version that created the session.
+   */
+  version: string;
+  status: SessionStatus;
+  /**
+   * Active primary agent (plan/build/...), if one was chosen.
+   */
+  agent?: string | null;
+  /**
+   * Model reference `provider/model`, if one was chosen.
+   */
+  model?: string | null;
+  created_at: number;
+  updated_at: number;
+  archived_at?: number | null;
+  message_count: number;
+  /**
+   * The git worktree the session works in (its name), when its directory is one.
+   */
+  worktree?: string | null;
+  /**
+   * Distinct files its own steps changed.
+   */
+  files_changed: number;
+  /**
+   * Cost of its own messages (a fork's copied history is not counted again), USD.
+   */
+  cost_usd: number;
+  /**
+   * The fork point's text, shortened (forks only).
+   */
+  fork_excerpt?: string | null;
+  /**
+   * The fork's own first prompt after the fork point, shortened: what
+   * tells sibling forks (all titled "… (fork)") apart (forks only).
+   */
+  first_prompt?: string | null;
+  /**
+   * True when the fork has its own worktree (a fork with files) rather
+   * than its parent's directory.
+   */
+  own_worktree: boolean;
+  children: ForkTreeNode[];
+}
+/**
+ * Two sessions' file changes since the point where they diverged, for the
+ * side-by-side comparison (`GET /api/sessions/{id}/compare?with=`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionCompare".
+ */
+export interface SessionCompare {
+  left: SessionChanges;
+  right: SessionChanges;
+  /**
+   * Where they diverged: the fork point message in the common ancestor.
+   */
+  fork_point?: string | null;
+}
+/**
+ * One side of a [`SessionCompare`].
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SessionChanges".
+ */
+export interface SessionChanges {
+  session_id: string;
+  title: string;
+  /**
+   * The worktree the session works in, when it has its own: when both
+   * sides have one, the worktree comparison screen compares them
+   * (uncommitted changes included).
+   */
+  worktree?: string | null;
+  /**
+   * Each changed file from its state before the session's first change to
+   * it (after the fork point) to its state after the last one.
+   */
+  files: FileDiff[];
+  stats: DiffStats;
+}
+/**
+ * What a compaction did (`mia-code compact --json`, `POST /api/sessions/{id}/compact`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CompactResult".
+ */
+export interface CompactResult {
+  /**
+   * Messages archived (replaced by the summary in the model's context).
+   */
+  compacted: number;
+  /**
+   * Messages kept verbatim after the summary.
+   */
+  retained: number;
+  /**
+   * Estimated tokens of the conversation before and after.
+   */
+  tokens_before: number;
+  tokens_after: number;
+  /**
+   * The summary message.
+   */
+  message_id: string;
+}
+/**
+ * What a session cost: per agent and model, its subagents' sessions included.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CostView".
+ */
+export interface CostView {
+  session_id: string;
+  /**
+   * Per agent and model, the session and its subagents together.
+   */
+  lines: CostLine[];
+  session: CostLine1;
+  total: CostLine2;
+  /**
+   * The subagent sessions counted in `total`.
+   */
+  subagent_sessions: string[];
+}
+/**
+ * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CostLine".
+ */
+export interface CostLine {
+  agent: string;
+  model: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+}
+/**
+ * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
+ */
+export interface CostLine1 {
+  agent: string;
+  model: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+}
+/**
+ * One (agent, model) line of a session's cost (`mia-code cost`, `/cost`).
+ */
+export interface CostLine2 {
+  agent: string;
+  model: string;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+}
+/**
+ * A generated agent definition, validated, before it is saved (spec 013).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "AgentProposal".
+ */
+export interface AgentProposal {
+  key: string;
+  name: string;
+  description: string;
+  /**
+   * `primary`, `subagent` or `all`.
+   */
+  mode: string;
+  model?: string | null;
+  model_reason?: string;
+  prompt: string;
+  permissions: ProposedRule[];
+  /**
+   * What validation changed (a taken key renamed, an allow tightened to ask, ...).
+   */
+  notes?: string[];
+  /**
+   * After a refinement: the fields it changed.
+   */
+  changed?: string[];
+}
+/**
+ * One permission rule of a generated agent, with why.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ProposedRule".
+ */
+export interface ProposedRule {
+  permission: string;
+  pattern?: string | null;
+  /**
+   * `allow`, `ask` or `deny`.
+   */
+  action: string;
+  reason?: string;
+}
+/**
+ * A model the user can pick (`GET /api/models`): from the catalog, for the
+ * providers that are configured or have a key.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ModelChoice".
+ */
+export interface ModelChoice {
+  /**
+   * `provider/model`.
+   */
+  id: string;
+  provider: string;
+  context_window: number;
+  max_output: number;
+  /**
+   * US dollars per million input / output tokens.
+   */
+  input_price: number;
+  output_price: number;
+  reasoning: boolean;
 }
 /**
  * What a user sees before sharing: exactly the payload that would be sent.
@@ -2611,53 +2453,24 @@ export interface SandboxView {
  * via the `definition` "SharePreview".
  */
 export interface SharePreview {
-  /**
-   * Payload size in bytes as it would be sent.
-   */
-  bytes: number;
-  /**
-   * The existing share of this session, when there is one.
-   */
-  existing?: ShareRecord | null;
-  /**
-   * `disabled`, `ask` or `auto`.
-   */
-  mode: string;
   payload: SharePayload;
   redactions: Redaction[];
   /**
    * The server it would go to (none configured: sharing needs one).
    */
   server?: string | null;
-}
-/**
- * A share this machine created ("My shares").
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "ShareRecord".
- */
-export interface ShareRecord {
-  created_at: number;
-  expires_at?: number | null;
   /**
-   * The server's id of the share.
+   * `disabled`, `ask` or `auto`.
    */
-  id: string;
+  mode: string;
   /**
-   * The server's base URL.
+   * The existing share of this session, when there is one.
    */
-  server: string;
+  existing?: ShareRecord | null;
   /**
-   * The local session was deleted (the share can still be revoked).
+   * Payload size in bytes as it would be sent.
    */
-  session_deleted?: boolean;
-  /**
-   * The local session, while it exists.
-   */
-  session_id?: string | null;
-  session_title: string;
-  updated_at: number;
-  url: string;
+  bytes: number;
 }
 /**
  * What is uploaded: the session, its messages and (optionally) its diffs,
@@ -2667,80 +2480,80 @@ export interface ShareRecord {
  * via the `definition` "SharePayload".
  */
 export interface SharePayload {
-  diffs?: SharedDiff[];
-  messages?: SharedMessage[];
-  session: SharedSession;
   version: string;
-}
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SharedDiff".
- */
-export interface SharedDiff {
-  additions: number;
-  binary?: boolean;
-  deletions: number;
-  file: string;
-  /**
-   * Unified diff of the file (empty for a binary file).
-   */
-  patch: string;
-  /**
-   * `added`, `modified`, `deleted` or `renamed`.
-   */
-  status: string;
-}
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SharedMessage".
- */
-export interface SharedMessage {
-  created_at: number;
-  /**
-   * The local message id (what the preview's exclusions name).
-   */
-  id: string;
-  metadata?: SharedMessageMeta | null;
-  parts: SharedPart[];
-  /**
-   * `user` or `assistant`.
-   */
-  role: string;
-}
-/**
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "SharedMessageMeta".
- */
-export interface SharedMessageMeta {
-  agent?: string | null;
-  duration_ms?: number | null;
-  model?: string | null;
-  /**
-   * Input + output tokens of the message's model call.
-   */
-  tokens?: number | null;
+  session: SharedSession;
+  messages?: SharedMessage[];
+  diffs?: SharedDiff[];
 }
 /**
  * This interface was referenced by `Protocol`'s JSON-Schema
  * via the `definition` "SharedSession".
  */
 export interface SharedSession {
-  agent?: string | null;
-  /**
-   * Milliseconds since the epoch.
-   */
-  created_at: number;
   /**
    * The local session's id (so a re-share updates the same share).
    */
   id: string;
-  model?: string | null;
+  title: string;
   /**
    * The project's directory name (never its full path).
    */
   project: string;
-  title: string;
+  /**
+   * Milliseconds since the epoch.
+   */
+  created_at: number;
   updated_at?: number | null;
+  model?: string | null;
+  agent?: string | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedMessage".
+ */
+export interface SharedMessage {
+  /**
+   * The local message id (what the preview's exclusions name).
+   */
+  id: string;
+  /**
+   * `user` or `assistant`.
+   */
+  role: string;
+  parts: SharedPart[];
+  metadata?: SharedMessageMeta | null;
+  created_at: number;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedMessageMeta".
+ */
+export interface SharedMessageMeta {
+  model?: string | null;
+  agent?: string | null;
+  /**
+   * Input + output tokens of the message's model call.
+   */
+  tokens?: number | null;
+  duration_ms?: number | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "SharedDiff".
+ */
+export interface SharedDiff {
+  file: string;
+  /**
+   * `added`, `modified`, `deleted` or `renamed`.
+   */
+  status: string;
+  additions: number;
+  deletions: number;
+  /**
+   * Unified diff of the file (empty for a binary file).
+   */
+  patch: string;
+  binary?: boolean;
 }
 /**
  * One replacement made in the payload.
@@ -2750,10 +2563,6 @@ export interface SharedSession {
  */
 export interface Redaction {
   /**
-   * A masked hint of what was replaced (`sk-a…9f`), never the secret itself.
-   */
-  hint: string;
-  /**
    * What was found: `anthropic-api-key`, `aws-secret`, `home-path`, `pattern:<n>`, ...
    */
   kind: string;
@@ -2762,6 +2571,39 @@ export interface Redaction {
    * The text that now stands in the payload (`[REDACTED:anthropic-api-key]`, `~`).
    */
   replacement: string;
+  /**
+   * A masked hint of what was replaced (`sk-a…9f`), never the secret itself.
+   */
+  hint: string;
+}
+/**
+ * A share this machine created ("My shares").
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ShareRecord".
+ */
+export interface ShareRecord {
+  /**
+   * The server's id of the share.
+   */
+  id: string;
+  url: string;
+  /**
+   * The server's base URL.
+   */
+  server: string;
+  /**
+   * The local session, while it exists.
+   */
+  session_id?: string | null;
+  session_title: string;
+  created_at: number;
+  updated_at: number;
+  expires_at?: number | null;
+  /**
+   * The local session was deleted (the share can still be revoked).
+   */
+  session_deleted?: boolean;
 }
 /**
  * What the user chose to leave out of a share.
@@ -2784,42 +2626,320 @@ export interface ShareRequest {
   server?: string | null;
 }
 /**
- * One file-changing step of a session (spec 021's `/snapshots`), for the undo timeline.
+ * An MCP server of a project: where it is defined, its state and tools.
  *
  * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "TimelineStep".
+ * via the `definition` "McpServerView".
  */
-export interface TimelineStep {
-  after: string;
-  before: string;
-  changes: FileChange[];
-  created_at: number;
+export interface McpServerView {
+  name: string;
+  /**
+   * The config file or `.mcp.json` that defines it.
+   */
+  source: string;
+  /**
+   * `stdio: command args` or `http: url`.
+   */
+  transport: string;
+  state: McpState;
+  error?: string | null;
+  /**
+   * The server's own name and version.
+   */
+  server?: string | null;
+  /**
+   * Its tools' names (as the server names them).
+   */
+  tools?: string[];
+  /**
+   * The last lines it wrote to stderr.
+   */
+  stderr?: string[];
+}
+/**
+ * A plugin of a project: its entry, state, version, tools and hooks.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PluginView".
+ */
+export interface PluginView {
+  /**
+   * As written in the config (`name@range`, `./path`).
+   */
+  entry: string;
+  name: string;
+  /**
+   * The config file listing it.
+   */
+  source: string;
+  state: PluginState;
+  version?: string | null;
+  error?: string | null;
+  tools?: string[];
+  hooks?: string[];
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HunkList".
+ */
+export interface HunkList {
+  hunks: HunkView[];
+}
+/**
+ * What discarding a hunk did (`hunk revert`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "HunkReverted".
+ */
+export interface HunkReverted {
+  hunk: HunkView;
+  /**
+   * The snapshot taken just before (the file as it was).
+   */
+  snapshot: string;
+  /**
+   * The session the discard was recorded in (undo brings it back).
+   */
+  session_id?: SessionId | null;
+  /**
+   * Without a session: the command that brings the hunk back.
+   */
+  restore_command?: string | null;
+}
+/**
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewList".
+ */
+export interface ReviewList {
+  comments: ReviewComment[];
+}
+/**
+ * One review comment on lines of a file, kept for the session until sent.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewComment".
+ */
+export interface ReviewComment {
   id: string;
   /**
-   * 1-based position in the session's timeline.
+   * Relative to the session's directory.
    */
-  index: number;
-  kind: StepKindView;
-  message_id: string;
-  subagent?: string | null;
+  file: string;
   /**
-   * Set when a subagent made the step (in its own session, for this
-   * session's `task` call): that session and its agent.
+   * 1-based, in the file as it is in the work tree.
    */
-  subagent_session_id?: string | null;
+  line: number;
   /**
-   * The tool that made the change (`write`, `edit`, `bash`), when known.
+   * The last line of the range (`line` for a single line).
    */
-  tool?: string | null;
-  tool_call_id?: string | null;
+  end_line: number;
+  text: string;
   /**
-   * Paths whose content could not be captured (binary, too large): not restorable.
+   * The lines it was written on have changed since (the comment is
+   * kept, with the lines as they were).
    */
-  uncaptured?: string[];
+  outdated: boolean;
   /**
-   * This step's changes are currently undone.
+   * The lines as they were when the comment was written.
    */
-  undone: boolean;
+  quote?: string[];
+  created_at: number;
+}
+/**
+ * A new review comment (`POST /api/sessions/{id}/review`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "NewReviewComment".
+ */
+export interface NewReviewComment {
+  file: string;
+  line: number;
+  end_line?: number | null;
+  text: string;
+}
+/**
+ * The changes of a review scope.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ReviewDiff".
+ */
+export interface ReviewDiff {
+  scope: ReviewScope;
+  /**
+   * What the changes are against (a commit, or a snapshot for the last
+   * turn); empty when there is nothing to compare with.
+   */
+  base: string;
+  files: FileDiff[];
+}
+/**
+ * A commit made (`mia-code commit`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommitResult".
+ */
+export interface CommitResult {
+  commit: string;
+  branch: string;
+  /**
+   * Its first line.
+   */
+  summary: string;
+  /**
+   * What `git commit` printed (hooks included).
+   */
+  output: string;
+}
+/**
+ * A drafted message (commit message, or pull request title and body).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "Draft".
+ */
+export interface Draft {
+  title: string;
+  body?: string;
+}
+/**
+ * A push made (`mia-code push`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PushResult".
+ */
+export interface PushResult {
+  remote: string;
+  branch: string;
+  /**
+   * The branch had no upstream and now tracks `remote/branch`.
+   */
+  upstream_set: boolean;
+  /**
+   * What git printed.
+   */
+  output: string;
+}
+/**
+ * A pull request (GitHub) or merge request (GitLab).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PullRequestView".
+ */
+export interface PullRequestView {
+  provider: ForgeKind;
+  number: number;
+  url: string;
+  state: PrState;
+  title: string;
+  draft: boolean;
+  head: string;
+  base: string;
+  review_decision?: ReviewDecision | null;
+  checks?: ChecksView | null;
+}
+/**
+ * The checks of a pull request's head commit.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "ChecksView".
+ */
+export interface ChecksView {
+  state: ChecksState;
+  total: number;
+  passed: number;
+  failed: number;
+  pending: number;
+}
+/**
+ * Where the checkout's branch stands (`GET /api/git/status`): what the
+ * commit, push and pull request buttons need.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "BranchStatus".
+ */
+export interface BranchStatus {
+  /**
+   * `None`: a detached `HEAD`.
+   */
+  branch?: string | null;
+  /**
+   * `remote/branch` it tracks.
+   */
+  upstream?: string | null;
+  /**
+   * Commits it has that its upstream lacks, and the reverse.
+   */
+  ahead: number;
+  behind: number;
+  /**
+   * Files with staged changes, and with unstaged ones (untracked included).
+   */
+  staged: number;
+  unstaged: number;
+  remotes: string[];
+  /**
+   * The pull request recorded for the branch (`pr create`), if any.
+   */
+  pull_request?: PullRequestLink | null;
+}
+/**
+ * A pull request as recorded for a branch (no network needed to show it).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "PullRequestLink".
+ */
+export interface PullRequestLink {
+  provider: ForgeKind;
+  number: number;
+  url: string;
+}
+/**
+ * `{"commands": [...]}`.
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommandList".
+ */
+export interface CommandList {
+  commands: CommandInfo[];
+}
+/**
+ * A custom slash command (`mia-code commands list --json`, `GET /api/commands`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "CommandInfo".
+ */
+export interface CommandInfo {
+  /**
+   * Without the slash: `review`, `git:commit`.
+   */
+  name: string;
+  description?: string | null;
+  argument_hint?: string | null;
+  source: CommandSourceView;
+  path: string;
+  /**
+   * Why the file is not used (a YAML error, an unknown key, a built-in's
+   * name, a name taken by a file that wins); `null` when it is usable.
+   */
+  error?: string | null;
+}
+/**
+ * A project's workspace trust and its hooks (`GET /api/trust`).
+ *
+ * This interface was referenced by `Protocol`'s JSON-Schema
+ * via the `definition` "TrustView".
+ */
+export interface TrustView {
+  directory: string;
+  trusted: boolean;
+  /**
+   * Hook commands the project's config defines.
+   */
+  project_hooks: number;
+  /**
+   * The project's hooks as they are now are the set approved when the
+   * workspace was trusted (they run); false when there are none.
+   */
+  hooks_approved: boolean;
 }
 /**
  * `POST /api/trust`: trust a workspace (approving its hooks as they are) or withdraw trust.
@@ -2830,124 +2950,4 @@ export interface TimelineStep {
 export interface TrustUpdate {
   directory: string;
   trusted: boolean;
-}
-/**
- * A project's workspace trust and its hooks (`GET /api/trust`).
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "TrustView".
- */
-export interface TrustView {
-  directory: string;
-  /**
-   * The project's hooks as they are now are the set approved when the
-   * workspace was trusted (they run); false when there are none.
-   */
-  hooks_approved: boolean;
-  /**
-   * Hook commands the project's config defines.
-   */
-  project_hooks: number;
-  trusted: boolean;
-}
-/**
- * What `worktree create` made.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "WorktreeCreated".
- */
-export interface WorktreeCreated {
-  base: string;
-  branch: string;
-  head: string;
-  /**
-   * Ignored files copied in (`.worktreeinclude`).
-   */
-  included: string[];
-  name: string;
-  path: string;
-  scripts: ScriptView[];
-  submodules: boolean;
-}
-/**
- * One file of an attempt against a base (`GET /api/worktrees/{name}/diff`):
- * the structured diff front ends render, and git's text for `git apply`.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "WorktreeFileDiff".
- */
-export interface WorktreeFileDiff {
-  /**
-   * `git diff BASE ATTEMPT -- PATH`, as git prints it.
-   */
-  diff: string;
-  /**
-   * The same change as files and hunks (empty when the file is on
-   * neither side).
-   */
-  files: FileDiff[];
-}
-/**
- * One mia-code worktree and its state.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "WorktreeView".
- */
-export interface WorktreeView {
-  /**
-   * Commits its base branch does not have.
-   */
-  ahead: number;
-  /**
-   * The commit it started from.
-   */
-  base: string;
-  /**
-   * The branch that commit was the tip of (what `promote` merges into).
-   */
-  base_ref?: string | null;
-  branch: string;
-  created_at: number;
-  /**
-   * Uncommitted changes (paths, at most 200).
-   */
-  dirty: string[];
-  head: string;
-  /**
-   * Nothing would be lost by removing it.
-   */
-  merged: boolean;
-  name: string;
-  path: string;
-  /**
-   * The branch mia-code made it on (the one its commands act on).
-   */
-  recorded_branch?: string;
-  sessions: WorktreeSessionRef[];
-  size_bytes: number;
-  /**
-   * Whether it is as mia-code made it.
-   */
-  state?: "ok" | "branch-changed" | "missing";
-  /**
-   * What removing it put in the trash first (`remove --force`).
-   */
-  trash?: TrashView | null;
-  /**
-   * What removing it would lose, said for a person (uncommitted,
-   * untracked and ignored files, commits only its branch holds,
-   * submodule commits); absent when nothing.
-   */
-  would_lose?: string | null;
-}
-/**
- * A session working in a worktree.
- *
- * This interface was referenced by `Protocol`'s JSON-Schema
- * via the `definition` "WorktreeSessionRef".
- */
-export interface WorktreeSessionRef {
-  id: string;
-  status: string;
-  title: string;
 }
