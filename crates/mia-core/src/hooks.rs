@@ -106,10 +106,10 @@ impl Hooks {
         let skipped = match (&project_hash, trusted, project_runs) {
             (None, _, _) | (Some(_), _, true) => None,
             (Some(_), false, _) => Some(
-                "the project's hooks do not run: the workspace is not trusted (`mia-code permissions trust` approves them)".to_string(),
+                "The project's hooks do not run: the workspace is not trusted (`mia-code permissions trust` approves them)".to_string(),
             ),
             (Some(_), true, false) => Some(
-                "the project's hooks changed since you approved them and do not run: `mia-code permissions trust` approves the new set".to_string(),
+                "The project's hooks changed since you approved them and do not run: `mia-code permissions trust` approves the new set".to_string(),
             ),
         };
         let mut list = Vec::new();
