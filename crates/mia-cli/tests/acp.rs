@@ -63,7 +63,8 @@ async fn an_editor_drives_a_session_over_acp() {
             "model": "anthropic/claude-sonnet-4-5",
             "providers": {"anthropic": {"baseURL": server.anthropic_base_url(), "apiKey": "test"}},
             "unifier": {"enabled": false},
-            "permissions": [{"permission": "edit", "action": "ask"}]
+            "permissions": [{"permission": "edit", "action": "ask"}],
+            "hooks": {"Notification": [{"hooks": [{"type": "command", "command": "mkdir -p .hooklog && cat >> .hooklog/notification"}]}]}
         })
         .to_string(),
     )
@@ -104,6 +105,16 @@ async fn an_editor_drives_a_session_over_acp() {
             .current_dir(&project);
         c
     };
+    // The permission ask reached the Notification hook.
+    let notes = std::fs::read_to_string(project.join(".hooklog/notification")).unwrap();
+    assert!(
+        notes.contains("\"hook_event_name\":\"Notification\""),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("needs your permission to use Edit"),
+        "{notes}"
+    );
     // An ordinary session: listed, and its edit undone (the step was
     // snapshotted before the editor wrote).
     let out = cmd().args(["sessions", "list", "--json"]).output().unwrap();

@@ -829,3 +829,105 @@ async fn claude_code_subagents_are_agents_and_mia_codes_win() {
         "allow"
     );
 }
+
+const WALL_PY: &str = r#"#!/usr/bin/env python3
+import os, sys, json
+json.load(sys.stdin)
+res = []
+open("hook-inside.txt", "w").write("ok")
+for target in [os.path.join(os.environ["HOME"], "hook-outside.txt"), ".mia-code.json"]:
+    try:
+        open(target, "w").write("written by a hook")
+        res.append("WROTE " + target)
+    except OSError:
+        res.append("blocked")
+open("hook-wall.txt", "w").write("\n".join(res))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_runs_inside_the_os_sandbox() {
+    let server = server(json!([
+        {"match": {"last_message_contains": "hi"}, "response": {"events": [{"text": "hello"}]}}
+    ]))
+    .await;
+    let env = env(
+        &server,
+        json!({"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "python3 wall.py"}]}]}}),
+    );
+    executable(&env.p("wall.py"), WALL_PY);
+    write(&env.p(".mia-code.json"), "{}\n");
+    let out = env.run(&["run", "hi"]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    // Python the engine never reads: only the OS kept it in the project.
+    assert_eq!(
+        std::fs::read_to_string(env.p("hook-inside.txt")).unwrap(),
+        "ok"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.p("hook-wall.txt")).unwrap(),
+        "blocked\nblocked",
+        "{}",
+        text(&out)
+    );
+    assert!(!env.home.join("hook-outside.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(env.p(".mia-code.json")).unwrap(),
+        "{}\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subagent_stop_and_pre_compact_reach_their_hooks() {
+    let server = server(json!([
+        {"match": {"has_tool_result": "k1"}, "response": {"events": [{"text": "the explorer reported"}]}},
+        {"match": {"last_message_contains": "look around please"}, "response": {"events": [{"text": "I looked: nothing odd."}]}},
+        {"match": {"last_message_contains": "delegate it"}, "response": {"events": [
+            {"tool_call": {"id": "k1", "name": "task", "arguments": {"agent": "explore", "prompt": "look around please", "description": "look"}}}
+        ]}},
+        {"match": {"last_message_contains": "second"}, "response": {"events": [{"text": "r2"}]}},
+        {"match": {"last_message_contains": "third"}, "response": {"events": [{"text": "r3"}]}},
+        {"match": {"system_contains": "compaction agent"}, "response": {"events": [{"text": "SUMMARY"}]}}
+    ]))
+    .await;
+    let log = |name: &str| json!([{"hooks": [{"type": "command", "command": format!("./hooks/log.sh {name}")}]}]);
+    let env = env(
+        &server,
+        json!({
+            "compaction": {"retainCount": 2},
+            "hooks": {"SubagentStop": log("subagent-stop"), "Stop": log("stop"), "PreCompact": log("pre-compact")}
+        }),
+    );
+    executable(
+        &env.p("hooks/log.sh"),
+        "#!/bin/sh\nmkdir -p .hooklog\ncat >> .hooklog/$1\necho >> .hooklog/$1\n",
+    );
+    let out = env.run(&["run", "delegate it"]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let sub = log_lines(&env, "subagent-stop");
+    assert_eq!(sub.len(), 1, "{}", text(&out));
+    assert_eq!(sub[0]["hook_event_name"], "SubagentStop");
+    assert_eq!(sub[0]["stop_hook_active"], false);
+    // The parent's own end is a Stop, not a SubagentStop.
+    assert_eq!(log_lines(&env, "stop").len(), 1);
+    let out = env.run(&["sessions", "list", "--json"]).await;
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["spawned_by"].is_null())
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for t in ["second", "third"] {
+        let out = env.run(&["run", t, "--session", &id]).await;
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let out = env.run(&["compact", "--session", &id]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let pre = log_lines(&env, "pre-compact");
+    assert_eq!(pre.len(), 1, "{}", text(&out));
+    assert_eq!(pre[0]["trigger"], "manual");
+    assert_eq!(pre[0]["session_id"], id);
+}
