@@ -111,7 +111,11 @@ let sessionId = null;
     check(init.agentCapabilities?.loadSession === true, "initialize: loadSession");
     check(Array.isArray(init.authMethods), "initialize: auth methods listed");
 
-    const ns = await ctx.request(M.session.new, { cwd: PROJECT, mcpServers: [] });
+    // The editor's own MCP server (the fixture), when the test gives one.
+    const mcpServers = process.env.MCP_PY
+      ? [{ name: "editor", command: process.env.MCP_PY, args: [process.env.MCP_SERVER], env: [{ name: "FIXTURE_NAME", value: "the editor" }] }]
+      : [];
+    const ns = await ctx.request(M.session.new, { cwd: PROJECT, mcpServers });
     sessionId = ns.sessionId;
     check(/^[0-9a-f-]{36}$/.test(sessionId), `session/new: a mia-code session id (${sessionId})`);
     const modeIds = (ns.modes?.availableModes ?? []).map((m) => m.id);
@@ -157,6 +161,23 @@ let sessionId = null;
     await ctx.notify(M.session.cancel, { sessionId });
     const r2 = await withTimeout(p2, 30000, "cancelled prompt");
     check(r2.stopReason === "cancelled", `cancel mid-stream: ${r2.stopReason}`);
+
+    // A tool of the editor's MCP server.
+    if (process.env.MCP_PY) {
+      const r3 = await withTimeout(
+        ctx.request(M.session.prompt, { sessionId, prompt: [{ type: "text", text: "use the editor's tool" }] }),
+        60000,
+        "mcp prompt",
+      );
+      check(r3.stopReason === "end_turn", `mcp prompt ends: ${r3.stopReason}`);
+      const mcpCall = updates.find((u) => u.update.sessionUpdate === "tool_call" && u.update.title?.startsWith("mcp__editor__echo"));
+      check(Boolean(mcpCall), "tool_call of the editor's MCP tool");
+      const mcpDone = updates.find(
+        (u) => u.update.sessionUpdate === "tool_call_update" && u.update.toolCallId === mcpCall?.update.toolCallId && u.update.status === "completed",
+      );
+      const text = JSON.stringify(mcpDone?.update.content ?? []);
+      check(text.includes("echo from the editor: hi from the editor"), `the MCP tool answered: ${text}`);
+    }
 
     // Malformed input: a JSON-RPC error, and the process lives.
     const mark = a.raw.length;

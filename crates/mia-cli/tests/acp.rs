@@ -31,9 +31,39 @@ fn driver_dir() -> Option<PathBuf> {
     None
 }
 
+/// A Python with the MCP SDK, for the editor's own MCP server (the fixture).
+fn python() -> Option<String> {
+    let py = std::env::var("MIA_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = std::process::Command::new(&py)
+        .args(["-c", "import mcp.server.fastmcp"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if ok {
+        return Some(py);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "no Python with the MCP SDK ({py}); scripts/test sets MIA_TEST_PYTHON"
+    );
+    eprintln!(
+        "the editor's MCP server is left out: no Python with the `mcp` package (set MIA_TEST_PYTHON)"
+    );
+    None
+}
+
+fn fixture() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/mcp/server.py")
+        .canonicalize()
+        .unwrap()
+        .display()
+        .to_string()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editor_drives_a_session_over_acp() {
     let Some(driver) = driver_dir() else { return };
+    let python = python();
     let slow: Vec<Value> = (0..40)
         .map(|i| json!({"text": format!("word{i} ")}))
         .collect();
@@ -46,6 +76,10 @@ async fn an_editor_drives_a_session_over_acp() {
             {"reasoning": "The file needs a change."},
             {"tool_call": {"id": "t1", "name": "todo", "arguments": {"action": "create", "items": ["edit a.txt"]}}}
         ]}},
+        {"match": {"has_tool_result": "x1"}, "response": {"events": [{"text": "The editor's server answered."}]}},
+        {"match": {"last_message_contains": "use the editor's tool"}, "response": {"events": [
+            {"tool_call": {"id": "x1", "name": "mcp__editor__echo", "arguments": {"text": "hi from the editor"}}}
+        ]}},
         {"match": {"last_message_contains": "talk slowly"}, "response": {"chunk_delay_ms": 150, "events": slow}}
     ]}))
     .unwrap();
@@ -57,6 +91,8 @@ async fn an_editor_drives_a_session_over_acp() {
     std::fs::create_dir_all(&project).unwrap();
     let project = project.canonicalize().unwrap();
     std::fs::write(project.join("a.txt"), "hello\n").unwrap();
+    // The Notification hook's log is not part of any step.
+    std::fs::write(project.join(".gitignore"), ".hooklog/\n").unwrap();
     std::fs::write(
         home.join(".config/mia-code/config.json"),
         json!({
@@ -80,6 +116,9 @@ async fn an_editor_drives_a_session_over_acp() {
             .env("MIA_CODE_HOME", home.join(".mia-code"))
             .env("MIA_BIN", &bin)
             .env("PROJECT", &project);
+        if let Some(py) = &python {
+            c.env("MCP_PY", py).env("MCP_SERVER", fixture());
+        }
         tokio::task::spawn_blocking(move || c.output().unwrap())
             .await
             .unwrap()
@@ -127,14 +166,26 @@ async fn an_editor_drives_a_session_over_acp() {
             .any(|s| s["id"] == session),
         "{listed}"
     );
-    let out = cmd()
-        .args(["undo", "--session", &session])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
+    // Undo walks back the session's file-changing steps until the edit's.
+    let mut undone = Vec::new();
+    for _ in 0..3 {
+        let out = cmd()
+            .args(["undo", "--session", &session, "--json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        undone.push(String::from_utf8_lossy(&out.stdout).to_string());
+        if std::fs::read_to_string(project.join("a.txt")).unwrap() == "hello\n" {
+            break;
+        }
+    }
     assert_eq!(
         std::fs::read_to_string(project.join("a.txt")).unwrap(),
-        "hello\n"
+        "hello\n",
+        "{undone:?}"
     );
+    if undone.len() > 1 {
+        eprintln!("the edit was not the last file-changing step: {undone:?}");
+    }
     server.assert_no_violations();
 }

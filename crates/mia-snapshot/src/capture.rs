@@ -312,6 +312,11 @@ impl SnapshotRepo {
             }
             let abs = crate::names::abs(&self.project, &rel);
             let meta = match std::fs::symlink_metadata(&abs) {
+                // The sandbox's mount point is not the person's file.
+                Ok(m) if crate::scan::is_sandbox_placeholder(&m) => {
+                    changes.insert(crate::names::dec(&rel), Change::Remove);
+                    continue;
+                }
                 Ok(m) => m,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     changes.insert(crate::names::dec(&rel), Change::Remove);
@@ -568,7 +573,9 @@ impl SnapshotRepo {
                     .map(rel_bytes)
                     .unwrap_or_default();
                 if ft.is_file() || ft.is_symlink() {
-                    if let Ok(m) = std::fs::symlink_metadata(entry.path()) {
+                    if let Ok(m) = std::fs::symlink_metadata(entry.path())
+                        && !crate::scan::is_sandbox_placeholder(&m)
+                    {
                         w.local.push(ScanItem {
                             rel,
                             abs: entry.path().to_path_buf(),

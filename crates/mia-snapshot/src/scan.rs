@@ -282,6 +282,9 @@ fn process(
             let Ok(meta) = meta else {
                 continue;
             };
+            if is_sandbox_placeholder(&meta) {
+                continue;
+            }
             let stat = StatInfo::from_metadata(&meta);
             let hit = cache.lookup(&rel, &stat);
             scan.files.push(FileItem { rel, stat, hit });
@@ -353,4 +356,23 @@ pub(crate) fn scan_skips(root: &Path, rel: &str, excluded_dirs: &[String]) -> bo
         dir_rel = rel_here;
     }
     false
+}
+
+/// A mount point the OS sandbox made for a protected path that did not
+/// exist (an empty file with the sticky bit, which no person makes; see
+/// mia-sandbox's `placeholder.rs`). It comes and goes with the sandboxed
+/// processes (an MCP server's lives as long as the server), so it is never
+/// part of a snapshot: a step would otherwise "create" it, and undoing the
+/// step would find it gone.
+pub(crate) fn is_sandbox_placeholder(m: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        m.is_file() && m.len() == 0 && m.permissions().mode() & 0o1000 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        false
+    }
 }

@@ -286,3 +286,29 @@ fn bulk_first_snapshot_goes_to_a_pack_and_restores() {
         ],
     );
 }
+
+/// The OS sandbox's mount points for missing protected paths (an empty
+/// file with the sticky bit, made while an MCP server or a command runs)
+/// are never captured: a step would "create" them and its undo would find
+/// them gone.
+#[cfg(unix)]
+#[test]
+fn the_sandboxs_placeholders_are_not_captured() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = Project::new();
+    sample(&p);
+    let mut repo = p.repo();
+    let before = repo.capture(&CaptureContext::default(), None).unwrap();
+    for name in [".mcp.json", ".envrc"] {
+        p.write(name, "");
+        std::fs::set_permissions(p.path().join(name), std::fs::Permissions::from_mode(0o1644))
+            .unwrap();
+    }
+    // A person's empty file (no sticky bit) is captured as ever.
+    p.write("empty.txt", "");
+    let after = p.repo().capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(after.files, before.files + 1);
+    std::fs::remove_file(p.path().join("empty.txt")).unwrap();
+    let again = p.repo().capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(again.hash, before.hash);
+}
