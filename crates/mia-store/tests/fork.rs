@@ -473,6 +473,9 @@ fn child_forker() {
     }
 }
 
+/// kill -9 while forking, again and again: no half fork is ever left, and
+/// every fork the child acknowledged (printed after `fork_session`
+/// returned, i.e. after its commit) is there, complete.
 #[test]
 fn sigkill_mid_fork_never_leaves_a_half_fork() {
     let dir = tempfile::tempdir().unwrap();
@@ -484,6 +487,7 @@ fn sigkill_mid_fork_never_leaves_a_half_fork() {
     }
     drop(db);
     let mut rng_state = 0x9e37_79b9_u64;
+    let mut acknowledged: Vec<String> = Vec::new();
     for round in 0..4 {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
@@ -501,16 +505,18 @@ fn sigkill_mid_fork_never_leaves_a_half_fork() {
             .unwrap();
         // Wait for the first acknowledged fork, then kill at a random moment after.
         let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let (tx, rx) = std::sync::mpsc::channel::<String>();
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if line.contains("FORKED") && tx.send(()).is_err() {
-                    break;
+                if let Some(id) = line.strip_prefix("FORKED ") {
+                    let _ = tx.send(id.trim().to_string());
                 }
             }
         });
-        rx.recv_timeout(Duration::from_secs(60))
+        let first = rx
+            .recv_timeout(Duration::from_secs(60))
             .unwrap_or_else(|_| panic!("round {round}: the child never forked"));
+        acknowledged.push(first);
         rng_state ^= rng_state << 13;
         rng_state ^= rng_state >> 7;
         rng_state ^= rng_state << 17;
@@ -521,6 +527,9 @@ fn sigkill_mid_fork_never_leaves_a_half_fork() {
         }
         child.kill().unwrap();
         child.wait().unwrap();
+        // Every acknowledgement written before the kill counts.
+        reader.join().unwrap();
+        acknowledged.extend(rx.try_iter());
     }
     let db = SessionDb::open(&path).unwrap();
     let forks: Vec<_> = db
@@ -529,7 +538,13 @@ fn sigkill_mid_fork_never_leaves_a_half_fork() {
         .into_iter()
         .filter(|i| i.session.parent_id == Some(s))
         .collect();
-    assert!(forks.len() >= 4, "every round acknowledged a fork");
+    assert!(acknowledged.len() >= 4, "every round acknowledged a fork");
+    for id in &acknowledged {
+        assert!(
+            forks.iter().any(|f| f.session.id.to_string() == *id),
+            "the acknowledged fork {id} was lost"
+        );
+    }
     for f in forks {
         assert_eq!(
             f.message_count, 1501,
