@@ -443,6 +443,12 @@ fn doctor_passes_then_fails_on_broken_config() {
     assert!(out.status.success(), "{out:?}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true);
+    // What mia-code keeps on disk: the database (opened above) has bytes.
+    let db = std::fs::metadata(env.home.join(".mia-code/data.db"))
+        .unwrap()
+        .len();
+    assert!(v["storage"]["database"].as_u64().unwrap() >= db, "{v}");
+    assert!(v["storage"]["snapshots"].is_u64(), "{v}");
     let out = env
         .cmd()
         .env("OPENAI_API_KEY", "sk-test-not-printed")
@@ -455,6 +461,10 @@ fn doctor_passes_then_fails_on_broken_config() {
         "{text}"
     );
     assert!(!text.contains("sk-test-not-printed"), "never prints a key");
+    assert!(
+        text.contains("storage") && text.contains("database "),
+        "{text}"
+    );
 
     std::fs::write(env.project.join(".mia-code.json"), "{\n \"modle\": 1\n}").unwrap();
     let out = env.cmd().args(["doctor"]).output().unwrap();

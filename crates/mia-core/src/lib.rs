@@ -49,8 +49,8 @@ pub use error::{CoreError, ErrorKind};
 pub use events::{EventItem, EventStream, Reset, Resume, SeqEvent};
 pub use mia_protocol::{Event, Op};
 pub use queries::{
-    GcSummary, ProjectApproval, SessionListItem, SnapshotKind, SnapshotRow, StoreHealth,
-    ensure_private_dir, exposed_files, secure_home, store_health,
+    GcSummary, ProjectApproval, SessionListItem, SnapshotKind, SnapshotRow, StorageSizes,
+    StoreHealth, ensure_private_dir, exposed_files, secure_home, storage_sizes, store_health,
 };
 pub use runtime::{OpResult, Runtime, RuntimeOptions};
 pub use session::Resident;

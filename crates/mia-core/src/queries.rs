@@ -316,3 +316,51 @@ impl Runtime {
         Ok(())
     }
 }
+
+/// What mia-code keeps on disk (`doctor`): bytes of each part.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct StorageSizes {
+    /// `data.db` with its `-wal` and `-shm`.
+    pub database: u64,
+    /// `snapshots/`: every repository's snapshot store.
+    pub snapshots: u64,
+    pub logs: u64,
+    pub plugins: u64,
+}
+
+/// The bytes under `dir` (files only, links not followed; 0 when missing).
+fn dir_bytes(dir: &Path) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() {
+                stack.push(e.path());
+            } else if m.is_file() {
+                total = total.saturating_add(m.len());
+            }
+        }
+    }
+    total
+}
+
+/// The sizes of the database, the snapshot stores, the logs and the plugins.
+pub fn storage_sizes(paths: &mia_config::Paths) -> StorageSizes {
+    let db = paths.data_db();
+    let file = |p: PathBuf| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let with = |suffix: &str| {
+        let mut s = db.clone().into_os_string();
+        s.push(suffix);
+        file(PathBuf::from(s))
+    };
+    StorageSizes {
+        database: file(db.clone()) + with("-wal") + with("-shm"),
+        snapshots: dir_bytes(&paths.home.join("snapshots")),
+        logs: dir_bytes(&paths.logs_dir()),
+        plugins: dir_bytes(&paths.plugins_dir()),
+    }
+}

@@ -107,6 +107,19 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         Err(e) => push("database", Status::Error, e.to_string()),
     }
 
+    let sizes = mia_core::storage_sizes(&paths);
+    push(
+        "storage",
+        Status::Ok,
+        format!(
+            "database {}, snapshots {}, logs {}, plugins {} (`mia-code snapshot gc` and `snapshot.retention` shrink the snapshots)",
+            human_bytes(sizes.database),
+            human_bytes(sizes.snapshots),
+            human_bytes(sizes.logs),
+            human_bytes(sizes.plugins)
+        ),
+    );
+
     let project = context::project_dir(args.project.as_deref());
     let config = match &project {
         Ok(dir) => match context::load_config(&paths, Some(dir)) {
@@ -321,7 +334,9 @@ pub fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
 
     let failed = checks.iter().any(|c| c.status == Status::Error);
     if args.json {
-        crate::output::print_json(&serde_json::json!({ "ok": !failed, "checks": checks }))?;
+        crate::output::print_json(
+            &serde_json::json!({ "ok": !failed, "checks": checks, "storage": sizes }),
+        )?;
     } else {
         for c in &checks {
             let mark = match c.status {
@@ -359,4 +374,20 @@ fn count_dirs(root: &std::path::Path, cap: usize) -> usize {
         .filter(|e| e.file_type().is_some_and(|t| t.is_dir()))
         .take(cap)
         .count()
+}
+
+/// `1.2 MB`-style sizes.
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u < UNITS.len() - 1 {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
 }
