@@ -209,13 +209,17 @@ impl Held {
             // placeholder is ever removed.
             Ok(_) => Outcome::Mount,
             Err(_) => {
+                // Made with its mark (the sticky bit) in one system call, so
+                // nothing ever sees it as an ordinary empty file (snapshots
+                // leave placeholders out by that mark).
                 let made = if p.dir {
-                    std::fs::create_dir(&p.path)
+                    std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o1755)
+                        .create(&p.path)
                 } else {
                     OpenOptions::new()
                         .write(true)
                         .create_new(true)
-                        .mode(0o644)
+                        .mode(0o1644)
                         .open(&p.path)
                         .map(drop)
                 };
