@@ -94,35 +94,36 @@ fn modes(
 fn mcp_servers(servers: &[McpServer]) -> BTreeMap<String, mia_config::McpServerConfig> {
     let mut out = BTreeMap::new();
     for s in servers {
-        let cfg = match s {
-            McpServer::Stdio(s) => mia_config::McpServerConfig {
-                kind: Some(mia_config::McpKind::Stdio),
-                command: Some(s.command.display().to_string()),
-                args: Some(s.args.clone()),
-                env: Some(
-                    s.env
-                        .iter()
-                        .map(|e| (e.name.clone(), e.value.clone()))
-                        .collect(),
-                ),
-                ..Default::default()
-            },
-            McpServer::Http(h) => mia_config::McpServerConfig {
-                kind: Some(mia_config::McpKind::Http),
-                url: Some(h.url.clone()),
-                headers: Some(
-                    h.headers
-                        .iter()
-                        .map(|e| (e.name.clone(), e.value.clone()))
-                        .collect(),
-                ),
-                ..Default::default()
-            },
-            _ => continue,
-        };
-        let name = match s {
-            McpServer::Stdio(s) => s.name.clone(),
-            McpServer::Http(h) => h.name.clone(),
+        let (name, cfg) = match s {
+            McpServer::Stdio(s) => (
+                s.name.clone(),
+                mia_config::McpServerConfig {
+                    kind: Some(mia_config::McpKind::Stdio),
+                    command: Some(s.command.display().to_string()),
+                    args: Some(s.args.clone()),
+                    env: Some(
+                        s.env
+                            .iter()
+                            .map(|e| (e.name.clone(), e.value.clone()))
+                            .collect(),
+                    ),
+                    ..Default::default()
+                },
+            ),
+            McpServer::Http(h) => (
+                h.name.clone(),
+                mia_config::McpServerConfig {
+                    kind: Some(mia_config::McpKind::Http),
+                    url: Some(h.url.clone()),
+                    headers: Some(
+                        h.headers
+                            .iter()
+                            .map(|e| (e.name.clone(), e.value.clone()))
+                            .collect(),
+                    ),
+                    ..Default::default()
+                },
+            ),
             _ => continue,
         };
         out.insert(name, cfg);

@@ -23,6 +23,29 @@ pub fn valid_key(key: &str) -> bool {
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
 }
 
+/// `---` YAML `---` body, as agent, command and subagent files have it:
+/// the YAML and the body (the closing line and the blank lines after it
+/// removed). `Ok(None)` when the text has no front matter.
+pub(crate) fn split_front_matter(text: &str) -> Result<Option<(&str, &str)>, &'static str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let Some(rest) = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))
+    else {
+        return Ok(None);
+    };
+    let end = rest
+        .find("\n---\n")
+        .or_else(|| rest.find("\n---\r\n"))
+        .or_else(|| rest.strip_suffix("\n---").map(str::len))
+        .ok_or("the front matter block has no closing `---`")?;
+    let body = rest[end..]
+        .trim_start_matches('\n')
+        .trim_start_matches("---")
+        .trim_start_matches(['\r', '\n']);
+    Ok(Some((&rest[..end], body)))
+}
+
 /// Parse one agent file's text.
 pub fn parse_agent_file(path: &Path, text: &str) -> Result<(String, AgentConfig), ConfigError> {
     let invalid = |line: usize, message: String| ConfigError::Invalid {
@@ -45,33 +68,18 @@ pub fn parse_agent_file(path: &Path, text: &str) -> Result<(String, AgentConfig)
             ),
         ));
     }
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
-        return Err(invalid(
-            1,
-            "an agent file starts with a `---` front matter block (its settings), then the prompt"
-                .into(),
-        ));
+    let (yaml, body) = match split_front_matter(text) {
+        Ok(Some(parts)) => parts,
+        Ok(None) => {
+            return Err(invalid(
+                1,
+                "an agent file starts with a `---` front matter block (its settings), then the prompt"
+                    .into(),
+            ));
+        }
+        Err(e) => return Err(invalid(1, e.into())),
     };
-    let Some(end) = rest
-        .find("\n---\n")
-        .or_else(|| rest.find("\n---\r\n"))
-        .or_else(|| rest.strip_suffix("\n---").map(str::len))
-    else {
-        return Err(invalid(
-            1,
-            "the front matter block has no closing `---`".into(),
-        ));
-    };
-    let yaml = &rest[..end];
-    let body = rest[end..]
-        .trim_start_matches('\n')
-        .trim_start_matches("---")
-        .trim_start_matches(['\r', '\n'])
-        .to_string();
+    let body = body.to_string();
     let mut cfg: AgentConfig = if yaml.trim().is_empty() {
         AgentConfig::default()
     } else {
@@ -190,26 +198,13 @@ const TOOL_PERMISSIONS: [&str; 9] = [
 /// does not name; a `model` alias (`sonnet`, `inherit`) leaves the model
 /// to the config.
 pub fn parse_claude_agent(text: &str) -> Result<(String, AgentConfig), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let rest = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-        .ok_or("no `---` front matter")?;
-    let end = rest
-        .find("\n---\n")
-        .or_else(|| rest.find("\n---\r\n"))
-        .or_else(|| rest.strip_suffix("\n---").map(str::len))
-        .ok_or("the front matter block has no closing `---`")?;
+    let (yaml, body) = split_front_matter(text)?.ok_or("no `---` front matter")?;
     let front: ClaudeAgent =
-        serde_yaml_ng::from_str(&rest[..end]).map_err(|e| format!("front matter: {e}"))?;
+        serde_yaml_ng::from_str(yaml).map_err(|e| format!("front matter: {e}"))?;
     if !valid_key(&front.name) {
         return Err(format!("`{}` is not an agent name", front.name));
     }
-    let body = rest[end..]
-        .trim_start_matches('\n')
-        .trim_start_matches("---")
-        .trim()
-        .to_string();
+    let body = body.trim().to_string();
     let mut cfg = AgentConfig {
         description: Some(front.description),
         mode: Some(crate::AgentMode::Subagent),

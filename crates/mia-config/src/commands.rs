@@ -281,25 +281,11 @@ fn read_command(dir: &Path, path: &Path, source: CommandSource) -> CommandFile {
 
 /// Split front matter (optional) from the body and check its keys.
 fn parse_command(text: &str) -> Result<(Front, String), String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let Some(rest) = text
-        .strip_prefix("---\n")
-        .or_else(|| text.strip_prefix("---\r\n"))
-    else {
+    let Some((yaml, body)) = crate::agent_file::split_front_matter(text)? else {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         return Ok((Front::default(), text.trim_end().to_string()));
     };
-    let end = rest
-        .find("\n---\n")
-        .or_else(|| rest.find("\n---\r\n"))
-        .or_else(|| rest.strip_suffix("\n---").map(str::len))
-        .ok_or("the front matter block has no closing `---`")?;
-    let yaml = &rest[..end];
-    let body = rest[end..]
-        .trim_start_matches('\n')
-        .trim_start_matches("---")
-        .trim_start_matches(['\r', '\n'])
-        .trim_end()
-        .to_string();
+    let body = body.trim_end().to_string();
     let front: Front = if yaml.trim().is_empty() {
         Front::default()
     } else {

@@ -328,26 +328,6 @@ pub struct StorageSizes {
     pub plugins: u64,
 }
 
-/// The bytes under `dir` (files only, links not followed; 0 when missing).
-fn dir_bytes(dir: &Path) -> u64 {
-    let mut total = 0u64;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let Ok(m) = e.metadata() else { continue };
-            if m.is_dir() {
-                stack.push(e.path());
-            } else if m.is_file() {
-                total = total.saturating_add(m.len());
-            }
-        }
-    }
-    total
-}
-
 /// The sizes of the database, the snapshot stores, the logs and the plugins.
 pub fn storage_sizes(paths: &mia_config::Paths) -> StorageSizes {
     let db = paths.data_db();
@@ -359,8 +339,8 @@ pub fn storage_sizes(paths: &mia_config::Paths) -> StorageSizes {
     };
     StorageSizes {
         database: file(db.clone()) + with("-wal") + with("-shm"),
-        snapshots: dir_bytes(&paths.home.join("snapshots")),
-        logs: dir_bytes(&paths.logs_dir()),
-        plugins: dir_bytes(&paths.plugins_dir()),
+        snapshots: mia_snapshot::dir_size(&paths.home.join("snapshots")),
+        logs: mia_snapshot::dir_size(&paths.logs_dir()),
+        plugins: mia_snapshot::dir_size(&paths.plugins_dir()),
     }
 }
