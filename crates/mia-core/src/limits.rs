@@ -278,7 +278,10 @@ mod tests {
         let proj = dir.path().join("proj");
         std::fs::create_dir(&proj).unwrap();
         assert!(project_dir(&proj, &paths).is_ok());
-        for bad in [
+        // Each system's own: on Windows `/etc` is `C:\\etc`, a plain folder
+        // (under Wine the Unix root is drive Z:, which a Windows user does not have).
+        #[cfg(unix)]
+        let system = [
             "/",
             "/etc",
             "/proc",
@@ -286,7 +289,15 @@ mod tests {
             "/usr",
             "/usr/bin",
             "/usr/lib",
-        ] {
+        ];
+        #[cfg(windows)]
+        let system = [
+            "C:\\",
+            "C:\\Windows",
+            "C:\\Windows\\System32",
+            "C:\\Program Files",
+        ];
+        for bad in system {
             let e = project_dir(Path::new(bad), &paths).unwrap_err().to_string();
             assert!(e.contains("not a project"), "{bad}: {e}");
         }

@@ -115,10 +115,14 @@ pub struct Segment {
     /// Part of a pipeline (runs in a subshell: a `cd` there changes nothing after it).
     #[serde(skip)]
     pub in_pipeline: bool,
+    /// How the command was written, when [`Segment::words`] is a reading
+    /// of it (a PowerShell cmdlet read as its POSIX equivalent).
+    #[serde(skip)]
+    pub shown: Option<String>,
 }
 
 impl Segment {
-    fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             words: vec![],
             opaque: vec![],
@@ -129,11 +133,15 @@ impl Segment {
             wrappers: vec![],
             followed_by: None,
             in_pipeline: false,
+            shown: None,
         }
     }
 
     /// The command as words joined by spaces (display form).
     pub fn display(&self) -> String {
+        if let Some(shown) = &self.shown {
+            return shown.clone();
+        }
         let mut s = self.words.join(" ");
         for r in &self.redirects {
             s.push_str(if r.write { " > " } else { " < " });
@@ -142,7 +150,7 @@ impl Segment {
         s
     }
 
-    fn flag(&mut self, o: Opaque) {
+    pub(crate) fn flag(&mut self, o: Opaque) {
         if !self.opaque.contains(&o) {
             self.opaque.push(o);
         }
@@ -166,9 +174,10 @@ pub enum ShellDialect {
     /// bash and sh: parsed into segments.
     #[default]
     Posix,
-    /// PowerShell (Windows without bash): not parsed. A command is one
-    /// segment of its whitespace-separated words, so deny and ask rules still
-    /// see it, but it is never auto-allowed.
+    /// PowerShell (Windows without bash): plain commands, pipelines and
+    /// statement lists are read ([`crate::powershell`]); anything it would
+    /// evaluate is one opaque segment of its words (deny and ask rules still
+    /// see them; never auto-allowed).
     PowerShell,
 }
 
@@ -176,19 +185,7 @@ pub enum ShellDialect {
 pub fn parse_as(dialect: ShellDialect, command: &str) -> ParsedCommand {
     match dialect {
         ShellDialect::Posix => parse(command),
-        ShellDialect::PowerShell => {
-            let mut seg = Segment::new();
-            seg.words = command.split_whitespace().map(str::to_string).collect();
-            seg.flag(Opaque::Unsupported(
-                "PowerShell, which the permission engine does not parse".into(),
-            ));
-            if has_control(command) {
-                seg.flag(Opaque::ControlCharacters);
-            }
-            ParsedCommand {
-                segments: vec![seg],
-            }
-        }
+        ShellDialect::PowerShell => crate::powershell::parse(command),
     }
 }
 
@@ -198,7 +195,7 @@ pub fn parse(command: &str) -> ParsedCommand {
     parse_at_depth(command, 0)
 }
 
-fn has_control(s: &str) -> bool {
+pub(crate) fn has_control(s: &str) -> bool {
     s.chars().any(|c| {
         (c.is_control() && c != '\n' && c != '\t')
             || matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}' | '\u{00AD}')

@@ -371,8 +371,8 @@ impl<'a> Checker<'a> {
     }
 
     /// The shell the commands run in. With [`bash::ShellDialect::PowerShell`]
-    /// a command is not parsed, so it is never auto-allowed: every command
-    /// asks (or is denied by a deny rule matching its words).
+    /// plain PowerShell is read ([`crate::powershell`]); anything it would
+    /// evaluate asks (or is denied by a deny rule matching its words).
     pub fn with_shell_dialect(mut self, dialect: bash::ShellDialect) -> Self {
         self.dialect = dialect;
         self
@@ -1310,12 +1310,22 @@ impl<'a> Checker<'a> {
     fn destroys_root(&self, words: &[String], cp: &CanonicalPath) -> Option<Sub> {
         let prog = words.first()?;
         let abs = cp.real.abs.trim_end_matches('/');
-        let home = self.policy.home.as_deref().map(|h| h.trim_end_matches('/'));
+        let home = self.policy.home.as_deref().map(|h| {
+            if crate::path::is_windows_path(h) {
+                crate::path::windows_form(h)
+                    .trim_end_matches('/')
+                    .to_string()
+            } else {
+                h.trim_end_matches('/').to_string()
+            }
+        });
+        // `C:/` (trimmed to `C:`) is a drive's root, as `/` is on Unix.
+        let drive_root = abs.len() == 2 && abs.as_bytes()[1] == b':';
         let what = if cp.spelled.rel.as_deref() == Some("") || cp.real.rel.as_deref() == Some("") {
             "the project itself"
-        } else if abs.is_empty() || abs == "/" || cp.real.abs == "/" {
+        } else if abs.is_empty() || abs == "/" || cp.real.abs == "/" || drive_root {
             "the file-system root"
-        } else if home == Some(abs) {
+        } else if home.as_deref() == Some(abs) {
             "your home directory"
         } else {
             return None;

@@ -23,6 +23,7 @@ pub mod engine;
 pub mod error;
 pub mod path;
 pub mod policy;
+pub mod powershell;
 pub mod readonly;
 pub mod reply;
 pub mod rules;

@@ -171,11 +171,45 @@ pub(crate) fn nfc(s: &str) -> String {
 
 fn to_slash(p: &Path) -> String {
     let s = nfc(&p.to_string_lossy());
-    if cfg!(windows) {
-        s.replace('\\', "/")
+    if cfg!(windows) { windows_form(&s) } else { s }
+}
+
+/// A Windows path as rules see it: `/`-separated, the verbatim and device
+/// prefixes dropped (`\\?\C:\x` and `\\.\C:\x` are `C:/x`,
+/// `\\?\UNC\srv\share` is `//srv/share`) and the drive letter upper-case,
+/// so every spelling of one file is one string. Pure: tested on every system.
+pub fn windows_form(s: &str) -> String {
+    let slashed = s.replace('\\', "/");
+    let rest = if let Some(r) = slashed
+        .strip_prefix("//?/UNC/")
+        .or_else(|| slashed.strip_prefix("//./UNC/"))
+    {
+        format!("//{r}")
+    } else if let Some(r) = slashed
+        .strip_prefix("//?/")
+        .or_else(|| slashed.strip_prefix("//./"))
+        .or_else(|| slashed.strip_prefix("/??/"))
+    {
+        r.to_string()
     } else {
-        s
+        slashed
+    };
+    let b = rest.as_bytes();
+    if b.len() >= 2 && b[0].is_ascii_lowercase() && b[1] == b':' {
+        let mut out = rest.clone();
+        out.replace_range(0..1, &rest[0..1].to_ascii_uppercase());
+        return out;
     }
+    rest
+}
+
+/// Does `s` spell a Windows path (a drive, or a `\\` / `//?/` prefix)?
+pub fn is_windows_path(s: &str) -> bool {
+    let b = s.as_bytes();
+    (b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b[2] == b'\\' || b[2] == b'/'))
+        || s.starts_with("\\\\")
+        || s.starts_with("//?/")
+        || s.starts_with("//./")
 }
 
 /// Component-wise containment (`/proj` does not contain `/proj_evil`); returns
@@ -322,12 +356,15 @@ impl PathResolver for PathContext {
             };
             base_dir.join(p)
         };
+        // `\\?\C:\x` is `C:\x` (the root was resolved without the prefix).
+        let abs = dunce::simplified(&abs).to_path_buf();
         let spelled = lexical_normalize(&abs);
         // The root is already resolved: start below it when the path is spelled under it.
         let real = match abs.strip_prefix(&self.root) {
             Ok(rest) => resolve_real_from(self.root.clone(), rest, &abs)?,
             Err(_) => resolve_real(&abs)?,
         };
+        let real = dunce::simplified(&real).to_path_buf();
         Ok(CanonicalPath {
             raw: raw.to_string(),
             spelled: self.form(&spelled),

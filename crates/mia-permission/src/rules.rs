@@ -253,6 +253,8 @@ enum Anchor {
 #[derive(Debug, Clone)]
 struct PathPattern {
     anchor: Anchor,
+    /// Absolute without a drive (`/etc/**`, not `//srv/x` or `C:/x`).
+    driveless: bool,
     fast: Fast,
     cs: LazyGlob,
     ci: LazyGlob,
@@ -375,6 +377,12 @@ impl Fast {
     }
 }
 
+/// `C:/x` → `/x` (a Windows path's drive dropped); `None` without a drive.
+fn drive_stripped(abs: &str) -> Option<&str> {
+    let b = abs.as_bytes();
+    (b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'/').then(|| &abs[2..])
+}
+
 impl PathPattern {
     fn compile(p: &str, home: Option<&str>) -> Result<Self, String> {
         let mut pat = p.nfc().collect::<String>();
@@ -382,13 +390,23 @@ impl PathPattern {
         if pat.len() > 1 && pat.ends_with('/') {
             pat.push_str("**");
         }
+        // A Windows path (`C:\\Users\\me\\**`, `\\\\?\\C:\\x`): its backslashes are
+        // separators, not glob escapes, and it is matched in its one form.
+        if crate::path::is_windows_path(&pat) {
+            pat = crate::path::windows_form(&pat);
+        }
         let anchor = if let Some(rest) = pat.strip_prefix("~/") {
             let home = home.ok_or_else(|| {
                 "pattern starts with `~/` but no home directory is known".to_string()
             })?;
+            let home = if crate::path::is_windows_path(home) {
+                crate::path::windows_form(home)
+            } else {
+                home.to_string()
+            };
             pat = format!("{}/{}", home.trim_end_matches('/'), rest);
             Anchor::Abs
-        } else if pat.starts_with('/') {
+        } else if pat.starts_with('/') || crate::path::is_windows_path(&pat) {
             Anchor::Abs
         } else if pat.contains('/') {
             while let Some(rest) = pat.strip_prefix("./") {
@@ -409,6 +427,7 @@ impl PathPattern {
         };
         Ok(Self {
             anchor,
+            driveless: pat.starts_with('/') && !pat.starts_with("//"),
             fast: Fast::classify(&pat),
             cs: build(false)?,
             ci: build(true)?,
@@ -424,7 +443,11 @@ impl PathPattern {
         let ci = path.case_insensitive;
         let m = |s: &str| self.fast.matches(s, ci).unwrap_or_else(|| g.is_match(s));
         match self.anchor {
-            Anchor::Abs => m(&path.abs),
+            // `/etc/**` names that directory on every drive: Windows reads a
+            // path without a drive (`/etc/passwd`) on the current one.
+            Anchor::Abs => {
+                m(&path.abs) || (self.driveless && drive_stripped(&path.abs).is_some_and(m))
+            }
             Anchor::Rel => path.rel.as_deref().is_some_and(m),
             Anchor::Component => {
                 if let Fast::Suffix(x) | Fast::Literal(x) = &self.fast {
@@ -809,5 +832,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn windows_paths_are_one_form_and_driveless_patterns_match_every_drive() {
+        use crate::path::windows_form;
+        for (spelled, want) in [
+            (r"\\?\C:\Users\me\x.txt", "C:/Users/me/x.txt"),
+            (r"\\.\c:\x", "C:/x"),
+            (r"\\?\UNC\srv\share\x", "//srv/share/x"),
+            (r"\\srv\share\x", "//srv/share/x"),
+            (r"d:\proj\src", "D:/proj/src"),
+            ("C:/already/slashed", "C:/already/slashed"),
+        ] {
+            assert_eq!(windows_form(spelled), want, "{spelled}");
+        }
+        let abs = |a: &str| PathForm::new(a.to_string(), None, true);
+        // `/etc/**` on Windows: that directory on the drive the path is on.
+        let etc = PathPattern::compile("/etc/**", None).unwrap();
+        assert!(etc.matches(&abs("C:/etc/passwd")));
+        assert!(etc.matches(&abs("D:/etc/passwd")));
+        assert!(!etc.matches(&abs("C:/proj/etc/passwd")));
+        assert!(!etc.matches(&abs("//srv/share/etc/passwd")));
+        // A Windows pattern's backslashes are separators; case is folded.
+        let ssh = PathPattern::compile(r"C:\Users\Me\.ssh\**", None).unwrap();
+        assert!(ssh.matches(&abs("C:/users/me/.ssh/id_rsa")));
+        // `~/` with a verbatim home is the plain form.
+        let home = PathPattern::compile("~/.aws/**", Some(r"\\?\C:\Users\me")).unwrap();
+        assert!(home.matches(&abs("C:/Users/me/.aws/credentials")));
+        assert!(!home.matches(&abs("C:/Users/other/.aws/credentials")));
     }
 }

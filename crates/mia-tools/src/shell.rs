@@ -11,9 +11,9 @@
 //! 3. PowerShell: `pwsh.exe` on `PATH`, then Windows PowerShell.
 //!
 //! With PowerShell the permission engine is told so (mia-core passes
-//! [`ShellKind::PowerShell`] on as `ShellDialect::PowerShell`): it reads only
-//! POSIX shell, so every PowerShell command is confirmed unless a deny rule
-//! refuses it first.
+//! [`ShellKind::PowerShell`] on as `ShellDialect::PowerShell`): it reads plain
+//! PowerShell (the read-only cmdlets as their POSIX twins, native programs as
+//! their words) and asks for anything PowerShell would evaluate.
 //!
 //! Selection is a pure function of the environment and a file probe, so
 //! every branch is unit tested on any OS.

@@ -15,6 +15,10 @@ pub struct Fixture {
     pub root: PathBuf,
     pub evil: PathBuf,
     pub home: PathBuf,
+    /// The fixture's symlinks exist. Not where the system cannot make them:
+    /// Windows without Developer Mode, and Wine 8, whose
+    /// `CreateSymbolicLinkW` reports success and creates nothing.
+    pub symlinks: bool,
 }
 
 pub fn write(p: &Path, s: &str) {
@@ -27,7 +31,8 @@ pub fn write(p: &Path, s: &str) {
 impl Fixture {
     pub fn new() -> Self {
         let tmp = tempfile::tempdir().unwrap();
-        let base = fs::canonicalize(tmp.path()).unwrap();
+        // `dunce`: on Windows the plain form (`C:\...`), as a person spells it, not `\\?\C:\...`.
+        let base = dunce::canonicalize(tmp.path()).unwrap();
         let root = base.join("proj");
         let evil = base.join("proj_evil");
         let home = base.join("home");
@@ -59,11 +64,25 @@ impl Fixture {
             symlink(root.join(".git"), root.join("src/link_to_git")).unwrap();
             symlink("../secrets", root.join("src/sec")).unwrap();
         }
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::{symlink_dir, symlink_file};
+            // Errors are read below: no link, no symlink cases.
+            let _ = symlink_file(root.join(".env"), root.join("link_env"));
+            let _ = symlink_dir(&evil, root.join("linkdir"));
+            let _ = symlink_dir(root.join(".git"), root.join("src/link_to_git"));
+            let _ = symlink_dir("..\\secrets", root.join("src/sec"));
+        }
+        let symlinks = fs::symlink_metadata(root.join("link_env")).is_ok();
+        if !symlinks {
+            eprintln!("this system made no symlinks: the symlink cases are not run here");
+        }
         Self {
             _tmp: tmp,
             root,
             evil,
             home,
+            symlinks,
         }
     }
 
@@ -72,10 +91,13 @@ impl Fixture {
     }
 
     /// Replace `{ROOT}`, `{EVIL}`, `{HOME}` placeholders.
+    /// The placeholders as a person writes them in a command: with `/` on
+    /// Windows too (bash reads `\\` as an escape; every Windows API takes `/`).
     pub fn expand(&self, s: &str) -> String {
-        s.replace("{ROOT}", &self.root.to_string_lossy())
-            .replace("{EVIL}", &self.evil.to_string_lossy())
-            .replace("{HOME}", &self.home.to_string_lossy())
+        let slash = |p: &Path| p.to_string_lossy().replace('\\', "/");
+        s.replace("{ROOT}", &slash(&self.root))
+            .replace("{EVIL}", &slash(&self.evil))
+            .replace("{HOME}", &slash(&self.home))
     }
 }
 

@@ -109,7 +109,12 @@ pub fn tree_state(root: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
         for e in std::fs::read_dir(&d).unwrap() {
             let e = e.unwrap();
             let p = e.path();
-            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            // `/`-separated on every system, as snapshots name files.
+            let rel = p
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             if rel == ".mia-code" || rel == ".git" {
                 continue;
             }
