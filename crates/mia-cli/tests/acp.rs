@@ -113,6 +113,7 @@ async fn an_editor_drives_a_session_over_acp() {
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("MIA_CODE_HOME", home.join(".mia-code"))
             .env("MIA_BIN", &bin)
             .env("PROJECT", &project);
@@ -140,6 +141,7 @@ async fn an_editor_drives_a_session_over_acp() {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
             .env("MIA_CODE_HOME", home.join(".mia-code"))
             .current_dir(&project);
         c

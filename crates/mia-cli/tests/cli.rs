@@ -20,7 +20,8 @@ impl Env {
         let project = dir.path().join("proj");
         std::fs::create_dir_all(&home).unwrap();
         std::fs::create_dir_all(&project).unwrap();
-        let project = project.canonicalize().unwrap();
+        // `dunce`: the plain form on Windows (`C:\...`), as mia-code stores it.
+        let project = dunce::canonicalize(&project).unwrap();
         Self {
             _dir: dir,
             home,
@@ -37,6 +38,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.mia_home())
             .env("TZ", "UTC")
             .current_dir(&self.project);
@@ -599,6 +601,7 @@ fn serve_prints_its_address_and_writes_a_private_token_file() {
     let mut child = std::process::Command::new(bin)
         .args(["serve", "--port", "0"])
         .env("HOME", &env.home)
+        .env("XDG_CONFIG_HOME", env.home.join(".config"))
         .env("MIA_CODE_HOME", env.mia_home())
         .current_dir(&env.project)
         .stdout(std::process::Stdio::piped())
@@ -656,6 +659,7 @@ fn serve_takes_its_token_from_the_environment_or_refuses_a_weak_one() {
     let mut child = std::process::Command::new(&bin)
         .args(["serve", "--port", "0", "--no-ui"])
         .env("HOME", &env.home)
+        .env("XDG_CONFIG_HOME", env.home.join(".config"))
         .env("MIA_CODE_HOME", env.mia_home())
         .env("MIA_CODE_SERVE_TOKEN", token)
         .current_dir(&env.project)
@@ -672,6 +676,7 @@ fn serve_takes_its_token_from_the_environment_or_refuses_a_weak_one() {
         let out = std::process::Command::new(&bin)
             .args(["serve", "--port", "0", "--no-ui"])
             .env("HOME", &env.home)
+            .env("XDG_CONFIG_HOME", env.home.join(".config"))
             .env("MIA_CODE_HOME", env.mia_home())
             .env("MIA_CODE_SERVE_TOKEN", weak)
             .current_dir(&env.project)

@@ -36,7 +36,7 @@ fn env(server: &MockServer) -> Env {
     Env {
         _dir: dir,
         home,
-        project: project.canonicalize().unwrap(),
+        project: dunce::canonicalize(&project).unwrap(),
     }
 }
 
@@ -46,6 +46,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .current_dir(&self.project);
         c
@@ -55,6 +56,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .current_dir(&self.project);
         c

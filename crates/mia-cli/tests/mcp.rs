@@ -71,6 +71,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .current_dir(&self.project);
         for (k, v) in &self.extra_env {

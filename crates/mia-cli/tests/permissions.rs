@@ -29,7 +29,8 @@ impl Env {
         if !global_config.is_empty() {
             std::fs::write(home.join(".config/mia-code/config.json"), global_config).unwrap();
         }
-        let project = project.canonicalize().unwrap();
+        // `dunce`: the plain form on Windows (`C:\...`), as mia-code stores it.
+        let project = dunce::canonicalize(&project).unwrap();
         Self {
             _dir: dir,
             home,
@@ -42,6 +43,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .current_dir(&self.project);
         c

@@ -35,7 +35,7 @@ fn env(server: &MockServer, extra: Value) -> Env {
     Env {
         _dir: dir,
         home,
-        project: project.canonicalize().unwrap(),
+        project: dunce::canonicalize(&project).unwrap(),
     }
 }
 
@@ -45,6 +45,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .current_dir(&self.project);
         c

@@ -67,6 +67,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .current_dir(&self.project);
         c
@@ -162,6 +163,7 @@ fn hunks_stage_unstage_and_revert_from_the_cli() {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HOME", &env.home)
+        .env("XDG_CONFIG_HOME", env.home.join(".config"))
         .env("MIA_CODE_HOME", env.home.join(".mia-code"))
         .current_dir(other)
         .args(["hunk", "list", "--json", "--project"])

@@ -74,6 +74,7 @@ impl Env {
         c.env_clear()
             .env("PATH", path)
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .env("SECRET_TOKEN", "s3cret-from-the-environment")
             .current_dir(&self.project);

@@ -61,6 +61,7 @@ impl Env {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
             .env("MIA_CODE_HOME", self.home.join(".mia-code"))
             .current_dir(&self.project);
         c
@@ -275,6 +276,7 @@ fn two_promotes_at_once_do_not_interleave() {
         c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", &env.home)
+            .env("XDG_CONFIG_HOME", env.home.join(".config"))
             .env("MIA_CODE_HOME", env.home.join(".mia-code"))
             .current_dir(&env.project)
             .args(["worktree", "promote", n, "--merge", "--json"])

@@ -44,11 +44,23 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// Path shown to the model: relative to the project root when inside it.
+/// Path shown to the model: relative to the project root when inside it,
+/// `/`-separated on every system (as the model writes paths, as permission
+/// rules and snapshots name them; Windows takes `/` everywhere).
 pub(crate) fn display(ctx: &ToolContext, path: &Path) -> String {
-    path.strip_prefix(&ctx.project_root)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.display().to_string())
+    match path.strip_prefix(&ctx.project_root) {
+        Ok(rel) => slash(rel),
+        Err(_) => path.display().to_string(),
+    }
+}
+
+/// A relative path's components joined with `/`.
+pub(crate) fn slash(rel: &Path) -> String {
+    let parts: Vec<_> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy())
+        .collect();
+    parts.join("/")
 }
 
 /// "Did you mean" for a missing file: siblings with a similar name.
