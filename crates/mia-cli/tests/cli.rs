@@ -539,14 +539,15 @@ fn corrupt_database_is_recovered_with_a_message() {
 fn legacy_sessions_are_imported_on_first_run() {
     let env = Env::new();
     let legacy = env.home.join(".mia-code-sessions.json");
-    std::fs::write(
-        &legacy,
-        format!(
-            r#"{{"sessions":[{{"id":"s1","startedAt":1706000000000,"model":"gpt-4","projectRoot":"{}","initialized":true}}]}}"#,
-            env.project.display()
-        ),
-    )
-    .unwrap();
+    // Built with serde_json: a Windows path's backslashes must be escaped.
+    let sessions = serde_json::json!({"sessions": [{
+        "id": "s1",
+        "startedAt": 1_706_000_000_000i64,
+        "model": "gpt-4",
+        "projectRoot": env.project,
+        "initialized": true,
+    }]});
+    std::fs::write(&legacy, sessions.to_string()).unwrap();
     let out = env
         .cmd()
         .args(["sessions", "list", "--json"])

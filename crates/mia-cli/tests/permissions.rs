@@ -452,7 +452,9 @@ fn safe_defaults_through_the_cli() {
         check(&["--permission", "read", "--pattern", &creds]),
         "deny"
     );
-    assert_eq!(check(&["--command", &format!("cat {creds}")]), "deny");
+    // In a bash command a Windows path is written with `/` (bash reads `\` as an escape).
+    let creds_sh = creds.replace('\\', "/");
+    assert_eq!(check(&["--command", &format!("cat {creds_sh}")]), "deny");
     assert_eq!(check(&["--command", "rm -rf ~"]), "ask");
     assert_eq!(check(&["--command", "rm -rf ."]), "ask");
     assert_eq!(

@@ -155,9 +155,17 @@ pub fn render(skills: &[Skill], project_root: &Path) -> String {
         "Skills hold instructions for particular tasks. When a task matches one, read its SKILL.md with the read tool first and follow it.\n",
     );
     for k in skills {
+        // A project skill as a relative path with `/` on every system, as
+        // the model writes paths for the read tool.
         let shown = k.path.strip_prefix(project_root).map_or_else(
             |_| k.path.display().to_string(),
-            |p| p.display().to_string(),
+            |p| {
+                let parts: Vec<_> = p
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy())
+                    .collect();
+                parts.join("/")
+            },
         );
         s.push_str(&format!("- {}: {} ({shown})\n", k.name, k.description));
     }
@@ -222,7 +230,15 @@ mod tests {
             text.contains(".mia-code/skills/pdf-forms/SKILL.md"),
             "{text}"
         );
-        assert!(text.contains(&global.join("release/SKILL.md").display().to_string()));
+        assert!(
+            text.contains(
+                &global
+                    .join("release")
+                    .join("SKILL.md")
+                    .display()
+                    .to_string()
+            )
+        );
         assert_eq!(render(&[], &root), "(no skills are installed)");
     }
 }
