@@ -553,6 +553,15 @@ fn translate(cmdlet: Cmdlet, cmd: &Command) -> Result<Vec<String>, String> {
                 if is_provider_path(&value) {
                     return Err(format!("provider path {value}"));
                 }
+                // The cmdlet expands `*` and `?` itself (`Get-Content .e*` is
+                // `.env`): the engine would judge the pattern, not the files.
+                if value.contains(['*', '?']) {
+                    return Err(format!("wildcard path {value}"));
+                }
+                // `C:foo`: relative to that drive's own current directory.
+                if has_drive(&value) && !value[2..].starts_with(['/', '\\']) {
+                    return Err(format!("drive-relative path {value}"));
+                }
                 paths.push(value)
             }
             Param::Pattern if pattern.is_none() => pattern = Some(value),
@@ -690,6 +699,10 @@ mod tests {
             "Get-Content Env:API_KEY",
             "gci HKLM:\\Software",
             "Get-Content -Stream secret a.txt",
+            "Get-Content .e*",
+            "gc ?env",
+            "Select-String key -Path *",
+            "Get-Content C:secrets.txt",
             "Get-Content \u{2013}Path a.txt",
             "Microsoft.PowerShell.Management\\Get-ChildItem",
             "gci |",

@@ -99,6 +99,9 @@ fn anything_powershell_evaluates_asks_and_is_never_always() {
         "Get-Content -Stream hidden README.md",
         "Get-Content (Get-Item README.md)",
         "Invoke-Expression 'ls'",
+        // PowerShell expands these itself: `.e*` is `.env`.
+        "Get-Content .e*",
+        "Select-String KEY -Path *",
     ] {
         let d = ps(&fx, &[], cmd);
         assert_eq!(d.decision, Ask, "{cmd}: {}", d.reason);
