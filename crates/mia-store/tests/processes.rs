@@ -96,6 +96,29 @@ fn child_writer() {
 }
 
 fn spawn_child(db: &Path, session: &SessionId, name: &str, count: u64) -> Child {
+    // Wine's CreateProcess, right after a process was killed, now and then
+    // fails with ERROR_INTERNAL_ERROR (1359) and succeeds when asked again;
+    // no Windows API documents that error for CreateProcess, so only it is
+    // retried, and each retry is printed.
+    let mut tries = 0;
+    loop {
+        match try_spawn_child(db, session, name, count) {
+            Err(e) if cfg!(windows) && e.raw_os_error() == Some(1359) && tries < 5 => {
+                tries += 1;
+                eprintln!("spawning {name} failed with {e}; retry {tries} (Wine)");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            other => return other.unwrap(),
+        }
+    }
+}
+
+fn try_spawn_child(
+    db: &Path,
+    session: &SessionId,
+    name: &str,
+    count: u64,
+) -> std::io::Result<Child> {
     Command::new(std::env::current_exe().unwrap())
         .args([
             "--ignored",
@@ -111,7 +134,6 @@ fn spawn_child(db: &Path, session: &SessionId, name: &str, count: u64) -> Child 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap()
 }
 
 enum Line {
