@@ -22,7 +22,7 @@ impl Env {
         }
     }
     fn dir(&self) -> PathBuf {
-        self.project.path().canonicalize().unwrap()
+        dunce::canonicalize(self.project.path()).unwrap()
     }
     fn cmd(&self) -> Command {
         let mut c = Command::cargo_bin("mia-code").unwrap();

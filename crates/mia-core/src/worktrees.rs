@@ -36,6 +36,9 @@ impl From<mia_git::GitError> for CoreError {
 /// The repository root a directory belongs to, for approvals and trust:
 /// a linked worktree shares its main tree's, so nothing is granted twice.
 pub fn project_key(dir: &Path) -> String {
+    // `\\?\C:\p` (what std's canonicalize gives on Windows) and `C:\p`
+    // are one project.
+    let dir = dunce::simplified(dir);
     mia_git::main_root_of(dir)
         .unwrap_or_else(|| dir.to_path_buf())
         .display()

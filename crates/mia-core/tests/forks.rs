@@ -15,24 +15,14 @@ use serde_json::{Value, json};
 mod common;
 use common::{Harness, Setup, harness_with};
 
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).to_string()
-}
+use mia_testkit::repo as fixture;
 
 async fn harness(steps: Value, config: Value, interactive: bool) -> Harness {
     let prepare = |project: &std::path::Path| {
         std::fs::write(project.join("a.txt"), "zero\n").unwrap();
         std::fs::write(project.join(".gitignore"), ".mia-code/\n").unwrap();
-        git(project, &["init", "-q"]);
-        git(project, &["add", "."]);
-        git(project, &["commit", "-qm", "init"]);
+        fixture::init(project).unwrap();
+        fixture::commit_all(project, "init").unwrap();
     };
     harness_with(
         steps,
@@ -339,7 +329,7 @@ async fn fork_with_files_starts_from_the_fork_points_files() {
         std::fs::read_to_string(wt.join("notes.txt")).unwrap(),
         "mine\n"
     );
-    assert_eq!(files.base, git(&h.project, &["rev-parse", "HEAD"]).trim());
+    assert_eq!(files.base, fixture::head(&h.project).unwrap());
     // The main tree is untouched.
     assert_eq!(h.read("a.txt").as_deref(), Some("two\n"));
     assert_eq!(h.read("p.txt").as_deref(), Some("parent\n"));

@@ -39,7 +39,10 @@ fn prompt_for(agent: &str, config: &Config, project: &std::path::Path, unifier: 
         unifier,
     });
     assert!(warnings.is_empty(), "{warnings:?}");
-    text.replace(&project.display().to_string(), "[PROJECT]")
+    // A path under the project is shown with the system's separator.
+    let under = format!("{}{}", project.display(), std::path::MAIN_SEPARATOR);
+    text.replace(&under, "[PROJECT]/")
+        .replace(&project.display().to_string(), "[PROJECT]")
         .replace(std::env::consts::OS, "[OS]")
 }
 

@@ -63,25 +63,8 @@ async fn harness_with(
     std::fs::create_dir_all(&project).unwrap();
     let project = project.canonicalize().unwrap();
     std::fs::write(project.join("greet.txt"), "hello\n").unwrap();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&project)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["-c", "user.email=t@t", "-c", "user.name=t", "add", "."]);
-    git(&[
-        "-c",
-        "user.email=t@t",
-        "-c",
-        "user.name=t",
-        "commit",
-        "-qm",
-        "init",
-    ]);
+    mia_testkit::repo::init(&project).unwrap();
+    mia_testkit::repo::commit_all(&project, "init").unwrap();
 
     let scenario: Scenario = serde_json::from_value(json!({ "steps": steps })).unwrap();
     let server = MockServer::start(scenario).await.unwrap();
@@ -1066,9 +1049,12 @@ async fn retention_prunes_old_snapshots_but_keeps_the_baseline_and_undo() {
     // The session's ref to H1 went; H0 (baseline) and H2 stay.
     let refs_dir = |hash: &str| {
         let store = h.runtime.options().paths.home.join("snapshots");
-        walk_files(&store)
-            .into_iter()
-            .any(|p| p.ends_with(hash) && p.to_string_lossy().contains("/refs/mia/s/"))
+        walk_files(&store).into_iter().any(|p| {
+            p.ends_with(hash)
+                && p.to_string_lossy()
+                    .replace('\\', "/")
+                    .contains("/refs/mia/s/")
+        })
     };
     assert!(refs_dir(&rows[0].snapshot.hash));
     assert!(refs_dir(&rows[1].snapshot.hash));

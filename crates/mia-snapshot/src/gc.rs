@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::cache::StatCache;
 use crate::config::SnapshotConfig;
 use crate::error::{Result, SnapshotError};
+use crate::pack::{PackBuf, store_pack};
 use crate::repo::{REF_CLI, REF_LEGACY, SnapshotRepo};
 
 /// One snapshot a session lists.
@@ -267,6 +268,7 @@ impl SnapshotRepo {
             bytes_before: self.size_bytes(),
             ..GcReport::default()
         };
+        let git = git_program_runs();
         {
             let _lock =
                 self.lock_store_exclusive(Some(Instant::now() + Duration::from_secs(30)))?;
@@ -284,14 +286,18 @@ impl SnapshotRepo {
             }
             let alternates = self.dir.join("objects/info/alternates");
             if alternates.exists() {
-                self.git(&[
-                    "-c",
-                    "repack.packKeptObjects=true",
-                    "repack",
-                    "-a",
-                    "-d",
-                    "-q",
-                ])?;
+                if git {
+                    self.git(&[
+                        "-c",
+                        "repack.packKeptObjects=true",
+                        "repack",
+                        "-a",
+                        "-d",
+                        "-q",
+                    ])?;
+                } else {
+                    self.copy_borrowed_objects()?;
+                }
                 std::fs::remove_file(&alternates)
                     .map_err(SnapshotError::io("removing", &alternates))?;
                 // libgit2 keeps the alternate open; reopen without it.
@@ -304,6 +310,22 @@ impl SnapshotRepo {
                 let _ = std::fs::remove_file(self.cache_path());
                 self.cache = None;
             }
+        }
+        if !git {
+            // libgit2 can neither repack nor prune: nothing is lost by
+            // waiting, the store only stays larger.
+            let copied = if report.internalized {
+                "the objects borrowed from the project's git were copied in and "
+            } else {
+                ""
+            };
+            report.skipped = Some(format!(
+                "no git program found: snapshot gc packs the store with git \
+                 (on Windows, install Git for Windows); {copied}every snapshot is kept as it is"
+            ));
+            report.bytes_after = self.size_bytes();
+            report.ms = start.elapsed().as_millis() as u64;
+            return Ok(report);
         }
         // Shallow delta chains: trees are read back on every known-path
         // capture, and long chains make each read slow.
@@ -319,6 +341,84 @@ impl SnapshotRepo {
         report.bytes_after = self.size_bytes();
         report.ms = start.elapsed().as_millis() as u64;
         Ok(report)
+    }
+}
+
+/// Compressed bytes per pack when borrowed objects are copied in.
+const PACK_CHUNK_BYTES: usize = 64 << 20;
+
+impl SnapshotRepo {
+    /// Where no git program runs: every object reachable from the store's
+    /// refs that lives only in the project's objects (the alternate) is
+    /// written into the store's own, in packs indexed by libgit2, so the
+    /// alternate can go. Runs under the store's exclusive lock.
+    fn copy_borrowed_objects(&self) -> Result<u64> {
+        let err = self.git_err();
+        // libgit2 reads a directory's own alternates along with it, so "is
+        // it only borrowed" is asked the other way: does a borrowed
+        // directory have it (an object in both is copied; that is harmless).
+        let list = self.dir.join("objects/info/alternates");
+        let text = std::fs::read_to_string(&list).map_err(SnapshotError::io("reading", &list))?;
+        let borrowed = git2::Odb::new().map_err(&err)?;
+        for dir in text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        {
+            let dir = if Path::new(dir).is_absolute() {
+                Path::new(dir).to_path_buf()
+            } else {
+                self.dir.join("objects").join(dir)
+            };
+            if dir.is_dir() {
+                borrowed
+                    .add_disk_alternate(&dir.to_string_lossy())
+                    .map_err(&err)?;
+            }
+        }
+        let odb = self.repo.odb().map_err(&err)?;
+        let mut stack: Vec<git2::Oid> = Vec::new();
+        for r in self.repo.references().map_err(&err)? {
+            if let Some(t) = r.map_err(&err)?.target() {
+                stack.push(t);
+            }
+        }
+        let mut seen = HashSet::new();
+        let mut copied = 0;
+        let mut pack = PackBuf::default();
+        while let Some(oid) = stack.pop() {
+            if !seen.insert(oid) {
+                continue;
+            }
+            let obj = odb.read(oid).map_err(&err)?;
+            match obj.kind() {
+                git2::ObjectType::Tree => {
+                    let tree = self.repo.find_tree(oid).map_err(&err)?;
+                    stack.extend(
+                        tree.iter()
+                            .filter(|e| e.kind() != Some(git2::ObjectType::Commit))
+                            .map(|e| e.id()),
+                    );
+                }
+                git2::ObjectType::Commit => {
+                    let c = self.repo.find_commit(oid).map_err(&err)?;
+                    stack.push(c.tree_id());
+                    stack.extend(c.parent_ids());
+                }
+                _ => {}
+            }
+            if borrowed.exists(oid) {
+                pack.add(obj.kind(), obj.data()).map_err(&err)?;
+                copied += 1;
+                if pack.len() > PACK_CHUNK_BYTES {
+                    store_pack(&odb, &pack.take_pack()).map_err(&err)?;
+                }
+            }
+        }
+        if !pack.is_empty() {
+            store_pack(&odb, &pack.take_pack()).map_err(&err)?;
+        }
+        Ok(copied)
     }
 }
 
@@ -338,6 +438,17 @@ pub fn gc_in_background(
             None => Ok(None),
         }
     })
+}
+
+/// Whether `git --version` runs (gc needs the program; capture and undo do not).
+fn git_program_runs() -> bool {
+    std::process::Command::new("git")
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 #[cfg(test)]

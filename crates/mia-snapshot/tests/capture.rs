@@ -8,6 +8,7 @@ use common::{Project, reference_tree};
 use mia_snapshot::{
     CaptureContext, CaptureMode, ExcludeReason, SnapshotConfig, SnapshotError, SnapshotRepo,
 };
+use mia_testkit::repo as fixture;
 
 fn sample(p: &Project) {
     p.write("README.md", "# hi\n");
@@ -139,23 +140,21 @@ fn refuses_home_and_root() {
 #[test]
 fn project_git_is_untouched_and_excludes_our_dir() {
     let p = Project::new();
-    common::git(&p.path(), &["init", "-q"]);
+    fixture::init(&p.path()).unwrap();
     sample(&p);
-    common::git(&p.path(), &["add", "-A"]);
-    common::git(&p.path(), &["commit", "-qm", "init"]);
-    let head = common::git(&p.path(), &["rev-parse", "HEAD"]);
+    let head = fixture::commit_all(&p.path(), "init").unwrap();
     let mut repo = p.repo();
     p.write("src/main.rs", "changed\n");
     let snap = repo.capture(&CaptureContext::default(), None).unwrap();
     assert_eq!(snap.mode, CaptureMode::Seeded);
     assert_eq!(snap.hash, reference_tree(&p.path()));
-    let status = common::git(&p.path(), &["status", "--porcelain"]);
+    let status = fixture::status(&p.path()).unwrap();
     assert_eq!(
-        status.trim(),
-        "M src/main.rs",
-        "our dir must not show up: {status}"
+        status,
+        [("src/main.rs".to_string(), git2::Status::WT_MODIFIED)],
+        "our dir must not show up"
     );
-    assert_eq!(common::git(&p.path(), &["rev-parse", "HEAD"]), head);
+    assert_eq!(fixture::head(&p.path()).unwrap(), head);
     let exclude = std::fs::read_to_string(p.path().join(".git/info/exclude")).unwrap();
     assert!(exclude.contains("/.mia-code/"));
     // The history is outside the work tree.
@@ -276,15 +275,7 @@ fn bulk_first_snapshot_goes_to_a_pack_and_restores() {
     assert!(out.applied);
     assert_eq!(p.read("d5/f5.txt").as_deref(), Some("content 5\n"));
     // git itself can read everything.
-    common::git(
-        repo.git_dir(),
-        &[
-            "--git-dir",
-            repo.git_dir().to_str().unwrap(),
-            "fsck",
-            "--no-dangling",
-        ],
-    );
+    common::fsck(repo.git_dir());
 }
 
 /// The OS sandbox's mount points for missing protected paths (an empty

@@ -24,7 +24,7 @@ fn watcher_reports_outside_changes_and_narrows_captures() {
     p.write("node_modules/x/i.js", "noise\n");
     std::fs::create_dir_all(p.path().join("new/deeper")).unwrap();
     p.write("new/deeper/b.rs", "b\n");
-    common::git(&p.path(), &["init", "-q"]);
+    mia_testkit::repo::init(&p.path()).unwrap();
 
     let snap = repo
         .capture_with_watcher(&CaptureContext::default(), &w)

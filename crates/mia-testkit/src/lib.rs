@@ -11,6 +11,7 @@ pub mod forge;
 pub mod git_http;
 pub mod registry;
 pub mod render;
+pub mod repo;
 pub mod request;
 pub mod scenario;
 mod server;

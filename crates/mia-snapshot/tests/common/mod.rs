@@ -79,8 +79,12 @@ impl Project {
 }
 
 /// `git add -A` + `git write-tree` into a separate git dir (what OpenCode
-/// does): the reference tree hash for a project.
+/// does): the reference tree hash for a project. The git program where it
+/// exists; libgit2 where it does not (Windows under Wine).
 pub fn reference_tree(project: &Path) -> String {
+    if !git_program() {
+        return mia_testkit::repo::worktree_tree(project, ".mia-code/\n").unwrap();
+    }
     let gd = tempfile::tempdir().unwrap();
     let gdp = gd.path().to_str().unwrap().to_string();
     let proj = project.to_str().unwrap().to_string();
@@ -99,6 +103,47 @@ pub fn reference_tree(project: &Path) -> String {
     )
     .trim()
     .to_string()
+}
+
+/// Whether the git program runs here (asked once).
+pub fn git_program() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(mia_testkit::repo::has_git_program)
+}
+
+/// `git fsck --no-dangling` of a store where git runs; elsewhere every
+/// object reachable from its refs is read back with libgit2.
+pub fn fsck(git_dir: &Path) {
+    if git_program() {
+        let gd = git_dir.to_str().unwrap();
+        git(git_dir, &["--git-dir", gd, "fsck", "--no-dangling"]);
+    } else {
+        assert!(mia_testkit::repo::check_reachable(git_dir).unwrap() > 0);
+    }
+}
+
+/// Remove a directory as a person would, read-only files (git's objects)
+/// included: Rust's `remove_dir_all` deletes those on Windows 10 and later
+/// through `FILE_DISPOSITION_FLAG_IGNORE_READONLY_ATTRIBUTE`, which Wine 8
+/// does not honour, so the attribute is cleared first there.
+pub fn remove_tree(dir: &Path) {
+    if cfg!(windows) {
+        let mut stack = vec![dir.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap().flatten() {
+                let meta = e.metadata().unwrap();
+                if meta.is_dir() {
+                    stack.push(e.path());
+                } else if meta.permissions().readonly() {
+                    let mut perm = meta.permissions();
+                    #[allow(clippy::permissions_set_readonly_false)]
+                    perm.set_readonly(false);
+                    std::fs::set_permissions(e.path(), perm).unwrap();
+                }
+            }
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 /// Files (recursively, excluding .mia-code and .git) with their bytes.
