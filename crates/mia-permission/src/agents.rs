@@ -109,6 +109,16 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     "~/AppData/Local/Microsoft/Edge/User Data/**",
     "~/AppData/Roaming/Microsoft/Credentials/**",
     "~/AppData/Local/Microsoft/Credentials/**",
+    // Windows: DPAPI master keys, the credential vault, and the tools above
+    // that keep their tokens under %APPDATA% / %LOCALAPPDATA% there.
+    "~/AppData/Roaming/Microsoft/Protect/**",
+    "~/AppData/Roaming/Microsoft/Vault/**",
+    "~/AppData/Local/Microsoft/Vault/**",
+    "~/AppData/Roaming/GitHub CLI/**",
+    "~/AppData/Roaming/gcloud/**",
+    "~/AppData/Roaming/gnupg/**",
+    "~/AppData/Roaming/terraform.d/credentials.tfrc.json",
+    "~/AppData/Local/BraveSoftware/Brave-Browser/User Data/**",
 ];
 
 /// The credential stores as paths under `home` (their `/**` dropped), for

@@ -81,6 +81,11 @@ pub enum SnapshotError {
         pre_revert: String,
     },
 
+    #[error(
+        "{path} could not be replaced or deleted: Windows refuses while another program has it open, or while it is read-only (waited {waited_ms} ms for it to be let go); close it there (or the program), clear its read-only attribute if set, and try again"
+    )]
+    InUse { path: PathBuf, waited_ms: u64 },
+
     #[error("snapshot repository error in {repo}: {source}")]
     Git {
         repo: PathBuf,

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use git2::{ObjectType, Oid};
 use mia_protocol::{FileChange, FileChangeKind, MessageId, PartContent};
@@ -1417,9 +1418,41 @@ fn write_entry(
     }
     #[cfg(not(unix))]
     let _ = (perm, current_perm);
-    tmp.persist(&abs)
-        .map(|_| ())
-        .map_err(|e| SnapshotError::io("replacing", &abs)(e.error))
+    let mut tmp = tmp;
+    let mut waited = Duration::ZERO;
+    loop {
+        match tmp.persist(&abs) {
+            Ok(_) => return Ok(()),
+            Err(e) if in_use(&e.error) && waited < IN_USE_WAIT => {
+                tmp = e.file;
+                std::thread::sleep(IN_USE_STEP);
+                waited += IN_USE_STEP;
+            }
+            Err(e) if in_use(&e.error) => return Err(in_use_error(&abs, waited)),
+            Err(e) => return Err(SnapshotError::io("replacing", &abs)(e.error)),
+        }
+    }
+}
+
+/// How long a replace or delete waits for another program to let go of a
+/// file (Windows), and the step between tries.
+const IN_USE_WAIT: Duration = Duration::from_millis(1500);
+const IN_USE_STEP: Duration = Duration::from_millis(50);
+
+/// Windows refuses to replace or delete a file another program has open
+/// without sharing delete access (an editor, an indexer, antivirus, a dev
+/// server): sharing or lock violation, or access denied while it is open.
+/// Such holders usually let go within moments, so the caller retries for
+/// [`IN_USE_WAIT`], as Git for Windows does. Never on Unix.
+fn in_use(e: &std::io::Error) -> bool {
+    cfg!(windows) && matches!(e.raw_os_error(), Some(5 | 32 | 33))
+}
+
+fn in_use_error(abs: &Path, waited: Duration) -> SnapshotError {
+    SnapshotError::InUse {
+        path: abs.to_path_buf(),
+        waited_ms: waited.as_millis() as u64,
+    }
 }
 
 /// A symlink on Windows: a directory or file link by what the target is,
@@ -1465,10 +1498,18 @@ fn current_perm(abs: &Path) -> Option<u32> {
 /// Remove a file and then any directories it leaves empty.
 fn remove_entry(project: &Path, rel: &str) -> Result<()> {
     let abs = crate::names::abs(project, rel);
-    match std::fs::remove_file(&abs) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(SnapshotError::io("removing", &abs)(e)),
+    let mut waited = Duration::ZERO;
+    loop {
+        match std::fs::remove_file(&abs) {
+            Ok(()) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+            Err(e) if in_use(&e) && waited < IN_USE_WAIT => {
+                std::thread::sleep(IN_USE_STEP);
+                waited += IN_USE_STEP;
+            }
+            Err(e) if in_use(&e) => return Err(in_use_error(&abs, waited)),
+            Err(e) => return Err(SnapshotError::io("removing", &abs)(e)),
+        }
     }
     let mut dir = abs.parent().map(Path::to_path_buf);
     while let Some(d) = dir {

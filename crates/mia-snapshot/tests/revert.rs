@@ -770,3 +770,105 @@ fn non_utf8_names_and_case_only_renames_round_trip() {
             .exists()
     );
 }
+
+/// Windows: a file another program has open without sharing delete access
+/// (an editor, an indexer, a dev server) cannot be replaced. The undo waits
+/// a moment for it, then fails naming it, with what it changed before put
+/// back; a holder that lets go within that moment is simply waited for.
+#[cfg(windows)]
+#[test]
+fn a_file_another_program_holds_open_is_waited_for_then_reported() {
+    use std::os::windows::fs::OpenOptionsExt;
+    const FILE_SHARE_READ: u32 = 1;
+    let p = Project::new();
+    p.write("a.txt", "a1\n");
+    p.write("b.txt", "b1\n");
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let rec = step(&mut repo, "m1", "t1", &["a.txt", "b.txt"], || {
+        p.write("a.txt", "a2\n");
+        p.write("b.txt", "b2\n");
+    });
+    let hold = || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .share_mode(FILE_SHARE_READ)
+            .open(p.path().join("b.txt"))
+            .unwrap()
+    };
+    let held = hold();
+    let err = repo
+        .execute(&repo.plan_undo(std::slice::from_ref(&rec)).unwrap(), false)
+        .unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("b.txt") && msg.contains("another program has it open"),
+        "{msg}"
+    );
+    assert!(msg.contains("were put back"), "{msg}");
+    assert_eq!(p.read("a.txt").as_deref(), Some("a2\n"));
+    assert_eq!(p.read("b.txt").as_deref(), Some("b2\n"));
+    drop(held);
+
+    let held = hold();
+    let releaser = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        drop(held);
+    });
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
+    releaser.join().unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read("a.txt").as_deref(), Some("a1\n"));
+    assert_eq!(p.read("b.txt").as_deref(), Some("b1\n"));
+}
+
+/// CRLF files (as Windows editors write them) keep every `\r` through a
+/// step, its patch and its undo: no line-ending conversion anywhere.
+#[test]
+fn crlf_files_round_trip_byte_for_byte() {
+    let p = Project::new();
+    let before = "one\r\ntwo\r\nmixed\nthree\r\n";
+    let after = "one\r\nTWO\r\nmixed\nthree\r\nfour\r\n";
+    p.write("win.txt", before);
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let rec = step(&mut repo, "m1", "t1", &["win.txt"], || {
+        p.write("win.txt", after)
+    });
+    let diffs = repo.diff_full(&rec.before, &rec.after).unwrap();
+    let patch = repo.patch(&diffs);
+    assert!(patch.contains("-two\r\n+TWO\r\n"), "{patch:?}");
+    // The patch reproduces the edit on a copy of the old file.
+    let target = tempfile::tempdir().unwrap();
+    std::fs::write(target.path().join("win.txt"), before).unwrap();
+    fixture::init(target.path()).unwrap();
+    if common::git_program() {
+        let mut apply = common::git_cmd(target.path(), &["apply", "-"]);
+        apply.stdin(std::process::Stdio::piped());
+        let mut child = apply.spawn().unwrap();
+        use std::io::Write as _;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(patch.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success(), "{patch:?}");
+    } else {
+        fixture::apply(target.path(), patch.as_bytes()).unwrap();
+    }
+    assert_eq!(
+        std::fs::read(target.path().join("win.txt")).unwrap(),
+        after.as_bytes()
+    );
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(
+        std::fs::read(p.path().join("win.txt")).unwrap(),
+        before.as_bytes()
+    );
+}
