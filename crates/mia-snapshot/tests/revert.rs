@@ -872,3 +872,28 @@ fn crlf_files_round_trip_byte_for_byte() {
         before.as_bytes()
     );
 }
+
+/// A file whose full path is longer than Windows' classic 260-character
+/// limit is captured, changed and undone like any other.
+#[test]
+fn paths_longer_than_260_characters_are_undone() {
+    let p = Project::new();
+    let dir = (0..12)
+        .map(|i| format!("a-fairly-long-directory-name-{i:02}"))
+        .collect::<Vec<_>>()
+        .join("/");
+    let rel = format!("{dir}/the-file-at-the-bottom.txt");
+    assert!(p.path().join(&rel).as_os_str().len() > 300);
+    p.write(&rel, "v1\n");
+    let mut repo = p.repo();
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let rec = step(&mut repo, "m1", "t1", &[rel.as_str()], || {
+        p.write(&rel, "v2\n")
+    });
+    assert_eq!(rec.changes.len(), 1, "{rec:?}");
+    let out = repo
+        .execute(&repo.plan_undo(&[rec]).unwrap(), false)
+        .unwrap();
+    assert!(out.applied, "{}", out.message);
+    assert_eq!(p.read(&rel).as_deref(), Some("v1\n"));
+}
