@@ -102,7 +102,10 @@ impl ProjectWatcher {
         }
         {
             let state = Arc::clone(&state);
-            let watcher = Arc::clone(&watcher);
+            // Weak: the watcher owns the sender this thread reads from, so
+            // a strong reference here would keep both alive for ever (on
+            // Windows with every watched directory held open).
+            let watcher = Arc::downgrade(&watcher);
             let root = root.clone();
             std::thread::Builder::new()
                 .name("mia-snapshot-watch".into())
@@ -288,7 +291,7 @@ fn process_events(
     root: &Path,
     excluded: &[String],
     state: &Arc<(Mutex<State>, Condvar)>,
-    watcher: &Arc<Mutex<RecommendedWatcher>>,
+    watcher: &std::sync::Weak<Mutex<RecommendedWatcher>>,
 ) {
     let mia = root.join(MIA_DIR);
     for ev in rx {
@@ -335,6 +338,10 @@ fn process_events(
             }
             cv.notify_all();
         }
+        let Some(watcher) = watcher.upgrade() else {
+            // The ProjectWatcher was dropped: stop.
+            return;
+        };
         if !new_dirs.is_empty()
             && let Ok(mut w) = watcher.lock()
         {

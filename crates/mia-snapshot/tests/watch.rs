@@ -113,3 +113,57 @@ fn bash_steps_narrowed_by_the_watcher_record_exactly_what_changed() {
     assert!(!p.path().join("gen").exists());
     assert_eq!(p.read("build.log").as_deref(), Some("ignored\n"));
 }
+
+/// Dropping a `ProjectWatcher` stops the watch: its thread ends and the
+/// OS watches go (on Windows every watched directory was held open, so
+/// the project could not even be deleted). Run alone in a child process,
+/// since other tests' watchers would be counted too.
+#[cfg(target_os = "linux")]
+#[test]
+fn dropping_the_watcher_stops_its_thread() {
+    if std::env::var_os("MIA_WATCH_ALONE").is_none() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "dropping_the_watcher_stops_its_thread",
+                "--nocapture",
+            ])
+            .env("MIA_WATCH_ALONE", "1")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+        return;
+    }
+    // Thread names are cut to 15 bytes in /proc.
+    let watch_threads = || {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .flatten()
+            .filter(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|c| c.trim() == "mia-snapshot-wa")
+            })
+            .count()
+    };
+    let p = Project::new();
+    p.write("src/a.rs", "a\n");
+    for round in 0..3 {
+        let w = ProjectWatcher::start(&p.path(), Vec::new()).unwrap();
+        assert!(w.sync(Duration::from_secs(5)));
+        assert_eq!(watch_threads(), 1, "round {round}");
+        drop(w);
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while watch_threads() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "round {round}: the watcher's thread outlived its ProjectWatcher"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
