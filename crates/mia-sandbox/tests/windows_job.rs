@@ -23,9 +23,10 @@ fn job_child() {
             // Start the grandchild only once told the parent is in the job.
             let mut go = String::new();
             std::io::stdin().read_line(&mut go).unwrap();
-            let grandchild = spawn("sleeper");
+            let mut grandchild = spawn("sleeper");
             println!("GRANDCHILD {}", grandchild.id());
-            std::thread::sleep(Duration::from_secs(60));
+            // Lives as long as its grandchild (a minute, unless stopped).
+            let _ = grandchild.wait();
         }
         Ok("sleeper") => std::thread::sleep(Duration::from_secs(60)),
         _ => {}
