@@ -224,12 +224,15 @@ async fn system_directories_and_credential_stores_are_never_projects() {
     let env = env(&server, json!({}));
     std::fs::create_dir_all(env.home.join(".ssh")).unwrap();
     let ssh = env.home.join(".ssh").display().to_string();
-    for (project, why) in [
-        (ssh.as_str(), "a credential store"),
-        ("/usr/bin", "a system directory"),
-        ("/etc", "a system directory"),
-        ("/usr/lib", "a system directory"),
-    ] {
+    // Each system's own system folders (Windows has no /etc).
+    let system: &[&str] = if cfg!(windows) {
+        &[r"C:\Windows", r"C:\Windows\System32", r"C:\Program Files"]
+    } else {
+        &["/usr/bin", "/etc", "/usr/lib"]
+    };
+    let cases = std::iter::once((ssh.as_str(), "a credential store"))
+        .chain(system.iter().map(|d| (*d, "system directory")));
+    for (project, why) in cases {
         let out = env
             .cmd()
             .args(["run", "hi", "--project", project])

@@ -38,6 +38,8 @@ fn spawn_in(dir: tempfile::TempDir, extra: &[&str]) -> Server {
         .args(["serve", "--port", "0", "--no-ui"])
         .args(extra)
         .env("HOME", &home)
+        // The user's home on Windows.
+        .env("USERPROFILE", &home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("MIA_CODE_HOME", &mia_home)
         .env_remove("XDG_CONFIG_HOME")
@@ -428,7 +430,13 @@ fn folders_that_are_not_projects_are_refused() {
     let s = spawn();
     let home = s.home.display().to_string();
     let mia = s.mia_home.display().to_string();
-    for dir in ["/", "/etc", "/proc", home.as_str(), mia.as_str()] {
+    // Each system's own system folders (Windows has no /etc).
+    let system: &[&str] = if cfg!(windows) {
+        &["C:/", "C:/Windows", "C:/Windows/System32"]
+    } else {
+        &["/", "/etc", "/proc"]
+    };
+    for dir in system.iter().copied().chain([home.as_str(), mia.as_str()]) {
         let (status, _, text) = http(
             &s,
             "POST",
