@@ -1588,12 +1588,25 @@ async fn models_model_switch_and_agent_generation_over_http() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_in_editor_runs_the_configured_command_on_project_files_only() {
-    // The "editor" records what it was asked to open.
-    let s = setup(
-        json!([]),
-        json!({"editor": {"command": ["sh", "-c", "printf '%s' \"$1\" > opened.txt", "sh", "{file}:{line}"]}}),
-    )
-    .await;
+    // The "editor" records what it was asked to open (cmd.exe on Windows).
+    let (editor, shown) = if cfg!(windows) {
+        (
+            json!(["cmd", "/c", "echo {file}:{line}>opened.txt"]),
+            "cmd /c",
+        )
+    } else {
+        (
+            json!([
+                "sh",
+                "-c",
+                "printf '%s' \"$1\" > opened.txt",
+                "sh",
+                "{file}:{line}"
+            ]),
+            "sh -c",
+        )
+    };
+    let s = setup(json!([]), json!({"editor": {"command": editor}})).await;
     std::fs::write(s.project.join("a.txt"), "x\n").unwrap();
     let dir = s.project.display().to_string();
     let r = s
@@ -1607,7 +1620,7 @@ async fn open_in_editor_runs_the_configured_command_on_project_files_only() {
     assert_eq!(r.status(), 200);
     let body: Value = r.json().await.unwrap();
     assert!(
-        body["command"].as_str().unwrap().starts_with("sh -c"),
+        body["command"].as_str().unwrap().starts_with(shown),
         "{body}"
     );
     let opened = s.project.join("opened.txt");
@@ -1619,12 +1632,18 @@ async fn open_in_editor_runs_the_configured_command_on_project_files_only() {
     let mut text = String::new();
     while std::time::Instant::now() < deadline {
         text = std::fs::read_to_string(&opened).unwrap_or_default();
+        // cmd's echo ends the line with CRLF.
+        text.truncate(text.trim_end().len());
         if text.ends_with(":3") {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    assert_eq!(text, format!("{}:3", s.project.join("a.txt").display()));
+    let file = s.project.join("a.txt");
+    let file = file.to_str().unwrap();
+    // The project's path as mia-code spells it (no `\\?\` prefix).
+    let file = file.strip_prefix(r"\\?\").unwrap_or(file);
+    assert_eq!(text, format!("{file}:3"));
 
     // Outside the project (spelled with .., or absolute): refused, nothing run.
     std::fs::write(s.project.parent().unwrap().join("secret.txt"), "s").unwrap();
