@@ -100,7 +100,9 @@ fn changed(a: &Tree, b: &Tree) -> BTreeMap<String, FileChangeKind> {
         .filter_map(|k| match (a.get(k), b.get(k)) {
             (None, Some(_)) => Some((k.clone(), FileChangeKind::Added)),
             (Some(_), None) => Some((k.clone(), FileChangeKind::Deleted)),
-            (Some(x), Some(y)) if x != y => Some((k.clone(), FileChangeKind::Modified)),
+            (Some(x), Some(y)) if common::rgen::differs(x, y) => {
+                Some((k.clone(), FileChangeKind::Modified))
+            }
             _ => None,
         })
         .collect()

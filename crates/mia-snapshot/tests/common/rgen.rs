@@ -212,21 +212,33 @@ pub fn materialize(root: &Path, tree: &Tree) {
     }
 }
 
+/// What `tree_state` reads back for one node.
+fn on_disk(n: &Node) -> Vec<u8> {
+    match n {
+        Node::File { body, exec } => {
+            let mut v = body.clone().into_bytes();
+            if *exec && cfg!(unix) {
+                v.extend_from_slice(b"\n<exec>");
+            }
+            v
+        }
+        Node::Link(t) if cfg!(unix) => format!("symlink:{t}").into_bytes(),
+        // Elsewhere `materialize` writes a link as a file holding its target.
+        Node::Link(t) => t.clone().into_bytes(),
+    }
+}
+
+/// Whether two nodes differ on this system's disk: everywhere but Unix
+/// there are no modes, and links are files holding their target.
+pub fn differs(a: &Node, b: &Node) -> bool {
+    if cfg!(unix) {
+        a != b
+    } else {
+        on_disk(a) != on_disk(b)
+    }
+}
+
 /// The expected `tree_state` of a generated tree.
 pub fn expected_state(tree: &Tree) -> BTreeMap<String, Vec<u8>> {
-    tree.iter()
-        .map(|(p, n)| {
-            let v = match n {
-                Node::File { body, exec } => {
-                    let mut v = body.clone().into_bytes();
-                    if *exec && cfg!(unix) {
-                        v.extend_from_slice(b"\n<exec>");
-                    }
-                    v
-                }
-                Node::Link(t) => format!("symlink:{t}").into_bytes(),
-            };
-            (p.clone(), v)
-        })
-        .collect()
+    tree.iter().map(|(p, n)| (p.clone(), on_disk(n))).collect()
 }
