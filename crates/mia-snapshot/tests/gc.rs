@@ -125,22 +125,10 @@ fn seeded_snapshots_survive_the_project_losing_its_git_objects() {
 #[test]
 fn without_a_git_program_borrowed_objects_are_still_copied_in() {
     let empty = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "seeded_snapshots_survive_the_project_losing_its_git_objects",
-            "--nocapture",
-        ])
-        .env("PATH", empty.path())
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    common::rerun_alone(
+        "seeded_snapshots_survive_the_project_losing_its_git_objects",
+        &[("PATH", empty.path().as_os_str())],
     );
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("1 passed"), "{text}");
 }
 
 fn handle_dir(p: &Project) -> std::path::PathBuf {

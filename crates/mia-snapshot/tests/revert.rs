@@ -288,26 +288,7 @@ fn binary_files_are_captured_and_undone_like_text() {
     std::fs::write(target.path().join("data.bin"), &bin).unwrap();
     std::fs::write(target.path().join("logo.png"), b"\x89PNG\r\n\x1a\n\0\0").unwrap();
     std::fs::write(target.path().join("a.txt"), "a\n").unwrap();
-    fixture::init(target.path()).unwrap();
-    if common::git_program() {
-        let mut apply = common::git_cmd(target.path(), &["apply", "-"]);
-        apply.stdin(std::process::Stdio::piped());
-        let mut child = apply.spawn().unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(patch.as_bytes())
-            .unwrap();
-        assert!(
-            child.wait().unwrap().success(),
-            "git apply refused:\n{patch}"
-        );
-    } else {
-        // libgit2's apply where there is no git program (Windows under Wine).
-        fixture::apply(target.path(), patch.as_bytes()).unwrap();
-    }
+    common::apply_patch(target.path(), &patch);
     assert_eq!(
         std::fs::read_to_string(target.path().join("data.bin")).unwrap(),
         "now text\n"
@@ -843,22 +824,7 @@ fn crlf_files_round_trip_byte_for_byte() {
     // The patch reproduces the edit on a copy of the old file.
     let target = tempfile::tempdir().unwrap();
     std::fs::write(target.path().join("win.txt"), before).unwrap();
-    fixture::init(target.path()).unwrap();
-    if common::git_program() {
-        let mut apply = common::git_cmd(target.path(), &["apply", "-"]);
-        apply.stdin(std::process::Stdio::piped());
-        let mut child = apply.spawn().unwrap();
-        use std::io::Write as _;
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(patch.as_bytes())
-            .unwrap();
-        assert!(child.wait().unwrap().success(), "{patch:?}");
-    } else {
-        fixture::apply(target.path(), patch.as_bytes()).unwrap();
-    }
+    common::apply_patch(target.path(), &patch);
     assert_eq!(
         std::fs::read(target.path().join("win.txt")).unwrap(),
         after.as_bytes()

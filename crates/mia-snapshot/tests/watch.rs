@@ -122,21 +122,10 @@ fn bash_steps_narrowed_by_the_watcher_record_exactly_what_changed() {
 #[test]
 fn dropping_the_watcher_stops_its_thread() {
     if std::env::var_os("MIA_WATCH_ALONE").is_none() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "dropping_the_watcher_stops_its_thread",
-                "--nocapture",
-            ])
-            .env("MIA_WATCH_ALONE", "1")
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        common::rerun_alone(
+            "dropping_the_watcher_stops_its_thread",
+            &[("MIA_WATCH_ALONE", std::ffi::OsStr::new("1"))],
         );
-        assert!(out.status.success() && text.contains("1 passed"), "{text}");
         return;
     }
     // Thread names are cut to 15 bytes in /proc.

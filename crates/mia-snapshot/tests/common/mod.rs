@@ -122,6 +122,47 @@ pub fn fsck(git_dir: &Path) {
     }
 }
 
+/// `git init` + `git apply` of `patch` in `dir`: the git program where it
+/// exists, libgit2 where it does not (Windows under Wine).
+pub fn apply_patch(dir: &Path, patch: &str) {
+    mia_testkit::repo::init(dir).unwrap();
+    if !git_program() {
+        mia_testkit::repo::apply(dir, patch.as_bytes()).unwrap();
+        return;
+    }
+    let mut apply = git_cmd(dir, &["apply", "-"]);
+    apply.stdin(std::process::Stdio::piped());
+    let mut child = apply.spawn().unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(patch.as_bytes())
+        .unwrap();
+    assert!(
+        child.wait().unwrap().success(),
+        "git apply refused:\n{patch:?}"
+    );
+}
+
+/// Re-run one test of this binary alone in a child process with `env`
+/// set, and assert it passed.
+pub fn rerun_alone(test: &str, env: &[(&str, &std::ffi::OsStr)]) {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", test, "--nocapture"]);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && text.contains("1 passed"), "{text}");
+}
+
 /// Remove a directory as a person would, read-only files (git's objects)
 /// included: Rust's `remove_dir_all` deletes those on Windows 10 and later
 /// through `FILE_DISPOSITION_FLAG_IGNORE_READONLY_ATTRIBUTE`, which Wine 8
