@@ -42,6 +42,9 @@ pub struct Attempt {
     pub tree: String,
     pub files: Vec<FileChange>,
     pub stats: Stats,
+    /// How its working tree was read this time.
+    #[serde(default)]
+    pub read: crate::AttemptRead,
 }
 
 /// How a path compares between the two attempts.
@@ -104,51 +107,6 @@ pub struct Promoted {
 }
 
 impl Worktrees {
-    /// The tree object of a working directory, untracked (not ignored)
-    /// files included, without touching its index: a private index kept
-    /// per attempt in mia-code's part of the git directory (seeded from the
-    /// worktree's own the first time), so after the first comparison only
-    /// files that changed since are hashed.
-    pub fn working_tree(&self, name: &str, dir: &Path) -> Result<String> {
-        let cache_dir = self.repo.common_dir.join("mia-code").join("indexes");
-        std::fs::create_dir_all(&cache_dir).map_err(|e| GitError::io("create", &cache_dir, e))?;
-        let index = cache_dir.join(format!("{name}.index"));
-        // One comparison of an attempt at a time (two screens, or a reload
-        // racing a compare, would otherwise meet git's index.lock and fail):
-        // the others wait for this lock, across processes too.
-        let lock_path = cache_dir.join(format!("{name}.index.mia-lock"));
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(|e| GitError::io("open", &lock_path, e))?;
-        lock.lock()
-            .map_err(|e| GitError::io("lock", &lock_path, e))?;
-        if !index.is_file() {
-            let own = self.git(dir).ok(&[
-                "rev-parse",
-                "--path-format=absolute",
-                "--git-path",
-                "index",
-            ])?;
-            let own = own.trim();
-            if Path::new(own).is_file() {
-                std::fs::copy(own, &index).map_err(|e| GitError::io("copy", own, e))?;
-            }
-        }
-        let index_s = index.to_string_lossy().to_string();
-        let g = self.git(dir).with_env("GIT_INDEX_FILE", index_s.clone());
-        // The untracked cache lives in that private index: unchanged
-        // directories are not read again on the next comparison.
-        g.ok(&["-c", "core.untrackedCache=true", "add", "-A", "--", "."])?;
-        let tree = self
-            .git(dir)
-            .with_env("GIT_INDEX_FILE", index_s)
-            .ok(&["write-tree"])?;
-        Ok(tree.trim().to_string())
-    }
-
     fn changes(&self, base: &str, tree: &str) -> Result<Vec<FileChange>> {
         let git = self.git(&self.repo.root);
         let raw = git.ok(&["diff-tree", "-r", "-z", "--no-renames", base, tree])?;
@@ -206,7 +164,7 @@ impl Worktrees {
 
     fn attempt(&self, name: &str, base: &str) -> Result<Attempt> {
         let path = self.attempt_path(name)?;
-        let tree = self.working_tree(name, &path)?;
+        let (tree, read) = self.read_working_tree(name, &path)?;
         let files = self.changes(base, &tree)?;
         let stats = Stats {
             files: files.len() as u32,
@@ -219,6 +177,7 @@ impl Worktrees {
             tree,
             files,
             stats,
+            read,
         })
     }
 

@@ -63,6 +63,32 @@ impl<'a> Git<'a> {
         Err(fail(args, &out))
     }
 
+    /// Run with `input` on stdin; the output whatever the exit status.
+    pub(crate) fn output_with_input(&self, args: &[&str], input: &[u8]) -> Result<Output> {
+        use std::io::Write;
+        let mut child = self
+            .command(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| GitError::io("run git in", self.dir, e))?;
+        // Written from a thread: git may fill its stdout pipe before it has
+        // read all of stdin.
+        let stdin = child.stdin.take();
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || {
+            if let Some(mut s) = stdin {
+                let _ = s.write_all(&input);
+            }
+        });
+        let out = child
+            .wait_with_output()
+            .map_err(|e| GitError::io("run git in", self.dir, e))?;
+        let _ = writer.join();
+        Ok(out)
+    }
+
     /// Run; whether it exited 0 (for yes/no questions like `--is-ancestor`).
     pub(crate) fn yes(&self, args: &[&str]) -> Result<bool> {
         Ok(self.output(args)?.status.success())

@@ -10,21 +10,26 @@
 //! user's git is what the user's repository expects. Hooks are off unless
 //! `worktree.runHooks` is set.
 
+mod attempt_tree;
 mod compare;
 mod error;
+pub mod feed;
 mod git;
 pub mod hunks;
 pub mod names;
 mod safety;
 pub mod ship;
+mod watched;
 mod worktree;
 
 pub use compare::{
     Attempt, Between, Comparison, FileChange, FileSides, PromoteMode, Promoted, Stats,
 };
 pub use error::{GitError, Result};
+pub use feed::{AttemptDir, AttemptRead, ChangeFeed, KnownChanges};
 pub use hunks::{HunkEntry, Side as HunkSide};
 pub use safety::{AtRisk, REGENERABLE_DIRS, RepoLock, TrashEntry, TrashOperation};
+pub use watched::{MAX_WATCHED, WatchedAttempts};
 pub use worktree::{
     Cancel, CreateOptions, Created, Meta, OnLine, Repo, ScriptConfinement, ScriptLine,
     ScriptResult, Settings, WorktreeInfo, WorktreeState, Worktrees, head_commit, main_root_of,

@@ -211,6 +211,9 @@ pub struct Worktrees {
     /// How scripts (start scripts, the check command) are confined, by the
     /// directory they run in (`None`: unconfined).
     pub confine: Option<ScriptConfinement>,
+    /// What a long-lived caller knows of changes in attempts between
+    /// comparisons (`None`: every comparison scans).
+    pub changes: Option<std::sync::Arc<dyn crate::ChangeFeed>>,
 }
 
 impl std::fmt::Debug for Worktrees {
@@ -219,6 +222,7 @@ impl std::fmt::Debug for Worktrees {
             .field("repo", &self.repo)
             .field("settings", &self.settings)
             .field("confined", &self.confine.is_some())
+            .field("fed", &self.changes.is_some())
             .finish()
     }
 }
@@ -242,7 +246,14 @@ impl Worktrees {
             repo,
             settings,
             confine: None,
+            changes: None,
         }
+    }
+
+    /// Compare attempts with what `feed` knows of their changes.
+    pub fn with_changes(mut self, feed: std::sync::Arc<dyn crate::ChangeFeed>) -> Self {
+        self.changes = Some(feed);
+        self
     }
 
     /// Run scripts in the OS sandbox `confine` gives for their directory.
@@ -847,13 +858,7 @@ impl Worktrees {
         }
         let _ = std::fs::remove_file(self.meta_path(name));
         let _ = std::fs::remove_file(self.check_log(name));
-        let _ = std::fs::remove_file(
-            self.repo
-                .common_dir
-                .join("mia-code")
-                .join("indexes")
-                .join(format!("{name}.index")),
-        );
+        self.forget_attempt(name, &info.path);
         Ok((info, trash))
     }
 

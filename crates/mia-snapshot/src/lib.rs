@@ -44,4 +44,4 @@ pub use revert::{
     Conflict, Expectation, FileAction, PendingStep, PlanKind, PlannedFile, RevertOutcome,
     RevertPlan, undone_steps,
 };
-pub use watch::{OutsideChanges, ProjectWatcher};
+pub use watch::{OutsideChanges, ProjectWatcher, WatchOptions};

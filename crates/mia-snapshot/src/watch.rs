@@ -48,6 +48,8 @@ struct State {
 /// Watches one project. Dropping it stops the watch.
 pub struct ProjectWatcher {
     root: PathBuf,
+    /// Where sync markers are written (see [`WatchOptions::marker_dir`]).
+    markers: PathBuf,
     state: Arc<(Mutex<State>, Condvar)>,
     _watcher: Arc<Mutex<RecommendedWatcher>>,
     sync_counter: Mutex<u64>,
@@ -61,21 +63,67 @@ impl std::fmt::Debug for ProjectWatcher {
     }
 }
 
-fn is_skipped(rel: &str, excluded: &[String]) -> bool {
-    let mut parts = rel.split('/');
-    let first = parts.next().unwrap_or("");
-    if first == ".git" || (first == MIA_DIR) {
-        return true;
+/// How [`ProjectWatcher::start_with`] watches a directory.
+#[derive(Debug, Clone, Default)]
+pub struct WatchOptions {
+    /// Directory names never watched (`node_modules`, …).
+    pub excluded_dirs: Vec<String>,
+    /// Where the sync markers go. `None`: the project's own `.mia-code/`,
+    /// which is then not watched otherwise. A directory outside the
+    /// project (a git worktree's admin directory) keeps the watched tree
+    /// untouched; the project's `.mia-code/` is then watched like any
+    /// other directory.
+    pub marker_dir: Option<PathBuf>,
+}
+
+/// What a watcher leaves out.
+#[derive(Debug, Clone)]
+struct Skip {
+    excluded: Vec<String>,
+    /// The project's `.mia-code/` holds the markers (and is not watched).
+    mia_dir: bool,
+}
+
+impl Skip {
+    fn skips(&self, rel: &str) -> bool {
+        let first = rel.split('/').next().unwrap_or("");
+        if self.mia_dir && first == MIA_DIR {
+            return true;
+        }
+        rel.split('/')
+            .any(|c| c == ".git" || self.excluded.iter().any(|e| e == c))
     }
-    rel.split('/')
-        .any(|c| c == ".git" || excluded.iter().any(|e| e == c))
+}
+
+#[cfg(test)]
+fn is_skipped(rel: &str, excluded: &[String]) -> bool {
+    Skip {
+        excluded: excluded.to_vec(),
+        mia_dir: true,
+    }
+    .skips(rel)
 }
 
 impl ProjectWatcher {
     /// Start watching `project` (already validated by
     /// [`crate::SnapshotRepo::open`]), skipping `excluded_dirs`.
     pub fn start(project: &Path, excluded_dirs: Vec<String>) -> Result<Self> {
+        Self::start_with(
+            project,
+            WatchOptions {
+                excluded_dirs,
+                marker_dir: None,
+            },
+        )
+    }
+
+    /// Start watching `project` as `options` say.
+    pub fn start_with(project: &Path, options: WatchOptions) -> Result<Self> {
         let root = dunce::canonicalize(project).map_err(SnapshotError::io("watching", project))?;
+        let skip = Skip {
+            excluded: options.excluded_dirs,
+            mia_dir: options.marker_dir.is_none(),
+        };
         let state: Arc<(Mutex<State>, Condvar)> = Arc::default();
         let (tx, rx) = mpsc::channel::<notify::Result<notify::Event>>();
         let watcher = notify::recommended_watcher(move |ev| {
@@ -85,13 +133,15 @@ impl ProjectWatcher {
             SnapshotError::io("starting the file watcher on", &root)(std::io::Error::other(e))
         })?;
         let watcher = Arc::new(Mutex::new(watcher));
-        let mia = root.join(MIA_DIR);
-        std::fs::create_dir_all(&mia).map_err(SnapshotError::io("creating", &mia))?;
+        let markers = options.marker_dir.unwrap_or_else(|| root.join(MIA_DIR));
+        std::fs::create_dir_all(&markers).map_err(SnapshotError::io("creating", &markers))?;
+        let markers =
+            dunce::canonicalize(&markers).map_err(SnapshotError::io("watching", &markers))?;
         {
             let mut w = watcher.lock().map_err(|_| lock_poisoned(&root))?;
-            w.watch(&mia, RecursiveMode::NonRecursive)
-                .map_err(|e| SnapshotError::io("watching", &mia)(std::io::Error::other(e)))?;
-            for dir in watched_dirs(&root, &root, &excluded_dirs) {
+            w.watch(&markers, RecursiveMode::NonRecursive)
+                .map_err(|e| SnapshotError::io("watching", &markers)(std::io::Error::other(e)))?;
+            for dir in watched_dirs(&root, &root, &skip) {
                 if let Err(e) = w.watch(&dir, RecursiveMode::NonRecursive)
                     && let Some(why) = registration_failure(&dir, &e)
                     && let Ok(mut st) = state.0.lock()
@@ -106,10 +156,10 @@ impl ProjectWatcher {
             // a strong reference here would keep both alive for ever (on
             // Windows with every watched directory held open).
             let watcher = Arc::downgrade(&watcher);
-            let root = root.clone();
+            let (root, markers) = (root.clone(), markers.clone());
             std::thread::Builder::new()
                 .name("mia-snapshot-watch".into())
-                .spawn(move || process_events(rx, &root, &excluded_dirs, &state, &watcher))
+                .spawn(move || process_events(rx, (&root, &markers), &skip, &state, &watcher))
                 .map_err(SnapshotError::io(
                     "starting the watcher thread for",
                     project,
@@ -117,6 +167,7 @@ impl ProjectWatcher {
         }
         Ok(Self {
             root,
+            markers,
             state,
             _watcher: watcher,
             sync_counter: Mutex::new(0),
@@ -133,7 +184,7 @@ impl ProjectWatcher {
             }
             Err(_) => return false,
         };
-        let marker = self.root.join(MIA_DIR).join(format!("{SYNC_PREFIX}{n}"));
+        let marker = self.markers.join(format!("{SYNC_PREFIX}{n}"));
         if std::fs::write(&marker, b"").is_err() {
             return false;
         }
@@ -256,9 +307,9 @@ fn lock_poisoned(root: &Path) -> SnapshotError {
 }
 
 /// Directories to watch: the root and every directory a capture would walk.
-fn watched_dirs(root: &Path, start: &Path, excluded: &[String]) -> Vec<PathBuf> {
+fn watched_dirs(root: &Path, start: &Path, skip: &Skip) -> Vec<PathBuf> {
     let mut out = vec![start.to_path_buf()];
-    let excluded = excluded.to_vec();
+    let skip = skip.clone();
     let root_owned = root.to_path_buf();
     let walker = ignore::WalkBuilder::new(start)
         .hidden(false)
@@ -266,6 +317,11 @@ fn watched_dirs(root: &Path, start: &Path, excluded: &[String]) -> Vec<PathBuf> 
         .git_ignore(true)
         .git_exclude(true)
         .require_git(false)
+        // Ignore files above the watched directory are not read: a git
+        // worktree inside a directory that ignores everything (mia-code's
+        // own worktrees directory) would otherwise watch nothing. More
+        // watches, never fewer.
+        .parents(false)
         .follow_links(false)
         .filter_entry(move |e| {
             let rel = e
@@ -273,7 +329,7 @@ fn watched_dirs(root: &Path, start: &Path, excluded: &[String]) -> Vec<PathBuf> 
                 .strip_prefix(&root_owned)
                 .map(|p| p.to_string_lossy().replace('\\', "/"));
             match rel {
-                Ok(rel) if !rel.is_empty() => !is_skipped(&rel, &excluded),
+                Ok(rel) if !rel.is_empty() => !skip.skips(&rel),
                 _ => true,
             }
         })
@@ -288,12 +344,11 @@ fn watched_dirs(root: &Path, start: &Path, excluded: &[String]) -> Vec<PathBuf> 
 
 fn process_events(
     rx: mpsc::Receiver<notify::Result<notify::Event>>,
-    root: &Path,
-    excluded: &[String],
+    (root, mia): (&Path, &Path),
+    skip: &Skip,
     state: &Arc<(Mutex<State>, Condvar)>,
     watcher: &std::sync::Weak<Mutex<RecommendedWatcher>>,
 ) {
-    let mia = root.join(MIA_DIR);
     for ev in rx {
         let (lock, cv) = &**state;
         let mut new_dirs = Vec::new();
@@ -307,7 +362,7 @@ fn process_events(
                             Some("the file watcher overflowed; a full scan is needed".into());
                     }
                     for p in &ev.paths {
-                        if p.parent() == Some(mia.as_path()) {
+                        if p.parent() == Some(mia) {
                             if let Some(n) = p
                                 .file_name()
                                 .and_then(|f| f.to_str())
@@ -322,7 +377,22 @@ fn process_events(
                             continue;
                         };
                         let rel = crate::names::path_enc(rel);
-                        if rel.is_empty() || is_skipped(&rel, excluded) {
+                        if rel.is_empty() {
+                            if matches!(
+                                ev.kind,
+                                EventKind::Remove(_)
+                                    | EventKind::Modify(notify::event::ModifyKind::Name(_))
+                            ) {
+                                // The directory itself went (removed or
+                                // moved): its watches are gone with it, so
+                                // the watcher can never vouch again.
+                                st.degraded.get_or_insert_with(|| {
+                                    format!("{} was removed or moved", root.display())
+                                });
+                            }
+                            continue;
+                        }
+                        if skip.skips(&rel) {
                             continue;
                         }
                         if matches!(ev.kind, EventKind::Access(_)) {
@@ -346,7 +416,7 @@ fn process_events(
             && let Ok(mut w) = watcher.lock()
         {
             for d in new_dirs {
-                for sub in watched_dirs(root, &d, excluded) {
+                for sub in watched_dirs(root, &d, skip) {
                     if let Err(e) = w.watch(&sub, RecursiveMode::NonRecursive)
                         && let Some(why) = registration_failure(&sub, &e)
                         && let Ok(mut st) = lock.lock()

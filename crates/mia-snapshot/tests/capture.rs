@@ -309,3 +309,41 @@ fn the_sandboxs_placeholders_are_not_captured() {
     let again = p.repo().capture(&CaptureContext::default(), None).unwrap();
     assert_eq!(again.hash, before.hash);
 }
+
+/// A session in one of mia-code's worktrees: the project sits under
+/// `.mia-code/worktrees/`, whose `.gitignore` (and the main repository's
+/// `info/exclude`) ignore everything. Ignore files above the project's
+/// own repository must not hide its files (git does not read them either).
+#[test]
+fn a_project_below_a_directory_that_ignores_everything_is_captured_whole() {
+    let outer = tempfile::tempdir().unwrap();
+    let outer_path = outer.path().canonicalize().unwrap();
+    common::write(&outer_path, ".gitignore", "*\n");
+    common::write(&outer_path, ".mia-code/.gitignore", "*\n");
+    let main = fixture::init(&outer_path).unwrap();
+    common::write(&outer_path, "tracked.txt", "t\n");
+    fixture::add(&outer_path, &["tracked.txt"]).unwrap();
+    fixture::commit(&outer_path, "one").unwrap();
+    common::write(
+        &outer_path,
+        ".mia-code/worktrees/.gitignore",
+        "# mia-code experiment worktrees\n*\n",
+    );
+    let project = outer_path.join(".mia-code/worktrees/attempt");
+    // A linked worktree: its `.git` is a file.
+    main.worktree("attempt", &project, None).unwrap();
+    std::fs::remove_file(project.join("tracked.txt")).unwrap();
+    common::write(&project, "src/main.rs", "fn main() {}\n");
+    common::write(&project, "README.md", "# hi\n");
+    common::write(&project, ".gitignore", "*.log\n");
+    common::write(&project, "debug.log", "ignored by its own rules\n");
+    let store = tempfile::tempdir().unwrap();
+    let cfg = SnapshotConfig {
+        store_root: Some(store.path().to_path_buf()),
+        ..SnapshotConfig::default()
+    };
+    let mut repo = SnapshotRepo::open(&project, cfg).unwrap();
+    let snap = repo.capture(&CaptureContext::default(), None).unwrap();
+    assert_eq!(snap.files, 3, "src/main.rs, README.md and .gitignore");
+    assert_eq!(snap.hash, reference_tree(&project));
+}

@@ -156,3 +156,42 @@ fn dropping_the_watcher_stops_its_thread() {
         }
     }
 }
+
+/// A session in one of mia-code's worktrees (`.mia-code/worktrees/<name>`,
+/// below a `.gitignore` of `*`): the watcher must still watch the whole
+/// worktree, or a narrowed capture misses what a command changed.
+#[test]
+fn a_project_below_a_directory_that_ignores_everything_is_watched_whole() {
+    let outer = tempfile::tempdir().unwrap();
+    let outer_path = outer.path().canonicalize().unwrap();
+    let main = mia_testkit::repo::init(&outer_path).unwrap();
+    common::write(&outer_path, "tracked.txt", "t\n");
+    mia_testkit::repo::add(&outer_path, &["tracked.txt"]).unwrap();
+    mia_testkit::repo::commit(&outer_path, "one").unwrap();
+    common::write(&outer_path, ".mia-code/.gitignore", "*\n");
+    common::write(&outer_path, ".mia-code/worktrees/.gitignore", "*\n");
+    let project = outer_path.join(".mia-code/worktrees/attempt");
+    main.worktree("attempt", &project, None).unwrap();
+    common::write(&project, "src/deep/a.rs", "a\n");
+    let store = tempfile::tempdir().unwrap();
+    let cfg = mia_snapshot::SnapshotConfig {
+        store_root: Some(store.path().to_path_buf()),
+        ..mia_snapshot::SnapshotConfig::default()
+    };
+    let mut repo = mia_snapshot::SnapshotRepo::open(&project, cfg).unwrap();
+    let w = ProjectWatcher::start(&project, repo.config().excluded_dirs.clone()).unwrap();
+    assert!(matches!(w.take_changes(), OutsideChanges::Unknown { .. }));
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    common::write(&project, "src/deep/a.rs", "changed by a command\n");
+    let snap = repo
+        .capture_with_watcher(&CaptureContext::default(), &w)
+        .unwrap();
+    assert_eq!(snap.mode, CaptureMode::Paths);
+    let missed: Vec<String> = repo
+        .diff_worktree(&snap.hash, None)
+        .unwrap()
+        .iter()
+        .map(|d| d.file.clone())
+        .collect();
+    assert!(missed.is_empty(), "the narrowed capture missed {missed:?}");
+}

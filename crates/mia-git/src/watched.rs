@@ -1,0 +1,168 @@
+//! A [`ChangeFeed`] from a file watcher per attempt directory, for a
+//! long-lived process (the desktop app, `mia-code serve`): after the first
+//! comparison of an attempt, the next ones re-read only what its watcher
+//! saw change.
+//!
+//! The watcher is mia-snapshot's (one inotify/FSEvents/ReadDirectoryChanges
+//! watch per directory, ignored directories left out, overflow and failed
+//! registrations reported as "unknown"). Its sync markers go to the
+//! attempt's state directory in the git directory, never into the working
+//! tree. At most [`MAX_WATCHED`] attempts are watched at once; the least
+//! recently compared one is dropped first (its next comparison scans).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use mia_snapshot::{OutsideChanges, ProjectWatcher, WatchOptions};
+
+use crate::feed::{AttemptDir, ChangeFeed, KnownChanges};
+
+/// Attempts watched at once (each costs a watch per directory).
+pub const MAX_WATCHED: usize = 8;
+
+/// Watches the attempts it is asked about.
+#[derive(Default)]
+pub struct WatchedAttempts {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for WatchedAttempts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.inner.lock().map_or(0, |i| i.watches.len());
+        f.debug_struct("WatchedAttempts")
+            .field("watched", &n)
+            .finish()
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    watches: HashMap<PathBuf, Watch>,
+    tick: u64,
+}
+
+struct Watch {
+    watcher: Arc<ProjectWatcher>,
+    /// The directory the watch was set on: a directory removed and made
+    /// again under the same name (a worktree re-created) is another one.
+    identity: Option<DirId>,
+    last_used: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct DirId {
+    dev: u64,
+    ino: u64,
+}
+
+fn dir_id(dir: &Path) -> Option<DirId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(dir).ok()?;
+        Some(DirId {
+            dev: m.dev(),
+            ino: m.ino(),
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        // No inode number in std on Windows: a watcher whose directory
+        // went away reports it (degraded), which is what is relied on.
+        let _ = dir;
+        None
+    }
+}
+
+impl WatchedAttempts {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many attempts are watched now.
+    pub fn watched(&self) -> usize {
+        self.inner.lock().map_or(0, |i| i.watches.len())
+    }
+}
+
+impl ChangeFeed for WatchedAttempts {
+    fn take(&self, attempt: &AttemptDir<'_>) -> KnownChanges {
+        let Ok(dir) = dunce::canonicalize(attempt.dir) else {
+            return KnownChanges::Unknown;
+        };
+        let identity = dir_id(&dir);
+        let known = {
+            let Ok(mut inner) = self.inner.lock() else {
+                return KnownChanges::Unknown;
+            };
+            inner.tick += 1;
+            let tick = inner.tick;
+            match inner.watches.get_mut(&dir) {
+                Some(w) if w.identity == identity => {
+                    w.last_used = tick;
+                    Some(Arc::clone(&w.watcher))
+                }
+                Some(_) => {
+                    inner.watches.remove(&dir);
+                    None
+                }
+                None => None,
+            }
+        };
+        // The lock is not held while a watcher syncs or starts: the two
+        // attempts of a comparison are read at once.
+        if let Some(watcher) = known {
+            return match watcher.take_changes() {
+                OutsideChanges::Known(paths) => KnownChanges::Paths(paths),
+                OutsideChanges::Unknown { reason } => {
+                    tracing::debug!(dir = %dir.display(), %reason, "attempt watcher cannot tell; scanning");
+                    KnownChanges::Unknown
+                }
+            };
+        }
+        // Not watched yet: start now, before the caller reads the
+        // directory, so the watch covers everything after this read.
+        let options = WatchOptions {
+            excluded_dirs: Vec::new(),
+            marker_dir: Some(attempt.state_dir.to_path_buf()),
+        };
+        let watcher = match ProjectWatcher::start_with(&dir, options) {
+            Ok(w) => w,
+            Err(e) => {
+                tracing::info!(dir = %dir.display(), error = %e, "cannot watch an attempt; its comparisons scan it");
+                return KnownChanges::Unknown;
+            }
+        };
+        // The first take says "unknown" and starts the period.
+        let _ = watcher.take_changes();
+        if let Ok(mut inner) = self.inner.lock() {
+            if inner.watches.len() >= MAX_WATCHED
+                && let Some(oldest) = inner
+                    .watches
+                    .iter()
+                    .min_by_key(|(_, w)| w.last_used)
+                    .map(|(p, _)| p.clone())
+            {
+                inner.watches.remove(&oldest);
+            }
+            let last_used = inner.tick;
+            inner.watches.insert(
+                dir,
+                Watch {
+                    watcher: Arc::new(watcher),
+                    identity,
+                    last_used,
+                },
+            );
+        }
+        KnownChanges::Unknown
+    }
+
+    fn forget(&self, dir: &Path) {
+        let dir = dunce::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.watches.remove(&dir);
+        }
+    }
+}
