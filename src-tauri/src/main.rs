@@ -319,8 +319,11 @@ fn init_logging(paths: &mia_config::Paths) {
 fn backend(args: &Args) -> anyhow::Result<Backend> {
     let paths = mia_config::Paths::from_env()?;
     init_logging(&paths);
-    let (runtime, notices) =
-        Runtime::open(RuntimeOptions::new(paths)).context("opening the session database")?;
+    let (runtime, notices) = Runtime::open(RuntimeOptions {
+        watch_attempts: true,
+        ..RuntimeOptions::new(paths)
+    })
+    .context("opening the session database")?;
     for notice in notices {
         tracing::warn!(%notice, "while opening the session database");
     }

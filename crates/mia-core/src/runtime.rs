@@ -36,6 +36,11 @@ pub struct RuntimeOptions {
     /// A turn waits for plugin installs to finish (`mia-code run`, which has
     /// no next turn); otherwise installs run in the background.
     pub wait_for_plugins: bool,
+    /// Watch the attempts this process compares, so the next comparison of
+    /// one re-reads only what changed (a long-lived process: the desktop
+    /// app, `serve`). A one-shot command scans: a watcher would outlive
+    /// nothing.
+    pub watch_attempts: bool,
 }
 
 impl RuntimeOptions {
@@ -50,6 +55,7 @@ impl RuntimeOptions {
             idle_eviction: std::time::Duration::from_secs(600),
             offline: false,
             wait_for_plugins: false,
+            watch_attempts: false,
         }
     }
 }
@@ -79,6 +85,8 @@ pub(crate) struct Inner {
     pub(crate) last_sweep: std::sync::atomic::AtomicI64,
     /// When snapshot expiry last ran (Unix ms).
     pub(crate) last_expiry: std::sync::atomic::AtomicI64,
+    /// Watchers on compared attempts (`RuntimeOptions::watch_attempts`).
+    pub(crate) attempts: Option<Arc<mia_git::WatchedAttempts>>,
     /// Auto share: sessions with a sync scheduled, and sessions whose last
     /// sync failed (reported once).
     pub(crate) share_pending: Mutex<std::collections::HashSet<SessionId>>,
@@ -111,6 +119,9 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Runtime {
     pub fn new(opts: RuntimeOptions, store: StoreHandle) -> Self {
         let (events, _) = broadcast::channel(8192);
+        let attempts = opts
+            .watch_attempts
+            .then(|| Arc::new(mia_git::WatchedAttempts::new()));
         let rt = Self {
             inner: Arc::new(Inner {
                 opts,
@@ -123,6 +134,7 @@ impl Runtime {
                 projects: Mutex::new(HashMap::new()),
                 tools: ToolRegistry::builtin(),
                 last_expiry: std::sync::atomic::AtomicI64::new(0),
+                attempts,
                 providers: Mutex::new(HashMap::new()),
                 last_sweep: std::sync::atomic::AtomicI64::new(mia_protocol::now_ms()),
                 share_pending: Mutex::new(std::collections::HashSet::new()),

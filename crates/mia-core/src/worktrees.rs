@@ -134,6 +134,7 @@ impl Runtime {
         };
         let config = self.load_config(Some(dir.clone())).await?;
         let paths = self.options().paths.clone();
+        let attempts = self.inner.attempts.clone();
         tokio::task::spawn_blocking(move || -> Result<Worktrees, CoreError> {
             let repo = mia_git::Repo::discover(&dir)?;
             let w = config.merged.worktree.clone().unwrap_or_default();
@@ -187,17 +188,20 @@ impl Runtime {
             // Start scripts and the check command run in the OS sandbox of
             // the worktree they run in.
             let confine_config = config.clone();
-            Ok(
-                Worktrees::new(repo, settings).with_confinement(std::sync::Arc::new(
-                    move |dir: &Path| {
-                        crate::sandbox::script_confinement(&confine_config, dir, &paths)
-                            .unwrap_or_else(|| mia_sandbox::Confinement {
-                                policy: mia_sandbox::SandboxPolicy::off(),
-                                gate: None,
-                            })
-                    },
-                )),
-            )
+            let wt = Worktrees::new(repo, settings).with_confinement(std::sync::Arc::new(
+                move |dir: &Path| {
+                    crate::sandbox::script_confinement(&confine_config, dir, &paths).unwrap_or_else(
+                        || mia_sandbox::Confinement {
+                            policy: mia_sandbox::SandboxPolicy::off(),
+                            gate: None,
+                        },
+                    )
+                },
+            ));
+            Ok(match attempts {
+                Some(feed) => wt.with_changes(feed),
+                None => wt,
+            })
         })
         .await
         .map_err(|e| CoreError::Internal(format!("a worktree task failed: {e}")))?

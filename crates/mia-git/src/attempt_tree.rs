@@ -27,6 +27,15 @@ struct Saved {
     /// No tracked file hides where a watcher does not look (an ignored
     /// directory): a feed's list of changes can be trusted.
     narrowable: bool,
+    /// No content filter applies (attributes `text`, `eol`, `filter`, …,
+    /// `core.autocrlf`): a file's blob is its bytes, so the tree can be
+    /// updated in-process instead of by `git add`.
+    #[serde(default)]
+    plain: bool,
+    /// The index holds `tree` (false once the tree moved on in-process):
+    /// only then can git update just some of its paths.
+    #[serde(default)]
+    index_holds_tree: bool,
 }
 
 /// Identity of an index file: git replaces it by renaming a new file in,
@@ -105,22 +114,40 @@ impl Worktrees {
             .and_then(|b| serde_json::from_slice::<Saved>(&b).ok())
             .filter(|s| s.narrowable && stamp(&index) == Some(s.stamp));
         if let (KnownChanges::Paths(paths), Some(saved)) = (&known, &saved) {
-            if paths.is_empty() {
+            // (A saved tree is not reachable from any ref: after weeks a
+            // `git gc` may have pruned it. Then the attempt is read again.)
+            if paths.is_empty() && self.object_exists(&saved.tree) {
                 return Ok((saved.tree.clone(), AttemptRead::Unchanged));
             }
-            if let Some(specs) = narrowed_specs(dir, paths)
+            if saved.plain
+                && let Some(tree) = crate::attempt_update::updated_tree(dir, &saved.tree, paths)
+                    .unwrap_or_else(|e| {
+                        tracing::info!(error = %e, "in-process update failed; git adds instead");
+                        None
+                    })
+            {
+                // The index is left as it was: the saved tree moves on
+                // from it, and a later scan re-reads what changed since.
+                save(&state_path, &index, &tree, (true, true), false);
+                return Ok((tree, AttemptRead::Watched));
+            }
+            if saved.index_holds_tree
+                && let Some(specs) = narrowed_specs(dir, paths)
                 && self.add_narrowed(dir, &index, &specs)?
             {
                 let tree = self.write_tree(dir, &index)?;
-                save(&state_path, &index, &tree, true);
+                save(&state_path, &index, &tree, (true, saved.plain), true);
                 return Ok((tree, AttemptRead::Watched));
             }
         }
         self.add_all(dir, &index)?;
         let tree = self.write_tree(dir, &index)?;
         if self.changes.is_some() {
-            let narrowable = self.nothing_tracked_is_ignored(dir, &index)?;
-            save(&state_path, &index, &tree, narrowable);
+            let facts = (
+                self.nothing_tracked_is_ignored(dir, &index)?,
+                self.no_content_filters(dir, &index)?,
+            );
+            save(&state_path, &index, &tree, facts, true);
         } else {
             let _ = std::fs::remove_file(&state_path);
         }
@@ -137,6 +164,15 @@ impl Worktrees {
         if let Some(feed) = &self.changes {
             feed.forget(dir);
         }
+    }
+
+    fn object_exists(&self, oid: &str) -> bool {
+        let Ok(oid) = git2::Oid::from_str(oid) else {
+            return false;
+        };
+        git2::Repository::open(&self.repo.root)
+            .and_then(|r| r.odb().map(|odb| odb.exists(oid)))
+            .unwrap_or(false)
     }
 
     fn index_env(index: &Path) -> String {
@@ -239,9 +275,82 @@ impl Worktrees {
         let ignored = g.ok(&["ls-files", "-z", "-c", "-i", "--exclude-standard"])?;
         Ok(ignored.is_empty())
     }
+
+    /// Whether no content filter can apply in the attempt: no
+    /// `core.autocrlf`, no attributes file (tracked, the repository's
+    /// `info/attributes`, the person's global one) that names one.
+    fn no_content_filters(&self, dir: &Path, index: &Path) -> Result<bool> {
+        let repo = git2::Repository::open(dir)?;
+        let config = repo.config()?;
+        if config
+            .get_string("core.autocrlf")
+            .is_ok_and(|v| !v.eq_ignore_ascii_case("false"))
+        {
+            return Ok(false);
+        }
+        let mut files = vec![self.repo.common_dir.join("info").join("attributes")];
+        if let Ok(global) = config.get_path("core.attributesFile") {
+            files.push(global);
+        } else if let Some(xdg) = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        {
+            files.push(xdg.join("git").join("attributes"));
+        }
+        let tracked = self
+            .git(dir)
+            .with_env("GIT_INDEX_FILE", Self::index_env(index))
+            .ok(&["ls-files", "-z", "--", ".gitattributes", "*/.gitattributes"])?;
+        files.extend(
+            tracked
+                .split('\0')
+                .filter(|p| !p.is_empty())
+                .map(|p| dir.join(p)),
+        );
+        for f in files {
+            match std::fs::read(&f) {
+                Ok(bytes) if sets_filters(&String::from_utf8_lossy(&bytes)) => return Ok(false),
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                // Unreadable: assume the worst.
+                Err(_) => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
 }
 
-fn save(state_path: &Path, index: &Path, tree: &str, narrowable: bool) {
+/// Attributes that change what `git add` stores for a file's bytes.
+const FILTER_ATTRIBUTES: [&str; 6] = [
+    "text",
+    "eol",
+    "crlf",
+    "filter",
+    "ident",
+    "working-tree-encoding",
+];
+
+/// Whether an attributes file's text sets (or unsets) any of
+/// [`FILTER_ATTRIBUTES`] (conservative: unsetting counts too).
+fn sets_filters(text: &str) -> bool {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .flat_map(|l| l.split_whitespace().skip(1))
+        .any(|attr| {
+            let key = attr.trim_start_matches(['-', '!']);
+            let key = key.split('=').next().unwrap_or(key);
+            FILTER_ATTRIBUTES.contains(&key)
+        })
+}
+
+fn save(
+    state_path: &Path,
+    index: &Path,
+    tree: &str,
+    (narrowable, plain): (bool, bool),
+    index_holds_tree: bool,
+) {
     let Some(stamp) = stamp(index) else {
         let _ = std::fs::remove_file(state_path);
         return;
@@ -250,6 +359,8 @@ fn save(state_path: &Path, index: &Path, tree: &str, narrowable: bool) {
         tree: tree.to_string(),
         stamp,
         narrowable,
+        plain,
+        index_holds_tree,
     };
     let Ok(bytes) = serde_json::to_vec(&saved) else {
         return;
@@ -302,6 +413,18 @@ fn nul_list(specs: &[String]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn attributes_that_filter_content_are_recognised() {
+        assert!(sets_filters("* text=auto\n"));
+        assert!(sets_filters("*.sh eol=lf\n"));
+        assert!(sets_filters("*.psd filter=lfs diff=lfs merge=lfs -text\n"));
+        assert!(sets_filters("*.bin -text\n"));
+        assert!(!sets_filters(
+            "# text\n*.png binary\n*.rs diff=rust linguist-language=Rust\n"
+        ));
+        assert!(!sets_filters(""));
+    }
 
     #[test]
     fn changed_paths_split_into_present_and_gone() {

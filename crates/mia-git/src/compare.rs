@@ -107,63 +107,67 @@ pub struct Promoted {
 }
 
 impl Worktrees {
+    /// What differs between commit `base` and `tree`, with line counts:
+    /// `git diff-tree -r --no-renames --numstat`, in-process (libgit2
+    /// reads the same objects; no process per attempt).
     fn changes(&self, base: &str, tree: &str) -> Result<Vec<FileChange>> {
-        let git = self.git(&self.repo.root);
-        let raw = git.ok(&["diff-tree", "-r", "-z", "--no-renames", base, tree])?;
-        let mut files: BTreeMap<String, FileChange> = BTreeMap::new();
-        let mut it = raw.split('\0');
-        while let Some(meta) = it.next() {
-            let Some(meta) = meta.strip_prefix(':') else {
-                continue;
-            };
-            let Some(path) = it.next() else { break };
-            let parts: Vec<&str> = meta.split(' ').collect();
-            let status = match parts.get(4).copied().unwrap_or("M") {
-                "A" => AttemptFileStatus::Added,
-                "D" => AttemptFileStatus::Deleted,
-                "T" => AttemptFileStatus::TypeChanged,
+        let repo = git2::Repository::open(&self.repo.root)?;
+        let base_tree = repo
+            .revparse_single(&format!("{base}^{{tree}}"))?
+            .peel_to_tree()?;
+        let tree = repo.find_tree(git2::Oid::from_str(tree)?)?;
+        let mut opts = git2::DiffOptions::new();
+        opts.include_typechange(true).ignore_submodules(false);
+        let diff = repo.diff_tree_to_tree(Some(&base_tree), Some(&tree), Some(&mut opts))?;
+        let mut files = Vec::with_capacity(diff.deltas().len());
+        for (i, delta) in diff.deltas().enumerate() {
+            let status = match delta.status() {
+                git2::Delta::Added => AttemptFileStatus::Added,
+                git2::Delta::Deleted => AttemptFileStatus::Deleted,
+                git2::Delta::Typechange => AttemptFileStatus::TypeChanged,
                 _ => AttemptFileStatus::Modified,
             };
-            files.insert(
-                path.to_string(),
-                FileChange {
-                    path: path.to_string(),
-                    status,
-                    additions: 0,
-                    deletions: 0,
-                    binary: false,
-                    oid: parts.get(3).copied().unwrap_or_default().to_string(),
-                },
-            );
-        }
-        let num = git.ok(&[
-            "diff-tree",
-            "-r",
-            "-z",
-            "--no-renames",
-            "--numstat",
-            base,
-            tree,
-        ])?;
-        for rec in num.split('\0').filter(|r| !r.is_empty()) {
-            let mut f = rec.splitn(3, '\t');
-            let (Some(a), Some(d), Some(path)) = (f.next(), f.next(), f.next()) else {
+            let side = if delta.status() == git2::Delta::Deleted {
+                delta.old_file()
+            } else {
+                delta.new_file()
+            };
+            let Some(path) = side.path_bytes() else {
                 continue;
             };
-            if let Some(c) = files.get_mut(path) {
-                if a == "-" {
-                    c.binary = true;
+            let path = String::from_utf8_lossy(path).into_owned();
+            let mut change = FileChange {
+                path,
+                status,
+                additions: 0,
+                deletions: 0,
+                binary: false,
+                oid: delta.new_file().id().to_string(),
+            };
+            let gitlink = |f: git2::DiffFile<'_>| f.mode() == git2::FileMode::Commit;
+            if gitlink(delta.old_file()) || gitlink(delta.new_file()) {
+                // A submodule's "lines" are its commit line, as git counts.
+                (change.additions, change.deletions) = match status {
+                    AttemptFileStatus::Added => (1, 0),
+                    AttemptFileStatus::Deleted => (0, 1),
+                    _ => (1, 1),
+                };
+            } else if let Some(patch) = git2::Patch::from_diff(&diff, i)? {
+                if patch.delta().flags().is_binary() {
+                    change.binary = true;
                 } else {
-                    c.additions = a.parse().unwrap_or(0);
-                    c.deletions = d.parse().unwrap_or(0);
+                    let (_, add, del) = patch.line_stats()?;
+                    change.additions = add as u32;
+                    change.deletions = del as u32;
                 }
             }
+            files.push(change);
         }
-        Ok(files.into_values().collect())
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(files)
     }
 
-    fn attempt(&self, name: &str, base: &str) -> Result<Attempt> {
-        let path = self.attempt_path(name)?;
+    fn attempt(&self, name: &str, path: PathBuf, base: &str) -> Result<Attempt> {
         let (tree, read) = self.read_working_tree(name, &path)?;
         let files = self.changes(base, &tree)?;
         let stats = Stats {
@@ -181,25 +185,42 @@ impl Worktrees {
         })
     }
 
+    /// An attempt's directory, head and recorded base (empty when none),
+    /// from one listing of the registered worktrees.
+    fn side(
+        &self,
+        registered: &[(PathBuf, String, Option<String>)],
+        name: &str,
+    ) -> Result<(PathBuf, String, String)> {
+        if name == "main" {
+            let root = dunce::canonicalize(&self.repo.root).unwrap_or(self.repo.root.clone());
+            let head = match registered.iter().find(|(p, _, _)| *p == root) {
+                Some((_, head, _)) if !head.is_empty() => head.clone(),
+                _ => self
+                    .git(&self.repo.root)
+                    .ok(&["rev-parse", "HEAD"])?
+                    .trim()
+                    .to_string(),
+            };
+            return Ok((self.repo.root.clone(), head.clone(), head));
+        }
+        let (path, head, meta) = self.locate_in(registered, name)?;
+        Ok((path, head, meta.map(|m| m.base).unwrap_or_default()))
+    }
+
     /// The base two attempts are compared against: their recorded base
     /// when they share one, else the merge base of their heads.
-    fn common_base(&self, a: &str, b: &str) -> Result<String> {
-        let info = |n: &str| -> Result<(String, String)> {
-            if n == "main" {
-                let head = self.git(&self.repo.root).ok(&["rev-parse", "HEAD"])?;
-                return Ok((head.trim().to_string(), head.trim().to_string()));
-            }
-            let (_, head, meta) = self.locate(n)?;
-            Ok((meta.map(|m| m.base).unwrap_or_default(), head))
-        };
-        let (base_a, head_a) = info(a)?;
-        let (base_b, head_b) = info(b)?;
+    fn common_base(
+        &self,
+        (head_a, base_a): (&str, &str),
+        (head_b, base_b): (&str, &str),
+    ) -> Result<String> {
         if !base_a.is_empty() && base_a == base_b {
-            return Ok(base_a);
+            return Ok(base_a.to_string());
         }
         Ok(self
             .git(&self.repo.root)
-            .ok(&["merge-base", &head_a, &head_b])?
+            .ok(&["merge-base", head_a, head_b])?
             .trim()
             .to_string())
     }
@@ -211,11 +232,14 @@ impl Worktrees {
                 "compare needs two different attempts (both are {a})"
             )));
         }
-        let base = self.common_base(a, b)?;
+        let registered = self.registered()?;
+        let (path_a, head_a, base_a) = self.side(&registered, a)?;
+        let (path_b, head_b, base_b) = self.side(&registered, b)?;
+        let base = self.common_base((&head_a, &base_a), (&head_b, &base_b))?;
         // Both working trees at once (each is a scan of its files).
         let (a, b) = std::thread::scope(|sc| {
-            let ha = sc.spawn(|| self.attempt(a, &base));
-            let rb = self.attempt(b, &base);
+            let ha = sc.spawn(|| self.attempt(a, path_a, &base));
+            let rb = self.attempt(b, path_b, &base);
             let ra = ha.join().unwrap_or_else(|_| {
                 Err(GitError::Invalid(
                     "comparing the first attempt failed".into(),

@@ -11,6 +11,7 @@
 //! `worktree.runHooks` is set.
 
 mod attempt_tree;
+mod attempt_update;
 mod compare;
 mod error;
 pub mod feed;

@@ -962,14 +962,24 @@ impl Worktrees {
     /// A worktree's path, head and recorded metadata, without the status
     /// work of [`Worktrees::get`] (no `git status`, no size walk).
     pub(crate) fn locate(&self, name: &str) -> Result<(PathBuf, String, Option<Meta>)> {
+        self.locate_in(&self.registered()?, name)
+    }
+
+    /// [`locate`](Self::locate) in a list of registered worktrees already
+    /// read (one `git worktree list` for several lookups).
+    pub(crate) fn locate_in(
+        &self,
+        registered: &[(PathBuf, String, Option<String>)],
+        name: &str,
+    ) -> Result<(PathBuf, String, Option<Meta>)> {
         let dir = self.checked_dir()?;
         let dir = dunce::canonicalize(&dir).unwrap_or(dir);
-        self.registered()?
-            .into_iter()
+        registered
+            .iter()
             .find(|(p, _, _)| {
                 p.parent() == Some(dir.as_path()) && p.file_name().is_some_and(|n| n == name)
             })
-            .map(|(p, head, _)| (p, head, self.read_meta(name)))
+            .map(|(p, head, _)| (p.clone(), head.clone(), self.read_meta(name)))
             .ok_or_else(|| GitError::NotFound(name.to_string()))
     }
 }

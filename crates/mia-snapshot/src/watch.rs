@@ -398,7 +398,14 @@ fn process_events(
                         if matches!(ev.kind, EventKind::Access(_)) {
                             continue;
                         }
-                        if matches!(ev.kind, EventKind::Create(_)) && p.is_dir() {
+                        // A directory made here, or moved in (a rename's
+                        // "to" side): watch it and report what it holds.
+                        if matches!(
+                            ev.kind,
+                            EventKind::Create(_)
+                                | EventKind::Modify(notify::event::ModifyKind::Name(_))
+                        ) && p.is_dir()
+                        {
                             new_dirs.push(p.clone());
                         }
                         st.changed.insert(rel);

@@ -195,3 +195,30 @@ fn a_project_below_a_directory_that_ignores_everything_is_watched_whole() {
         .collect();
     assert!(missed.is_empty(), "the narrowed capture missed {missed:?}");
 }
+
+/// A directory moved into the project (`mv /tmp/x src/x`) is watched from
+/// then on, and what it holds is reported: a later edit inside it is seen.
+#[test]
+fn a_directory_moved_in_is_watched_and_reported() {
+    let p = Project::new();
+    p.write("src/a.rs", "a\n");
+    let mut repo = p.repo();
+    let w = ProjectWatcher::start(&p.path(), repo.config().excluded_dirs.clone()).unwrap();
+    assert!(matches!(w.take_changes(), OutsideChanges::Unknown { .. }));
+    repo.capture(&CaptureContext::default(), None).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    common::write(outside.path(), "moved/deep/x.rs", "x\n");
+    std::fs::rename(outside.path().join("moved"), p.path().join("src/moved")).unwrap();
+    let OutsideChanges::Known(seen) = w.take_changes() else {
+        panic!("the watcher should know");
+    };
+    assert!(
+        seen.contains(&"src/moved/deep/x.rs".to_string()),
+        "what the moved directory holds is reported: {seen:?}"
+    );
+    p.write("src/moved/deep/x.rs", "edited after the move\n");
+    let OutsideChanges::Known(seen) = w.take_changes() else {
+        panic!("the watcher should know");
+    };
+    assert_eq!(seen, vec!["src/moved/deep/x.rs".to_string()]);
+}

@@ -83,7 +83,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let paths = context::paths()?;
-    let local = context::local(RuntimeOptions::new(paths.clone()))?;
+    let local = context::local(RuntimeOptions {
+        watch_attempts: true,
+        ..RuntimeOptions::new(paths.clone())
+    })?;
     let token = match std::env::var("MIA_CODE_SERVE_TOKEN") {
         Ok(t) if !t.is_empty() => checked_token(&t)?,
         _ => mia_server::new_token(),
