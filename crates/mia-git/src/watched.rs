@@ -10,9 +10,9 @@
 //! tree. At most [`MAX_WATCHED`] attempts are watched at once; the least
 //! recently compared one is dropped first (its next comparison scans).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use mia_snapshot::{OutsideChanges, ProjectWatcher, WatchOptions};
 
@@ -24,12 +24,19 @@ pub const MAX_WATCHED: usize = 8;
 /// Watches the attempts it is asked about.
 #[derive(Default)]
 pub struct WatchedAttempts {
+    shared: Arc<Shared>,
+}
+
+#[derive(Default)]
+struct Shared {
     inner: Mutex<Inner>,
+    /// Signalled when a watcher finished starting.
+    started: Condvar,
 }
 
 impl std::fmt::Debug for WatchedAttempts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.inner.lock().map_or(0, |i| i.watches.len());
+        let n = self.shared.inner.lock().map_or(0, |i| i.watches.len());
         f.debug_struct("WatchedAttempts")
             .field("watched", &n)
             .finish()
@@ -39,6 +46,8 @@ impl std::fmt::Debug for WatchedAttempts {
 #[derive(Default)]
 struct Inner {
     watches: HashMap<PathBuf, Watch>,
+    /// Directories whose watcher is being started.
+    starting: HashSet<PathBuf>,
     tick: u64,
 }
 
@@ -80,9 +89,86 @@ impl WatchedAttempts {
         Self::default()
     }
 
+    fn start(&self, dir: PathBuf, identity: Option<DirId>, markers: PathBuf) {
+        {
+            let Ok(mut inner) = self.shared.inner.lock() else {
+                return;
+            };
+            if !inner.starting.insert(dir.clone()) {
+                return;
+            }
+        }
+        let shared = Arc::clone(&self.shared);
+        let key = dir.clone();
+        let spawned = std::thread::Builder::new()
+            .name("mia-git-watch-start".into())
+            .spawn(move || {
+                let options = WatchOptions {
+                    excluded_dirs: Vec::new(),
+                    marker_dir: Some(markers),
+                };
+                let started = ProjectWatcher::start_with(&dir, options);
+                let Ok(mut inner) = shared.inner.lock() else {
+                    return;
+                };
+                inner.starting.remove(&dir);
+                match started {
+                    Ok(watcher) => {
+                        if inner.watches.len() >= MAX_WATCHED
+                            && let Some(oldest) = inner
+                                .watches
+                                .iter()
+                                .min_by_key(|(_, w)| w.last_used)
+                                .map(|(p, _)| p.clone())
+                        {
+                            inner.watches.remove(&oldest);
+                        }
+                        let last_used = inner.tick;
+                        inner.watches.insert(
+                            dir,
+                            Watch {
+                                watcher: Arc::new(watcher),
+                                identity,
+                                last_used,
+                            },
+                        );
+                    }
+                    Err(e) => {
+                        tracing::info!(dir = %dir.display(), error = %e, "cannot watch an attempt; its comparisons scan it");
+                    }
+                }
+                shared.started.notify_all();
+            });
+        if spawned.is_err()
+            && let Ok(mut inner) = self.shared.inner.lock()
+        {
+            inner.starting.remove(&key);
+        }
+    }
+
+    /// Wait until no watcher is still starting (at most `timeout`); false
+    /// on timeout. For tests and benchmarks that need a known state.
+    pub fn wait_started(&self, timeout: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        let Ok(mut inner) = self.shared.inner.lock() else {
+            return false;
+        };
+        while !inner.starting.is_empty() {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            match self.shared.started.wait_timeout(inner, deadline - now) {
+                Ok((g, _)) => inner = g,
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
     /// How many attempts are watched now.
     pub fn watched(&self) -> usize {
-        self.inner.lock().map_or(0, |i| i.watches.len())
+        self.shared.inner.lock().map_or(0, |i| i.watches.len())
     }
 }
 
@@ -93,7 +179,7 @@ impl ChangeFeed for WatchedAttempts {
         };
         let identity = dir_id(&dir);
         let known = {
-            let Ok(mut inner) = self.inner.lock() else {
+            let Ok(mut inner) = self.shared.inner.lock() else {
                 return KnownChanges::Unknown;
             };
             inner.tick += 1;
@@ -121,47 +207,18 @@ impl ChangeFeed for WatchedAttempts {
                 }
             };
         }
-        // Not watched yet: start now, before the caller reads the
-        // directory, so the watch covers everything after this read.
-        let options = WatchOptions {
-            excluded_dirs: Vec::new(),
-            marker_dir: Some(attempt.state_dir.to_path_buf()),
-        };
-        let watcher = match ProjectWatcher::start_with(&dir, options) {
-            Ok(w) => w,
-            Err(e) => {
-                tracing::info!(dir = %dir.display(), error = %e, "cannot watch an attempt; its comparisons scan it");
-                return KnownChanges::Unknown;
-            }
-        };
-        // The first take says "unknown" and starts the period.
-        let _ = watcher.take_changes();
-        if let Ok(mut inner) = self.inner.lock() {
-            if inner.watches.len() >= MAX_WATCHED
-                && let Some(oldest) = inner
-                    .watches
-                    .iter()
-                    .min_by_key(|(_, w)| w.last_used)
-                    .map(|(p, _)| p.clone())
-            {
-                inner.watches.remove(&oldest);
-            }
-            let last_used = inner.tick;
-            inner.watches.insert(
-                dir,
-                Watch {
-                    watcher: Arc::new(watcher),
-                    identity,
-                    last_used,
-                },
-            );
-        }
+        // Not watched yet: start a watcher in the background (walking a
+        // large tree to set its watches must not slow this comparison),
+        // and scan. Its first take says "unknown" (it cannot know what
+        // happened before it started) and starts its period: the scan after
+        // that take is the reference the next takes narrow from.
+        self.start(dir, identity, attempt.state_dir.to_path_buf());
         KnownChanges::Unknown
     }
 
     fn forget(&self, dir: &Path) {
         let dir = dunce::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-        if let Ok(mut inner) = self.inner.lock() {
+        if let Ok(mut inner) = self.shared.inner.lock() {
             inner.watches.remove(&dir);
         }
     }

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use mia_git::{
     AttemptDir, AttemptRead, Cancel, ChangeFeed, CreateOptions, KnownChanges, Repo, Settings,
@@ -125,7 +126,11 @@ fn a_watched_comparison_equals_a_scan_after_every_kind_of_change() {
     let fed = worktrees(&fx.root).with_changes(feed.clone());
     let scanned = (AttemptRead::Scanned, AttemptRead::Scanned);
     assert_eq!(agree(&fed, &a, &b, "nothing"), scanned);
+    // The watchers start in the background; the comparison after that
+    // starts their period and scans once more.
+    assert!(feed.wait_started(Duration::from_secs(30)));
     assert_eq!(feed.watched(), 2, "both attempts are watched");
+    assert_eq!(agree(&fed, &a, &b, "nothing"), scanned);
     let unchanged = (AttemptRead::Unchanged, AttemptRead::Unchanged);
     assert_eq!(agree(&fed, &a, &b, "nothing"), unchanged);
     let steps: Vec<(&str, Step)> = vec![
@@ -310,7 +315,10 @@ fn a_tracked_file_in_an_ignored_directory_is_never_trusted_to_the_watcher() {
     let a = create(&plain, "a");
     create(&plain, "b");
     let b = fx.root.join(".mia-code/worktrees/b");
-    let fed = worktrees(&fx.root).with_changes(Arc::new(WatchedAttempts::new()));
+    let feed = Arc::new(WatchedAttempts::new());
+    let fed = worktrees(&fx.root).with_changes(feed.clone());
+    agree(&fed, &a, &b, "nothing");
+    assert!(feed.wait_started(Duration::from_secs(30)));
     agree(&fed, &a, &b, "nothing");
     // Never trusted to the watcher: scanned every time.
     assert_eq!(agree(&fed, &a, &b, "nothing again").0, AttemptRead::Scanned);
@@ -326,8 +334,11 @@ fn a_removed_and_recreated_attempt_is_scanned_again() {
     let fed = worktrees(&fx.root).with_changes(feed.clone());
     let a = create(&fed, "a");
     let b = create(&fed, "b");
+    agree(&fed, &a, &b, "nothing");
+    assert!(feed.wait_started(Duration::from_secs(30)));
+    agree(&fed, &a, &b, "nothing");
     write(&a.join("src/m1/f1.txt"), "edited\n");
-    agree(&fed, &a, &b, "an edit");
+    assert_eq!(agree(&fed, &a, &b, "an edit").0, AttemptRead::Watched);
     assert_eq!(agree(&fed, &a, &b, "nothing").0, AttemptRead::Unchanged);
     // Removed by the person with plain git, then made again.
     git(
@@ -352,7 +363,10 @@ fn content_filters_are_left_to_git() {
     let plain = worktrees(&fx.root);
     let a = create(&plain, "a");
     let b = create(&plain, "b");
-    let fed = worktrees(&fx.root).with_changes(Arc::new(WatchedAttempts::new()));
+    let feed = Arc::new(WatchedAttempts::new());
+    let fed = worktrees(&fx.root).with_changes(feed.clone());
+    agree(&fed, &a, &b, "nothing");
+    assert!(feed.wait_started(Duration::from_secs(30)));
     agree(&fed, &a, &b, "nothing");
     // CRLF in the work tree is stored as LF (text=auto): git does it.
     write(&a.join("src/m1/f1.txt"), "one\r\ntwo\r\n");
