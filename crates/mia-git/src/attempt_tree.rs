@@ -142,7 +142,8 @@ impl Worktrees {
         }
         self.add_all(dir, &index)?;
         let tree = self.write_tree(dir, &index)?;
-        if self.changes.is_some() {
+        if matches!(known, KnownChanges::Primed | KnownChanges::Paths(_)) {
+            // Watched from now on: what the next comparisons may trust.
             let facts = (
                 self.nothing_tracked_is_ignored(dir, &index)?,
                 self.no_content_filters(dir, &index)?,

@@ -19,6 +19,9 @@ pub enum KnownChanges {
     Paths(Vec<String>),
     /// The feed cannot tell: scan everything.
     Unknown,
+    /// The feed cannot tell yet, but counts from now: scan everything, and
+    /// the next take will know.
+    Primed,
 }
 
 /// One attempt a comparison reads.

@@ -199,8 +199,12 @@ impl ChangeFeed for WatchedAttempts {
         // The lock is not held while a watcher syncs or starts: the two
         // attempts of a comparison are read at once.
         if let Some(watcher) = known {
+            let first = !watcher.primed();
             return match watcher.take_changes() {
                 OutsideChanges::Known(paths) => KnownChanges::Paths(paths),
+                OutsideChanges::Unknown { .. } if first && watcher.degraded().is_none() => {
+                    KnownChanges::Primed
+                }
                 OutsideChanges::Unknown { reason } => {
                     tracing::debug!(dir = %dir.display(), %reason, "attempt watcher cannot tell; scanning");
                     KnownChanges::Unknown

@@ -275,7 +275,7 @@ impl ChangeFeed for Liar {
         *n += 1;
         // The first take of each attempt cannot know: the scan seeds it.
         if *n <= 2 {
-            KnownChanges::Unknown
+            KnownChanges::Primed
         } else {
             KnownChanges::Paths(Vec::new())
         }

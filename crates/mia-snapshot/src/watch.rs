@@ -266,6 +266,11 @@ impl ProjectWatcher {
         }
     }
 
+    /// Whether a take has started a period (the first take cannot know).
+    pub fn primed(&self) -> bool {
+        self.state.0.lock().is_ok_and(|st| st.primed)
+    }
+
     /// Why the watcher cannot be trusted, if it cannot (a directory could
     /// not be watched): captures then scan the project.
     pub fn degraded(&self) -> Option<String> {
