@@ -327,3 +327,114 @@ fn gc_applies_retention_and_keeps_recent_snapshots() {
     ok(&out);
     assert!(stdout(&out).contains("3 files changed"), "{}", stdout(&out));
 }
+
+/// `sessions.retentionDays`: `snapshot gc` deletes the sessions nobody
+/// touched for that long (their snapshots' refs with them), keeps the
+/// recent ones, and gives the database's free space back.
+#[test]
+fn gc_deletes_sessions_past_their_retention_and_shrinks_the_database() {
+    let env = Env::new();
+    let old = session_with_steps(&env);
+    let mut db = env.db();
+    let recent = db
+        .create_session(NewSession {
+            directory: env.dir().to_string_lossy().into_owned(),
+            ..Default::default()
+        })
+        .unwrap();
+    // Enough history in the old session for its deletion to free pages.
+    for i in 0..200 {
+        db.add_message(
+            &old,
+            mia_protocol::NewMessage::new(
+                mia_protocol::Role::User,
+                vec![mia_protocol::PartContent::text("history ".repeat(200 + i))],
+            ),
+        )
+        .unwrap();
+    }
+    drop(db);
+    assert!(
+        !refs_of(&env, &old).is_empty(),
+        "the old session has snapshot refs"
+    );
+    // Forty days pass for the old session.
+    let conn = rusqlite::Connection::open(env.home.path().join("data.db")).unwrap();
+    let forty_days_ago = mia_protocol::now_ms() - 40 * 24 * 3600 * 1000;
+    conn.execute(
+        "UPDATE sessions SET updated_at = ?1 WHERE id = ?2",
+        rusqlite::params![forty_days_ago, old.to_string()],
+    )
+    .unwrap();
+    drop(conn);
+    let xdg = tempfile::tempdir().unwrap();
+    let write_config = |body: &str| {
+        std::fs::create_dir_all(xdg.path().join("mia-code")).unwrap();
+        std::fs::write(xdg.path().join("mia-code/config.json"), body).unwrap();
+    };
+    // Without the key nothing is deleted.
+    write_config("{}");
+    let out = env
+        .cmd()
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .args(["snapshot", "gc", "--json"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["sessions"]["deleted"], serde_json::json!([]), "{v}");
+    assert!(env.db().get_session(&old).is_ok());
+    // With it, the old one goes and the recent one stays.
+    write_config(r#"{"sessions": {"retentionDays": 30}}"#);
+    let out = env
+        .cmd()
+        .env("XDG_CONFIG_HOME", xdg.path())
+        .args(["snapshot", "gc", "--json"])
+        .output()
+        .unwrap();
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["sessions"]["retention_days"], 30, "{v}");
+    assert_eq!(
+        v["sessions"]["deleted"],
+        serde_json::json!([old.to_string()]),
+        "{v}"
+    );
+    assert!(
+        env.db().get_session(&old).is_err(),
+        "the old session is gone"
+    );
+    assert!(
+        env.db().get_session(&recent.id).is_ok(),
+        "the recent one stays"
+    );
+    let before = v["database"]["bytes_before"].as_u64().unwrap();
+    let after = v["database"]["bytes_after"].as_u64().unwrap();
+    assert_eq!(v["database"]["vacuumed"], true, "{v}");
+    assert!(after < before, "the database shrank: {before} -> {after}");
+    // The old session's snapshot refs went with it.
+    let left = refs_of(&env, &old);
+    assert!(
+        left.is_empty(),
+        "no ref of the deleted session is left: {left:?}"
+    );
+}
+
+/// The snapshot store's files named after `session` (its refs are plain
+/// files under `refs/mia/s/<session>/`).
+fn refs_of(env: &Env, session: &SessionId) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![env.home.path().join("snapshots")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.to_string_lossy().contains(&session.to_string()) {
+                found.push(p.clone());
+            }
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    found
+}

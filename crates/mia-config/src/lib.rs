@@ -28,6 +28,6 @@ pub use types::{
     AgentConfig, AgentMode, AgentSandboxConfig, CompactionConfig, ConfigFile, EditorConfig,
     ForgeConfig, HookCommand, HookEvent, HookKind, HookMatcher, McpKind, McpServerConfig,
     NetworkSetting, PluginOptions, PluginSetting, ProviderConfig, SandboxConfig,
-    SandboxModeSetting, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig, UpdatesConfig,
-    WorktreeConfig, json_schema,
+    SandboxModeSetting, SessionsConfig, ShareConfig, ShareMode, SnapshotConfig, UnifierConfig,
+    UpdatesConfig, WorktreeConfig, json_schema,
 };

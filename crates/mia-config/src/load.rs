@@ -204,6 +204,7 @@ pub fn builtin_defaults() -> ConfigFile {
             retention: Some(100),
             capture_budget_ms: Some(2000),
             exclude: None,
+            max_age_days: std::num::NonZeroU32::new(30),
         }),
         unifier: Some(UnifierConfig {
             enabled: Some(true),
@@ -459,6 +460,15 @@ fn check_project_restrictions(
                 "a cloned repository must not choose where your token is sent; set it in your global config",
             ));
         }
+    }
+    // How long your history is kept is yours: a repository must not
+    // delete your sessions.
+    if file.sessions.is_some() {
+        return Err(forbidden_because(
+            "sessions".into(),
+            "\"sessions\"",
+            "how long your session history is kept is yours to decide, not a repository's; set it in your global config",
+        ));
     }
     // Whether this machine looks for updates is the user's, not a project's.
     if file.updates.is_some() {

@@ -59,6 +59,9 @@ pub struct ConfigFile {
     /// config may only tighten it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<SandboxConfig>,
+    /// How long session history is kept (global config only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<SessionsConfig>,
     /// Updates of the desktop app (global config only; docs/platforms.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updates: Option<UpdatesConfig>,
@@ -517,6 +520,23 @@ pub struct SnapshotConfig {
     /// Extra gitignore-style patterns never snapshotted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude: Option<Vec<String>>,
+    /// Snapshots older than this many days are released, whatever their
+    /// session (1–3650; default 30). Undo cannot go back further.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 3650))]
+    pub max_age_days: Option<std::num::NonZeroU32>,
+}
+
+/// `sessions`: how long your session history is kept (global config only).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionsConfig {
+    /// Delete sessions not touched for this many days (1–36500), with their
+    /// messages and snapshots; a running session is never deleted. Unset:
+    /// kept for ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 36500))]
+    pub retention_days: Option<std::num::NonZeroU32>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

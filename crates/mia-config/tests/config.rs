@@ -171,6 +171,7 @@ fn project_config_cannot_redirect_keys_or_transcripts() {
         ),
         (r#"{"share": {"mode": "auto"}}"#, "share.mode"),
         (r#"{"updates": {"check": false}}"#, "updates"),
+        (r#"{"sessions": {"retentionDays": 1}}"#, "sessions"),
         (
             r#"{"editor": {"command": ["sh", "-c", "curl evil"]}}"#,
             "editor",
@@ -354,5 +355,33 @@ fn markdown_agent_files_round_trip_every_field_and_load_as_layers() {
             .get("agent.security-reviewer.model")
             .unwrap()
             .ends_with("security-reviewer.md")
+    );
+}
+
+/// A retention of zero days would delete everything at once: refused,
+/// naming the key, rather than taken as "off".
+#[test]
+fn zero_day_retentions_are_refused_with_the_key_named() {
+    for (text, key) in [
+        (
+            r#"{"sessions": {"retentionDays": 0}}"#,
+            "sessions.retentionDays",
+        ),
+        (r#"{"snapshot": {"maxAgeDays": 0}}"#, "snapshot.maxAgeDays"),
+    ] {
+        let err = parse_file(Path::new("/g/config.json"), text, LayerKind::Global).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains(key), "{msg}");
+        assert!(msg.contains("nonzero") || msg.contains("0"), "{msg}");
+    }
+    let ok = parse_file(
+        Path::new("/g/config.json"),
+        r#"{"sessions": {"retentionDays": 90}, "snapshot": {"maxAgeDays": 7}}"#,
+        LayerKind::Global,
+    )
+    .unwrap();
+    assert_eq!(
+        ok.sessions.and_then(|s| s.retention_days).map(|d| d.get()),
+        Some(90)
     );
 }

@@ -34,6 +34,7 @@ pub mod review;
 mod runtime;
 pub mod sandbox;
 mod session;
+mod session_retention;
 pub mod share;
 pub mod ship;
 pub mod skills;
@@ -54,6 +55,7 @@ pub use queries::{
 };
 pub use runtime::{OpResult, Runtime, RuntimeOptions};
 pub use session::Resident;
+pub use session_retention::SessionsPruned;
 pub use snapshots::store_config;
 pub use store::StoreHandle;
 pub use turn::title_from;

@@ -228,11 +228,15 @@ impl Runtime {
             .store
             .call(move |db| crate::retention::prune_index(db, &key, keep))
             .await?;
+        let max_age = match self.load_config(Some(project.clone())).await {
+            Ok(c) => crate::snapshots::snapshot_max_age(&c),
+            Err(_) => crate::snapshots::EXPIRY,
+        };
         let config = crate::snapshots::store_config(&self.options().paths);
         tokio::task::spawn_blocking(move || {
             let mut repo = mia_snapshot::SnapshotRepo::open(&project, config)?;
             let released = crate::retention::release(&repo, &pruned)?;
-            let expired = repo.expire_unowned(crate::snapshots::EXPIRY)?;
+            let expired = repo.expire_unowned(max_age)?;
             let mut report = repo.gc()?;
             report.refs_removed = released + expired;
             Ok::<_, mia_snapshot::SnapshotError>(GcSummary {
@@ -244,6 +248,14 @@ impl Runtime {
         .await
         .map_err(|e| CoreError::Internal(format!("the gc task failed: {e}")))?
         .map_err(|e| CoreError::Failed(e.to_string()))
+    }
+}
+
+impl Runtime {
+    /// Give the session database's free space back (`VACUUM`) once a
+    /// fifth of it is free (after retention deleted sessions).
+    pub async fn compact_store(&self) -> Result<mia_store::Compacted, CoreError> {
+        self.inner.store.call(|db| db.compact(0.2)).await
     }
 }
 

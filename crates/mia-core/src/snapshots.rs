@@ -46,6 +46,7 @@ impl Runtime {
             return;
         };
         let keep = snapshot_config.keep_per_session;
+        let max_age = snapshot_max_age(&config);
         let pruned = match self
             .inner
             .store
@@ -58,10 +59,18 @@ impl Runtime {
                 return;
             }
         };
-        // Spec 076's 30-day expiry, at most once an hour per process.
+        // Spec 076's expiry (`snapshot.maxAgeDays`, 30 days), and
+        // `sessions.retentionDays`, at most once an hour per process.
         let expired = if self.expiry_due() {
+            let rt = self.clone();
+            tokio::spawn(async move {
+                if let Err(e) = rt.prune_sessions().await {
+                    tracing::warn!(error = %e, "session retention failed");
+                }
+            });
             let dir = state.directory.display().to_string();
-            let cutoff = mia_protocol::now_ms() - EXPIRY.as_millis() as i64;
+            let cutoff =
+                mia_protocol::now_ms() - i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
             match self
                 .inner
                 .store
@@ -94,8 +103,8 @@ impl Runtime {
                 for (sid, p) in expired {
                     released += repo.release(&sid.to_string(), &p.released, &p.unused)?;
                 }
-                released += repo.expire_unowned(EXPIRY)?;
-                repo.expire_backups(EXPIRY, MAX_BACKUPS);
+                released += repo.expire_unowned(max_age)?;
+                repo.expire_backups(max_age, MAX_BACKUPS);
             }
             Ok((released, repo.gc_due()))
         })
@@ -344,6 +353,18 @@ impl Runtime {
 /// Snapshots of sessions idle this long, captures without a session and
 /// forced-undo backups are removed (spec 076: "older than 30 days").
 pub const EXPIRY: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// `snapshot.maxAgeDays` (default [`EXPIRY`]).
+pub(crate) fn snapshot_max_age(config: &mia_config::Config) -> std::time::Duration {
+    config
+        .merged
+        .snapshot
+        .as_ref()
+        .and_then(|s| s.max_age_days)
+        .map_or(EXPIRY, |d| {
+            std::time::Duration::from_secs(u64::from(d.get().min(3650)) * 24 * 3600)
+        })
+}
 /// Forced-undo backups kept per work tree at most.
 pub(crate) const MAX_BACKUPS: usize = 50;
 

@@ -34,6 +34,12 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
+    if std::env::var_os("MIA_BENCH_TRACE").is_some() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("mia_git=debug")
+            .with_writer(std::io::stderr)
+            .try_init();
+    }
     let n: usize = std::env::var("MIA_BENCH_FILES")
         .ok()
         .and_then(|v| v.parse().ok())

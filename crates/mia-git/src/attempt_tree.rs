@@ -99,6 +99,7 @@ impl Worktrees {
         lock.lock()
             .map_err(|e| GitError::io("lock", &lock_path, e))?;
         let state_path = cache_dir.join(format!("{name}.state"));
+        let start = std::time::Instant::now();
         // Taken before the directory is read: what changes while it is
         // read is the next take's.
         let known = match &self.changes {
@@ -109,6 +110,15 @@ impl Worktrees {
             }),
             None => KnownChanges::Unknown,
         };
+        tracing::debug!(
+            attempt = name,
+            ms = start.elapsed().as_secs_f64() * 1e3,
+            known = match &known {
+                KnownChanges::Paths(p) => p.len() as i64,
+                _ => -1,
+            },
+            "attempt changes taken"
+        );
         let saved = std::fs::read(&state_path)
             .ok()
             .and_then(|b| serde_json::from_slice::<Saved>(&b).ok())
@@ -119,6 +129,12 @@ impl Worktrees {
             if paths.is_empty() && self.object_exists(&saved.tree) {
                 return Ok((saved.tree.clone(), AttemptRead::Unchanged));
             }
+            tracing::debug!(
+                attempt = name,
+                plain = saved.plain,
+                index_holds_tree = saved.index_holds_tree,
+                "attempt state"
+            );
             if saved.plain
                 && let Some(tree) = crate::attempt_update::updated_tree(dir, &saved.tree, paths)
                     .unwrap_or_else(|e| {

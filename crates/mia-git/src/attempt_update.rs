@@ -92,7 +92,12 @@ pub(crate) fn updated_tree(dir: &Path, tree: &str, paths: &[String]) -> Result<O
                             _ => FileMode::Blob,
                         }
                     };
-                    (repo.blob_path(&full)?, mode)
+                    // The bytes as they are: no filter applies (the caller
+                    // checked), and libgit2's filter lookup would read the
+                    // worktree's whole index for attributes.
+                    let bytes =
+                        std::fs::read(&full).map_err(|e| crate::GitError::io("read", &full, e))?;
+                    (repo.blob(&bytes)?, mode)
                 } else {
                     // A socket, a fifo: git skips them.
                     continue;

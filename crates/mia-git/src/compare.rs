@@ -112,7 +112,14 @@ impl Worktrees {
     /// than libgit2 here: libgit2 looks in the packs, then re-scans them,
     /// for every loose object).
     fn changes(&self, base: &str, tree: &str) -> Result<Vec<FileChange>> {
-        let git = self.git(&self.repo.root);
+        // Two trees need no index, but git reads the main tree's whole
+        // index at start (tens of MB in a large repository) unless pointed
+        // at one that does not exist; attributes still come from the work
+        // tree's `.gitattributes`.
+        let no_index = self.repo.common_dir.join("mia-code").join("no-index");
+        let git = self
+            .git(&self.repo.root)
+            .with_env("GIT_INDEX_FILE", no_index.to_string_lossy().to_string());
         let raw = git.ok(&[
             "diff-tree",
             "-r",
@@ -166,8 +173,17 @@ impl Worktrees {
     }
 
     fn attempt(&self, name: &str, path: PathBuf, base: &str) -> Result<Attempt> {
+        let start = std::time::Instant::now();
         let (tree, read) = self.read_working_tree(name, &path)?;
+        let read_ms = start.elapsed().as_secs_f64() * 1e3;
         let files = self.changes(base, &tree)?;
+        tracing::debug!(
+            attempt = name,
+            ?read,
+            read_ms,
+            diff_ms = start.elapsed().as_secs_f64() * 1e3 - read_ms,
+            "attempt compared"
+        );
         let stats = Stats {
             files: files.len() as u32,
             additions: files.iter().map(|f| f.additions).sum(),
@@ -230,10 +246,12 @@ impl Worktrees {
                 "compare needs two different attempts (both are {a})"
             )));
         }
+        let start = std::time::Instant::now();
         let registered = self.registered()?;
         let (path_a, head_a, base_a) = self.side(&registered, a)?;
         let (path_b, head_b, base_b) = self.side(&registered, b)?;
         let base = self.common_base((&head_a, &base_a), (&head_b, &base_b))?;
+        tracing::debug!(ms = start.elapsed().as_secs_f64() * 1e3, "attempts located");
         // Both working trees at once (each is a scan of its files).
         let (a, b) = std::thread::scope(|sc| {
             let ha = sc.spawn(|| self.attempt(a, path_a, &base));

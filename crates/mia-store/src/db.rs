@@ -211,6 +211,42 @@ impl SessionDb {
         Ok(rows.into_iter().filter(|r| r != "ok").collect())
     }
 
+    /// Give the space of deleted rows back to the file system (`VACUUM`)
+    /// when at least `min_free` of the file's pages are free; the WAL is
+    /// checkpointed and truncated after. SQLite rewrites the file in a
+    /// transaction, so a crash leaves the old file whole.
+    pub fn compact(&mut self, min_free: f64) -> Result<Compacted> {
+        let pages: i64 = self
+            .conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        let free: i64 = self
+            .conn
+            .query_row("PRAGMA freelist_count", [], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        let size = |p: &Path| {
+            let mut wal = p.as_os_str().to_owned();
+            wal.push("-wal");
+            std::fs::metadata(p).map_or(0, |m| m.len())
+                + std::fs::metadata(wal).map_or(0, |m| m.len())
+        };
+        let bytes_before = size(&self.path);
+        let vacuumed = pages > 0 && (free as f64) / (pages as f64) >= min_free;
+        if vacuumed {
+            self.conn.execute_batch("VACUUM").map_err(|e| self.err(e))?;
+        }
+        self.conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .map_err(|e| self.err(e))?;
+        Ok(Compacted {
+            bytes_before,
+            bytes_after: size(&self.path),
+            free_pages: free.max(0) as u64,
+            pages: pages.max(0) as u64,
+            vacuumed,
+        })
+    }
+
     /// `PRAGMA foreign_key_check`: one line per dangling reference.
     pub fn foreign_key_check(&self) -> Result<Vec<String>> {
         let mut stmt = self
@@ -535,4 +571,17 @@ mod tests {
         assert!(err.is_err());
         assert_eq!(synchronous(&db), 2);
     }
+}
+
+/// What [`SessionDb::compact`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Compacted {
+    /// The database and its WAL, in bytes.
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    /// Free pages before, of `pages`.
+    pub free_pages: u64,
+    pub pages: u64,
+    /// Whether the file was rewritten.
+    pub vacuumed: bool,
 }

@@ -22,7 +22,7 @@ pub mod snapshots;
 mod tree;
 
 pub use compaction::CompactRequest;
-pub use db::{OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
+pub use db::{Compacted, OpenOptions, Recovery, SCHEMA_VERSION, SessionDb};
 pub use error::{ConcurrencyError, CorruptionError, MigrationError, Result, StoreError};
 pub use fork::{
     ForkFilesPoint, ForkRequest, Forked, MAX_FORK_DEPTH, SessionStats, UsageRow, fork_title,

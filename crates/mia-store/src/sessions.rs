@@ -349,6 +349,26 @@ impl SessionDb {
         Ok(())
     }
 
+    /// Sessions (archived included) not updated since `cutoff_ms`, oldest
+    /// first: what `sessions.retentionDays` deletes.
+    pub fn sessions_untouched_since(&self, cutoff_ms: i64) -> Result<Vec<SessionId>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM sessions WHERE updated_at < ?1 ORDER BY updated_at")
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([cutoff_ms], |r| r.get::<_, String>(0))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::new();
+        for id in rows {
+            let id = id.map_err(|e| self.err(e))?;
+            if let Ok(id) = id.parse() {
+                out.push(id);
+            }
+        }
+        Ok(out)
+    }
+
     /// Number of sessions, archived included.
     pub fn session_count(&self) -> Result<u64> {
         self.conn

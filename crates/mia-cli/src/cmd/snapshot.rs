@@ -388,18 +388,48 @@ pub fn gc(project: Option<PathBuf>, keep: Option<usize>, json: bool) -> anyhow::
     let paths = context::paths()?;
     let keep = keep.unwrap_or(mia_core::store_config(&paths).keep_per_session);
     let local = context::local_default(&paths)?;
+    // `sessions.retentionDays` first: what it deletes frees snapshots too.
+    let sessions = local.block(local.core.prune_sessions())?;
     let mia_core::GcSummary {
         pruned,
         kept,
         report,
     } = local.block(local.core.snapshot_gc(dir, keep))?;
+    let database = local.block(local.core.compact_store())?;
     if json {
         print_json(&serde_json::json!({
             "pruned_snapshots": pruned,
             "kept_snapshots": kept,
             "gc": report,
+            "sessions": {
+                "retention_days": sessions.retention_days,
+                "deleted": sessions.deleted.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                "skipped": sessions.skipped.iter().map(|(s, why)| serde_json::json!({"id": s.to_string(), "why": why})).collect::<Vec<_>>(),
+            },
+            "database": database,
         }))?;
     } else {
+        if let Some(days) = sessions.retention_days {
+            println!(
+                "deleted {} session(s) untouched for {days} days (sessions.retentionDays){}",
+                sessions.deleted.len(),
+                if sessions.skipped.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {} in use kept for now", sessions.skipped.len())
+                }
+            );
+        }
+        println!(
+            "session database: {} -> {} bytes{}",
+            database.bytes_before,
+            database.bytes_after,
+            if database.vacuumed {
+                " (free space given back)"
+            } else {
+                ""
+            }
+        );
         println!(
             "pruned {pruned} snapshot(s), kept {}; removed {} ref(s); {} -> {} bytes in {} ms{}",
             kept,

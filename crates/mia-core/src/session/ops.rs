@@ -264,7 +264,10 @@ impl Runtime {
     }
 
     /// Delete the session and its history.
-    async fn delete_session(&self, session_id: SessionId) -> Result<OpResult, CoreError> {
+    pub(crate) async fn delete_session(
+        &self,
+        session_id: SessionId,
+    ) -> Result<OpResult, CoreError> {
         // Claim the session like a turn does, so no turn (here or
         // in another process) can start while it is deleted.
         let state = self.state(session_id).await?;
