@@ -219,8 +219,8 @@ impl Runtime {
     }
 
     /// Retention for every session of `project` (keep `keep` each plus the
-    /// baseline), their refs dropped, captures without a session older than
-    /// 30 days expired, then `git gc`.
+    /// baseline), their refs dropped, snapshots older than
+    /// `snapshot.maxAgeDays` (30) released, then `git gc`.
     pub async fn snapshot_gc(&self, project: PathBuf, keep: usize) -> Result<GcSummary, CoreError> {
         let key = project.to_string_lossy().to_string();
         let pruned = self
@@ -232,10 +232,21 @@ impl Runtime {
             Ok(c) => crate::snapshots::snapshot_max_age(&c),
             Err(_) => crate::snapshots::EXPIRY,
         };
+        let cutoff =
+            mia_protocol::now_ms() - i64::try_from(max_age.as_millis()).unwrap_or(i64::MAX);
+        let key = project.to_string_lossy().to_string();
+        let aged = self
+            .inner
+            .store
+            .call(move |db| db.expire_snapshots(&key, cutoff))
+            .await?;
         let config = crate::snapshots::store_config(&self.options().paths);
         tokio::task::spawn_blocking(move || {
             let mut repo = mia_snapshot::SnapshotRepo::open(&project, config)?;
-            let released = crate::retention::release(&repo, &pruned)?;
+            let mut released = crate::retention::release(&repo, &pruned)?;
+            for (sid, p) in aged {
+                released += repo.release(&sid.to_string(), &p.released, &p.unused)?;
+            }
             let expired = repo.expire_unowned(max_age)?;
             let mut report = repo.gc()?;
             report.refs_removed = released + expired;
