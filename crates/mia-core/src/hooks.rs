@@ -616,7 +616,7 @@ impl Runtime {
     pub(crate) fn notification_hooks(&self, session_id: SessionId, dir: &Path, message: String) {
         let rt = self.clone();
         let dir = dir.to_path_buf();
-        tokio::spawn(async move {
+        let task = tokio::spawn(async move {
             rt.session_hooks(
                 session_id,
                 &dir,
@@ -627,6 +627,11 @@ impl Runtime {
             )
             .await;
         });
+        // Kept so a process that ends right after the ask (`mia-code acp`,
+        // `run`) lets the hook finish first (`settle_background`).
+        let mut tasks = crate::runtime::lock(&self.inner.share_tasks);
+        tasks.retain(|t| !t.is_finished());
+        tasks.push(task);
     }
 
     /// `SessionEnd`: `mia-code run` finished with the session, or it is

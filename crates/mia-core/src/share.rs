@@ -590,9 +590,11 @@ impl Runtime {
         tasks.push(task);
     }
 
-    /// Wait for scheduled auto-share syncs (a CLI run calls this before it
-    /// exits, so its last turn is synced too).
-    pub async fn settle_shares(&self) {
+    /// Wait for background work a process must not cut short: scheduled
+    /// auto-share syncs and Notification hooks (`mia-code run` and
+    /// `mia-code acp` call this before they exit, so the last turn is
+    /// synced and every hook has run).
+    pub async fn settle_background(&self) {
         let tasks: Vec<_> = std::mem::take(&mut *lock(&self.inner.share_tasks));
         for t in tasks {
             let _ = t.await;

@@ -11,6 +11,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
     // Asks go to the editor (session/request_permission).
     opts.interactive = true;
     let local = context::local(opts)?;
-    local.block(mia_acp::serve_stdio(local.core.clone()))?;
+    let served = local.block(mia_acp::serve_stdio(local.core.clone()));
+    // Hooks and share syncs still running finish before the process ends.
+    local.block(local.core.settle_background());
+    served?;
     Ok(ExitCode::SUCCESS)
 }

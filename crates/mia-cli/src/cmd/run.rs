@@ -216,7 +216,7 @@ pub(crate) async fn follow(
         }
     };
     // share.mode "auto": the turn's sync finishes before the process ends.
-    runtime.settle_shares().await;
+    runtime.settle_background().await;
     Ok(match end {
         TurnEnd::Cancelled => ExitCode::from(130),
         TurnEnd::Error => ExitCode::from(1),
