@@ -135,7 +135,10 @@ impl Worktrees {
                 index_holds_tree = saved.index_holds_tree,
                 "attempt state"
             );
+            // Past a few thousand changes (a reset, a branch switch) git's
+            // scan is as quick and hashes in parallel.
             if saved.plain
+                && paths.len() <= MAX_NARROWED
                 && let Some(tree) = crate::attempt_update::updated_tree(dir, &saved.tree, paths)
                     .unwrap_or_else(|e| {
                         tracing::info!(error = %e, "in-process update failed; git adds instead");
