@@ -427,8 +427,16 @@ fn process_events(
         if !new_dirs.is_empty()
             && let Ok(mut w) = watcher.lock()
         {
-            for d in new_dirs {
+            // A directory made inside a new one after the walk below but
+            // before its watch (`mkdir -p a/b && echo > a/b/c`) is found by
+            // the read that follows the watch, and is walked in turn.
+            let mut pending = new_dirs;
+            let mut seen = std::collections::HashSet::new();
+            while let Some(d) = pending.pop() {
                 for sub in watched_dirs(root, &d, skip) {
+                    if !seen.insert(sub.clone()) {
+                        continue;
+                    }
                     if let Err(e) = w.watch(&sub, RecursiveMode::NonRecursive)
                         && let Some(why) = registration_failure(&sub, &e)
                         && let Ok(mut st) = lock.lock()
@@ -436,14 +444,23 @@ fn process_events(
                         st.degraded.get_or_insert(why);
                     }
                     // Files created before the watch was added.
-                    if let Ok(rd) = std::fs::read_dir(&sub)
-                        && let Ok(mut st) = lock.lock()
-                    {
-                        for e in rd.flatten() {
-                            if let Ok(rel) = e.path().strip_prefix(root) {
-                                st.changed.insert(crate::names::path_enc(rel));
-                            }
+                    let Ok(rd) = std::fs::read_dir(&sub) else {
+                        continue;
+                    };
+                    let Ok(mut st) = lock.lock() else { continue };
+                    for e in rd.flatten() {
+                        let path = e.path();
+                        let Ok(rel) = path.strip_prefix(root) else {
+                            continue;
+                        };
+                        let rel = crate::names::path_enc(rel);
+                        if e.file_type().is_ok_and(|t| t.is_dir())
+                            && !seen.contains(&path)
+                            && !skip.skips(&rel)
+                        {
+                            pending.push(path);
                         }
+                        st.changed.insert(rel);
                     }
                 }
             }
